@@ -1,0 +1,236 @@
+package load
+
+import (
+	"context"
+	"math"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/schedule"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fake answers after delay(start), with the bubble's fake clock.
+type fake struct {
+	base  time.Time
+	delay func(sinceBase time.Duration) time.Duration
+	calls atomic.Int64
+}
+
+func (f *fake) Session() transport.Session { return f }
+func (f *fake) Close()                     {}
+func (f *fake) Do(_ *transport.Request, out *transport.Outcome) {
+	f.calls.Add(1)
+	time.Sleep(f.delay(time.Since(f.base)))
+	*out = transport.Outcome{Kind: transport.OK, Status: 200, BytesIn: 100}
+}
+
+func constant(d time.Duration) func(time.Duration) time.Duration {
+	return func(time.Duration) time.Duration { return d }
+}
+
+func newRunner(f *fake, mod func(*Config)) *Runner {
+	cfg := Config{Exchanger: f, Request: &transport.Request{Method: "GET", URL: "http://x/"}, Timeout: 10 * time.Second}
+	if mod != nil {
+		mod(&cfg)
+	}
+	r := NewRunner(cfg)
+	f.base = r.Base()
+	return r
+}
+
+func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol }
+
+func TestOpenHoldsRateAndMeasures20ms(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{delay: constant(20 * time.Millisecond)}
+		r := newRunner(f, nil)
+		res := r.Run(context.Background(), Step{Rate: 200, Warmup: time.Second, Length: 3 * time.Second})
+		if res.Sent != 600 || res.Total.Completed() != 600 {
+			t.Errorf("sent, completed = %d, %d, want 600, 600", res.Sent, res.Total.Completed())
+		}
+		if got := f.calls.Load(); got != 800 {
+			t.Errorf("exchanges = %d, want 800 (200 of warm-up + 600 counted)", got)
+		}
+		lat := metrics.Summarize(res.Total.Latency)
+		if !near(lat.P50, 20, 0.1) || !near(lat.P99, 20, 0.1) {
+			t.Errorf("p50, p99 = %v, %v ms, want 20, 20", lat.P50, lat.P99)
+		}
+		if !near(res.Achieved(), 200, 1) {
+			t.Errorf("achieved = %v/s, want 200", res.Achieved())
+		}
+		if res.Total.Late != 0 {
+			t.Errorf("late = %d, want 0", res.Total.Late)
+		}
+		if len(res.Series) < 3 {
+			t.Errorf("series has %d points, want ≥ 3", len(res.Series))
+		}
+	})
+}
+
+// A server that stalls for 1s in the middle of a step: the open model keeps
+// sending on schedule, and every arrival during the stall waits for its end,
+// so the p99 shows the stall (coordinated omission is not hidden).
+func TestOpenStallShowsInP99(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stallFrom, stallTo := 2*time.Second, 3*time.Second
+		f := &fake{delay: func(now time.Duration) time.Duration {
+			if now >= stallFrom && now < stallTo {
+				return stallTo - now
+			}
+			return 5 * time.Millisecond
+		}}
+		r := newRunner(f, nil)
+		res := r.Run(context.Background(), Step{Rate: 100, Warmup: time.Second, Length: 4 * time.Second})
+		lat := metrics.Summarize(res.Total.Latency)
+		if lat.P99 < 900 || lat.P99 > 1000 {
+			t.Errorf("p99 = %v ms, want ≈ 1000 (the stall)", lat.P99)
+		}
+		if lat.P50 > 10 {
+			t.Errorf("p50 = %v ms, want ≈ 5", lat.P50)
+		}
+		if res.Total.Completed() != 400 {
+			t.Errorf("completed = %d, want 400: the stall must not thin the schedule", res.Total.Completed())
+		}
+	})
+}
+
+// Past the worker cap, arrivals wait: they are counted late, and their
+// response time includes the wait.
+func TestOpenCapMakesLateArrivals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{delay: constant(100 * time.Millisecond)}
+		r := newRunner(f, func(c *Config) { c.MaxWorkers = 5 }) // 50/s capacity
+		res := r.Run(context.Background(), Step{Rate: 100, Length: 2 * time.Second})
+		if res.Workers != 5 {
+			t.Errorf("workers = %d, want 5", res.Workers)
+		}
+		if res.Total.Late < 50 {
+			t.Errorf("late = %d, want most of 200", res.Total.Late)
+		}
+		if res.Total.MaxLag < 500*time.Millisecond {
+			t.Errorf("max lag = %v, want ≥ 500ms", res.Total.MaxLag)
+		}
+		lat := metrics.Summarize(res.Total.Latency)
+		svc := metrics.Summarize(res.Total.Service)
+		if lat.P99 < 1000 || !near(svc.P99, 100, 1) {
+			t.Errorf("response p99 = %v ms, service p99 = %v ms; want response ≫ service = 100", lat.P99, svc.P99)
+		}
+	})
+}
+
+func TestOpenRamp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{delay: constant(time.Millisecond)}
+		r := newRunner(f, nil)
+		st := Step{Ramp: &schedule.Linear{From: 0, To: 200}, Length: 2 * time.Second}
+		res := r.Run(context.Background(), st)
+		if res.Sent != 200 {
+			t.Errorf("sent = %d, want 200 (mean 100/s over 2s)", res.Sent)
+		}
+		if st.TargetRate() != 100 {
+			t.Errorf("TargetRate() = %v, want 100", st.TargetRate())
+		}
+	})
+}
+
+func TestOpenPoisson(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{delay: constant(time.Millisecond)}
+		r := newRunner(f, func(c *Config) { c.Poisson = true; c.Seed = 3 })
+		res := r.Run(context.Background(), Step{Rate: 500, Length: 4 * time.Second})
+		if res.Sent < 1850 || res.Sent > 2150 {
+			t.Errorf("sent = %d, want 2000 ± 150", res.Sent)
+		}
+	})
+}
+
+func TestClosed10UsersAt10ms(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{delay: constant(10 * time.Millisecond)}
+		r := newRunner(f, nil)
+		res := r.Run(context.Background(), Step{VUs: 10, Warmup: 500 * time.Millisecond, Length: 2 * time.Second})
+		if !near(res.Achieved(), 1000, 10) {
+			t.Errorf("achieved = %v/s, want 1000", res.Achieved())
+		}
+		if c := res.Total.Completed(); c < 1990 || c > 2010 {
+			t.Errorf("completed = %d, want ≈ 2000", c)
+		}
+		if lat := metrics.Summarize(res.Total.Latency); !near(lat.P50, 10, 0.1) {
+			t.Errorf("p50 = %v ms, want 10", lat.P50)
+		}
+	})
+}
+
+func TestClosedThink(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{delay: constant(10 * time.Millisecond)}
+		r := newRunner(f, func(c *Config) { c.Think = 90 * time.Millisecond })
+		res := r.Run(context.Background(), Step{VUs: 5, Length: 2 * time.Second})
+		if !near(res.Achieved(), 50, 3) {
+			t.Errorf("achieved = %v/s, want 50 (5 users × 10/s)", res.Achieved())
+		}
+	})
+}
+
+// Cancelling stops new work at once and gives in-flight exchanges the grace.
+func TestInterrupt(t *testing.T) {
+	for _, st := range []Step{{Rate: 100, Length: 10 * time.Second}, {VUs: 4, Length: 10 * time.Second}} {
+		synctest.Test(t, func(t *testing.T) {
+			f := &fake{delay: constant(50 * time.Millisecond)}
+			r := newRunner(f, func(c *Config) { c.Grace = time.Second })
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(2*time.Second, cancel)
+			start := time.Now()
+			res := r.Run(ctx, st)
+			if d := time.Since(start); d > 2100*time.Millisecond {
+				t.Errorf("Run returned after %v, want ≈ 2s", d)
+			}
+			if !res.Interrupted {
+				t.Errorf("Interrupted = false, want true")
+			}
+			if got := res.WindowEnd - res.WindowStart; got > 2100*time.Millisecond {
+				t.Errorf("window = %v, want cut at the interrupt", got)
+			}
+			if res.Total.Completed() == 0 {
+				t.Errorf("completed = 0, want the exchanges before the interrupt")
+			}
+			synctest.Wait()
+		})
+	}
+}
+
+func TestProgressTicks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{delay: constant(time.Millisecond)}
+		var ticks, warming int
+		r := newRunner(f, func(c *Config) {
+			c.OnTick = func(p Progress) {
+				ticks++
+				if p.Warming {
+					warming++
+				}
+			}
+		})
+		r.Run(context.Background(), Step{Rate: 10, Warmup: 2 * time.Second, Length: 3 * time.Second})
+		if ticks < 4 || warming < 1 {
+			t.Errorf("ticks, warming = %d, %d, want ≥ 4, ≥ 1", ticks, warming)
+		}
+	})
+}
+
+func TestMaxWorkersDefault(t *testing.T) {
+	r := NewRunner(Config{Timeout: 10 * time.Second})
+	for rate, want := range map[float64]int{1: 64, 100: 1000, 1e6: 20000} {
+		if got := r.maxWorkers(rate); got != want {
+			t.Errorf("maxWorkers(%v) = %d, want %d", rate, got, want)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package load
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/schedule"
+)
+
+// arrival is one scheduled exchange handed to a worker.
+type arrival struct {
+	intended time.Duration
+}
+
+// pool hands arrivals to workers. The scheduler is its only caller.
+type pool struct {
+	sr       *stepRun
+	work     chan arrival   // unbuffered: a send succeeds only into an idle worker
+	inflight sync.WaitGroup // arrivals handed over and not yet recorded
+	quit     chan struct{}  // closed when the step is over
+	exited   sync.WaitGroup // workers that have not returned
+	cap      int
+}
+
+// dispatch hands a over: to an idle worker, else to a new worker while under
+// the cap, else it waits for a worker (the arrival is then late, and its
+// latency, counted from its intended time, shows the wait). It returns false
+// when ctx is cancelled while waiting.
+func (p *pool) dispatch(ctx context.Context, a arrival) bool {
+	p.inflight.Add(1)
+	select {
+	case p.work <- a:
+		return true
+	default:
+	}
+	if p.sr.workers < p.cap {
+		id := p.sr.workers
+		p.sr.workers++
+		p.exited.Add(1)
+		go p.worker(id, a)
+		return true
+	}
+	select {
+	case p.work <- a:
+		return true
+	case <-ctx.Done():
+		p.inflight.Done()
+		return false
+	}
+}
+
+func (p *pool) worker(id int, a arrival) {
+	defer p.exited.Done()
+	sess := p.sr.r.cfg.Exchanger.Session()
+	shard := p.sr.rec.Shard(id)
+	for {
+		p.sr.exchange(sess, shard, a.intended)
+		p.inflight.Done()
+		select {
+		case a = <-p.work:
+		case <-p.quit:
+			return
+		}
+	}
+}
+
+// maxWorkers is the configured cap, or rate × timeout within [64, 20000].
+func (r *Runner) maxWorkers(rate float64) int {
+	if r.cfg.MaxWorkers > 0 {
+		return r.cfg.MaxWorkers
+	}
+	n := rate * r.cfg.Timeout.Seconds()
+	return int(math.Min(math.Max(n, 64), 20000))
+}
+
+// openSchedule builds the step's timetable, warm-up included.
+func (r *Runner) openSchedule(st Step) (schedule.Schedule, float64) {
+	warm := schedule.Constant{Rate: st.Rate, Len: st.Warmup}
+	var window schedule.Shape = schedule.Constant{Rate: st.Rate, Len: st.Length}
+	peak := st.Rate
+	if st.Ramp != nil {
+		warm.Rate = st.Ramp.From
+		window = schedule.Linear{From: st.Ramp.From, To: st.Ramp.To, Len: st.Length}
+		peak = math.Max(st.Ramp.From, st.Ramp.To)
+	}
+	shape := schedule.Sequence{warm, window}
+	if r.cfg.Poisson {
+		return schedule.NewPoisson(shape, r.cfg.Seed+uint64(st.Index)), peak
+	}
+	return schedule.Uniform{Shape: shape}, peak
+}
+
+// runOpen fires the step's arrivals at their intended offsets with one
+// reused timer, then waits for the window to end and for the exchanges in
+// flight to finish.
+func (r *Runner) runOpen(ctx context.Context, sr *stepRun) {
+	sched, peak := r.openSchedule(sr.st)
+	p := &pool{sr: sr, work: make(chan arrival), quit: make(chan struct{}), cap: r.maxWorkers(peak)}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	done := ctx.Done()
+	for i := int64(0); !closed(done); i++ {
+		off, ok := sched.Offset(i)
+		if !ok {
+			break
+		}
+		intended := sr.start + off
+		if d := intended - r.now(); d > 0 && !sleep(ctx, timer, d) {
+			break
+		}
+		if !p.dispatch(ctx, arrival{intended: intended}) {
+			break
+		}
+		if intended >= sr.winStart {
+			sr.sent++
+		}
+	}
+	if d := sr.winEnd - r.now(); d > 0 && !closed(done) {
+		sleep(ctx, timer, d)
+	}
+	drained := r.drain(ctx, sr, &p.inflight)
+	close(p.quit)
+	if drained {
+		p.exited.Wait()
+	}
+}
+
+// drain waits for in-flight exchanges and reports whether they all ended.
+// Each is bounded by the transport timeout, so normally this ends within it;
+// once ctx is cancelled it waits at most the grace period.
+func (r *Runner) drain(ctx context.Context, sr *stepRun, inflight *sync.WaitGroup) bool {
+	done := make(chan struct{})
+	go func() { inflight.Wait(); close(done) }()
+	t := time.NewTimer(r.cfg.Timeout + r.cfg.Grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+	}
+	sr.stopped = r.now()
+	t.Reset(r.cfg.Grace)
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// closed reports whether ch is closed, without blocking.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,171 @@
+package load
+
+import (
+	"context"
+	"runtime"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/schedule"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// Step describes one step to run.
+type Step struct {
+	// Index is the step's position in the run, from 0.
+	Index int
+	// Rate is the open model's arrival rate per second, held for the
+	// warm-up and the window. Ignored when Ramp is set or VUs > 0.
+	Rate float64
+	// Ramp, when set, replaces Rate in the window: a linear ramp from
+	// Ramp.From (also the warm-up's rate) to Ramp.To.
+	Ramp *schedule.Linear
+	// VUs is the closed model's number of virtual users; > 0 selects it.
+	VUs int
+	// Warmup runs before the window and is not counted.
+	Warmup time.Duration
+	// Length is the counted window.
+	Length time.Duration
+}
+
+// TargetRate returns the mean arrival rate of the window, or 0 in the
+// closed model.
+func (s Step) TargetRate() float64 {
+	switch {
+	case s.VUs > 0:
+		return 0
+	case s.Ramp != nil:
+		return (s.Ramp.From + s.Ramp.To) / 2
+	}
+	return s.Rate
+}
+
+// Config says how a Runner runs its steps.
+type Config struct {
+	// Exchanger performs exchanges.
+	Exchanger transport.Exchanger
+	// Request is the request every exchange sends.
+	Request *transport.Request
+	// Timeout is the transport's timeout; it bounds the drain after a step.
+	Timeout time.Duration
+	// MaxWorkers caps concurrent open-model exchanges. Zero: rate × timeout,
+	// within [64, 20000].
+	MaxWorkers int
+	// Think is the closed model's pause between a user's iterations.
+	Think time.Duration
+	// Poisson draws open-model arrivals from a Poisson process; otherwise
+	// they are evenly spaced.
+	Poisson bool
+	// Seed seeds the Poisson draws; step i uses Seed+i.
+	Seed uint64
+	// Grace is how long in-flight exchanges may finish after the context is
+	// cancelled. Zero: 2s.
+	Grace time.Duration
+	// OnTick, if set, is called about once a second with the step's progress.
+	OnTick func(Progress)
+}
+
+// Progress is a step's state, reported once a second.
+type Progress struct {
+	// Step is the step being run.
+	Step Step
+	// Elapsed is the time since the step started, warm-up included.
+	Elapsed time.Duration
+	// Warming is true during the warm-up.
+	Warming bool
+	// Total is what the window has counted so far. Read it, do not keep it.
+	Total *metrics.Tally
+	// Achieved is the rate of responses finished in the window so far.
+	Achieved float64
+}
+
+// Result is what one step measured.
+type Result struct {
+	// Step is the step that ran.
+	Step Step
+	// WindowStart and WindowEnd bound the counted window, as offsets from
+	// the run's base.
+	WindowStart, WindowEnd time.Duration
+	// Sent counts exchanges started with an intended time in the window.
+	Sent int64
+	// Total is everything counted in the window.
+	Total *metrics.Tally
+	// Series holds one point per second of the step.
+	Series []Point
+	// Interrupted is true when the context was cancelled before the step
+	// finished; Total then holds what had finished by the end of the grace.
+	Interrupted bool
+	// Workers is the number of workers (open) or users (closed) that ran.
+	Workers int
+}
+
+// Achieved returns responses finished inside the window per second.
+func (r *Result) Achieved() float64 {
+	d := (r.WindowEnd - r.WindowStart).Seconds()
+	if d <= 0 {
+		return 0
+	}
+	return float64(r.Total.Finished) / d
+}
+
+// Runner runs steps against one target, all timed from one base.
+type Runner struct {
+	cfg  Config
+	base time.Time
+}
+
+// NewRunner returns a runner whose offsets count from now.
+func NewRunner(cfg Config) *Runner {
+	if cfg.Grace <= 0 {
+		cfg.Grace = 2 * time.Second
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	return &Runner{cfg: cfg, base: time.Now()}
+}
+
+// Base returns the run's monotonic base.
+func (r *Runner) Base() time.Time { return r.base }
+
+func (r *Runner) now() time.Duration { return time.Since(r.base) }
+
+// Run runs one step and returns its figures. It returns early, with
+// Interrupted set, when ctx is cancelled.
+func (r *Runner) Run(ctx context.Context, st Step) *Result {
+	sr := r.newStepRun(st)
+	go sr.collect()
+	if st.VUs > 0 {
+		r.runClosed(ctx, sr)
+	} else {
+		r.runOpen(ctx, sr)
+	}
+	return sr.finish(ctx.Err() != nil)
+}
+
+func shardCount() int { return 4 * runtime.GOMAXPROCS(0) }
+
+// exchange performs one exchange and records it.
+func (sr *stepRun) exchange(sess transport.Session, shard *metrics.Shard, intended time.Duration) {
+	var s metrics.Sample
+	s.Intended = intended
+	s.Start = sr.r.now()
+	sess.Do(sr.r.cfg.Request, &s.Outcome)
+	s.End = sr.r.now()
+	s.Counted = intended >= sr.winStart && intended < sr.winEnd
+	s.InWindow = s.End >= sr.winStart && s.End < sr.winEnd
+	shard.Record(&s)
+}
+
+// sleep waits for d on t, or until ctx is done; it reports whether it slept
+// the whole time.
+func sleep(ctx context.Context, t *time.Timer, d time.Duration) bool {
+	t.Reset(d)
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		t.Stop() // since Go 1.23 a stopped timer delivers nothing stale
+		return false
+	}
+}

@@ -1,0 +1,151 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// Histogram bounds, in microseconds.
+const (
+	// LowestUS is the smallest latency told apart from zero: 1 µs.
+	LowestUS = 1
+	// HighestUS is the largest latency recorded exactly: one hour.
+	HighestUS = int64(time.Hour / time.Microsecond)
+	// SigFigs is the number of significant decimal digits kept.
+	SigFigs = 3
+)
+
+// LateAfter is the schedule lag past which an arrival counts as late: it
+// started more than this after its intended time, because no worker was free
+// or the generator was starved of CPU.
+const LateAfter = 10 * time.Millisecond
+
+// NewHistogram returns an empty histogram with the package's bounds.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(LowestUS, HighestUS, SigFigs)
+}
+
+// Tally is what a set of exchanges amounted to.
+type Tally struct {
+	// Latency holds response times (end − intended) in microseconds.
+	Latency *hdrhistogram.Histogram
+	// Service holds service times (end − start) in microseconds.
+	Service *hdrhistogram.Histogram
+	// Kinds counts counted exchanges by outcome kind.
+	Kinds [transport.NumKinds]int64
+	// BytesIn and BytesOut count body bytes received and sent.
+	BytesIn, BytesOut int64
+	// Late counts exchanges whose schedule lag exceeded LateAfter.
+	Late int64
+	// MaxLag is the largest schedule lag (start − intended) seen.
+	MaxLag time.Duration
+	// Clamped counts response times longer than HighestUS, recorded as HighestUS.
+	Clamped int64
+	// Finished counts exchanges of any step phase (warm-up included) that got
+	// a response and ended inside the counted window: the achieved throughput.
+	Finished int64
+}
+
+// NewTally returns an empty Tally.
+func NewTally() *Tally {
+	return &Tally{Latency: NewHistogram(), Service: NewHistogram()}
+}
+
+// Reset empties the tally, keeping its histograms' memory.
+func (t *Tally) Reset() {
+	lat, svc := t.Latency, t.Service
+	lat.Reset()
+	svc.Reset()
+	*t = Tally{Latency: lat, Service: svc}
+}
+
+// Merge adds o into t.
+func (t *Tally) Merge(o *Tally) {
+	t.Latency.Merge(o.Latency)
+	t.Service.Merge(o.Service)
+	for k := range t.Kinds {
+		t.Kinds[k] += o.Kinds[k]
+	}
+	t.BytesIn += o.BytesIn
+	t.BytesOut += o.BytesOut
+	t.Late += o.Late
+	t.MaxLag = max(t.MaxLag, o.MaxLag)
+	t.Clamped += o.Clamped
+	t.Finished += o.Finished
+}
+
+// Completed counts counted exchanges that ended, whatever the outcome.
+func (t *Tally) Completed() int64 {
+	var n int64
+	for _, c := range t.Kinds {
+		n += c
+	}
+	return n
+}
+
+// OK counts exchanges the scenario accepted.
+func (t *Tally) OK() int64 { return t.Kinds[transport.OK] }
+
+// Limited counts exchanges answered with a limited status.
+func (t *Tally) Limited() int64 { return t.Kinds[transport.Limited] }
+
+// Failed counts exchanges of every failure kind.
+func (t *Tally) Failed() int64 { return t.Completed() - t.OK() - t.Limited() }
+
+// Sample is one finished exchange, as offsets from the run's monotonic base.
+type Sample struct {
+	// Intended is when the schedule wanted the exchange to start.
+	Intended time.Duration
+	// Start is when it started.
+	Start time.Duration
+	// End is when it ended.
+	End time.Duration
+	// Outcome is what it produced.
+	Outcome transport.Outcome
+	// Counted is true when Intended falls inside the step's counted window
+	// (not in its warm-up).
+	Counted bool
+	// InWindow is true when End falls inside the step's counted window.
+	InWindow bool
+}
+
+// add records one sample; the caller holds whatever lock guards t.
+func (t *Tally) add(s *Sample) {
+	if s.InWindow && s.Outcome.Kind.Responded() {
+		t.Finished++
+	}
+	if !s.Counted {
+		return
+	}
+	t.Kinds[s.Outcome.Kind]++
+	t.BytesIn += s.Outcome.BytesIn
+	t.BytesOut += s.Outcome.BytesOut
+	if record(t.Latency, s.End-s.Intended) {
+		t.Clamped++
+	}
+	record(t.Service, s.End-s.Start)
+	lag := s.Start - s.Intended
+	if lag > LateAfter {
+		t.Late++
+	}
+	if lag > t.MaxLag {
+		t.MaxLag = lag
+	}
+}
+
+// record adds d to h in microseconds, clamped to the histogram's range, and
+// reports whether it had to clamp a too-long value.
+func record(h *hdrhistogram.Histogram, d time.Duration) (clamped bool) {
+	us := int64(d / time.Microsecond)
+	switch {
+	case us < LowestUS:
+		us = LowestUS
+	case us > HighestUS:
+		us, clamped = HighestUS, true
+	}
+	_ = h.RecordValue(us) // in range by construction
+	return clamped
+}

@@ -1,0 +1,47 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+)
+
+// ClassifyError maps a transport error to a failure Kind. Implementations
+// map their own sentinel errors first and call this for the rest.
+func ClassifyError(err error) Kind {
+	var netErr net.Error
+	var opErr *net.OpError
+	var recErr tls.RecordHeaderError
+	var alertErr tls.AlertError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalidCert x509.CertificateInvalidError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return Refused
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
+		return Timeout
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return Timeout
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.EOF),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+		return Reset
+	case errors.As(err, &recErr), errors.As(err, &alertErr), errors.As(err, &certErr),
+		errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &invalidCert):
+		return TLS
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return Connect
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return Connect
+	}
+	return Protocol
+}

@@ -1,0 +1,227 @@
+package httpx
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+func handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Want") != "" && r.Header.Get("X-Want") != "yes" {
+			w.WriteHeader(400)
+			return
+		}
+		w.Write([]byte("hello"))
+	})
+	mux.HandleFunc("/proto", func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 {
+			w.WriteHeader(http.StatusHTTPVersionNotSupported)
+		}
+	})
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", http.StatusFound) })
+	mux.HandleFunc("/404", http.NotFound)
+	mux.HandleFunc("/500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) })
+	mux.HandleFunc("/429", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(429) })
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(2 * time.Second):
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat("x", 4096))
+		for range 64 { // 256 KiB, past the 64 KiB cap in the tests
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	mux.HandleFunc("/reset", func(w http.ResponseWriter, r *http.Request) {
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.(*net.TCPConn).SetLinger(0)
+		conn.Close()
+	})
+	mux.HandleFunc("/garbage", func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, _ := w.(http.Hijacker).Hijack()
+		buf.WriteString("HTTP/1.1 abc nonsense\r\n\x00\x01\r\n\r\n")
+		buf.Flush()
+		conn.Close()
+	})
+	return mux
+}
+
+func do(t *testing.T, ex transport.Exchanger, url string, hdr [][2]string) transport.Outcome {
+	t.Helper()
+	var out transport.Outcome
+	ex.Session().Do(&transport.Request{Method: "GET", URL: url, Header: hdr, Limited: []int{429}}, &out)
+	return out
+}
+
+func TestH1Outcomes(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	ex := New(Config{Timeout: 500 * time.Millisecond, MaxBodyBytes: 64 << 10})
+	defer ex.Close()
+	tests := []struct {
+		path string
+		hdr  [][2]string
+		want transport.Kind
+	}{
+		{"/ok", [][2]string{{"X-Want", "yes"}}, transport.OK},
+		{"/ok", [][2]string{{"X-Want", "no"}}, transport.HTTP4xx},
+		{"/redirect", nil, transport.Redirect},
+		{"/404", nil, transport.HTTP4xx},
+		{"/500", nil, transport.HTTP5xx},
+		{"/429", nil, transport.Limited},
+		{"/slow", nil, transport.Timeout},
+		{"/big", nil, transport.Protocol},
+		{"/reset", nil, transport.Reset},
+		{"/garbage", nil, transport.Protocol},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			if got := do(t, ex, srv.URL+tt.path, tt.hdr); got.Kind != tt.want {
+				t.Errorf("Do(%s) kind = %v (status %d), want %v", tt.path, got.Kind, got.Status, tt.want)
+			}
+		})
+	}
+}
+
+func TestH1BodyBytesAndReuse(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	ex := New(Config{Timeout: time.Second})
+	defer ex.Close()
+	s := ex.Session()
+	req := &transport.Request{Method: "POST", URL: srv.URL + "/ok", Body: []byte("abc")}
+	for range 3 { // the cached request is sent again, unchanged
+		var out transport.Outcome
+		s.Do(req, &out)
+		if out.Kind != transport.OK || out.BytesIn != 5 || out.BytesOut != 3 {
+			t.Fatalf("Do = %+v, want ok with 5 bytes in and 3 out", out)
+		}
+	}
+}
+
+func TestFollowRedirects(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	for _, h2 := range []bool{false, true} {
+		ex := New(Config{Timeout: time.Second, FollowRedirects: true, HTTP2: h2})
+		s := ex.Session()
+		req := &transport.Request{Method: "GET", URL: srv.URL + "/redirect"}
+		for range 2 {
+			var out transport.Outcome
+			s.Do(req, &out)
+			if h2 {
+				// The plain httptest server speaks HTTP/1.1 only: h2c must fail, not fall back.
+				if out.Kind == transport.OK {
+					t.Errorf("h2c against an HTTP/1.1-only server = ok, want a failure")
+				}
+				continue
+			}
+			if out.Kind != transport.OK || out.Status != 200 {
+				t.Errorf("followed redirect = %+v, want ok 200", out)
+			}
+		}
+		ex.Close()
+	}
+}
+
+func TestRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	for _, h2 := range []bool{false, true} {
+		ex := New(Config{Timeout: time.Second, HTTP2: h2})
+		if got := do(t, ex, "http://"+addr+"/", nil); got.Kind != transport.Refused {
+			t.Errorf("http2=%v: Do(closed port) = %v, want refused", h2, got.Kind)
+		}
+		ex.Close()
+	}
+}
+
+func TestTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(handler())
+	defer srv.Close()
+	strict := New(Config{Timeout: time.Second})
+	defer strict.Close()
+	if got := do(t, strict, srv.URL+"/ok", nil); got.Kind != transport.TLS {
+		t.Errorf("self-signed, verified: %v, want tls", got.Kind)
+	}
+	loose := New(Config{Timeout: time.Second, Insecure: true})
+	defer loose.Close()
+	if got := do(t, loose, srv.URL+"/ok", nil); got.Kind != transport.OK {
+		t.Errorf("self-signed, insecure: %v, want ok", got.Kind)
+	}
+}
+
+func TestH2(t *testing.T) {
+	srv := httptest.NewUnstartedServer(handler())
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	ex := New(Config{Timeout: time.Second, HTTP2: true, Insecure: true, MaxBodyBytes: 64 << 10})
+	defer ex.Close()
+	for path, want := range map[string]transport.Kind{
+		"/proto": transport.OK, "/redirect": transport.Redirect, "/500": transport.HTTP5xx,
+		"/big": transport.Protocol, "/slow": transport.Timeout,
+	} {
+		if got := do(t, ex, srv.URL+path, nil); got.Kind != want {
+			t.Errorf("h2 %s = %v (status %d), want %v", path, got.Kind, got.Status, want)
+		}
+	}
+}
+
+func TestH2C(t *testing.T) {
+	srv := httptest.NewUnstartedServer(handler())
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	srv.Config.Protocols = &p
+	srv.Start()
+	defer srv.Close()
+	ex := New(Config{Timeout: time.Second, HTTP2: true})
+	defer ex.Close()
+	if got := do(t, ex, srv.URL+"/proto", nil); got.Kind != transport.OK {
+		t.Errorf("h2c /proto = %v (status %d), want ok over HTTP/2", got.Kind, got.Status)
+	}
+}
+
+// A server that accepts and never answers still times out within bounds.
+func TestSilentServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { bufio.NewReader(c).ReadString(0); c.Close() }()
+		}
+	}()
+	ex := New(Config{Timeout: 200 * time.Millisecond})
+	defer ex.Close()
+	start := time.Now()
+	if got := do(t, ex, "http://"+ln.Addr().String()+"/", nil); got.Kind != transport.Timeout {
+		t.Errorf("silent server = %v, want timeout", got.Kind)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("timeout took %v, want about 200ms", d)
+	}
+}
