@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/report"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/schedule"
+	"github.com/ceiling-dev/ceiling/internal/slo"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+	"github.com/ceiling-dev/ceiling/internal/transport/httpx"
+)
+
+// execute runs a validated plan and turns its outcome into an exit code:
+// interrupted, a failed threshold, or success.
+func execute(e *env, p *plan.Plan, o *outputFlags) error {
+	res, err := runPlan(e, p, o)
+	switch {
+	case err != nil:
+		return err
+	case res.Interrupted:
+		return &codedError{code: ExitInterrupted, err: errors.New("interrupted")}
+	case !res.Passed:
+		return &codedError{code: ExitThreshold, err: errors.New("a threshold failed")}
+	}
+	return nil
+}
+
+// runPlan runs a validated plan: preflight, every step, result.json after
+// each, the table at the end. Its error carries the exit code.
+func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
+	terms, err := slo.Parse(p.SLO)
+	if err != nil {
+		return nil, badInput("%s: slo: %w", where(p, "slo"), err)
+	}
+	req := request(p)
+	ex := httpx.New(httpx.Config{
+		Timeout: p.HTTP.Timeout.Duration, HTTP2: p.HTTP.HTTP2, Insecure: p.HTTP.Insecure,
+		FollowRedirects: p.HTTP.FollowRedirects, MaxConns: p.HTTP.MaxConnections,
+		MaxBodyBytes: p.HTTP.MaxBodyBytes,
+	})
+	defer ex.Close()
+	if err := preflight(ex, req); err != nil {
+		return nil, err
+	}
+	steps := stepsOf(p)
+	res := &results.Result{
+		Schema: results.Schema, Command: reproduce(e.args), Name: p.Name, Target: req.URL,
+		Host: host(), StartedAt: time.Now().Round(0), Warnings: []string{}, Steps: []results.Step{},
+	}
+	res.Evaluate(terms)
+	if err := results.Write(o.out, res); err != nil {
+		return nil, cannotRun("%w", err)
+	}
+	live := report.NewLive(e.stderr, e.terminal && !o.quiet, len(steps))
+	runner := load.NewRunner(load.Config{
+		Exchanger: ex, Request: req, Timeout: p.HTTP.Timeout.Duration,
+		MaxWorkers: p.Load.MaxWorkers, Think: p.Load.Think.Duration,
+		Poisson: p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
+		OnTick: live.Tick,
+	})
+	if !o.quiet {
+		fmt.Fprintf(e.stderr, "ceiling: %s %s, %s\n", req.Method, req.URL, describePlan(p))
+	}
+	for _, st := range steps {
+		r := runner.Run(e.ctx, st)
+		if r.Interrupted {
+			res.Interrupted = true
+			res.Warnings = append(res.Warnings, fmt.Sprintf(
+				"interrupted during step %d: its partial figures are left out; the steps before it are complete", st.Index+1))
+			break
+		}
+		step, err := results.NewStep(r)
+		if err != nil {
+			return nil, cannotRun("%w", err)
+		}
+		res.Steps = append(res.Steps, step)
+		res.Evaluate(terms)
+		if err := results.Write(o.out, res); err != nil {
+			return nil, cannotRun("%w", err)
+		}
+		if !o.quiet {
+			live.Done(r)
+		}
+	}
+	ended := time.Now().Round(0)
+	res.EndedAt = &ended
+	res.Evaluate(terms)
+	res.Passed = res.Passed && !res.Interrupted
+	if err := results.Write(o.out, res); err != nil {
+		return nil, cannotRun("%w", err)
+	}
+	if !o.quiet {
+		fmt.Fprintln(e.stderr)
+	}
+	if o.md {
+		report.Markdown(e.stdout, res)
+	} else {
+		report.Text(e.stdout, res)
+	}
+	if !o.quiet {
+		fmt.Fprintf(e.stderr, "\nresult: %s\n", o.out)
+	}
+	return res, nil
+}
+
+func where(p *plan.Plan, path string) string {
+	if w := p.Where(path); w != "" {
+		return w
+	}
+	return "--" + path
+}
+
+// request builds the transport request of the plan's scenario.
+func request(p *plan.Plan) *transport.Request {
+	sc := &p.Scenarios[0]
+	r := &transport.Request{
+		Method: sc.Request.Method, URL: p.URL(sc), Header: p.Headers(sc),
+		Expect: sc.Expect.Status, Limited: p.Limited,
+	}
+	if sc.Request.Body != "" {
+		r.Body = []byte(sc.Request.Body)
+	}
+	return r
+}
+
+// preflight sends one request before the first step: a target that cannot
+// be reached at all is exit 3, not a table of errors.
+func preflight(ex transport.Exchanger, req *transport.Request) error {
+	var out transport.Outcome
+	ex.Session().Do(req, &out)
+	if out.Kind.Responded() {
+		return nil
+	}
+	hint := map[transport.Kind]string{
+		transport.Refused: " (nothing is listening there)",
+		transport.Timeout: " (no answer within the timeout)",
+		transport.TLS:     " (use --insecure for a self-signed certificate)",
+	}[out.Kind]
+	return cannotRun("target unreachable: %s %s: %s%s", req.Method, req.URL, out.Kind, hint)
+}
+
+// stepsOf lists the plan's steps.
+func stepsOf(p *plan.Plan) []load.Step {
+	warm := time.Duration(0)
+	if p.Load.Warmup != nil {
+		warm = p.Load.Warmup.Duration
+	}
+	var steps []load.Step
+	switch {
+	case p.Load.Model == plan.Closed:
+		for i, v := range p.Load.VUs {
+			steps = append(steps, load.Step{Index: i, VUs: v, Warmup: warm, Length: p.Load.Step.Duration})
+		}
+	case p.Load.Ramp != nil:
+		steps = append(steps, load.Step{
+			Ramp:   &schedule.Linear{From: p.Load.Ramp.From, To: p.Load.Ramp.To},
+			Warmup: warm, Length: p.Load.Ramp.Over.Duration,
+		})
+	default:
+		for i, r := range p.Load.Rates {
+			steps = append(steps, load.Step{Index: i, Rate: r, Warmup: warm, Length: p.Load.Step.Duration})
+		}
+	}
+	return steps
+}
+
+func host() results.Host {
+	name, _ := os.Hostname()
+	return results.Host{Hostname: name, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Version: version()}
+}
+
+// reproduce returns the command line, quoted for a POSIX shell.
+func reproduce(args []string) string {
+	parts := []string{"ceiling"}
+	for _, a := range args {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`!*?<>|&;()[]{}#~%") {
+			parts = append(parts, a)
+			continue
+		}
+		parts = append(parts, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	return strings.Join(parts, " ")
+}

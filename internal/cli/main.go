@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Version is set at build time with -ldflags "-X ...cli.Version=v1.2.3";
+// otherwise the module's build information is used.
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return "devel-" + s.Value[:12]
+			}
+		}
+	}
+	return "devel"
+}
+
+// env is what a command may touch of the outside world.
+type env struct {
+	ctx      context.Context
+	stdout   io.Writer
+	stderr   io.Writer
+	terminal bool     // stderr is a terminal
+	args     []string // the whole command line, for the reproduce line
+}
+
+// Main runs the command line args (without the program name) and returns the
+// exit code. ctx is cancelled on the first interrupt.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) ExitCode {
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, args: args}
+	if f, ok := stderr.(*os.File); ok {
+		e.terminal = term.IsTerminal(int(f.Fd()))
+	}
+	root := &cobra.Command{
+		Use:           "ceiling",
+		Short:         "Find how far a web service goes before it falls over, and prove the number.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version(),
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetArgs(args)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return badInput("%w\nSee '%s --help'.", err, c.CommandPath())
+	})
+	root.AddCommand(runCmd(e), validateCmd(e), versionCmd(e), demoCmd(e))
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code, ours := codeOf(err)
+	if code != ExitThreshold && code != ExitInterrupted {
+		fmt.Fprintf(stderr, "ceiling: %v\n", err)
+		if !ours && cmd != nil {
+			fmt.Fprintf(stderr, "See '%s --help'.\n", cmd.CommandPath())
+		}
+	}
+	return code
+}
+
+func versionCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print ceiling's version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintf(e.stdout, "ceiling %s\n", version())
+			return nil
+		},
+	}
+}

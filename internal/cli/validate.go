@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/slo"
+)
+
+func validateCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate PLAN.yaml",
+		Short: "Check a plan and print every problem with file:line:col",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			p, err := plan.LoadFile(args[0])
+			if err != nil {
+				return badInput("%w", err)
+			}
+			if _, err := slo.Parse(p.SLO); err != nil {
+				return badInput("%s: slo: %w", where(p, "slo"), err)
+			}
+			fmt.Fprintf(e.stdout, "%s: ok: %s\n", args[0], describePlan(p))
+			return nil
+		},
+	}
+}

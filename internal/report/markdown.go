@@ -1,0 +1,48 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// Markdown writes the run as Markdown: a setup block with the command that
+// reproduces it, the step table, thresholds and warnings.
+func Markdown(w io.Writer, r *results.Result) {
+	title := r.Name
+	if title == "" {
+		title = "load test"
+	}
+	fmt.Fprintf(w, "## %s\n\n", title)
+	fmt.Fprintf(w, "| setup | |\n|---|---|\n")
+	if r.Target != "" {
+		fmt.Fprintf(w, "| target | %s |\n", mdEscape(r.Target))
+	}
+	fmt.Fprintf(w, "| date | %s |\n", r.StartedAt.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(w, "| host | %s, %s, %d CPUs |\n", mdEscape(r.Host.Hostname), r.Host.OS, r.Host.CPUs)
+	fmt.Fprintf(w, "| tool | ceiling %s |\n", r.Host.Version)
+	if r.Interrupted {
+		fmt.Fprintf(w, "| note | **interrupted**: only finished steps are shown |\n")
+	}
+	fmt.Fprintf(w, "\nReproduce:\n\n```\n%s\n```\n\n", r.Command)
+
+	fmt.Fprintf(w, "| %s |\n", strings.Join(columns, " | "))
+	align := make([]string, len(columns))
+	for i := range align {
+		align[i] = "---:"
+	}
+	align[len(align)-1] = "---"
+	fmt.Fprintf(w, "|%s|\n", strings.Join(align, "|"))
+	for _, row := range rows(r) {
+		for i := range row {
+			row[i] = mdEscape(row[i])
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+	fmt.Fprintf(w, "\nLatency is measured from each request's intended start (open model), so queueing in the target or the generator shows in the percentiles.\n")
+	footer(w, r, "- ")
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

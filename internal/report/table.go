@@ -1,0 +1,152 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// columns of the step table, in order.
+var columns = []string{"step", "target", "achieved", "p50", "p95", "p99", "max", "errors", "limited", "late", "slo"}
+
+// rows renders each step's cells.
+func rows(r *results.Result) [][]string {
+	out := make([][]string, 0, len(r.Steps))
+	for _, s := range r.Steps {
+		target := Rate(s.TargetRate)
+		if s.Model == "closed" {
+			target = fmt.Sprintf("%d users", s.VUs)
+		}
+		errs := Percent(s.ErrorRate)
+		if s.Failed > 0 {
+			errs = fmt.Sprintf("%s (%s)", errs, topErrors(s.Errors))
+		}
+		limited := "0"
+		if s.Limited > 0 && s.Completed > 0 {
+			limited = Percent(float64(s.Limited) / float64(s.Completed))
+		}
+		slo := "-"
+		if s.SLOPassed != nil {
+			slo = map[bool]string{true: "pass", false: "FAIL"}[*s.SLOPassed]
+		}
+		late := fmt.Sprint(s.Late)
+		if s.Late > 0 {
+			late = fmt.Sprintf("%d (max %s)", s.Late, Millis(s.MaxLagMS))
+		}
+		out = append(out, []string{
+			fmt.Sprint(s.Index + 1), target, Rate(s.AchievedRate),
+			Millis(s.LatencyMS.P50), Millis(s.LatencyMS.P95), Millis(s.LatencyMS.P99), Millis(s.LatencyMS.Max),
+			errs, limited, late, slo,
+		})
+	}
+	return out
+}
+
+// topErrors names the most frequent failure classes: "timeout 12, reset 3".
+func topErrors(errs map[string]int64) string {
+	type kv struct {
+		k string
+		v int64
+	}
+	var all []kv
+	for k, v := range errs {
+		all = append(all, kv{k, v})
+	}
+	for i := 1; i < len(all); i++ { // insertion sort: a handful of classes
+		for j := i; j > 0 && (all[j].v > all[j-1].v || all[j].v == all[j-1].v && all[j].k < all[j-1].k); j-- {
+			all[j], all[j-1] = all[j-1], all[j]
+		}
+	}
+	parts := make([]string, 0, 2)
+	for i, e := range all {
+		if i == 2 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", e.k, e.v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Text writes the step table for a terminal, columns aligned, followed by
+// the thresholds and warnings.
+func Text(w io.Writer, r *results.Result) {
+	rs := rows(r)
+	width := make([]int, len(columns))
+	for i, c := range columns {
+		width[i] = len(c)
+	}
+	for _, row := range rs {
+		for i, c := range row {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	line := func(cells []string) {
+		var b strings.Builder
+		for i, c := range cells {
+			pad := width[i] - len([]rune(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i == 0 || i >= len(cells)-1 {
+				b.WriteString(c + strings.Repeat(" ", pad))
+			} else {
+				b.WriteString(strings.Repeat(" ", pad) + c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	line(columns)
+	for _, row := range rs {
+		line(row)
+	}
+	footer(w, r, "")
+}
+
+// footer writes thresholds and warnings; prefix starts each line.
+func footer(w io.Writer, r *results.Result, prefix string) {
+	if len(r.Thresholds) > 0 {
+		fmt.Fprintln(w)
+		for _, th := range r.Thresholds {
+			mark := "ok  "
+			if !th.OK {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(w, "%s%s %s (worst step: %s)\n", prefix, mark, th.Expr, value(th))
+		}
+	}
+	warned := false
+	for _, s := range r.Steps {
+		for _, msg := range s.Warnings {
+			if !warned {
+				fmt.Fprintln(w)
+				warned = true
+			}
+			fmt.Fprintf(w, "%sWARNING step %d: %s\n", prefix, s.Index+1, msg)
+		}
+	}
+	for _, msg := range r.Warnings {
+		if !warned {
+			fmt.Fprintln(w)
+			warned = true
+		}
+		fmt.Fprintf(w, "%sWARNING: %s\n", prefix, msg)
+	}
+}
+
+// value formats a threshold's measured value in its own unit.
+func value(th results.Threshold) string {
+	expr := th.Expr
+	if i := strings.LastIndexByte(expr, '.'); i >= 0 && !strings.ContainsAny(expr[:i], "<>") {
+		expr = expr[i+1:]
+	}
+	switch {
+	case strings.HasPrefix(expr, "errors"), strings.HasPrefix(expr, "limited"):
+		return fmt.Sprintf("%.2f%%", th.Value)
+	case strings.HasPrefix(expr, "rate"):
+		return fmt.Sprintf("%.3f of target", th.Value)
+	}
+	return Millis(th.Value)
+}

@@ -1,0 +1,131 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+)
+
+// Schema names this version of the format.
+const Schema = "ceiling.result/v1"
+
+// Result is a whole run.
+type Result struct {
+	Schema      string      `json:"schema"`
+	Command     string      `json:"command"`
+	Name        string      `json:"name,omitempty"`
+	Target      string      `json:"target,omitempty"`
+	Host        Host        `json:"host"`
+	StartedAt   time.Time   `json:"started_at"`
+	EndedAt     *time.Time  `json:"ended_at"`
+	Interrupted bool        `json:"interrupted"`
+	Passed      bool        `json:"passed"`
+	Warnings    []string    `json:"warnings"`
+	Steps       []Step      `json:"steps"`
+	Edge        *Edge       `json:"edge"`
+	Thresholds  []Threshold `json:"thresholds"`
+}
+
+// Host describes where the run happened.
+type Host struct {
+	Hostname string `json:"hostname"`
+	OS       string `json:"os"`
+	CPUs     int    `json:"cpus"`
+	Version  string `json:"ceiling_version"`
+}
+
+// Edge is the highest rate that met the SLO (filled by find).
+type Edge struct {
+	Rate float64 `json:"rate"`
+	Step int     `json:"step"`
+}
+
+// Threshold is one SLO term evaluated over the whole run.
+type Threshold struct {
+	Expr  string  `json:"expr"`
+	Value float64 `json:"value"`
+	OK    bool    `json:"ok"`
+}
+
+// Step is one step's figures. Rates are per second; error_rate is a
+// fraction in [0, 1]; latencies are in milliseconds.
+type Step struct {
+	Index        int              `json:"index"`
+	Model        string           `json:"model"`
+	TargetRate   float64          `json:"target_rate,omitempty"`
+	VUs          int              `json:"vus,omitempty"`
+	DurationS    float64          `json:"duration_s"`
+	WarmupS      float64          `json:"warmup_s"`
+	Sent         int64            `json:"sent"`
+	Completed    int64            `json:"completed"`
+	OK           int64            `json:"ok"`
+	Limited      int64            `json:"limited"`
+	Failed       int64            `json:"failed"`
+	Errors       map[string]int64 `json:"errors"`
+	AchievedRate float64          `json:"achieved_rate"`
+	ErrorRate    float64          `json:"error_rate"`
+	Late         int64            `json:"late"`
+	MaxLagMS     float64          `json:"max_lag_ms"`
+	Workers      int              `json:"workers"`
+	BytesIn      int64            `json:"bytes_in"`
+	BytesOut     int64            `json:"bytes_out"`
+	LatencyMS    metrics.Latency  `json:"latency_ms"`
+	ServiceMS    metrics.Latency  `json:"service_ms"`
+	SLOPassed    *bool            `json:"slo_passed,omitempty"`
+	Verdict      string           `json:"verdict,omitempty"`
+	Warnings     []string         `json:"warnings"`
+	Histogram    string           `json:"histogram"`
+	ServiceHist  string           `json:"service_histogram"`
+	Series       []load.Point     `json:"series"`
+}
+
+// Write stores r at path atomically: a temporary file in the same folder,
+// synced, then renamed over path.
+func Write(path string, r *Result) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(append(data, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write result: %w", err)
+	}
+	return nil
+}
+
+// Read loads a result file.
+func Read(path string) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read result: %w", err)
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("read result %s: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("read result %s: schema %q, want %q", path, r.Schema, Schema)
+	}
+	return &r, nil
+}

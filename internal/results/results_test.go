@@ -1,0 +1,98 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/slo"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+func loadResult(t *testing.T, rate float64, lat time.Duration, kinds map[transport.Kind]int) *load.Result {
+	t.Helper()
+	total := metrics.NewTally()
+	rec := metrics.NewRecorder(1)
+	for k, n := range kinds {
+		for range n {
+			rec.Shard(0).Record(&metrics.Sample{End: lat, Outcome: transport.Outcome{Kind: k}, Counted: true, InWindow: true})
+		}
+	}
+	rec.Collect(total)
+	return &load.Result{
+		Step:        load.Step{Index: 0, Rate: rate, Length: time.Second},
+		WindowStart: 0, WindowEnd: time.Second,
+		Sent: total.Completed(), Total: total,
+	}
+}
+
+func TestNewStep(t *testing.T) {
+	st, err := NewStep(loadResult(t, 100, 20*time.Millisecond, map[transport.Kind]int{transport.OK: 90, transport.Redirect: 10}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Completed != 100 || st.OK != 90 || st.Failed != 10 || st.Errors["redirect"] != 10 {
+		t.Errorf("counts = %d/%d/%d %v, want 100/90/10 with 10 redirects", st.Completed, st.OK, st.Failed, st.Errors)
+	}
+	if st.ErrorRate != 0.1 || st.AchievedRate != 90 {
+		t.Errorf("error rate, achieved = %v, %v, want 0.1, 90 (failures are not throughput)", st.ErrorRate, st.AchievedRate)
+	}
+	if len(st.Warnings) != 1 {
+		t.Errorf("warnings = %q, want one about redirects", st.Warnings)
+	}
+	h, err := metrics.Decode(st.Histogram)
+	if err != nil || h.TotalCount() != 100 {
+		t.Errorf("decoded histogram count = %v (err %v), want 100", h.TotalCount(), err)
+	}
+}
+
+func TestEvaluatePerStep(t *testing.T) {
+	fast, _ := NewStep(loadResult(t, 100, 5*time.Millisecond, map[transport.Kind]int{transport.OK: 100}))
+	slow, _ := NewStep(loadResult(t, 200, 300*time.Millisecond, map[transport.Kind]int{transport.OK: 100}))
+	r := &Result{Steps: []Step{fast, slow}}
+	terms, _ := slo.Parse("p99<200ms, errors<1%")
+	r.Evaluate(terms)
+	if r.Passed {
+		t.Errorf("Passed = true, want false: step 1 has p99 300ms")
+	}
+	if !*r.Steps[0].SLOPassed || *r.Steps[1].SLOPassed {
+		t.Errorf("step SLO = %v, %v, want true, false", *r.Steps[0].SLOPassed, *r.Steps[1].SLOPassed)
+	}
+	if th := r.Thresholds[0]; th.OK || th.Value < 299 || th.Value > 301 {
+		t.Errorf("threshold = %+v, want failed with the worst p99 ≈ 300", th)
+	}
+	if !r.Thresholds[1].OK {
+		t.Errorf("errors<1%% = %+v, want ok", r.Thresholds[1])
+	}
+	empty := &Result{}
+	empty.Evaluate(terms)
+	if empty.Passed {
+		t.Errorf("a run with no steps passed its thresholds")
+	}
+}
+
+func TestWriteReadAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "result.json")
+	st, _ := NewStep(loadResult(t, 100, 5*time.Millisecond, map[transport.Kind]int{transport.OK: 10}))
+	r := &Result{Schema: Schema, Command: "ceiling run x", Steps: []Step{st}}
+	for range 2 {
+		if err := Write(path, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Steps) != 1 || back.Steps[0].Completed != 10 || back.Command != "ceiling run x" {
+		t.Errorf("Read = %+v, want the written result", back)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("folder holds %d files, want 1 (no temporary files left)", len(entries))
+	}
+}

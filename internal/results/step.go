@@ -1,0 +1,95 @@
+package results
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/slo"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// Share limits past which a step carries a warning.
+const (
+	// LateShareWarn is the share of late arrivals past which the generator is
+	// said not to have held the rate.
+	LateShareWarn = 0.01
+)
+
+// NewStep turns an executor's figures into a result step, with its warnings.
+func NewStep(res *load.Result) (Step, error) {
+	t := res.Total
+	st := Step{
+		Index:     res.Step.Index,
+		Model:     "open",
+		DurationS: (res.WindowEnd - res.WindowStart).Seconds(),
+		WarmupS:   res.Step.Warmup.Seconds(),
+		Sent:      res.Sent, Completed: t.Completed(), OK: t.OK(), Limited: t.Limited(), Failed: t.Failed(),
+		Errors:       map[string]int64{},
+		AchievedRate: res.Achieved(),
+		Late:         t.Late,
+		MaxLagMS:     float64(t.MaxLag) / float64(time.Millisecond),
+		Workers:      res.Workers,
+		BytesIn:      t.BytesIn, BytesOut: t.BytesOut,
+		LatencyMS: metrics.Summarize(t.Latency),
+		ServiceMS: metrics.Summarize(t.Service),
+		Warnings:  []string{},
+		Series:    res.Series,
+	}
+	if res.Step.VUs > 0 {
+		st.Model, st.VUs = "closed", res.Step.VUs
+	} else {
+		st.TargetRate = res.Step.TargetRate()
+	}
+	for k := transport.Kind(0); k < transport.NumKinds; k++ {
+		if k.Failed() && t.Kinds[k] > 0 {
+			st.Errors[k.String()] = t.Kinds[k]
+		}
+	}
+	if st.Completed > 0 {
+		st.ErrorRate = float64(st.Failed) / float64(st.Completed)
+	}
+	var err error
+	if st.Histogram, err = metrics.Encode(t.Latency); err != nil {
+		return st, err
+	}
+	if st.ServiceHist, err = metrics.Encode(t.Service); err != nil {
+		return st, err
+	}
+	st.Warnings = stepWarnings(res, &st)
+	return st, nil
+}
+
+func stepWarnings(res *load.Result, st *Step) []string {
+	w := []string{}
+	t := res.Total
+	if res.Interrupted {
+		w = append(w, fmt.Sprintf("interrupted after %.1fs of %.0fs: figures cover the part that ran", st.DurationS, res.Step.Length.Seconds()))
+	}
+	if st.Completed == 0 {
+		w = append(w, "no exchange completed in this step: its figures are empty, not good")
+	}
+	if st.Sent > 0 && float64(st.Late)/float64(st.Sent) > LateShareWarn {
+		w = append(w, fmt.Sprintf("generator could not hold the rate: %d of %d arrivals (%.1f%%) started more than %v late (max lag %.0f ms); their latency includes the wait",
+			st.Late, st.Sent, 100*float64(st.Late)/float64(st.Sent), metrics.LateAfter, st.MaxLagMS))
+	}
+	if n := t.Kinds[transport.Redirect]; n > 0 {
+		w = append(w, fmt.Sprintf("%d responses were redirects (3xx), counted as failures: expect the status or set http.follow_redirects if they are intended", n))
+	}
+	if t.Clamped > 0 {
+		w = append(w, fmt.Sprintf("%d response times exceeded the histogram's range and were recorded as %v", t.Clamped, time.Duration(metrics.HighestUS)*time.Microsecond))
+	}
+	if st.Sent > st.Completed && !res.Interrupted {
+		w = append(w, fmt.Sprintf("%d exchanges were still in flight after the drain and are missing from the figures", st.Sent-st.Completed))
+	}
+	return w
+}
+
+// Figures returns what SLO terms are evaluated against for this step.
+func (s *Step) Figures() slo.Figures {
+	return slo.Figures{
+		Latency: s.LatencyMS, Completed: s.Completed, Failed: s.Failed, Limited: s.Limited,
+		Achieved: s.AchievedRate, Target: s.TargetRate,
+	}
+}

@@ -1,0 +1,46 @@
+package results
+
+import (
+	"strings"
+
+	"github.com/ceiling-dev/ceiling/internal/slo"
+)
+
+// Evaluate checks every term against every step: a threshold holds only if
+// it holds in each step, because a stairs run that passes on average can
+// still fail at the level that matters. Each Threshold carries the worst
+// step's value. It sets each step's SLOPassed, r.Thresholds and r.Passed.
+// With no steps at all, every threshold fails.
+func (r *Result) Evaluate(terms []slo.Term) {
+	r.Thresholds = make([]Threshold, 0, len(terms))
+	r.Passed = len(r.Steps) > 0 || len(terms) == 0
+	for i := range r.Steps {
+		if len(terms) > 0 {
+			ok := true
+			r.Steps[i].SLOPassed = &ok
+		}
+	}
+	for _, t := range terms {
+		th := Threshold{Expr: t.Text, OK: len(r.Steps) > 0}
+		for i := range r.Steps {
+			v, ok := t.Eval(r.Steps[i].Figures())
+			if i == 0 || worse(t.Op, v, th.Value) {
+				th.Value = v
+			}
+			if !ok {
+				th.OK = false
+				*r.Steps[i].SLOPassed = false
+			}
+		}
+		r.Passed = r.Passed && th.OK
+		r.Thresholds = append(r.Thresholds, th)
+	}
+}
+
+// worse reports whether v is further from passing than w under op.
+func worse(op string, v, w float64) bool {
+	if strings.HasPrefix(op, "<") {
+		return v > w
+	}
+	return v < w
+}

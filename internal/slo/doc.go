@@ -1,0 +1,16 @@
+// Package slo parses and evaluates thresholds such as "p99<200ms, errors<1%".
+//
+// Grammar (whitespace between tokens is free):
+//
+//	slo    = term { "," term }
+//	term   = [ name "." ] metric op value
+//	metric = "p50" | "p90" | "p95" | "p99" | "p999" | "max" | "mean"   (value: a duration, "200ms")
+//	       | "errors" | "limited"                                       (value: a percentage, "1%")
+//	       | "rate"                                                     (value: achieved ÷ target, "0.95")
+//	op     = "<" | "<=" | ">" | ">="
+//
+// A threshold evaluated on zero completed exchanges fails: no evidence is not
+// a pass. Parse errors carry the byte offset of the problem.
+//
+// Concurrency: parsed thresholds are immutable.
+package slo

@@ -1,0 +1,189 @@
+package slo
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+)
+
+// Term is one threshold.
+type Term struct {
+	// Text is the term as written, trimmed.
+	Text string
+	// Scenario restricts the term to one scenario; empty means all.
+	Scenario string
+	// Metric is the figure compared, e.g. "p99" or "errors".
+	Metric string
+	// Op is the comparison: "<", "<=", ">" or ">=".
+	Op string
+	// Value is the bound: milliseconds for latencies, percent for errors
+	// and limited, a fraction for rate.
+	Value float64
+}
+
+// SyntaxError is a parse error at a byte offset of the input.
+type SyntaxError struct {
+	// Offset is the 0-based byte offset of the problem.
+	Offset int
+	// Msg says what is wrong.
+	Msg string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("column %d: %s", e.Offset+1, e.Msg) }
+
+type kind int
+
+const (
+	duration kind = iota
+	percent
+	fraction
+)
+
+var metricKinds = map[string]kind{
+	"p50": duration, "p90": duration, "p95": duration, "p99": duration, "p999": duration,
+	"max": duration, "mean": duration, "errors": percent, "limited": percent, "rate": fraction,
+}
+
+// Parse reads a comma-separated list of terms. An empty string has none.
+func Parse(s string) ([]Term, error) {
+	var terms []Term
+	off := 0
+	for _, part := range strings.Split(s, ",") {
+		lead := len(part) - len(strings.TrimLeft(part, " \t"))
+		text := strings.TrimSpace(part)
+		if text == "" {
+			if strings.TrimSpace(s) == "" {
+				return nil, nil
+			}
+			return nil, &SyntaxError{Offset: off + lead, Msg: "empty threshold"}
+		}
+		t, err := parseTerm(text)
+		if err != nil {
+			err.Offset += off + lead
+			return nil, err
+		}
+		terms = append(terms, t)
+		off += len(part) + 1
+	}
+	return terms, nil
+}
+
+func parseTerm(text string) (Term, *SyntaxError) {
+	i := strings.IndexAny(text, "<>")
+	if i < 0 {
+		return Term{}, &SyntaxError{Msg: fmt.Sprintf("%q has no comparison (<, <=, >, >=)", text)}
+	}
+	t := Term{Text: text, Op: text[i : i+1]}
+	rest := i + 1
+	if rest < len(text) && text[rest] == '=' {
+		t.Op += "="
+		rest++
+	}
+	name := strings.TrimSpace(text[:i])
+	if dot := strings.LastIndexByte(name, '.'); dot >= 0 {
+		t.Scenario, name = name[:dot], name[dot+1:]
+		if t.Scenario == "" {
+			return Term{}, &SyntaxError{Msg: "empty scenario name before '.'"}
+		}
+	}
+	k, ok := metricKinds[name]
+	if !ok {
+		return Term{}, &SyntaxError{Msg: fmt.Sprintf("unknown metric %q (want p50, p90, p95, p99, p999, max, mean, errors, limited or rate)", name)}
+	}
+	t.Metric = name
+	raw := strings.TrimSpace(text[rest:])
+	valOff := rest + len(text[rest:]) - len(strings.TrimLeft(text[rest:], " \t"))
+	v, err := parseValue(k, raw)
+	if err != nil {
+		return Term{}, &SyntaxError{Offset: valOff, Msg: err.Error()}
+	}
+	t.Value = v
+	return t, nil
+}
+
+func parseValue(k kind, raw string) (float64, error) {
+	switch k {
+	case duration:
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 0 {
+			return 0, fmt.Errorf("want a duration such as \"200ms\", got %q", raw)
+		}
+		return float64(d) / float64(time.Millisecond), nil
+	case percent:
+		num, ok := strings.CutSuffix(raw, "%")
+		v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if !ok || err != nil || v < 0 || v > 100 {
+			return 0, fmt.Errorf("want a percentage such as \"1%%\", got %q", raw)
+		}
+		return v, nil
+	default:
+		v, err := strconv.ParseFloat(raw, 64)
+		if err != nil || v < 0 || v > 10 {
+			return 0, fmt.Errorf("want a fraction of the target rate such as \"0.95\", got %q", raw)
+		}
+		return v, nil
+	}
+}
+
+// Figures are what a term is evaluated against.
+type Figures struct {
+	// Latency holds the response-time percentiles in milliseconds.
+	Latency metrics.Latency
+	// Completed, Failed and Limited count exchanges.
+	Completed, Failed, Limited int64
+	// Achieved and Target are rates per second; Target 0 means none (closed model).
+	Achieved, Target float64
+}
+
+// Eval returns the term's measured value and whether the threshold holds.
+// With no completed exchanges it fails.
+func (t Term) Eval(f Figures) (float64, bool) {
+	var v float64
+	switch t.Metric {
+	case "p50":
+		v = f.Latency.P50
+	case "p90":
+		v = f.Latency.P90
+	case "p95":
+		v = f.Latency.P95
+	case "p99":
+		v = f.Latency.P99
+	case "p999":
+		v = f.Latency.P999
+	case "max":
+		v = f.Latency.Max
+	case "mean":
+		v = f.Latency.Mean
+	case "errors":
+		v = share(f.Failed, f.Completed)
+	case "limited":
+		v = share(f.Limited, f.Completed)
+	case "rate":
+		if f.Target <= 0 {
+			return 0, f.Completed > 0 // the closed model has no target to miss
+		}
+		v = f.Achieved / f.Target
+	}
+	if f.Completed == 0 {
+		return v, false
+	}
+	switch t.Op {
+	case "<":
+		return v, v < t.Value
+	case "<=":
+		return v, v <= t.Value
+	case ">":
+		return v, v > t.Value
+	}
+	return v, v >= t.Value
+}
+
+func share(n, of int64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(of)
+}

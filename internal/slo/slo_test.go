@@ -1,0 +1,126 @@
+package slo
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []Term
+	}{
+		{"", nil},
+		{"p99<200ms", []Term{{Text: "p99<200ms", Metric: "p99", Op: "<", Value: 200}}},
+		{" p99 < 1.5s , errors<=1% ", []Term{
+			{Text: "p99 < 1.5s", Metric: "p99", Op: "<", Value: 1500},
+			{Text: "errors<=1%", Metric: "errors", Op: "<=", Value: 1},
+		}},
+		{"send.p99<300ms", []Term{{Text: "send.p99<300ms", Scenario: "send", Metric: "p99", Op: "<", Value: 300}}},
+		{"rate>=0.95,limited<90%", []Term{
+			{Text: "rate>=0.95", Metric: "rate", Op: ">=", Value: 0.95},
+			{Text: "limited<90%", Metric: "limited", Op: "<", Value: 90},
+		}},
+	}
+	for _, tt := range tests {
+		got, err := Parse(tt.in)
+		if err != nil {
+			t.Errorf("Parse(%q) error %v", tt.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Parse(%q) mismatch (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		in     string
+		offset int
+		msg    string
+	}{
+		{"p99", 0, "no comparison"},
+		{"p98<1s", 0, "unknown metric"},
+		{"p99<200", 4, "duration"},
+		{"p99<200ms, errors<1", 18, "percentage"},
+		{"p99<1s,,errors<1%", 7, "empty"},
+		{"rate>=lots", 6, "fraction"},
+		{".p99<1s", 0, "scenario"},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.in)
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Errorf("Parse(%q) = %v, want a SyntaxError", tt.in, err)
+			continue
+		}
+		if se.Offset != tt.offset || !strings.Contains(se.Msg, tt.msg) {
+			t.Errorf("Parse(%q) = offset %d %q, want offset %d containing %q", tt.in, se.Offset, se.Msg, tt.offset, tt.msg)
+		}
+	}
+}
+
+func TestEval(t *testing.T) {
+	f := Figures{Latency: metrics.Latency{P99: 150, P50: 20}, Completed: 1000, Failed: 20, Limited: 100, Achieved: 90, Target: 100}
+	tests := []struct {
+		slo  string
+		want bool
+		val  float64
+	}{
+		{"p99<200ms", true, 150},
+		{"p99<100ms", false, 150},
+		{"p99<=150ms", true, 150},
+		{"errors<1%", false, 2},
+		{"errors<5%", true, 2},
+		{"limited<=10%", true, 10},
+		{"rate>=0.95", false, 0.9},
+		{"p50>10ms", true, 20},
+	}
+	for _, tt := range tests {
+		terms, err := Parse(tt.slo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, ok := terms[0].Eval(f)
+		if ok != tt.want || v != tt.val {
+			t.Errorf("Eval(%q) = %v, %v, want %v, %v", tt.slo, v, ok, tt.val, tt.want)
+		}
+	}
+}
+
+// No samples is no evidence: every threshold fails.
+func TestEvalZeroSamplesFails(t *testing.T) {
+	for _, s := range []string{"p99<1h", "errors<100%", "limited<=100%", "rate>=0"} {
+		terms, _ := Parse(s)
+		if _, ok := terms[0].Eval(Figures{Target: 100}); ok {
+			t.Errorf("Eval(%q) on zero samples passed, want fail", s)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"p99<200ms, errors<1%", "send.p99<=3s", "rate>=0.95", "limited<90%", ",", "p<", "a.b.c.p50>1ms"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		terms, err := Parse(s)
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) || se.Offset < 0 || se.Offset > len(s) {
+				t.Fatalf("Parse(%q) error %v with a bad offset", s, err)
+			}
+			return
+		}
+		for _, tm := range terms {
+			if _, ok := metricKinds[tm.Metric]; !ok || tm.Value < 0 {
+				t.Fatalf("Parse(%q) accepted %+v", s, tm)
+			}
+		}
+	})
+}
