@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// run calls Main and returns its exit code, stdout and stderr.
+func run(t *testing.T, ctx context.Context, args ...string) (ExitCode, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func delayServer(t *testing.T, d time.Duration) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(d)
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func readResult(t *testing.T, path string) *results.Result {
+	t.Helper()
+	r, err := results.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRunFixed20ms(t *testing.T) {
+	srv := delayServer(t, 20*time.Millisecond)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := run(t, context.Background(), "run", "--url", srv.URL, "--rate", "50,100",
+		"--step", "600ms", "--warmup", "200ms", "--out", out, "--slo", "p99<1s", "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit = %d, want 0; stderr:\n%s", code, stderr)
+	}
+	r := readResult(t, out)
+	if len(r.Steps) != 2 || !r.Passed || r.EndedAt == nil {
+		t.Fatalf("result: %d steps, passed %v, ended %v; want 2, true, set", len(r.Steps), r.Passed, r.EndedAt)
+	}
+	for _, s := range r.Steps {
+		if s.LatencyMS.P50 < 20 || s.LatencyMS.P50 > 35 {
+			t.Errorf("step %d p50 = %v ms, want ≈ 20", s.Index, s.LatencyMS.P50)
+		}
+		if s.ServiceMS.P50 < 20 || s.Failed != 0 {
+			t.Errorf("step %d service p50 = %v ms, failed %d; want ≥ 20, 0", s.Index, s.ServiceMS.P50, s.Failed)
+		}
+		if want := s.TargetRate * 0.6; s.Sent < int64(want)-1 || s.Sent > int64(want)+1 {
+			t.Errorf("step %d sent %d, want %v", s.Index, s.Sent, want)
+		}
+		if len(s.Series) == 0 || s.Histogram == "" {
+			t.Errorf("step %d has no series or histogram", s.Index)
+		}
+	}
+	if !strings.Contains(r.Command, "--rate 50,100") || !strings.Contains(r.Command, "'p99<1s'") {
+		t.Errorf("command = %q, want the flags, quoted for a shell", r.Command)
+	}
+	if !strings.Contains(stdout, "p99") || !strings.Contains(stdout, "ok   p99<1s") {
+		t.Errorf("stdout lacks the table and threshold:\n%s", stdout)
+	}
+}
+
+// A server that stalls for a second in the middle of the step: the p99 shows
+// the stall, because latency counts from each request's intended start.
+func TestRunStallShowsInP99(t *testing.T) {
+	var stallUntil atomic.Int64
+	start := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if until := time.Unix(0, stallUntil.Load()); time.Now().Before(until) {
+			time.Sleep(time.Until(until))
+		} else if time.Since(start) > 1200*time.Millisecond && stallUntil.Load() == 0 {
+			stallUntil.Store(time.Now().Add(time.Second).UnixNano())
+			time.Sleep(time.Second)
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := run(t, context.Background(), "run", "--url", srv.URL, "--rate", "100", "--step", "2500ms", "--warmup", "0s", "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
+	}
+	s := readResult(t, out).Steps[0]
+	if s.LatencyMS.P99 < 800 || s.LatencyMS.P99 > 1300 {
+		t.Errorf("p99 = %v ms, want near the 1s stall", s.LatencyMS.P99)
+	}
+	if s.LatencyMS.P50 > 100 {
+		t.Errorf("p50 = %v ms, want small: most requests were not in the stall", s.LatencyMS.P50)
+	}
+}
+
+func TestRunClosed10Users10ms(t *testing.T) {
+	srv := delayServer(t, 10*time.Millisecond)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := run(t, context.Background(), "run", "--url", srv.URL, "--vus", "10", "--step", "1s", "--warmup", "200ms", "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
+	}
+	s := readResult(t, out).Steps[0]
+	// 10 users × (10ms + overhead): at most 1000/s; the sleep's own slack on a
+	// shared machine takes some of it.
+	if s.AchievedRate < 700 || s.AchievedRate > 1010 || s.Model != "closed" || s.VUs != 10 {
+		t.Errorf("closed step = %s %d users at %v/s, want closed, 10, ≈ 1000/s", s.Model, s.VUs, s.AchievedRate)
+	}
+}
+
+func TestExitThreshold(t *testing.T) {
+	srv := delayServer(t, 20*time.Millisecond)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, _ := run(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--slo", "p99<5ms", "--out", out, "--quiet")
+	if code != ExitThreshold {
+		t.Errorf("exit = %d, want 1 (p99 of 20ms fails p99<5ms)", code)
+	}
+	if !strings.Contains(stdout, "FAIL p99<5ms") {
+		t.Errorf("stdout does not name the failed threshold:\n%s", stdout)
+	}
+	if readResult(t, out).Passed {
+		t.Errorf("result passed = true, want false")
+	}
+}
+
+func TestRedirectIsFailure(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/login", http.StatusFound)
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, _ := run(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--slo", "errors<1%", "--out", out, "--quiet")
+	s := readResult(t, out).Steps[0]
+	if code != ExitThreshold || s.OK != 0 || s.Errors["redirect"] == 0 {
+		t.Errorf("exit %d, ok %d, errors %v; want 1, 0, redirects", code, s.OK, s.Errors)
+	}
+	if !strings.Contains(stdout, "redirects (3xx)") {
+		t.Errorf("no redirect warning in:\n%s", stdout)
+	}
+}
+
+func TestExitUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := run(t, context.Background(), "run", "--url", "http://"+addr+"/", "--rate", "10", "--step", "1s", "--out", out)
+	if code != ExitCannotRun {
+		t.Errorf("exit = %d, want 3", code)
+	}
+	if !strings.Contains(stderr, "target unreachable") || !strings.Contains(stderr, "refused") {
+		t.Errorf("stderr = %q, want it to say the target is unreachable (refused)", stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a result file was written for a run that never started")
+	}
+}
+
+func TestExitBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("target: http://127.0.0.1:1\nload:\n  rates: [10, -5]\n  stepp: 10s\nscenarios:\n  - request: {url: /}\n"), 0o644)
+	badSLO := filepath.Join(dir, "slo.yaml")
+	os.WriteFile(badSLO, []byte("target: http://127.0.0.1:1\nload: {rates: [10]}\nslo: \"p99<200\"\nscenarios:\n  - request: {url: /}\n"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no plan, no url", []string{"run"}, []string{"nothing to run"}},
+		{"bad rate", []string{"run", "--url", "http://127.0.0.1:1/", "--rate", "10,abc"}, []string{"--rate", "abc"}},
+		{"bad duration", []string{"run", "--url", "http://127.0.0.1:1/", "--rate", "10", "--step", "ten"}, []string{"--step", "ten"}},
+		{"rate and vus", []string{"run", "--url", "http://127.0.0.1:1/", "--rate", "10", "--vus", "5"}, []string{"exclude"}},
+		{"no load", []string{"run", "--url", "http://127.0.0.1:1/"}, []string{"no load"}},
+		{"bad slo flag", []string{"run", "--url", "http://127.0.0.1:1/", "--rate", "10", "--slo", "p99<fast"}, []string{"--slo", "duration"}},
+		{"unknown flag", []string{"run", "--rats", "10"}, []string{"unknown flag"}},
+		{"unknown command", []string{"rnu"}, []string{"unknown command"}},
+		{"missing plan file", []string{"run", filepath.Join(dir, "nope.yaml")}, []string{"nope.yaml"}},
+		{"bad plan", []string{"validate", bad}, []string{"bad.yaml:3:", "load.rates[1]", "bad.yaml:4:", "stepp"}},
+		{"bad plan slo", []string{"validate", badSLO}, []string{"slo.yaml:3:", "duration"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := run(t, context.Background(), tt.args...)
+			if code != ExitBadInput {
+				t.Errorf("exit = %d, want 2; stderr: %s", code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr = %q, want it to contain %q", stderr, w)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateOK(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "ok.yaml")
+	os.WriteFile(p, []byte("target: http://127.0.0.1:1\nload: {rates: [10, 20], step: 30s, warmup: 5s}\nscenarios:\n  - request: {url: /}\n"), 0o644)
+	code, stdout, stderr := run(t, context.Background(), "validate", p)
+	if code != ExitOK || !strings.Contains(stdout, "ok: 2 steps") || !strings.Contains(stdout, "1m10s") {
+		t.Errorf("validate = %d %q %q, want 0 and a summary of 2 steps, 1m10s", code, stdout, stderr)
+	}
+}
+
+// Cancelling (the first Ctrl-C) mid-run exits 130 with the finished steps
+// on disk.
+func TestInterruptKeepsFinishedSteps(t *testing.T) {
+	srv := delayServer(t, 5*time.Millisecond)
+	out := filepath.Join(t.TempDir(), "r.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	code, _, _ := run(t, ctx, "run", "--url", srv.URL, "--rate", "50,50,50", "--step", "1s", "--warmup", "0s", "--out", out, "--quiet")
+	if code != ExitInterrupted {
+		t.Errorf("exit = %d, want 130", code)
+	}
+	r := readResult(t, out)
+	if !r.Interrupted || len(r.Steps) != 1 || r.Passed {
+		t.Errorf("result: interrupted %v, %d steps, passed %v; want true, 1, false", r.Interrupted, len(r.Steps), r.Passed)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := run(t, context.Background(), "version")
+	if code != ExitOK || !strings.HasPrefix(stdout, "ceiling ") {
+		t.Errorf("version = %d %q", code, stdout)
+	}
+}
+
+func TestDemoQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo for a few seconds")
+	}
+	dir := t.TempDir()
+	code, stdout, stderr := run(t, context.Background(), "demo", "--quick", "--out", dir)
+	if code != ExitOK {
+		t.Fatalf("demo exit = %d; stderr:\n%s", code, stderr)
+	}
+	r := readResult(t, filepath.Join(dir, "result.json"))
+	if len(r.Steps) != 3 {
+		t.Fatalf("demo steps = %d, want 3", len(r.Steps))
+	}
+	first, last := r.Steps[0], r.Steps[2]
+	if first.LatencyMS.P99 > 100 || first.ErrorRate > 0 {
+		t.Errorf("below capacity: p99 %v ms, errors %v; want fast and clean", first.LatencyMS.P99, first.ErrorRate)
+	}
+	if last.LatencyMS.P50 < 100 && last.ErrorRate < 0.05 {
+		t.Errorf("at 1.5× capacity: p50 %v ms, errors %v; want the queue to show", last.LatencyMS.P50, last.ErrorRate)
+	}
+	if !strings.Contains(stdout, "Held p99<100ms") {
+		t.Errorf("demo did not read the edge:\n%s", stdout)
+	}
+}

@@ -1,0 +1,22 @@
+// Package plan reads, defaults and validates plan files: the YAML that says
+// what to load, how hard and for how long.
+//
+// Parse (and LoadFile, which reads the file first) reports every problem at
+// once as Problems, each with file:line:col and the field path, e.g.
+// "plan.yaml:7:10: load.rates[2]: want a positive rate per second, not -5".
+// Unknown keys are problems too, with the nearest known key as a hint. A
+// parsed Plan remembers where each field was written, so other packages can
+// place their own errors with Plan.Where. Validate fills defaults and checks
+// values; the cli calls it on plans built from quick flags, which it parses
+// with ParseRates, ParseVUs, ParseDuration and ParseHeader.
+//
+// A validated Plan can say how many steps it has and how long it will run
+// before any request goes out (Steps, Duration), and resolves each request's
+// URL and headers (URL, Headers).
+//
+// It does not send requests, evaluate templates or SLO expressions, or build
+// transport objects; the cli turns a Plan into executors.
+//
+// Concurrency: a Plan is read-only once validated and may be shared;
+// Validate itself writes defaults and must not run concurrently with readers.
+package plan

@@ -1,0 +1,400 @@
+package plan
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// LoadFile reads the plan file at path and parses it with Parse. (It is not
+// called Load because the type Load, the shape of the load, has that name.)
+func LoadFile(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes a plan file's contents, fills defaults and validates it.
+// file names the plan in positions and may be empty. On failure the error is
+// Problems, listing every problem found (syntax, unknown keys, wrong types,
+// invalid values) with file:line:col and the field path, in file order.
+func Parse(file string, data []byte) (*Plan, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
+	body, bad := parseYAML(file, data)
+	if bad != nil {
+		return nil, Problems{*bad}
+	}
+	if _, null := body.(*ast.NullNode); body == nil || null {
+		return nil, Problems{{File: file, Msg: "the plan is empty: want keys such as target, load and scenarios"}}
+	}
+	p := &Plan{File: file}
+	d := &decoder{file: file, pos: map[string]position{}, aliases: map[*ast.AliasNode]ast.Node{}}
+	collectAliases(body, map[string]ast.Node{}, d.aliases)
+	d.value("", body, reflect.ValueOf(p).Elem())
+	p.pos = d.pos
+	ps := d.problems
+	for _, q := range p.check() {
+		if !d.covers(q.Path) {
+			ps = append(ps, q)
+		}
+	}
+	if len(ps) > 0 {
+		sortProblems(ps)
+		return nil, ps
+	}
+	return p, nil
+}
+
+// parseYAML parses data into one document body, nil for an empty file.
+func parseYAML(file string, data []byte) (body ast.Node, bad *Problem) {
+	defer func() {
+		// The YAML parser is third-party code fed user input; a plan file
+		// must give an error, never crash the command.
+		if r := recover(); r != nil {
+			body, bad = nil, &Problem{File: file, Msg: fmt.Sprintf("parse yaml: %v", r)}
+		}
+	}()
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		bad = &Problem{File: file, Msg: err.Error()}
+		var ye yaml.Error
+		if errors.As(err, &ye) {
+			bad.Msg = ye.GetMessage()
+			if tk := ye.GetToken(); tk != nil {
+				bad.Line, bad.Col = tk.Position.Line, tk.Position.Column
+			}
+		}
+		return nil, bad
+	}
+	for _, doc := range f.Docs {
+		if doc == nil || doc.Body == nil {
+			continue
+		}
+		if body != nil {
+			pos := nodePos(doc.Body)
+			return nil, &Problem{File: file, Line: pos.line, Col: pos.col,
+				Msg: "want one YAML document, found a second one (after ---)"}
+		}
+		body = doc.Body
+	}
+	return body, nil
+}
+
+// collectAliases records the node each alias stands for, in document order:
+// an alias refers to the latest anchor of its name that is already complete,
+// so an alias inside its own anchor is unknown and no expansion can loop.
+func collectAliases(n ast.Node, anchors map[string]ast.Node, targets map[*ast.AliasNode]ast.Node) {
+	switch n := n.(type) {
+	case *ast.MappingNode:
+		for _, mv := range n.Values {
+			collectAliases(mv, anchors, targets)
+		}
+	case *ast.MappingValueNode:
+		collectAliases(n.Key, anchors, targets)
+		collectAliases(n.Value, anchors, targets)
+	case *ast.MappingKeyNode:
+		collectAliases(n.Value, anchors, targets)
+	case *ast.SequenceNode:
+		for _, v := range n.Values {
+			collectAliases(v, anchors, targets)
+		}
+	case *ast.TagNode:
+		collectAliases(n.Value, anchors, targets)
+	case *ast.AnchorNode:
+		collectAliases(n.Value, anchors, targets)
+		if n.Name != nil && n.Name.GetToken() != nil && n.Value != nil {
+			anchors[n.Name.GetToken().Value] = n.Value
+		}
+	case *ast.AliasNode:
+		if t, ok := anchors[aliasName(n)]; ok {
+			targets[n] = t
+		}
+	}
+}
+
+// aliasName returns the anchor name an alias refers to.
+func aliasName(n *ast.AliasNode) string {
+	if n.Value == nil || n.Value.GetToken() == nil {
+		return ""
+	}
+	return n.Value.GetToken().Value
+}
+
+// decoder walks the YAML tree alongside the Plan's type, recording the
+// position of every field and a problem for every unknown key and every
+// value of the wrong type, so that all of them are reported at once.
+type decoder struct {
+	file     string
+	pos      map[string]position
+	aliases  map[*ast.AliasNode]ast.Node
+	problems Problems
+	failed   []string // paths whose values could not be decoded
+	values   int      // values decoded so far, bounded by maxValues
+}
+
+// add records a problem at node n and marks path as failed.
+func (d *decoder) add(path string, n ast.Node, format string, args ...any) {
+	d.addAt(path, nodePos(n), format, args...)
+}
+
+// addAt records a problem at pos and marks path as failed.
+func (d *decoder) addAt(path string, pos position, format string, args ...any) {
+	d.problems = append(d.problems, Problem{
+		File: d.file, Line: pos.line, Col: pos.col, Path: path, Msg: fmt.Sprintf(format, args...),
+	})
+	d.failed = append(d.failed, path)
+}
+
+// covers reports whether path is, or is inside, a value that failed to
+// decode: validating it would only repeat the problem in other words.
+func (d *decoder) covers(path string) bool {
+	for _, f := range d.failed {
+		if f == "" || path == f || strings.HasPrefix(path, f+".") || strings.HasPrefix(path, f+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeUnmarshaler is the goccy interface that Duration implements.
+var nodeUnmarshaler = reflect.TypeFor[yaml.NodeUnmarshaler]()
+
+// maxValues bounds the values one plan may decode into: aliases can make a
+// small file expand to a huge plan.
+const maxValues = 100_000
+
+// value decodes node n into v, whose field path is path.
+func (d *decoder) value(path string, n ast.Node, v reflect.Value) {
+	if d.values++; d.values > maxValues {
+		if d.values == maxValues+1 {
+			d.add(path, n, "the plan expands to more than %d values (check its aliases)", maxValues)
+		}
+		return
+	}
+	n = d.resolve(path, n)
+	if n == nil {
+		return
+	}
+	if _, null := n.(*ast.NullNode); null {
+		return // absent: the zero value stays and a default may apply
+	}
+	if reflect.PointerTo(v.Type()).Implements(nodeUnmarshaler) {
+		d.leaf(path, n, v)
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		e := reflect.New(v.Type().Elem())
+		d.value(path, n, e.Elem())
+		v.Set(e) // even when it failed: Validate then knows the key was given
+	case reflect.Struct:
+		d.structure(path, n, v)
+	case reflect.Slice:
+		d.list(path, n, v)
+	case reflect.Map:
+		d.dict(path, n, v)
+	default:
+		d.leaf(path, n, v)
+	}
+}
+
+// resolve follows anchors, aliases and tags on collections to the node that
+// holds the value. It returns nil after reporting an unknown alias.
+func (d *decoder) resolve(path string, n ast.Node) ast.Node {
+	for range 16 {
+		switch v := n.(type) {
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.AliasNode:
+			t, ok := d.aliases[v]
+			if !ok {
+				d.add(path, v, "unknown alias %q (an alias must follow its complete anchor)", aliasName(v))
+				return nil
+			}
+			n = t
+		case *ast.TagNode:
+			// Only the tags that restate a plain value: others are rare in a
+			// plan and goccy decodes some of them loosely (!!bool yes is false).
+			tag := ""
+			if tk := v.GetToken(); tk != nil {
+				tag = tk.Value
+			}
+			switch {
+			case tag == "!!str" && isScalar(v.Value):
+				return n
+			case tag == "!!map" || tag == "!!seq":
+				n = v.Value
+			default:
+				d.add(path, v, "YAML tag %s is not supported here (only !!str, !!map and !!seq)", clip(tag))
+				return nil
+			}
+		default:
+			return n
+		}
+	}
+	d.add(path, n, "aliases nested too deeply")
+	return nil
+}
+
+// entry is one key of a YAML mapping, after merge keys are expanded.
+type entry struct {
+	key        string
+	keyNode    ast.Node
+	value      ast.Node
+	valueFirst bool // the value, not the key, marks the entry's position
+}
+
+// mapping returns the entries of a mapping node, or false when n is not one.
+// Keys written in the mapping win over merged ones ("<<: *base"), and among
+// merged mappings the first wins, as YAML's merge key says.
+func (d *decoder) mapping(path string, n ast.Node) ([]entry, bool) {
+	var mvs []*ast.MappingValueNode
+	switch m := n.(type) {
+	case *ast.MappingNode:
+		mvs = m.Values
+	case *ast.MappingValueNode:
+		mvs = []*ast.MappingValueNode{m}
+	default:
+		return nil, false
+	}
+	var own, merged []entry
+	for _, mv := range mvs {
+		if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
+			merged = append(merged, d.merge(path, mv.Value)...)
+			continue
+		}
+		key, ok := keyString(mv.Key)
+		if !ok {
+			d.add(path, mv.Key, "want a plain key, not %s", describe(mv.Key))
+			continue
+		}
+		own = append(own, entry{key: key, keyNode: mv.Key, value: mv.Value, valueFirst: placeAtValue(mv.Value)})
+	}
+	seen := make(map[string]bool, len(own))
+	for _, e := range own {
+		seen[e.key] = true
+	}
+	for _, e := range merged {
+		if !seen[e.key] {
+			seen[e.key] = true
+			own = append(own, e)
+		}
+	}
+	return own, true
+}
+
+// merge returns the entries that a merge key's value brings in.
+func (d *decoder) merge(path string, n ast.Node) []entry {
+	n = d.resolve(path, n)
+	if seq, ok := n.(*ast.SequenceNode); ok {
+		var out []entry
+		for _, item := range seq.Values {
+			out = append(out, d.merge(path, item)...)
+		}
+		return out
+	}
+	if n == nil {
+		return nil
+	}
+	es, ok := d.mapping(path, n)
+	if !ok {
+		d.add(path, n, "a merge key (<<) wants a mapping or a list of mappings, not %s", describe(n))
+	}
+	return es
+}
+
+// keyString returns a scalar key's text.
+func keyString(n ast.Node) (string, bool) {
+	switch k := n.(type) {
+	case *ast.MappingKeyNode:
+		return keyString(k.Value)
+	case *ast.StringNode:
+		return k.Value, true
+	case ast.ScalarNode:
+		if tk := k.GetToken(); tk != nil {
+			return tk.Value, true
+		}
+	}
+	return "", false
+}
+
+// record notes where an entry's field is: at a scalar value, or at the key
+// of a mapping or list.
+func (d *decoder) record(path string, e entry) {
+	if e.valueFirst {
+		d.pos[path] = nodePos(e.value)
+	} else {
+		d.pos[path] = nodePos(e.keyNode)
+	}
+}
+
+// structure decodes a mapping into a struct, by the fields' yaml tags.
+func (d *decoder) structure(path string, n ast.Node, v reflect.Value) {
+	entries, ok := d.mapping(path, n)
+	if !ok {
+		d.add(path, n, "want a mapping of keys such as %s, not %s", exampleKeys(v.Type()), describe(n))
+		return
+	}
+	fields := yamlFields(v.Type())
+	for _, e := range entries {
+		p := join(path, e.key)
+		i, known := fields[e.key]
+		if !known {
+			d.add(p, e.keyNode, "%s", unknownKey(v.Type(), e.key))
+			continue
+		}
+		d.record(p, e)
+		d.value(p, e.value, v.Field(i))
+	}
+}
+
+// list decodes a sequence into a slice, element by element.
+func (d *decoder) list(path string, n ast.Node, v reflect.Value) {
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		d.add(path, n, "want a list such as [1, 2], not %s", describe(n))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(seq.Values), len(seq.Values))
+	for i, item := range seq.Values {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		d.pos[p] = nodePos(item)
+		d.value(p, item, s.Index(i))
+	}
+	v.Set(s)
+}
+
+// dict decodes a mapping into a map with string keys.
+func (d *decoder) dict(path string, n ast.Node, v reflect.Value) {
+	entries, ok := d.mapping(path, n)
+	if !ok {
+		d.add(path, n, "want a mapping of names to values, not %s", describe(n))
+		return
+	}
+	m := reflect.MakeMapWithSize(v.Type(), len(entries))
+	for _, e := range entries {
+		p := join(path, e.key)
+		d.record(p, e)
+		ev := reflect.New(v.Type().Elem()).Elem()
+		d.value(p, e.value, ev)
+		m.SetMapIndex(reflect.ValueOf(e.key).Convert(v.Type().Key()), ev)
+	}
+	v.Set(m)
+}
+
+// join appends a key to a field path.
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

@@ -1,0 +1,131 @@
+package plan
+
+import "time"
+
+// Plan is a whole plan file after defaults and validation.
+type Plan struct {
+	// File is the path the plan was read from, empty for a plan built from flags.
+	File string `yaml:"-"`
+	// Name labels the run in reports.
+	Name string `yaml:"name"`
+	// Target is the base URL that relative request URLs resolve against.
+	Target string `yaml:"target"`
+	// Load is the shape of the load: model, levels, step lengths.
+	Load Load `yaml:"load"`
+	// HTTP holds the transport settings shared by all scenarios.
+	HTTP HTTP `yaml:"http"`
+	// Scenarios are the named requests to send; exactly one for now.
+	Scenarios []Scenario `yaml:"scenarios"`
+	// Limited lists statuses counted as limited, not failed. Default [429].
+	Limited []int `yaml:"limited"`
+	// SLO is a comma-separated list of thresholds, e.g. "p99<200ms, errors<1%".
+	SLO string `yaml:"slo"`
+
+	// pos maps field paths ("load.rates[2]") to where they are in File.
+	// Nil for a plan built from flags.
+	pos map[string]position
+}
+
+// Models of load.
+const (
+	// Open is the arrival-rate model: requests start on a schedule.
+	Open = "open"
+	// Closed is the virtual-user model: each user waits for its response.
+	Closed = "closed"
+)
+
+// Arrival processes of the open model.
+const (
+	// Uniform spaces arrivals evenly.
+	Uniform = "uniform"
+	// Poisson draws exponential gaps with the step's mean rate.
+	Poisson = "poisson"
+)
+
+// Load is the shape of the load.
+type Load struct {
+	// Model is Open or Closed. Default: Closed when VUs are given, else Open.
+	Model string `yaml:"model"`
+	// Rates are the open model's stairs, in requests per second, one step each.
+	Rates []float64 `yaml:"rates"`
+	// Ramp is a linear open-model ramp, instead of Rates.
+	Ramp *Ramp `yaml:"ramp"`
+	// VUs are the closed model's stairs, in virtual users, one step each.
+	VUs []int `yaml:"vus"`
+	// Think is the closed model's pause between a user's iterations. Zero: none.
+	Think Duration `yaml:"think"`
+	// Step is the counted length of each step. Default 60s.
+	Step Duration `yaml:"step"`
+	// Warmup runs before each step at its level and is not counted. Default 5s; "0s" disables it.
+	Warmup *Duration `yaml:"warmup"`
+	// Arrival is Uniform (default) or Poisson.
+	Arrival string `yaml:"arrival"`
+	// MaxWorkers caps concurrent open-model exchanges. Zero: rate × timeout,
+	// at least 64 and at most 20000. Arrivals past the cap wait and count as late.
+	MaxWorkers int `yaml:"max_workers"`
+	// Seed seeds Poisson arrivals. Zero: a fixed default, so runs repeat.
+	Seed int64 `yaml:"seed"`
+}
+
+// Ramp is a linear change of the arrival rate.
+type Ramp struct {
+	// From is the rate at the start, per second.
+	From float64 `yaml:"from"`
+	// To is the rate at the end, per second.
+	To float64 `yaml:"to"`
+	// Over is how long the ramp lasts; it is counted as one step.
+	Over Duration `yaml:"over"`
+}
+
+// HTTP holds transport settings.
+type HTTP struct {
+	// Timeout bounds one whole exchange. Default 10s.
+	Timeout Duration `yaml:"timeout"`
+	// HTTP2 uses HTTP/2: h2 over TLS for https, h2c for http.
+	HTTP2 bool `yaml:"http2"`
+	// Insecure skips TLS certificate verification.
+	Insecure bool `yaml:"insecure"`
+	// FollowRedirects follows up to 10 redirects; the final status is classified.
+	FollowRedirects bool `yaml:"follow_redirects"`
+	// Headers are sent with every request; a scenario's headers override them.
+	Headers map[string]string `yaml:"headers"`
+	// MaxConnections caps open connections to the target. Zero: one per worker.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxBodyBytes caps a response body; a larger one is a protocol failure. Zero: 16 MiB.
+	MaxBodyBytes int `yaml:"max_body_bytes"`
+}
+
+// Scenario is one named request.
+type Scenario struct {
+	// Name labels the scenario in reports. Default: "METHOD path".
+	Name string `yaml:"name"`
+	// Weight is the scenario's share of iterations. Default 1.
+	Weight float64 `yaml:"weight"`
+	// Request is what to send.
+	Request Request `yaml:"request"`
+	// Expect says which responses count as OK.
+	Expect Expect `yaml:"expect"`
+}
+
+// Request is one HTTP request.
+type Request struct {
+	// Method is the HTTP method. Default GET.
+	Method string `yaml:"method"`
+	// URL is absolute, or relative to Plan.Target.
+	URL string `yaml:"url"`
+	// Headers are added to (and override) the plan's http.headers.
+	Headers map[string]string `yaml:"headers"`
+	// Body is sent as is.
+	Body string `yaml:"body"`
+}
+
+// Expect says which responses count as OK.
+type Expect struct {
+	// Status lists the accepted statuses. Empty: any 2xx.
+	Status []int `yaml:"status"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("250ms", "1m").
+type Duration struct {
+	time.Duration
+}

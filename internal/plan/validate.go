@@ -1,0 +1,272 @@
+package plan
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"net/textproto"
+	"slices"
+	"time"
+)
+
+// Limits on load levels: past them a plan is far more likely a typo than a
+// test one generator (or a fleet of them) could carry out.
+const (
+	// MaxRate is the highest rate a step may ask for, per second.
+	MaxRate = 10_000_000
+	// MaxVUs is the most virtual users a step may ask for.
+	MaxVUs = 1_000_000
+)
+
+// Defaults that Validate fills in.
+const (
+	// DefaultStep is the counted length of each step.
+	DefaultStep = 60 * time.Second
+	// DefaultWarmup runs before each step when the plan does not say.
+	DefaultWarmup = 5 * time.Second
+	// DefaultTimeout bounds one exchange.
+	DefaultTimeout = 10 * time.Second
+	// DefaultMaxBodyBytes caps a response body: 16 MiB.
+	DefaultMaxBodyBytes = 16 << 20
+)
+
+// Validate fills defaults and checks every value, returning Problems that
+// lists everything wrong, or nil. Parse calls it; the cli calls it again on
+// plans built or changed from command-line flags. Calling it twice is safe.
+func (p *Plan) Validate() error {
+	ps := p.check()
+	if len(ps) == 0 {
+		return nil
+	}
+	sortProblems(ps)
+	return ps
+}
+
+// check fills defaults and returns the problems, unsorted.
+func (p *Plan) check() Problems {
+	p.fillDefaults()
+	c := &checker{p: p}
+	c.load()
+	c.ramp()
+	c.http()
+	c.target()
+	c.scenarios()
+	c.statuses("limited", p.Limited)
+	return c.problems
+}
+
+// has reports whether the plan file wrote the key at path.
+func (p *Plan) has(path string) bool {
+	_, ok := p.pos[path]
+	return ok
+}
+
+// fillDefaults sets every absent value that has a default.
+func (p *Plan) fillDefaults() {
+	l := &p.Load
+	if l.Model == "" {
+		// A vus key that failed to decode still says which model was meant.
+		l.Model = Open
+		if len(l.VUs) > 0 || p.has("load.vus") {
+			l.Model = Closed
+		}
+	}
+	if l.Step.Duration == 0 {
+		l.Step.Duration = DefaultStep
+	}
+	if l.Warmup == nil {
+		l.Warmup = &Duration{DefaultWarmup}
+	}
+	if l.Arrival == "" {
+		l.Arrival = Uniform
+	}
+	if p.HTTP.Timeout.Duration == 0 {
+		p.HTTP.Timeout.Duration = DefaultTimeout
+	}
+	if p.HTTP.MaxBodyBytes == 0 {
+		p.HTTP.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if p.Limited == nil {
+		p.Limited = []int{429}
+	}
+	for i := range p.Scenarios {
+		s := &p.Scenarios[i]
+		if s.Weight == 0 {
+			s.Weight = 1
+		}
+		if s.Request.Method == "" {
+			s.Request.Method = "GET"
+		}
+		if s.Name == "" {
+			s.Name = s.Request.Method + " " + urlPath(s.Request.URL)
+		}
+	}
+}
+
+// checker collects the problems of one plan.
+type checker struct {
+	p         *Plan
+	problems  Problems
+	badTarget bool // target has a problem, so relative URLs are not checked
+}
+
+// add records a problem at path.
+func (c *checker) add(path, format string, args ...any) {
+	c.problems = append(c.problems, c.p.problem(path, format, args...))
+}
+
+// load checks the model, its levels and the step timings.
+func (c *checker) load() {
+	l := &c.p.Load
+	rates, vus := len(l.Rates) > 0, len(l.VUs) > 0
+	switch l.Model {
+	case Open:
+		if vus {
+			c.add("load.vus", "the open model takes rates or a ramp, not vus (or set model: closed)")
+		}
+		switch {
+		case rates && l.Ramp != nil:
+			c.add("load.ramp", "give rates or a ramp, not both")
+		case !rates && l.Ramp == nil:
+			c.add("load.rates", "the open model needs rates (e.g. [50, 100]) or a ramp")
+		}
+	case Closed:
+		if !vus {
+			c.add("load.vus", "the closed model needs vus (e.g. [10, 50])")
+		}
+		if rates {
+			c.add("load.rates", "the closed model takes vus, not rates (or set model: open)")
+		}
+		if l.Ramp != nil {
+			c.add("load.ramp", "the closed model takes vus, not a ramp (or set model: open)")
+		}
+	default:
+		c.add("load.model", "want %q or %q, not %q", Open, Closed, l.Model)
+	}
+	for i, r := range l.Rates {
+		if msg := rateProblem(r); msg != "" {
+			c.add(fmt.Sprintf("load.rates[%d]", i), "%s", msg)
+		}
+	}
+	for i, n := range l.VUs {
+		if msg := vuProblem(n); msg != "" {
+			c.add(fmt.Sprintf("load.vus[%d]", i), "%s", msg)
+		}
+	}
+	c.timings()
+	if l.MaxWorkers < 0 {
+		c.add("load.max_workers", "want 0 (automatic) or more, not %d", l.MaxWorkers)
+	}
+}
+
+// timings checks step, warmup, think and arrival.
+func (c *checker) timings() {
+	l := &c.p.Load
+	if l.Step.Duration < 0 {
+		c.add("load.step", "want a positive duration such as \"60s\", not %s", l.Step)
+	}
+	if l.Warmup.Duration < 0 {
+		c.add("load.warmup", "want a non-negative duration such as \"5s\", not %s", l.Warmup)
+	}
+	switch {
+	case l.Think.Duration < 0:
+		c.add("load.think", "want a non-negative duration such as \"1s\", not %s", l.Think)
+	case l.Think.Duration > 0 && l.Model == Open:
+		c.add("load.think", "think applies to the closed model only")
+	}
+	switch l.Arrival {
+	case Uniform:
+	case Poisson:
+		if l.Model == Closed {
+			c.add("load.arrival", "arrival applies to the open model only")
+		}
+	default:
+		c.add("load.arrival", "want %q or %q, not %q", Uniform, Poisson, l.Arrival)
+	}
+}
+
+// ramp checks a linear ramp's ends and length.
+func (c *checker) ramp() {
+	r := c.p.Load.Ramp
+	if r == nil {
+		return
+	}
+	if math.IsNaN(r.From) || r.From < 0 || r.From > MaxRate {
+		c.add("load.ramp.from", "want a rate from 0 to %d per second, not %v", MaxRate, r.From)
+	}
+	if msg := rateProblem(r.To); msg != "" {
+		c.add("load.ramp.to", "%s", msg)
+	}
+	if r.Over.Duration <= 0 {
+		c.add("load.ramp.over", "want a positive duration such as \"60s\", not %s", r.Over)
+	}
+}
+
+// rateProblem says what is wrong with a rate, or "".
+func rateProblem(r float64) string {
+	switch {
+	case math.IsNaN(r) || math.IsInf(r, 0):
+		return fmt.Sprintf("want a finite rate per second, not %v", r)
+	case r <= 0:
+		return fmt.Sprintf("want a positive rate per second, not %v", r)
+	case r > MaxRate:
+		return fmt.Sprintf("want at most %d per second, not %v", MaxRate, r)
+	}
+	return ""
+}
+
+// vuProblem says what is wrong with a number of virtual users, or "".
+func vuProblem(n int) string {
+	switch {
+	case n < 1:
+		return fmt.Sprintf("want at least 1 virtual user, not %d", n)
+	case n > MaxVUs:
+		return fmt.Sprintf("want at most %d virtual users, not %d", MaxVUs, n)
+	}
+	return ""
+}
+
+// http checks the transport settings.
+func (c *checker) http() {
+	h := &c.p.HTTP
+	if h.Timeout.Duration < 0 {
+		c.add("http.timeout", "want a positive duration such as \"10s\", not %s", h.Timeout)
+	}
+	if h.MaxConnections < 0 {
+		c.add("http.max_connections", "want 0 (one per worker) or more, not %d", h.MaxConnections)
+	}
+	if h.MaxBodyBytes < 0 {
+		c.add("http.max_body_bytes", "want 0 (16 MiB) or more, not %d", h.MaxBodyBytes)
+	}
+	c.headers("http.headers", h.Headers)
+}
+
+// headers checks header names and values, and that no two names differ only
+// in case (which one is sent would be a coin toss).
+func (c *checker) headers(path string, hs map[string]string) {
+	seen := make(map[string]string, len(hs))
+	for _, name := range slices.Sorted(maps.Keys(hs)) {
+		p := path + "." + name
+		if msg := headerNameProblem(name); msg != "" {
+			c.add(p, "%s", msg)
+			continue
+		}
+		if msg := headerValueProblem(hs[name]); msg != "" {
+			c.add(p, "%s", msg)
+		}
+		canon := textproto.CanonicalMIMEHeaderKey(name)
+		if other, dup := seen[canon]; dup {
+			c.add(p, "same header as %q (names are case-insensitive)", other)
+		}
+		seen[canon] = name
+	}
+}
+
+// statuses checks a list of HTTP statuses.
+func (c *checker) statuses(path string, ss []int) {
+	for i, s := range ss {
+		if s < 100 || s > 599 {
+			c.add(fmt.Sprintf("%s[%d]", path, i), "want an HTTP status from 100 to 599, not %d", s)
+		}
+	}
+}
