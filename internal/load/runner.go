@@ -99,7 +99,8 @@ type Result struct {
 	Workers int
 }
 
-// Achieved returns responses finished inside the window per second.
+// Achieved returns OK and limited responses finished inside the window per
+// second.
 func (r *Result) Achieved() float64 {
 	d := (r.WindowEnd - r.WindowStart).Seconds()
 	if d <= 0 {

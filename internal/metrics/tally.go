@@ -44,8 +44,10 @@ type Tally struct {
 	MaxLag time.Duration
 	// Clamped counts response times longer than HighestUS, recorded as HighestUS.
 	Clamped int64
-	// Finished counts exchanges of any step phase (warm-up included) that got
-	// a response and ended inside the counted window: the achieved throughput.
+	// Finished counts exchanges of any step phase (warm-up included) that
+	// were answered OK or Limited and ended inside the counted window: the
+	// achieved throughput. Failures do not count, so a target that answers
+	// 503 at once does not look as if it kept up.
 	Finished int64
 }
 
@@ -114,7 +116,7 @@ type Sample struct {
 
 // add records one sample; the caller holds whatever lock guards t.
 func (t *Tally) add(s *Sample) {
-	if s.InWindow && s.Outcome.Kind.Responded() {
+	if s.InWindow && !s.Outcome.Kind.Failed() {
 		t.Finished++
 	}
 	if !s.Counted {
