@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/ceiling-dev/ceiling/internal/cli"
@@ -23,7 +24,28 @@ func main() {
 		<-sig // second: abort at once
 		os.Exit(int(cli.ExitInterrupted))
 	}()
+	stopProfile := profile(os.Getenv("CEILING_CPUPROFILE"))
 	code := cli.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	cancel()
+	stopProfile()
 	os.Exit(int(code))
+}
+
+// profile writes a CPU profile to path when it is set: a developer's tool
+// for measuring the generator (see bench/README.md), not a user feature.
+func profile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ceiling: cpu profile: %v\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(os.Stderr, "ceiling: cpu profile: %v\n", err)
+		f.Close()
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }

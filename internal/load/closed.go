@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
 )
 
 // runClosed runs the step's virtual users until the window ends: each loops
@@ -29,6 +31,7 @@ func (r *Runner) runClosed(ctx context.Context, sr *stepRun) {
 func (r *Runner) user(ctx context.Context, sr *stepRun, id int) {
 	sess := r.cfg.Exchanger.Session()
 	shard := sr.rec.Shard(id)
+	sample := new(metrics.Sample)
 	var timer *time.Timer
 	if r.cfg.Think > 0 {
 		timer = time.NewTimer(time.Hour)
@@ -40,7 +43,7 @@ func (r *Runner) user(ctx context.Context, sr *stepRun, id int) {
 		if now >= sr.winEnd {
 			return
 		}
-		sr.exchange(sess, shard, now)
+		sr.exchange(sess, shard, sample, now, now)
 		if timer != nil && !sleep(ctx, timer, r.cfg.Think) {
 			return
 		}

@@ -234,3 +234,28 @@ func TestMaxWorkersDefault(t *testing.T) {
 		}
 	}
 }
+
+// nop answers at once, so the benchmark measures ceiling's own work.
+type nop struct{}
+
+func (nop) Session() transport.Session                      { return nop{} }
+func (nop) Close()                                          {}
+func (nop) Do(_ *transport.Request, out *transport.Outcome) { out.Kind = transport.OK }
+
+// BenchmarkExchange is the executor's own cost of one exchange around the
+// transport: two clock reads, classification into the window, recording.
+// It must not allocate.
+func BenchmarkExchange(b *testing.B) {
+	r := NewRunner(Config{Exchanger: nop{}, Request: &transport.Request{}})
+	sr := r.newStepRun(Step{Length: time.Hour})
+	shard := sr.rec.Shard(0)
+	s := new(metrics.Sample)
+	sess := nop{}.Session()
+	b.ReportAllocs()
+	for b.Loop() {
+		sr.exchange(sess, shard, s, r.now(), r.now())
+	}
+	if n := testing.AllocsPerRun(1000, func() { sr.exchange(sess, shard, s, r.now(), r.now()) }); n != 0 {
+		b.Fatalf("exchange allocates %v times", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
 )
 
@@ -55,8 +56,9 @@ func (p *pool) worker(id int, a arrival) {
 	defer p.exited.Done()
 	sess := p.sr.r.cfg.Exchanger.Session()
 	shard := p.sr.rec.Shard(id)
+	sample := new(metrics.Sample)
 	for {
-		p.sr.exchange(sess, shard, a.intended)
+		p.sr.exchange(sess, shard, sample, a.intended, p.sr.r.now())
 		p.inflight.Done()
 		select {
 		case a = <-p.work:

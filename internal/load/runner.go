@@ -146,16 +146,15 @@ func (r *Runner) Run(ctx context.Context, st Step) *Result {
 
 func shardCount() int { return 4 * runtime.GOMAXPROCS(0) }
 
-// exchange performs one exchange and records it.
-func (sr *stepRun) exchange(sess transport.Session, shard *metrics.Shard, intended time.Duration) {
-	var s metrics.Sample
-	s.Intended = intended
-	s.Start = sr.r.now()
+// exchange performs one exchange that started at start and records it. s is
+// the caller's own scratch sample, reused so the hot path allocates nothing.
+func (sr *stepRun) exchange(sess transport.Session, shard *metrics.Shard, s *metrics.Sample, intended, start time.Duration) {
+	*s = metrics.Sample{Intended: intended, Start: start}
 	sess.Do(sr.r.cfg.Request, &s.Outcome)
 	s.End = sr.r.now()
 	s.Counted = intended >= sr.winStart && intended < sr.winEnd
 	s.InWindow = s.End >= sr.winStart && s.End < sr.winEnd
-	shard.Record(&s)
+	shard.Record(s)
 }
 
 // sleep waits for d on t, or until ctx is done; it reports whether it slept

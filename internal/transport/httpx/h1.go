@@ -26,9 +26,9 @@ func newH1(c Config) *H1 {
 		MaxConnsPerHost:           c.MaxConns,
 		MaxConnWaitTimeout:        c.Timeout,
 		MaxIdemponentCallAttempts: 1, // a retry would hide a failure
+		// No ReadTimeout/WriteTimeout: each request carries the whole-exchange
+		// timeout (SetTimeout), which sets both deadlines from one clock read.
 		RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
-		ReadTimeout:               c.Timeout,
-		WriteTimeout:              c.Timeout,
 		MaxResponseBodySize:       c.MaxBodyBytes,
 		ReadBufferSize:            16 << 10,
 		TLSConfig:                 &tls.Config{InsecureSkipVerify: c.Insecure}, //nolint:gosec // the plan asks for it
