@@ -62,7 +62,7 @@ func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
 	live := report.NewLive(e.stderr, e.terminal && !o.quiet, len(steps))
 	runner := load.NewRunner(load.Config{
 		Exchanger: ex, Request: req, Timeout: p.HTTP.Timeout.Duration,
-		MaxWorkers: p.Load.MaxWorkers, Think: p.Load.Think.Duration,
+		MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration,
 		Poisson: p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
 		OnTick: live.Tick,
 	})
@@ -111,6 +111,17 @@ func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
 	return res, nil
 }
 
+// maxWorkers is the open model's worker cap: load.max_workers, lowered to
+// http.max_connections when that is set, since each worker holds one
+// connection. Zero leaves the executor's default.
+func maxWorkers(p *plan.Plan) int {
+	w, c := p.Load.MaxWorkers, p.HTTP.MaxConnections
+	if c > 0 && (w == 0 || c < w) {
+		return c
+	}
+	return w
+}
+
 func where(p *plan.Plan, path string) string {
 	if w := p.Where(path); w != "" {
 		return w
@@ -135,7 +146,9 @@ func request(p *plan.Plan) *transport.Request {
 // be reached at all is exit 3, not a table of errors.
 func preflight(ex transport.Exchanger, req *transport.Request) error {
 	var out transport.Outcome
-	ex.Session().Do(req, &out)
+	sess := ex.Session()
+	sess.Do(req, &out)
+	sess.Close()
 	if out.Kind.Responded() {
 		return nil
 	}

@@ -30,6 +30,7 @@ func (r *Runner) runClosed(ctx context.Context, sr *stepRun) {
 
 func (r *Runner) user(ctx context.Context, sr *stepRun, id int) {
 	sess := r.cfg.Exchanger.Session()
+	defer sess.Close()
 	shard := sr.rec.Shard(id)
 	sample := new(metrics.Sample)
 	var timer *time.Timer

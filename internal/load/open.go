@@ -55,6 +55,7 @@ func (p *pool) dispatch(ctx context.Context, a arrival) bool {
 func (p *pool) worker(id int, a arrival) {
 	defer p.exited.Done()
 	sess := p.sr.r.cfg.Exchanger.Session()
+	defer sess.Close()
 	shard := p.sr.rec.Shard(id)
 	sample := new(metrics.Sample)
 	for {

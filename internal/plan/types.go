@@ -89,7 +89,11 @@ type HTTP struct {
 	FollowRedirects bool `yaml:"follow_redirects"`
 	// Headers are sent with every request; a scenario's headers override them.
 	Headers map[string]string `yaml:"headers"`
-	// MaxConnections caps open connections to the target. Zero: one per worker.
+	// MaxConnections caps open connections to the target. Each open-model
+	// worker and each closed-model user holds its own keep-alive connection,
+	// so in the open model this caps the workers (arrivals past it wait and
+	// count as late), and in the closed model it must not be below the
+	// users. Zero: one per worker, no cap beyond load.max_workers.
 	MaxConnections int `yaml:"max_connections"`
 	// MaxBodyBytes caps a response body; a larger one is a protocol failure. Zero: 16 MiB.
 	MaxBodyBytes int `yaml:"max_body_bytes"`

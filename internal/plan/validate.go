@@ -235,6 +235,11 @@ func (c *checker) http() {
 	if h.MaxConnections < 0 {
 		c.add("http.max_connections", "want 0 (one per worker) or more, not %d", h.MaxConnections)
 	}
+	if h.MaxConnections > 0 && c.p.Load.Model == Closed {
+		if most := slices.Max(append([]int{0}, c.p.Load.VUs...)); most > h.MaxConnections {
+			c.add("http.max_connections", "each virtual user holds its own connection: %d is below the %d users of the largest step", h.MaxConnections, most)
+		}
+	}
 	if h.MaxBodyBytes < 0 {
 		c.add("http.max_body_bytes", "want 0 (16 MiB) or more, not %d", h.MaxBodyBytes)
 	}

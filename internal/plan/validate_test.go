@@ -27,6 +27,10 @@ var validateCases = []struct {
 	{"valid", func(p *Plan) {}, nil},
 	{"templated url", func(p *Plan) { p.Scenarios[0].Request.URL = "/api/{{ .user.site }}?id={{uuid}}" }, nil},
 	{"closed", func(p *Plan) { p.Load = Load{VUs: []int{1, MaxVUs}, Think: dur(time.Second)} }, nil},
+	{"closed within max_connections", func(p *Plan) { p.Load = Load{VUs: []int{5, 10}}; p.HTTP.MaxConnections = 10 }, nil},
+	{"closed past max_connections", func(p *Plan) { p.Load = Load{VUs: []int{5, 50}}; p.HTTP.MaxConnections = 10 }, []string{
+		`http.max_connections: each virtual user holds its own connection: 10 is below the 50 users of the largest step`,
+	}},
 	{"unknown model", func(p *Plan) { p.Load.Model = "half-open" }, []string{
 		`load.model: want "open" or "closed", not "half-open"`,
 	}},

@@ -37,6 +37,8 @@ type Session interface {
 	// Do performs req and fills out. It never returns a Go error: failures
 	// are classified into out.Kind.
 	Do(req *Request, out *Outcome)
+	// Close releases the session's connections.
+	Close()
 }
 
 // Exchanger creates sessions that share one connection pool. It is safe for
@@ -44,6 +46,6 @@ type Session interface {
 type Exchanger interface {
 	// Session returns a new session.
 	Session() Session
-	// Close releases idle connections.
+	// Close releases every connection, including those of open sessions.
 	Close()
 }

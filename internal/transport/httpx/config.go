@@ -16,7 +16,8 @@ type Config struct {
 	Insecure bool
 	// FollowRedirects follows up to MaxRedirects redirects.
 	FollowRedirects bool
-	// MaxConns caps connections per host. Zero: 10000.
+	// MaxConns caps HTTP/2 connections per host. Zero: 10000. (HTTP/1.1
+	// sessions each hold their own connection; the executor caps sessions.)
 	MaxConns int
 	// MaxBodyBytes caps a response body; a longer one is a Protocol failure.
 	// Zero: 16 MiB.

@@ -1,7 +1,13 @@
-// Package httpx implements transport sessions for HTTP: HTTP/1.1 through
-// fasthttp's client (keep-alive, a connection cap, no retries, bounded
-// bodies) and HTTP/2 (h2 over TLS, h2c over plain text) through net/http and
-// golang.org/x/net/http2.
+// Package httpx implements transport sessions for HTTP: HTTP/1.1 through a
+// small client of our own (each session owns its keep-alive connections, a
+// request is encoded once and written in one system call, responses are
+// parsed without allocating, nothing is retried except a request that met a
+// keep-alive connection the server had already closed, bodies are bounded)
+// and HTTP/2 (h2 over TLS, h2c over plain text) through net/http.
+//
+// The HTTP/1.1 client replaced fasthttp's after bench/compare.sh measured
+// it: 6.3–8.3 µs of CPU per request against 7.6–8.2 for fasthttp, with wrk
+// at 6.0–7.5 in the same runs.
 //
 // Redirects are not followed unless the Config says so; a 3xx the scenario
 // does not expect is then a Redirect failure. Every error is classified into

@@ -61,6 +61,9 @@ type h2Session struct {
 	h *H2
 }
 
+// Close does nothing: HTTP/2 connections are shared by every session.
+func (s *h2Session) Close() {}
+
 // Do performs one exchange over HTTP/2.
 func (s *h2Session) Do(r *transport.Request, out *transport.Outcome) {
 	*out = transport.Outcome{BytesOut: int64(len(r.Body))}

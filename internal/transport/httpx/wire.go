@@ -1,0 +1,357 @@
+package httpx
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Limits on what a response may send before it is a Protocol failure.
+const (
+	// maxHeaderBytes caps the status line and headers of one response.
+	maxHeaderBytes = 64 << 10
+	// readBufferSize is each connection's read buffer, and so the longest
+	// single header line.
+	readBufferSize = 16 << 10
+)
+
+// errMalformed is any response that is not HTTP/1.x as RFC 9112 writes it.
+var errMalformed = errors.New("malformed response")
+
+// errBodyTooLarge is a body past the configured cap.
+var errBodyTooLarge = errors.New("response body too large")
+
+// encodeRequest writes r in HTTP/1.1 wire form to dst. u is r.URL parsed.
+func encodeRequest(dst []byte, r *requestLine, header [][2]string, body []byte) []byte {
+	dst = append(dst, r.method...)
+	dst = append(dst, ' ')
+	dst = append(dst, r.target...)
+	dst = append(dst, " HTTP/1.1\r\n"...)
+	hasHost, hasUA := false, false
+	for _, h := range header {
+		switch {
+		case strings.EqualFold(h[0], "Host"):
+			hasHost = true
+		case strings.EqualFold(h[0], "User-Agent"):
+			hasUA = true
+		case strings.EqualFold(h[0], "Content-Length"):
+			continue // computed from the body
+		}
+		dst = append(dst, h[0]...)
+		dst = append(dst, ": "...)
+		dst = append(dst, h[1]...)
+		dst = append(dst, "\r\n"...)
+	}
+	if !hasHost {
+		dst = append(dst, "Host: "...)
+		dst = append(dst, r.host...)
+		dst = append(dst, "\r\n"...)
+	}
+	if !hasUA {
+		dst = append(dst, "User-Agent: ceiling\r\n"...)
+	}
+	if body != nil || r.method == "POST" || r.method == "PUT" || r.method == "PATCH" {
+		dst = append(dst, "Content-Length: "...)
+		dst = strconv.AppendInt(dst, int64(len(body)), 10)
+		dst = append(dst, "\r\n"...)
+	}
+	dst = append(dst, "\r\n"...)
+	return append(dst, body...)
+}
+
+// requestLine is the parsed form of a request URL.
+type requestLine struct {
+	method string
+	target string // origin-form: path?query
+	host   string // Host header value
+	addr   string // host:port to dial
+	tls    bool
+}
+
+func parseRequestLine(method, raw string) (requestLine, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return requestLine{}, err
+	}
+	rl := requestLine{method: method, host: u.Host, target: u.EscapedPath()}
+	switch u.Scheme {
+	case "http":
+	case "https":
+		rl.tls = true
+	default:
+		return requestLine{}, errors.New("unsupported scheme " + strconv.Quote(u.Scheme))
+	}
+	if u.Host == "" {
+		return requestLine{}, errors.New("URL has no host")
+	}
+	if rl.target == "" {
+		rl.target = "/"
+	}
+	if u.RawQuery != "" {
+		rl.target += "?" + u.RawQuery
+	}
+	rl.addr = u.Host
+	if u.Port() == "" {
+		port := "80"
+		if rl.tls {
+			port = "443"
+		}
+		rl.addr = u.Hostname() + ":" + port
+		if strings.Contains(u.Hostname(), ":") {
+			rl.addr = "[" + u.Hostname() + "]:" + port
+		}
+	}
+	return rl, nil
+}
+
+// response is what readResponse learned.
+type response struct {
+	status   int
+	body     int64  // body bytes read
+	close    bool   // the connection cannot be reused
+	started  bool   // at least one byte of the response arrived
+	location []byte // the Location header of a 3xx, into the caller's buffer
+}
+
+// Body framings a head can announce, besides a length >= 0.
+const (
+	untilClose = -1 // no length: the body ends with the connection
+	chunked    = -2 // Transfer-Encoding: chunked
+)
+
+// readResponse reads one whole response from br, skipping 1xx interim
+// responses, and discards its body, counting it, up to maxBody bytes.
+// isHead says the request was a HEAD, whose response has no body. A 3xx's
+// Location is copied into loc's storage.
+func readResponse(br *bufio.Reader, isHead bool, maxBody int64, loc []byte) (response, error) {
+	for {
+		resp, framing, err := readHead(br, loc)
+		if err != nil {
+			return resp, err
+		}
+		switch {
+		case resp.status == 101:
+			return resp, errMalformed // we never ask to switch protocols
+		case resp.status < 200:
+			continue
+		}
+		return resp, readBody(br, &resp, framing, isHead, maxBody)
+	}
+}
+
+// head holds what the header fields say about framing.
+type head struct {
+	length  int64 // -1: none given
+	chunked bool
+}
+
+// readHead reads the status line and header fields and returns the body's
+// framing: a length, untilClose or chunked. Chunked wins over a length
+// (RFC 9112 section 6.3).
+func readHead(br *bufio.Reader, loc []byte) (response, int64, error) {
+	var resp response
+	line, err := br.ReadSlice('\n')
+	if len(line) > 0 {
+		resp.started = true
+	}
+	if err != nil {
+		return resp, 0, lineErr(err)
+	}
+	total := len(line)
+	line = trimEOL(line)
+	// "HTTP/1.1 200 OK": version, space, three digits, then a space or the end.
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' ||
+		(len(line) > 12 && line[12] != ' ') {
+		return resp, 0, errMalformed
+	}
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return resp, 0, errMalformed
+		}
+		resp.status = resp.status*10 + int(c-'0')
+	}
+	if resp.status < 100 {
+		return resp, 0, errMalformed
+	}
+	http10 := line[7] == '0'
+	resp.close = http10
+	h := head{length: -1}
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return resp, 0, lineErr(err)
+		}
+		if total += len(line); total > maxHeaderBytes {
+			return resp, 0, errMalformed
+		}
+		line = trimEOL(line)
+		if len(line) == 0 {
+			break
+		}
+		if err := h.field(line, &resp, http10, loc); err != nil {
+			return resp, 0, err
+		}
+	}
+	switch {
+	case h.chunked:
+		return resp, chunked, nil
+	case h.length >= 0:
+		return resp, h.length, nil
+	}
+	return resp, untilClose, nil
+}
+
+// field reads one header field.
+func (h *head) field(line []byte, resp *response, http10 bool, loc []byte) error {
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 || line[0] == ' ' || line[0] == '\t' {
+		return errMalformed // no name, or obsolete line folding
+	}
+	name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
+	switch {
+	case bytes.EqualFold(name, []byte("Content-Length")):
+		n, err := strconv.ParseInt(string(value), 10, 64)
+		if err != nil || n < 0 || (h.length >= 0 && h.length != n) {
+			return errMalformed
+		}
+		h.length = n
+	case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+		last := value
+		if i := bytes.LastIndexByte(value, ','); i >= 0 {
+			last = bytes.TrimSpace(value[i+1:])
+		}
+		if !bytes.EqualFold(last, []byte("chunked")) {
+			return errMalformed // only chunked framing is defined for responses we read
+		}
+		h.chunked = true
+	case bytes.EqualFold(name, []byte("Connection")):
+		switch {
+		case containsToken(value, "close"):
+			resp.close = true
+		case http10 && containsToken(value, "keep-alive"):
+			resp.close = false
+		}
+	case bytes.EqualFold(name, []byte("Location")):
+		resp.location = append(loc[:0], value...)
+	}
+	return nil
+}
+
+// readBody discards the body that framing announces and sets resp.body to
+// the bytes read.
+func readBody(br *bufio.Reader, resp *response, framing int64, isHead bool, maxBody int64) error {
+	if isHead || resp.status == 204 || resp.status == 304 {
+		return nil
+	}
+	switch {
+	case framing == chunked:
+		return readChunked(br, resp, maxBody)
+	case framing >= 0:
+		if framing > maxBody {
+			resp.close = true
+			return errBodyTooLarge
+		}
+		n, err := br.Discard(int(framing))
+		resp.body = int64(n)
+		return bodyErr(err)
+	}
+	resp.close = true // the body runs to the end of the connection
+	n, err := io.Copy(io.Discard, io.LimitReader(br, maxBody+1))
+	resp.body = n
+	if n > maxBody {
+		return errBodyTooLarge
+	}
+	return err
+}
+
+func readChunked(br *bufio.Reader, resp *response, maxBody int64) error {
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return bodyErr(lineErr(err))
+		}
+		line = trimEOL(line)
+		if i := bytes.IndexByte(line, ';'); i >= 0 {
+			line = line[:i] // chunk extensions
+		}
+		size, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+		if err != nil || size < 0 {
+			return errMalformed
+		}
+		if size == 0 {
+			return readTrailers(br)
+		}
+		if resp.body+size > maxBody {
+			resp.close = true
+			return errBodyTooLarge
+		}
+		n, err := br.Discard(int(size))
+		resp.body += int64(n)
+		if err != nil {
+			return bodyErr(err)
+		}
+		crlf, err := br.ReadSlice('\n')
+		if err != nil {
+			return bodyErr(lineErr(err))
+		}
+		if len(trimEOL(crlf)) != 0 {
+			return errMalformed
+		}
+	}
+}
+
+func readTrailers(br *bufio.Reader) error {
+	for total := 0; ; {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return bodyErr(lineErr(err))
+		}
+		if total += len(line); total > maxHeaderBytes {
+			return errMalformed
+		}
+		if len(trimEOL(line)) == 0 {
+			return nil
+		}
+	}
+}
+
+// lineErr maps a line that does not fit the buffer to a malformed response.
+func lineErr(err error) error {
+	if errors.Is(err, bufio.ErrBufferFull) {
+		return errMalformed
+	}
+	return err
+}
+
+// bodyErr maps a body cut short to an unexpected EOF (a reset connection).
+func bodyErr(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func trimEOL(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.TrimSuffix(b, []byte("\r"))
+}
+
+// containsToken reports whether the comma-separated list v holds tok.
+func containsToken(v []byte, tok string) bool {
+	for len(v) > 0 {
+		part := v
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			part, v = v[:i], v[i+1:]
+		} else {
+			v = nil
+		}
+		if bytes.EqualFold(bytes.TrimSpace(part), []byte(tok)) {
+			return true
+		}
+	}
+	return false
+}
