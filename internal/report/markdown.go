@@ -41,7 +41,9 @@ func Markdown(w io.Writer, r *results.Result) {
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
-	fmt.Fprintf(w, "\nLatency is measured from each request's intended start (open model), so queueing in the target or the generator shows in the percentiles.\n")
+	if len(r.Steps) > 0 && r.Steps[0].Model == "open" {
+		fmt.Fprintf(w, "\nLatency is measured from each request's intended start, so queueing in the target or in the generator shows in the percentiles.\n")
+	}
 	footer(w, r, "- ")
 }
 

@@ -23,7 +23,7 @@ func rows(r *results.Result) [][]string {
 		if s.Failed > 0 {
 			errs = fmt.Sprintf("%s (%s)", errs, topErrors(s.Errors))
 		}
-		limited := "0"
+		limited := "0%"
 		if s.Limited > 0 && s.Completed > 0 {
 			limited = Percent(float64(s.Limited) / float64(s.Completed))
 		}

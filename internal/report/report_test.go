@@ -1,0 +1,89 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func sample() *results.Result {
+	pass, fail := true, false
+	ended := time.Date(2026, 11, 30, 6, 2, 0, 0, time.UTC)
+	return &results.Result{
+		Schema:    results.Schema,
+		Command:   "ceiling run --url http://127.0.0.1:8080/send --rate 200,400,800 --step 30s --slo 'p99<100ms'",
+		Name:      "widget stairs",
+		Target:    "http://127.0.0.1:8080/send",
+		Host:      results.Host{Hostname: "box", OS: "linux/amd64", CPUs: 2, Version: "v0.1.0"},
+		StartedAt: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC),
+		EndedAt:   &ended,
+		Steps: []results.Step{
+			{Index: 0, Model: "open", TargetRate: 200, Completed: 6000, OK: 6000, AchievedRate: 200,
+				LatencyMS: metrics.Latency{P50: 5.9, P95: 7.2, P99: 8.04, Max: 12.5}, SLOPassed: &pass},
+			{Index: 1, Model: "open", TargetRate: 400, Completed: 12000, OK: 11880, Limited: 120, AchievedRate: 399.1,
+				LatencyMS: metrics.Latency{P50: 6.3, P95: 9.1, P99: 11.2, Max: 40}, SLOPassed: &pass},
+			{Index: 2, Model: "open", TargetRate: 800, Completed: 24000, OK: 20000, Failed: 4000, AchievedRate: 666.7,
+				Errors: map[string]int64{"http_5xx": 3000, "timeout": 900, "reset": 100}, ErrorRate: 4000.0 / 24000,
+				Late: 35, MaxLagMS: 31.5,
+				LatencyMS: metrics.Latency{P50: 210, P95: 3300, P99: 3900, Max: 10000}, SLOPassed: &fail,
+				Warnings: []string{"generator could not hold the rate"}},
+		},
+		Thresholds: []results.Threshold{{Expr: "p99<100ms", Value: 3900, OK: false}, {Expr: "errors<1%", Value: 16.67, OK: false}},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestTextGolden(t *testing.T) {
+	var b bytes.Buffer
+	Text(&b, sample())
+	golden(t, "table.txt", b.Bytes())
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	var b bytes.Buffer
+	Markdown(&b, sample())
+	golden(t, "table.md", b.Bytes())
+}
+
+func TestFormats(t *testing.T) {
+	for in, want := range map[float64]string{0: "0 ms", 0.42: "0.42 ms", 8.64: "8.6 ms", 11.24: "11.2 ms", 482.2: "482 ms", 3900: "3.90 s", 12500: "12.5 s"} {
+		if got := Millis(in); got != want {
+			t.Errorf("Millis(%v) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[float64]string{480: "480/s", 12.5: "12.5/s", 1201.4: "1201/s"} {
+		if got := Rate(in); got != want {
+			t.Errorf("Rate(%v) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[float64]string{0: "0%", 0.0013: "0.13%", 0.87: "87.0%"} {
+		if got := Percent(in); got != want {
+			t.Errorf("Percent(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
