@@ -53,7 +53,7 @@ func (h *H1) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.sessions {
-		s.closeConns()
+		s.closeConns(false)
 		delete(h.sessions, s)
 	}
 }
@@ -69,7 +69,9 @@ type h1Conn struct {
 type h1Session struct {
 	h *H1
 
-	mu    sync.Mutex // guards conns against Close from another goroutine
+	// conns is written only by the session's own goroutine, under mu; that
+	// goroutine reads it without mu, and H1.Close reads it under mu.
+	mu    sync.Mutex
 	conns []*h1Conn
 
 	last *transport.Request // the request enc holds
@@ -78,20 +80,25 @@ type h1Session struct {
 	loc  []byte // scratch for a Location header
 }
 
-// Close closes the session's connections and forgets it.
+// Close closes the session's connections and forgets it. Only the
+// session's own goroutine calls it.
 func (s *h1Session) Close() {
-	s.closeConns()
+	s.closeConns(true)
 	s.h.mu.Lock()
 	delete(s.h.sessions, s)
 	s.h.mu.Unlock()
 }
 
-func (s *h1Session) closeConns() {
+// closeConns closes every connection; forget (the owner only) also empties
+// the list.
+func (s *h1Session) closeConns(forget bool) {
 	s.mu.Lock()
 	for _, c := range s.conns {
 		c.c.Close()
 	}
-	s.conns = nil
+	if forget {
+		s.conns = nil
+	}
 	s.mu.Unlock()
 }
 

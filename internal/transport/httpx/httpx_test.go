@@ -225,3 +225,30 @@ func TestSilentServer(t *testing.T) {
 		t.Errorf("timeout took %v, want about 200ms", d)
 	}
 }
+
+// Closing the exchanger while a session is mid-exchange (an interrupt after
+// the grace) ends that exchange without a race or a crash.
+func TestCloseDuringExchange(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	ex := New(Config{Timeout: 5 * time.Second})
+	s := ex.Session()
+	done := make(chan transport.Outcome)
+	go func() {
+		var out transport.Outcome
+		s.Do(&transport.Request{Method: "GET", URL: srv.URL + "/ok"}, &out) // dials
+		s.Do(&transport.Request{Method: "GET", URL: srv.URL + "/slow"}, &out)
+		done <- out
+	}()
+	time.Sleep(200 * time.Millisecond)
+	ex.Close()
+	select {
+	case out := <-done:
+		if out.Kind == transport.OK {
+			t.Errorf("exchange on a closed connection = ok, want a failure")
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("exchange did not end when the exchanger closed")
+	}
+	s.Close()
+}
