@@ -1,8 +1,16 @@
 package transport
 
-// Request is one HTTP request as the plan describes it. It is immutable once
-// built: sessions may cache a wire form keyed by its pointer.
+import "bytes"
+
+// Request is one HTTP request. A Static request never changes once built,
+// so sessions may cache its wire form by its pointer; any other request is
+// encoded afresh by every Do (a rendered template, a cookie that changed).
 type Request struct {
+	// Static says the request will not change: its wire form may be cached.
+	Static bool
+	// Capture asks for the response body in Outcome.Body (for checks and
+	// extraction); otherwise it is read and discarded.
+	Capture bool
 	// Method is the HTTP method, e.g. "GET".
 	Method string
 	// URL is the absolute URL.
@@ -28,6 +36,43 @@ type Outcome struct {
 	BytesIn int64
 	// BytesOut counts the request body bytes sent.
 	BytesOut int64
+	// Header holds the response's header lines ("Name: value\r\n" each) as
+	// received. It belongs to the session and is valid until its next Do.
+	Header []byte
+	// Body holds the response body when the request asked to Capture it. It
+	// belongs to the session and is valid until its next Do.
+	Body []byte
+}
+
+// HeaderValue returns the first value of the named response header
+// (compared without regard to case).
+func (o *Outcome) HeaderValue(name string) ([]byte, bool) {
+	var v []byte
+	found := false
+	o.EachHeader(name, func(b []byte) bool { v, found = b, true; return false })
+	return v, found
+}
+
+// EachHeader calls fn with each value of the named response header, in
+// order, until fn returns false.
+func (o *Outcome) EachHeader(name string, fn func(value []byte) bool) {
+	h := o.Header
+	for len(h) > 0 {
+		line := h
+		if i := bytes.IndexByte(h, '\n'); i >= 0 {
+			line, h = h[:i], h[i+1:]
+		} else {
+			h = nil
+		}
+		line = bytes.TrimRight(line, "\r")
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 || !bytes.EqualFold(line[:colon], []byte(name)) {
+			continue
+		}
+		if !fn(bytes.TrimSpace(line[colon+1:])) {
+			return
+		}
+	}
 }
 
 // Session performs exchanges for one worker or virtual user. It keeps that

@@ -74,10 +74,10 @@ type h1Session struct {
 	mu    sync.Mutex
 	conns []*h1Conn
 
-	last *transport.Request // the request enc holds
+	last *transport.Request // the static request enc holds, if any
 	line requestLine
 	enc  []byte
-	loc  []byte // scratch for a Location header
+	cap  capture // the last response's header lines and body
 }
 
 // Close closes the session's connections and forgets it. Only the
@@ -105,32 +105,60 @@ func (s *h1Session) closeConns(forget bool) {
 // Do performs one exchange, following redirects when configured.
 func (s *h1Session) Do(r *transport.Request, out *transport.Outcome) {
 	*out = transport.Outcome{BytesOut: int64(len(r.Body))}
-	if r != s.last {
-		line, err := parseRequestLine(r.Method, r.URL)
-		if err != nil {
+	if !r.Static || r != s.last {
+		if err := s.encode(r); err != nil {
 			out.Kind = transport.Protocol
 			return
 		}
-		s.line, s.last = line, r
-		s.enc = encodeRequest(s.enc[:0], &s.line, r.Header, r.Body)
 	}
+	s.cap.keepBody = r.Capture
 	deadline := time.Now().Add(s.h.cfg.Timeout)
 	resp, err := s.roundTrip(&s.line, s.enc, deadline)
-	for hops := 0; err == nil && s.h.cfg.FollowRedirects && isRedirect(resp.status) && len(resp.location) > 0; hops++ {
+	for hops := 0; err == nil && s.h.cfg.FollowRedirects && isRedirect(resp.status); hops++ {
+		loc, ok := s.location()
+		if !ok {
+			break
+		}
 		if hops == MaxRedirects {
 			out.Kind = transport.Protocol
 			return
 		}
-		resp, err = s.follow(r, resp, deadline)
+		resp, err = s.follow(r, resp.status, loc, deadline)
+	}
+	out.BytesIn = resp.body
+	out.Header = s.cap.header
+	if r.Capture {
+		out.Body = s.cap.body
 	}
 	if err != nil {
 		out.Kind = classifyH1(err)
-		out.BytesIn = resp.body
 		return
 	}
 	out.Status = resp.status
-	out.BytesIn = resp.body
 	out.Kind = transport.Classify(resp.status, r.Expect, r.Limited)
+}
+
+// encode builds r's wire form into s.enc, parsing its URL only when it
+// differs from the last one's.
+func (s *h1Session) encode(r *transport.Request) error {
+	if s.last == nil || r.URL != s.last.URL || r.Method != s.line.method {
+		line, err := parseRequestLine(r.Method, r.URL)
+		if err != nil {
+			s.last = nil
+			return err
+		}
+		s.line = line
+	}
+	s.last = r
+	s.enc = encodeRequest(s.enc[:0], &s.line, r.Header, r.Body)
+	return nil
+}
+
+// location returns the last response's Location header.
+func (s *h1Session) location() (string, bool) {
+	o := transport.Outcome{Header: s.cap.header}
+	v, ok := o.HeaderValue("Location")
+	return string(v), ok && len(v) > 0
 }
 
 // roundTrip writes enc on a connection to line.addr and reads the response.
@@ -149,10 +177,7 @@ func (s *h1Session) roundTrip(line *requestLine, enc []byte, deadline time.Time)
 		}
 		var resp response
 		if _, err = c.c.Write(enc); err == nil {
-			resp, err = readResponse(c.br, line.method == "HEAD", int64(s.h.cfg.MaxBodyBytes), s.loc)
-			if resp.location != nil {
-				s.loc = resp.location[:0] // keep the storage for the next response
-			}
+			resp, err = readResponse(c.br, line.method == "HEAD", int64(s.h.cfg.MaxBodyBytes), &s.cap)
 		}
 		if err != nil || resp.close {
 			s.drop(c)
@@ -215,17 +240,17 @@ func (s *h1Session) drop(c *h1Conn) {
 // follow sends the request a redirect points to: 303, and 301/302 after a
 // POST, become a GET without a body, as browsers do; 307 and 308 repeat the
 // method and body.
-func (s *h1Session) follow(r *transport.Request, prev response, deadline time.Time) (response, error) {
+func (s *h1Session) follow(r *transport.Request, status int, location string, deadline time.Time) (response, error) {
 	base, err := url.Parse(r.URL)
 	if err != nil {
 		return response{}, errMalformed
 	}
-	ref, err := url.Parse(string(prev.location))
+	ref, err := url.Parse(location)
 	if err != nil {
 		return response{}, errMalformed
 	}
 	method, body := r.Method, r.Body
-	if prev.status == 303 || (prev.status <= 302 && method == "POST") {
+	if status == 303 || (status <= 302 && method == "POST") {
 		method, body = "GET", nil
 	}
 	line, err := parseRequestLine(method, base.ResolveReference(ref).String())

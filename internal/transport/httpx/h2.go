@@ -58,7 +58,9 @@ func (h *H2) Session() transport.Session { return &h2Session{h: h} }
 func (h *H2) Close() { h.tr.CloseIdleConnections() }
 
 type h2Session struct {
-	h *H2
+	h      *H2
+	header []byte // the last response's header lines
+	body   bytes.Buffer
 }
 
 // Close does nothing: HTTP/2 connections are shared by every session.
@@ -85,8 +87,23 @@ func (s *h2Session) Do(r *transport.Request, out *transport.Outcome) {
 		return
 	}
 	defer resp.Body.Close()
+	s.header = s.header[:0]
+	for name, values := range resp.Header {
+		for _, v := range values {
+			s.header = append(append(append(append(s.header, name...), ": "...), v...), "\r\n"...)
+		}
+	}
+	out.Header = s.header
 	limit := int64(s.h.cfg.MaxBodyBytes)
-	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, limit+1))
+	var sink io.Writer = io.Discard
+	if r.Capture {
+		s.body.Reset()
+		sink = &s.body
+	}
+	n, err := io.Copy(sink, io.LimitReader(resp.Body, limit+1))
+	if r.Capture {
+		out.Body = s.body.Bytes()
+	}
 	out.BytesIn = n
 	out.Status = resp.StatusCode
 	switch {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -110,11 +111,18 @@ func parseRequestLine(method, raw string) (requestLine, error) {
 
 // response is what readResponse learned.
 type response struct {
-	status   int
-	body     int64  // body bytes read
-	close    bool   // the connection cannot be reused
-	started  bool   // at least one byte of the response arrived
-	location []byte // the Location header of a 3xx, into the caller's buffer
+	status  int
+	body    int64 // body bytes read
+	close   bool  // the connection cannot be reused
+	started bool  // at least one byte of the response arrived
+}
+
+// capture is where a response's header lines and (when keepBody is set) its
+// body go. Its buffers are reused from one response to the next.
+type capture struct {
+	header   []byte
+	body     []byte
+	keepBody bool
 }
 
 // Body framings a head can announce, besides a length >= 0.
@@ -124,12 +132,13 @@ const (
 )
 
 // readResponse reads one whole response from br, skipping 1xx interim
-// responses, and discards its body, counting it, up to maxBody bytes.
-// isHead says the request was a HEAD, whose response has no body. A 3xx's
-// Location is copied into loc's storage.
-func readResponse(br *bufio.Reader, isHead bool, maxBody int64, loc []byte) (response, error) {
+// responses. Its header lines go to c.header; its body, up to maxBody bytes,
+// goes to c.body when c.keepBody is set and is discarded otherwise, counted
+// either way. isHead says the request was a HEAD, whose response has no body.
+func readResponse(br *bufio.Reader, isHead bool, maxBody int64, c *capture) (response, error) {
 	for {
-		resp, framing, err := readHead(br, loc)
+		c.header, c.body = c.header[:0], c.body[:0]
+		resp, framing, err := readHead(br, c)
 		if err != nil {
 			return resp, err
 		}
@@ -139,7 +148,7 @@ func readResponse(br *bufio.Reader, isHead bool, maxBody int64, loc []byte) (res
 		case resp.status < 200:
 			continue
 		}
-		return resp, readBody(br, &resp, framing, isHead, maxBody)
+		return resp, readBody(br, &resp, framing, isHead, maxBody, c)
 	}
 }
 
@@ -152,7 +161,7 @@ type head struct {
 // readHead reads the status line and header fields and returns the body's
 // framing: a length, untilClose or chunked. Chunked wins over a length
 // (RFC 9112 section 6.3).
-func readHead(br *bufio.Reader, loc []byte) (response, int64, error) {
+func readHead(br *bufio.Reader, c *capture) (response, int64, error) {
 	var resp response
 	line, err := br.ReadSlice('\n')
 	if len(line) > 0 {
@@ -192,9 +201,10 @@ func readHead(br *bufio.Reader, loc []byte) (response, int64, error) {
 		if len(line) == 0 {
 			break
 		}
-		if err := h.field(line, &resp, http10, loc); err != nil {
+		if err := h.field(line, &resp, http10); err != nil {
 			return resp, 0, err
 		}
+		c.header = append(append(c.header, line...), "\r\n"...)
 	}
 	switch {
 	case h.chunked:
@@ -206,7 +216,7 @@ func readHead(br *bufio.Reader, loc []byte) (response, int64, error) {
 }
 
 // field reads one header field.
-func (h *head) field(line []byte, resp *response, http10 bool, loc []byte) error {
+func (h *head) field(line []byte, resp *response, http10 bool) error {
 	colon := bytes.IndexByte(line, ':')
 	if colon <= 0 || line[0] == ' ' || line[0] == '\t' {
 		return errMalformed // no name, or obsolete line folding
@@ -235,40 +245,58 @@ func (h *head) field(line []byte, resp *response, http10 bool, loc []byte) error
 		case http10 && containsToken(value, "keep-alive"):
 			resp.close = false
 		}
-	case bytes.EqualFold(name, []byte("Location")):
-		resp.location = append(loc[:0], value...)
 	}
 	return nil
 }
 
-// readBody discards the body that framing announces and sets resp.body to
-// the bytes read.
-func readBody(br *bufio.Reader, resp *response, framing int64, isHead bool, maxBody int64) error {
+// readBody reads the body that framing announces, into c.body when
+// c.keepBody is set, and sets resp.body to the bytes read.
+func readBody(br *bufio.Reader, resp *response, framing int64, isHead bool, maxBody int64, c *capture) error {
 	if isHead || resp.status == 204 || resp.status == 304 {
 		return nil
 	}
 	switch {
 	case framing == chunked:
-		return readChunked(br, resp, maxBody)
+		return readChunked(br, resp, maxBody, c)
 	case framing >= 0:
 		if framing > maxBody {
 			resp.close = true
 			return errBodyTooLarge
 		}
-		n, err := br.Discard(int(framing))
-		resp.body = int64(n)
-		return bodyErr(err)
+		return bodyErr(take(br, resp, framing, c))
 	}
 	resp.close = true // the body runs to the end of the connection
-	n, err := io.Copy(io.Discard, io.LimitReader(br, maxBody+1))
-	resp.body = n
-	if n > maxBody {
-		return errBodyTooLarge
+	for {
+		if resp.body > maxBody {
+			return errBodyTooLarge
+		}
+		err := take(br, resp, min(maxBody+1-resp.body, readBufferSize), c)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
+}
+
+// take reads n body bytes from br (fewer at the end of the stream), keeping
+// them in c.body or discarding them, and counts them into resp.body.
+func take(br *bufio.Reader, resp *response, n int64, c *capture) error {
+	if !c.keepBody {
+		got, err := br.Discard(int(n))
+		resp.body += int64(got)
+		return err
+	}
+	start := len(c.body)
+	c.body = slices.Grow(c.body, int(n))[:start+int(n)]
+	got, err := io.ReadFull(br, c.body[start:])
+	c.body = c.body[:start+got]
+	resp.body += int64(got)
 	return err
 }
 
-func readChunked(br *bufio.Reader, resp *response, maxBody int64) error {
+func readChunked(br *bufio.Reader, resp *response, maxBody int64, c *capture) error {
 	for {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
@@ -289,9 +317,7 @@ func readChunked(br *bufio.Reader, resp *response, maxBody int64) error {
 			resp.close = true
 			return errBodyTooLarge
 		}
-		n, err := br.Discard(int(size))
-		resp.body += int64(n)
-		if err != nil {
+		if err := take(br, resp, size, c); err != nil {
 			return bodyErr(err)
 		}
 		crlf, err := br.ReadSlice('\n')

@@ -13,7 +13,7 @@ import (
 )
 
 func read(raw string, isHead bool) (response, error) {
-	return readResponse(bufio.NewReaderSize(strings.NewReader(raw), 64), isHead, 100, nil)
+	return readResponse(bufio.NewReaderSize(strings.NewReader(raw), 64), isHead, 100, &capture{})
 }
 
 func TestReadResponse(t *testing.T) {
@@ -64,6 +64,34 @@ func TestReadResponse(t *testing.T) {
 				t.Errorf("readResponse(%q) = status %d body %d close %v, want %d %d %v", tt.raw, got.status, got.body, got.close, tt.status, tt.body, tt.close)
 			}
 		})
+	}
+}
+
+// Captured bodies and headers equal what a discarding read counts.
+func TestCapture(t *testing.T) {
+	for _, raw := range []string{
+		"HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nContent-Length: 5\r\n\r\nhello",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3\r\nabc\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\n\r\n" + strings.Repeat("z", 90),
+	} {
+		c := &capture{keepBody: true}
+		resp, err := readResponse(bufio.NewReaderSize(strings.NewReader(raw), 64), false, 100, c)
+		if err != nil {
+			t.Fatalf("readResponse(%q): %v", raw, err)
+		}
+		want := raw[strings.Index(raw, "\r\n\r\n")+4:]
+		if strings.Contains(raw, "chunked") {
+			want = "helloabc"
+		}
+		if string(c.body) != want || resp.body != int64(len(want)) {
+			t.Errorf("body = %q (%d), want %q", c.body, resp.body, want)
+		}
+		o := transport.Outcome{Header: c.header}
+		var cookies []string
+		o.EachHeader("set-cookie", func(v []byte) bool { cookies = append(cookies, string(v)); return true })
+		if strings.Contains(raw, "Set-Cookie") && strings.Join(cookies, ";") != "a=1;b=2" {
+			t.Errorf("Set-Cookie values = %q, want a=1, b=2", cookies)
+		}
 	}
 }
 
@@ -197,9 +225,13 @@ func FuzzReadResponse(f *testing.F) {
 		f.Add(s, false)
 	}
 	f.Fuzz(func(t *testing.T, raw string, isHead bool) {
-		resp, err := readResponse(bufio.NewReaderSize(strings.NewReader(raw), 64), isHead, 100, nil)
+		c := &capture{keepBody: len(raw)%2 == 0}
+		resp, err := readResponse(bufio.NewReaderSize(strings.NewReader(raw), 64), isHead, 100, c)
 		if resp.body < 0 || resp.body > 101 {
 			t.Fatalf("body = %d outside [0, 101]", resp.body)
+		}
+		if c.keepBody && int64(len(c.body)) != resp.body {
+			t.Fatalf("kept %d body bytes, counted %d", len(c.body), resp.body)
 		}
 		if err == nil && (resp.status < 200 || resp.status > 999) {
 			t.Fatalf("accepted status %d", resp.status)
@@ -213,11 +245,11 @@ func BenchmarkReadResponse(b *testing.B) {
 	raw := "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Mon, 30 Nov 2026 06:00:00 GMT\r\nContent-Type: text/plain\r\nContent-Length: 3\r\nConnection: keep-alive\r\n\r\nok\n"
 	sr := strings.NewReader(raw)
 	br := bufio.NewReaderSize(sr, readBufferSize)
-	loc := make([]byte, 0, 64)
+	c := &capture{}
 	parse := func() {
 		sr.Reset(raw)
 		br.Reset(sr)
-		if _, err := readResponse(br, false, 1<<20, loc); err != nil {
+		if _, err := readResponse(br, false, 1<<20, c); err != nil {
 			b.Fatal(err)
 		}
 	}
