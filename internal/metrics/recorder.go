@@ -6,7 +6,7 @@ import "sync"
 type Shard struct {
 	mu  sync.Mutex
 	cur *Tally
-	_   [40]byte // keep neighbouring shards' locks off one cache line
+	_   [48]byte // fill the 64-byte cache line: neighbouring shards' locks stay apart
 }
 
 // Record adds one finished exchange. It allocates nothing.
@@ -16,19 +16,32 @@ func (s *Shard) Record(x *Sample) {
 	s.mu.Unlock()
 }
 
+// RecordIteration adds one finished iteration to the per-scenario and
+// per-tag figures. It allocates only the first time a tag value appears.
+func (s *Shard) RecordIteration(it *Iteration) {
+	s.mu.Lock()
+	s.cur.breakdowns.add(it)
+	s.mu.Unlock()
+}
+
 // Recorder is a set of shards collected together.
 type Recorder struct {
 	shards []*Shard
 	spare  []*Tally
 }
 
-// NewRecorder returns a recorder with n shards (at least one).
-func NewRecorder(n int) *Recorder {
+// NewRecorder returns a recorder with n shards (at least one) and no
+// breakdowns.
+func NewRecorder(n int) *Recorder { return NewRecorderFor(n, Layout{}) }
+
+// NewRecorderFor returns a recorder with n shards whose tallies keep the
+// breakdowns l asks for.
+func NewRecorderFor(n int, l Layout) *Recorder {
 	n = max(n, 1)
 	r := &Recorder{shards: make([]*Shard, n), spare: make([]*Tally, n)}
 	for i := range r.shards {
-		r.shards[i] = &Shard{cur: NewTally()}
-		r.spare[i] = NewTally()
+		r.shards[i] = &Shard{cur: NewTallyFor(l)}
+		r.spare[i] = NewTallyFor(l)
 	}
 	return r
 }

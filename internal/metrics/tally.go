@@ -44,6 +44,8 @@ type Tally struct {
 	MaxLag time.Duration
 	// Clamped counts response times longer than HighestUS, recorded as HighestUS.
 	Clamped int64
+	// breakdowns hold the per-scenario and per-tag figures of iterations.
+	breakdowns
 	// Finished counts exchanges of any step phase (warm-up included) that
 	// were answered OK or Limited and ended inside the counted window: the
 	// achieved throughput. Failures do not count, so a target that answers
@@ -51,17 +53,21 @@ type Tally struct {
 	Finished int64
 }
 
-// NewTally returns an empty Tally.
-func NewTally() *Tally {
-	return &Tally{Latency: NewHistogram(), Service: NewHistogram()}
+// NewTally returns an empty Tally with no breakdowns.
+func NewTally() *Tally { return NewTallyFor(Layout{}) }
+
+// NewTallyFor returns an empty Tally with the breakdowns l asks for.
+func NewTallyFor(l Layout) *Tally {
+	return &Tally{Latency: NewHistogram(), Service: NewHistogram(), breakdowns: newBreakdowns(l)}
 }
 
 // Reset empties the tally, keeping its histograms' memory.
 func (t *Tally) Reset() {
-	lat, svc := t.Latency, t.Service
+	lat, svc, b := t.Latency, t.Service, t.breakdowns
 	lat.Reset()
 	svc.Reset()
-	*t = Tally{Latency: lat, Service: svc}
+	b.reset()
+	*t = Tally{Latency: lat, Service: svc, breakdowns: b}
 }
 
 // Merge adds o into t.
@@ -77,6 +83,7 @@ func (t *Tally) Merge(o *Tally) {
 	t.MaxLag = max(t.MaxLag, o.MaxLag)
 	t.Clamped += o.Clamped
 	t.Finished += o.Finished
+	t.breakdowns.merge(&o.breakdowns)
 }
 
 // Completed counts counted exchanges that ended, whatever the outcome.

@@ -1,0 +1,214 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// Layout says which breakdowns a Tally keeps besides its totals.
+type Layout struct {
+	// Scenarios is the number of scenarios; iterations are counted per
+	// scenario index.
+	Scenarios int
+	// TagKeys is the number of tag keys; iterations are counted per value of
+	// each key.
+	TagKeys int
+	// TagLimit caps the distinct values kept per tag key; further values
+	// fold into Other. Zero: 50.
+	TagLimit int
+}
+
+// Other is the tag value that values past the limit fold into.
+const Other = "other"
+
+func (l Layout) limit() int {
+	if l.TagLimit <= 0 {
+		return 50
+	}
+	return l.TagLimit
+}
+
+// Sub is one breakdown's figures: the iterations of a scenario, or those
+// carrying one tag value.
+type Sub struct {
+	// Latency holds iteration response times (end of the last request −
+	// intended start) in microseconds.
+	Latency *hdrhistogram.Histogram
+	// Kinds counts iterations by how they ended.
+	Kinds [transport.NumKinds]int64
+	// BodyBytes sums the response body bytes of the iterations.
+	BodyBytes int64
+}
+
+// Scenario breakdowns keep three significant digits like the totals; tag
+// breakdowns, which may be many, keep two (a quantile within 1 %).
+const tagSigFigs = 2
+
+func newSub(sig int) *Sub {
+	return &Sub{Latency: hdrhistogram.New(LowestUS, HighestUS, sig)}
+}
+
+// Completed counts the iterations that ended.
+func (s *Sub) Completed() int64 {
+	var n int64
+	for _, c := range s.Kinds {
+		n += c
+	}
+	return n
+}
+
+// OK counts iterations whose every request was accepted.
+func (s *Sub) OK() int64 { return s.Kinds[transport.OK] }
+
+// Limited counts iterations ended by a limited status.
+func (s *Sub) Limited() int64 { return s.Kinds[transport.Limited] }
+
+// Failed counts iterations that failed.
+func (s *Sub) Failed() int64 { return s.Completed() - s.OK() - s.Limited() }
+
+func (s *Sub) reset() {
+	h := s.Latency
+	h.Reset()
+	*s = Sub{Latency: h}
+}
+
+func (s *Sub) merge(o *Sub) {
+	s.Latency.Merge(o.Latency)
+	for k := range s.Kinds {
+		s.Kinds[k] += o.Kinds[k]
+	}
+	s.BodyBytes += o.BodyBytes
+}
+
+// Iteration is one finished iteration of a scenario.
+type Iteration struct {
+	// Scenario is the scenario's index.
+	Scenario int
+	// Tags holds the iteration's value for each tag key ("" when the
+	// scenario has no such tag).
+	Tags []string
+	// Intended is when the iteration was meant to start; End when its last
+	// request ended.
+	Intended, End time.Duration
+	// Kind is how it ended: OK, or the kind of the request that ended it.
+	Kind transport.Kind
+	// BodyBytes sums its responses' body bytes.
+	BodyBytes int64
+	// Counted is true when Intended falls inside the step's counted window.
+	Counted bool
+}
+
+// breakdowns are a Tally's per-scenario and per-tag figures.
+type breakdowns struct {
+	layout    Layout
+	Scenarios []*Sub
+	Tags      []map[string]*Sub
+	// Folded counts iterations whose tag value was past the limit and
+	// counted under Other.
+	Folded int64
+}
+
+func newBreakdowns(l Layout) breakdowns {
+	b := breakdowns{layout: l, Scenarios: make([]*Sub, l.Scenarios), Tags: make([]map[string]*Sub, l.TagKeys)}
+	for i := range b.Scenarios {
+		b.Scenarios[i] = newSub(SigFigs)
+	}
+	for i := range b.Tags {
+		b.Tags[i] = map[string]*Sub{}
+	}
+	return b
+}
+
+func (b *breakdowns) add(it *Iteration) {
+	if !it.Counted || it.Scenario < 0 || it.Scenario >= len(b.Scenarios) {
+		return
+	}
+	us := int64((it.End - it.Intended) / time.Microsecond)
+	b.Scenarios[it.Scenario].record(us, it)
+	for k, v := range it.Tags {
+		if v == "" || k >= len(b.Tags) {
+			continue
+		}
+		sub := b.tagSub(k, v)
+		sub.record(us, it)
+	}
+}
+
+// tagSub returns the Sub of value v of tag key k, creating it while under
+// the limit and folding into Other past it.
+func (b *breakdowns) tagSub(k int, v string) *Sub {
+	m := b.Tags[k]
+	if sub, ok := m[v]; ok {
+		return sub
+	}
+	if kept(m) >= b.layout.limit() {
+		b.Folded++
+		v = Other
+		if sub, ok := m[v]; ok {
+			return sub
+		}
+	}
+	sub := newSub(tagSigFigs)
+	m[v] = sub
+	return sub
+}
+
+func (s *Sub) record(us int64, it *Iteration) {
+	_ = s.Latency.RecordValue(min(max(us, LowestUS), HighestUS))
+	s.Kinds[it.Kind]++
+	s.BodyBytes += it.BodyBytes
+}
+
+func (b *breakdowns) merge(o *breakdowns) {
+	for i, s := range o.Scenarios {
+		if i < len(b.Scenarios) {
+			b.Scenarios[i].merge(s)
+		}
+	}
+	for k, m := range o.Tags {
+		if k >= len(b.Tags) {
+			continue
+		}
+		for v, s := range m {
+			if s.Completed() == 0 {
+				continue // kept from an earlier interval, empty now
+			}
+			dst, ok := b.Tags[k][v]
+			if !ok {
+				if kept(b.Tags[k]) >= b.layout.limit() && v != Other {
+					b.Folded += s.Completed()
+					v = Other
+				}
+				if dst, ok = b.Tags[k][v]; !ok {
+					dst = newSub(tagSigFigs)
+					b.Tags[k][v] = dst
+				}
+			}
+			dst.merge(s)
+		}
+	}
+	b.Folded += o.Folded
+}
+
+func (b *breakdowns) reset() {
+	for _, s := range b.Scenarios {
+		s.reset()
+	}
+	for _, m := range b.Tags {
+		for _, s := range m {
+			s.reset()
+		}
+	}
+	b.Folded = 0
+}
+
+// kept counts the values of m other than Other.
+func kept(m map[string]*Sub) int {
+	if _, ok := m[Other]; ok {
+		return len(m) - 1
+	}
+	return len(m)
+}
