@@ -231,8 +231,11 @@ func TestInterruptKeepsFinishedSteps(t *testing.T) {
 		t.Errorf("exit = %d, want 130", code)
 	}
 	r := readResult(t, out)
-	if !r.Interrupted || len(r.Steps) != 1 || r.Passed {
-		t.Errorf("result: interrupted %v, %d steps, passed %v; want true, 1, false", r.Interrupted, len(r.Steps), r.Passed)
+	if !r.Interrupted || len(r.Steps) != 2 || r.Passed {
+		t.Fatalf("result: interrupted %v, %d steps, passed %v; want true, 2, false", r.Interrupted, len(r.Steps), r.Passed)
+	}
+	if done, part := r.Steps[0], r.Steps[1]; done.Interrupted || done.DurationS != 1 || !part.Interrupted || part.DurationS >= 1 {
+		t.Errorf("steps: %v %vs, %v %vs; want a complete 1s step, then a partial one", done.Interrupted, done.DurationS, part.Interrupted, part.DurationS)
 	}
 }
 

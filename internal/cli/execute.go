@@ -71,12 +71,6 @@ func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
 	}
 	for _, st := range steps {
 		r := runner.Run(e.ctx, st)
-		if r.Interrupted {
-			res.Interrupted = true
-			res.Warnings = append(res.Warnings, fmt.Sprintf(
-				"interrupted during step %d: its partial figures are left out; the steps before it are complete", st.Index+1))
-			break
-		}
 		step, err := results.NewStep(r)
 		if err != nil {
 			return nil, cannotRun("%w", err)
@@ -88,6 +82,10 @@ func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
 		}
 		if !o.quiet {
 			live.Done(r)
+		}
+		if e.ctx.Err() != nil {
+			res.Interrupted = true
+			break
 		}
 	}
 	ended := time.Now().Round(0)

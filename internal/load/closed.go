@@ -23,7 +23,8 @@ func (r *Runner) runClosed(ctx context.Context, sr *stepRun) {
 			r.user(ctx, sr, id)
 		}()
 	}
-	if r.drain(ctx, sr, &inflight) {
+	sr.waitWindow(ctx)
+	if r.drain(ctx, &inflight) {
 		exited.Wait()
 	}
 }

@@ -259,3 +259,43 @@ func BenchmarkExchange(b *testing.B) {
 		b.Fatalf("exchange allocates %v times", n)
 	}
 }
+
+// A closed step longer than timeout + grace runs its whole window, and its
+// users have all stopped when Run returns.
+func TestClosedLongStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{delay: constant(10 * time.Millisecond)}
+		r := newRunner(f, func(c *Config) { c.Timeout = time.Second; c.Grace = time.Second })
+		start := time.Now()
+		res := r.Run(context.Background(), Step{VUs: 10, Warmup: time.Second, Length: 5 * time.Second})
+		if d := time.Since(start); d < 6*time.Second {
+			t.Errorf("Run returned after %v, want the whole 6s", d)
+		}
+		if !near(res.Achieved(), 1000, 10) || res.Interrupted {
+			t.Errorf("achieved = %v/s, interrupted %v; want 1000/s, false", res.Achieved(), res.Interrupted)
+		}
+		calls := f.calls.Load()
+		time.Sleep(time.Second)
+		if f.calls.Load() != calls {
+			t.Errorf("users kept sending after Run returned")
+		}
+	})
+}
+
+// A cancel that arrives while the step drains, after its window, leaves a
+// complete step.
+func TestCancelDuringDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{delay: constant(500 * time.Millisecond)}
+		r := newRunner(f, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(2200*time.Millisecond, cancel) // window ends at 2s; the last requests end at 2.49s
+		res := r.Run(ctx, Step{Rate: 10, Length: 2 * time.Second})
+		if res.Interrupted || res.WindowEnd-res.WindowStart != 2*time.Second {
+			t.Errorf("interrupted %v, window %v; want a complete 2s step", res.Interrupted, res.WindowEnd-res.WindowStart)
+		}
+		if res.Total.Completed() != 20 {
+			t.Errorf("completed = %d, want 20: the grace lets in-flight exchanges finish", res.Total.Completed())
+		}
+	})
+}

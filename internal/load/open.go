@@ -120,10 +120,8 @@ func (r *Runner) runOpen(ctx context.Context, sr *stepRun) {
 			sr.sent++
 		}
 	}
-	if d := sr.winEnd - r.now(); d > 0 && !closed(done) {
-		sleep(ctx, timer, d)
-	}
-	drained := r.drain(ctx, sr, &p.inflight)
+	sr.waitWindow(ctx)
+	drained := r.drain(ctx, &p.inflight)
 	close(p.quit)
 	if drained {
 		p.exited.Wait()
@@ -133,7 +131,7 @@ func (r *Runner) runOpen(ctx context.Context, sr *stepRun) {
 // drain waits for in-flight exchanges and reports whether they all ended.
 // Each is bounded by the transport timeout, so normally this ends within it;
 // once ctx is cancelled it waits at most the grace period.
-func (r *Runner) drain(ctx context.Context, sr *stepRun, inflight *sync.WaitGroup) bool {
+func (r *Runner) drain(ctx context.Context, inflight *sync.WaitGroup) bool {
 	done := make(chan struct{})
 	go func() { inflight.Wait(); close(done) }()
 	t := time.NewTimer(r.cfg.Timeout + r.cfg.Grace)
@@ -145,7 +143,6 @@ func (r *Runner) drain(ctx context.Context, sr *stepRun, inflight *sync.WaitGrou
 		return false
 	case <-ctx.Done():
 	}
-	sr.stopped = r.now()
 	t.Reset(r.cfg.Grace)
 	select {
 	case <-done:

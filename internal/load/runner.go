@@ -92,8 +92,9 @@ type Result struct {
 	Total *metrics.Tally
 	// Series holds one point per second of the step.
 	Series []Point
-	// Interrupted is true when the context was cancelled before the step
-	// finished; Total then holds what had finished by the end of the grace.
+	// Interrupted is true when the context was cancelled before the window
+	// ended; the window is then cut at the cancel, and Total holds what had
+	// finished by the end of the grace.
 	Interrupted bool
 	// Workers is the number of workers (open) or users (closed) that ran.
 	Workers int
@@ -135,13 +136,15 @@ func (r *Runner) now() time.Duration { return time.Since(r.base) }
 // Interrupted set, when ctx is cancelled.
 func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	sr := r.newStepRun(st)
+	unwatch := sr.watch(ctx)
+	defer unwatch()
 	go sr.collect()
 	if st.VUs > 0 {
 		r.runClosed(ctx, sr)
 	} else {
 		r.runOpen(ctx, sr)
 	}
-	return sr.finish(ctx.Err() != nil)
+	return sr.finish()
 }
 
 func shardCount() int { return 4 * runtime.GOMAXPROCS(0) }

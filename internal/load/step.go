@@ -1,7 +1,9 @@
 package load
 
 import (
+	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
@@ -36,7 +38,7 @@ type stepRun struct {
 	sent             int64 // written by the scheduler only, read after it ends
 	workers          int
 	last             time.Duration // end of the last flushed second, collector's own
-	stopped          time.Duration // when the context was cancelled, 0 if never
+	cancelled        atomic.Int64  // 1 + the offset at which the context was cancelled; 0 if not
 
 	mu     sync.Mutex // guards total and series against the collector
 	total  *metrics.Tally
@@ -121,9 +123,30 @@ func (sr *stepRun) achievedSoFar(now time.Duration) float64 {
 	return float64(sr.total.Finished) / d
 }
 
+// watch notes when ctx is cancelled; the returned func stops watching.
+func (sr *stepRun) watch(ctx context.Context) (stop func() bool) {
+	return context.AfterFunc(ctx, func() { sr.cancelled.Store(int64(sr.r.now()) + 1) })
+}
+
+// waitWindow waits until the counted window ends, or ctx is cancelled.
+func (sr *stepRun) waitWindow(ctx context.Context) {
+	if d := sr.winEnd - sr.r.now(); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
 // finish stops the collector, takes what the shards still hold and returns
-// the step's result.
-func (sr *stepRun) finish(interrupted bool) *Result {
+// the step's result. The step was interrupted only if the context was
+// cancelled before its window ended; a cancel during the drain after it
+// leaves a complete step.
+func (sr *stepRun) finish() *Result {
+	at := time.Duration(sr.cancelled.Load() - 1)
+	interrupted := at >= 0 && at < sr.winEnd
 	close(sr.stop)
 	<-sr.done
 	sr.flush(metrics.NewTally(), sr.last, sr.r.now())
@@ -133,8 +156,8 @@ func (sr *stepRun) finish(interrupted bool) *Result {
 		sr.sent = sr.total.Completed()
 	}
 	end := sr.winEnd
-	if interrupted && sr.stopped < end {
-		end = max(sr.stopped, sr.winStart)
+	if interrupted {
+		end = max(at, sr.winStart)
 	}
 	return &Result{
 		Step: sr.st, WindowStart: sr.winStart, WindowEnd: end,

@@ -57,10 +57,8 @@ func exampleKeys(t reflect.Type) string {
 // description) that this version does not read yet, by the struct that will
 // hold them, so that using one says so instead of calling it a typo.
 var planned = map[reflect.Type][]string{
-	reflect.TypeFor[Plan]():     {"data", "vars", "verdict", "monitor", "sinks", "events"},
-	reflect.TypeFor[Scenario](): {"tags", "steps", "websocket", "delivery"},
-	reflect.TypeFor[Request]():  {"json"},
-	reflect.TypeFor[Expect]():   {"body_contains", "body_regex", "json"},
+	reflect.TypeFor[Plan]():     {"verdict", "monitor", "sinks", "events"},
+	reflect.TypeFor[Scenario](): {"websocket", "delivery"},
 }
 
 // unknownKey explains a key that t has no field for, suggesting the

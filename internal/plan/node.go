@@ -144,3 +144,74 @@ func nodePos(n ast.Node) position {
 	}
 	return position{tk.Position.Line, tk.Position.Column}
 }
+
+// anything decodes free-form YAML into v, an interface such as a request's
+// json: mappings become map[string]any, lists []any, and scalars string,
+// int64 (uint64 past its range), float64 or bool. Strings are kept as
+// written, so "010" stays text; null leaves v nil.
+func (d *decoder) anything(path string, n ast.Node, v reflect.Value) {
+	switch n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+		entries, _ := d.mapping(path, n)
+		m := make(map[string]any, len(entries))
+		for _, e := range entries {
+			p := join(path, e.key)
+			d.record(p, e)
+			var x any
+			d.value(p, e.value, reflect.ValueOf(&x).Elem())
+			m[e.key] = x
+		}
+		v.Set(reflect.ValueOf(m))
+	case *ast.SequenceNode:
+		seq := n.(*ast.SequenceNode)
+		s := make([]any, len(seq.Values))
+		for i, item := range seq.Values {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			d.pos[p] = nodePos(item)
+			d.value(p, item, reflect.ValueOf(&s[i]).Elem())
+		}
+		v.Set(reflect.ValueOf(s))
+	default:
+		x, msg := scalarValue(n)
+		if msg != "" {
+			d.add(path, n, "%s", msg)
+			return
+		}
+		v.Set(reflect.ValueOf(x))
+	}
+}
+
+// scalarValue returns the value of a scalar node for free-form YAML, or a
+// message saying why it has none that JSON could carry.
+func scalarValue(n ast.Node) (any, string) {
+	switch s := n.(type) {
+	case *ast.StringNode:
+		return s.Value, ""
+	case *ast.LiteralNode:
+		if s.Value != nil {
+			return s.Value.Value, ""
+		}
+		return "", ""
+	case *ast.IntegerNode:
+		switch i := s.Value.(type) {
+		case int64, uint64:
+			return i, ""
+		}
+	case *ast.FloatNode:
+		return s.Value, ""
+	case *ast.BoolNode:
+		return s.Value, ""
+	case *ast.InfinityNode, *ast.NanNode:
+		return nil, fmt.Sprintf("JSON has no infinity or NaN: want a finite number, not %s", clip(n.GetToken().Value))
+	case *ast.TagNode: // only !!str reaches here (see resolve)
+		switch s.Value.(type) {
+		case *ast.StringNode, *ast.LiteralNode:
+			return scalarValue(s.Value)
+		}
+		if s.Value == nil || s.Value.GetToken() == nil {
+			return "", ""
+		}
+		return s.Value.GetToken().Value, ""
+	}
+	return nil, fmt.Sprintf("want text, a number, true, false or null, not %s", describe(n))
+}

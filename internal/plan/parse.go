@@ -202,6 +202,8 @@ func (d *decoder) value(path string, n ast.Node, v reflect.Value) {
 		d.list(path, n, v)
 	case reflect.Map:
 		d.dict(path, n, v)
+	case reflect.Interface:
+		d.anything(path, n, v)
 	default:
 		d.leaf(path, n, v)
 	}

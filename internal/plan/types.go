@@ -14,8 +14,20 @@ type Plan struct {
 	Load Load `yaml:"load"`
 	// HTTP holds the transport settings shared by all scenarios.
 	HTTP HTTP `yaml:"http"`
-	// Scenarios are the named requests to send; exactly one for now.
+	// Data names input files: rows of users for the virtual users.
+	Data Data `yaml:"data"`
+	// Vars are templates evaluated once per iteration, before its requests;
+	// later templates read each as .<name>. A var may not use another var.
+	Vars map[string]string `yaml:"vars"`
+	// Login is a flow each virtual user runs once, before its first
+	// iteration; the values it extracts are then read by every scenario.
+	Login []Step `yaml:"login"`
+	// Scenarios are what iterations do, a weighted mix: each iteration runs
+	// one scenario, drawn by weight.
 	Scenarios []Scenario `yaml:"scenarios"`
+	// TagLimit caps the distinct values kept per tag key; further values
+	// are counted together as "other". Zero means the default, 50.
+	TagLimit int `yaml:"tag_limit"`
 	// Limited lists statuses counted as limited, not failed. Default [429].
 	Limited []int `yaml:"limited"`
 	// SLO is a comma-separated list of thresholds, e.g. "p99<200ms, errors<1%".
@@ -24,6 +36,20 @@ type Plan struct {
 	// pos maps field paths ("load.rates[2]") to where they are in File.
 	// Nil for a plan built from flags.
 	pos map[string]position
+	// users holds the rows of Data.Users once Validate has read them;
+	// userColumns their column names, in file order.
+	users       []map[string]string
+	userColumns []string
+}
+
+// Data names the files a plan reads input from.
+type Data struct {
+	// Users is a CSV file (a header row of column names, then one row per
+	// user) or a JSON array of flat objects; each virtual user gets a row,
+	// read in templates as .user.<column>. A relative path is relative to
+	// the plan file's folder, or to the working directory for a plan built
+	// from flags.
+	Users string `yaml:"users"`
 }
 
 // Models of load.
@@ -99,16 +125,54 @@ type HTTP struct {
 	MaxBodyBytes int `yaml:"max_body_bytes"`
 }
 
-// Scenario is one named request.
+// Scenario is what one iteration does: a single request, or a flow of
+// steps (exactly one of the two).
 type Scenario struct {
-	// Name labels the scenario in reports. Default: "METHOD path".
+	// Name labels the scenario in reports. Default: "METHOD path" of the
+	// request, or of a flow's first step. Names are unique.
 	Name string `yaml:"name"`
-	// Weight is the scenario's share of iterations. Default 1.
+	// Weight is the scenario's share of iterations: a positive number,
+	// relative to the other scenarios' weights. Default 1.
 	Weight float64 `yaml:"weight"`
+	// Request is what to send, for a single-request scenario.
+	Request Request `yaml:"request"`
+	// Expect says which responses count as OK, for a single-request
+	// scenario (a flow's checks are on its steps).
+	Expect Expect `yaml:"expect"`
+	// Extract names values taken from the response, for a single-request
+	// scenario; the virtual user keeps them for its later iterations.
+	Extract map[string]Extract `yaml:"extract"`
+	// Steps is a flow: requests sent in order within one iteration. A failed
+	// step ends the iteration.
+	Steps []Step `yaml:"steps"`
+	// Tags break the scenario's figures down by value, e.g.
+	// {site: "{{.user.site}}"}; values are templates.
+	Tags map[string]string `yaml:"tags"`
+}
+
+// Step is one request of a flow.
+type Step struct {
+	// Name labels the step in messages. Default: "METHOD path".
+	Name string `yaml:"name"`
 	// Request is what to send.
 	Request Request `yaml:"request"`
 	// Expect says which responses count as OK.
 	Expect Expect `yaml:"expect"`
+	// Extract names values taken from the response, for later steps.
+	Extract map[string]Extract `yaml:"extract"`
+}
+
+// Extract says where a value is in a response; exactly one field is set.
+type Extract struct {
+	// JSON is a gjson path into the body, e.g. "data.token".
+	JSON string `yaml:"json"`
+	// Header is a response header name.
+	Header string `yaml:"header"`
+	// Cookie is the name of a cookie the response sets.
+	Cookie string `yaml:"cookie"`
+	// Regex is a regular expression over the body; its first group (or the
+	// whole match when it has none) is the value.
+	Regex string `yaml:"regex"`
 }
 
 // Request is one HTTP request.
@@ -119,14 +183,28 @@ type Request struct {
 	URL string `yaml:"url"`
 	// Headers are added to (and override) the plan's http.headers.
 	Headers map[string]string `yaml:"headers"`
-	// Body is sent as is.
+	// Body is sent as is (a template).
 	Body string `yaml:"body"`
+	// JSON is a body built from YAML: maps, lists and scalars, with string
+	// leaves as templates. It sets Content-Type: application/json unless a
+	// header says otherwise. Not with Body.
+	JSON any `yaml:"json"`
 }
 
-// Expect says which responses count as OK.
+// Expect says which responses count as OK. A response that fails any check
+// is a failure of class check.
 type Expect struct {
 	// Status lists the accepted statuses. Empty: any 2xx.
 	Status []int `yaml:"status"`
+	// BodyContains is a substring the body must contain.
+	BodyContains string `yaml:"body_contains"`
+	// BodyRegex is a regular expression the body must match.
+	BodyRegex string `yaml:"body_regex"`
+	// JSON maps gjson paths to the values they must hold (compared as JSON
+	// scalars: "ok", 200, true).
+	JSON map[string]any `yaml:"json"`
+	// Header maps response header names to the values they must equal.
+	Header map[string]string `yaml:"header"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("250ms", "1m").

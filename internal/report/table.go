@@ -35,8 +35,12 @@ func rows(r *results.Result) [][]string {
 		if s.Late > 0 {
 			late = fmt.Sprintf("%d (max %s)", s.Late, Millis(s.MaxLagMS))
 		}
+		index := fmt.Sprint(s.Index + 1)
+		if s.Interrupted {
+			index += " (partial)"
+		}
 		out = append(out, []string{
-			fmt.Sprint(s.Index + 1), target, Rate(s.AchievedRate),
+			index, target, Rate(s.AchievedRate),
 			Millis(s.LatencyMS.P50), Millis(s.LatencyMS.P95), Millis(s.LatencyMS.P99), Millis(s.LatencyMS.Max),
 			errs, limited, late, slo,
 		})

@@ -56,6 +56,7 @@ type Threshold struct {
 // fraction in [0, 1]; latencies are in milliseconds.
 type Step struct {
 	Index        int              `json:"index"`
+	Interrupted  bool             `json:"interrupted,omitempty"`
 	Model        string           `json:"model"`
 	TargetRate   float64          `json:"target_rate,omitempty"`
 	VUs          int              `json:"vus,omitempty"`

@@ -21,7 +21,8 @@ const (
 func NewStep(res *load.Result) (Step, error) {
 	t := res.Total
 	st := Step{
-		Index:     res.Step.Index,
+		Index:       res.Step.Index,
+		Interrupted: res.Interrupted,
 		Model:     "open",
 		DurationS: (res.WindowEnd - res.WindowStart).Seconds(),
 		WarmupS:   res.Step.Warmup.Seconds(),
@@ -65,7 +66,7 @@ func stepWarnings(res *load.Result, st *Step) []string {
 	w := []string{}
 	t := res.Total
 	if res.Interrupted {
-		w = append(w, fmt.Sprintf("interrupted after %.1fs of %.0fs: figures cover the part that ran", st.DurationS, res.Step.Length.Seconds()))
+		w = append(w, fmt.Sprintf("interrupted after %.1fs of %.0fs: a partial step, left out of the thresholds", st.DurationS, res.Step.Length.Seconds()))
 	}
 	if st.Completed == 0 {
 		w = append(w, "no exchange completed in this step: its figures are empty, not good")

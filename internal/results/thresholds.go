@@ -6,25 +6,31 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/slo"
 )
 
-// Evaluate checks every term against every step: a threshold holds only if
-// it holds in each step, because a stairs run that passes on average can
-// still fail at the level that matters. Each Threshold carries the worst
-// step's value. It sets each step's SLOPassed, r.Thresholds and r.Passed.
-// With no steps at all, every threshold fails.
+// Evaluate checks every term against every complete step: a threshold
+// holds only if it holds in each step, because a stairs run that passes on
+// average can still fail at the level that matters. Each Threshold carries
+// the worst step's value. It sets each step's SLOPassed, r.Thresholds and
+// r.Passed. An interrupted (partial) step is not judged. With no complete
+// step at all, every threshold fails.
 func (r *Result) Evaluate(terms []slo.Term) {
 	r.Thresholds = make([]Threshold, 0, len(terms))
-	r.Passed = len(r.Steps) > 0 || len(terms) == 0
+	var judged []int
 	for i := range r.Steps {
-		if len(terms) > 0 {
+		r.Steps[i].SLOPassed = nil
+		if len(terms) > 0 && !r.Steps[i].Interrupted {
 			ok := true
 			r.Steps[i].SLOPassed = &ok
+			judged = append(judged, i)
+		} else if !r.Steps[i].Interrupted {
+			judged = append(judged, i)
 		}
 	}
+	r.Passed = len(judged) > 0 || len(terms) == 0
 	for _, t := range terms {
-		th := Threshold{Expr: t.Text, OK: len(r.Steps) > 0}
-		for i := range r.Steps {
+		th := Threshold{Expr: t.Text, OK: len(judged) > 0}
+		for n, i := range judged {
 			v, ok := t.Eval(r.Steps[i].Figures())
-			if i == 0 || worse(t.Op, v, th.Value) {
+			if n == 0 || worse(t.Op, v, th.Value) {
 				th.Value = v
 			}
 			if !ok {
