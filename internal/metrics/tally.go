@@ -40,6 +40,9 @@ type Tally struct {
 	BytesIn, BytesOut int64
 	// Late counts exchanges whose schedule lag exceeded LateAfter.
 	Late int64
+	// Retried counts exchanges sent twice because the first attempt met a
+	// keep-alive connection the server had closed.
+	Retried int64
 	// MaxLag is the largest schedule lag (start − intended) seen.
 	MaxLag time.Duration
 	// Clamped counts response times longer than HighestUS, recorded as HighestUS.
@@ -80,6 +83,7 @@ func (t *Tally) Merge(o *Tally) {
 	t.BytesIn += o.BytesIn
 	t.BytesOut += o.BytesOut
 	t.Late += o.Late
+	t.Retried += o.Retried
 	t.MaxLag = max(t.MaxLag, o.MaxLag)
 	t.Clamped += o.Clamped
 	t.Finished += o.Finished
@@ -132,6 +136,9 @@ func (t *Tally) add(s *Sample) {
 	t.Kinds[s.Outcome.Kind]++
 	t.BytesIn += s.Outcome.BytesIn
 	t.BytesOut += s.Outcome.BytesOut
+	if s.Outcome.Retried {
+		t.Retried++
+	}
 	if record(t.Latency, s.End-s.Intended) {
 		t.Clamped++
 	}

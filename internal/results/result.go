@@ -71,6 +71,7 @@ type Step struct {
 	AchievedRate float64          `json:"achieved_rate"`
 	ErrorRate    float64          `json:"error_rate"`
 	Late         int64            `json:"late"`
+	Retried      int64            `json:"retried"`
 	MaxLagMS     float64          `json:"max_lag_ms"`
 	Workers      int              `json:"workers"`
 	BytesIn      int64            `json:"bytes_in"`

@@ -36,6 +36,9 @@ type Outcome struct {
 	BytesIn int64
 	// BytesOut counts the request body bytes sent.
 	BytesOut int64
+	// Retried is true when an idempotent request met a keep-alive
+	// connection the server had closed and was sent again on a new one.
+	Retried bool
 	// Header holds the response's header lines ("Name: value\r\n" each) as
 	// received. It belongs to the session and is valid until its next Do.
 	Header []byte

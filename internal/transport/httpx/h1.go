@@ -62,9 +62,15 @@ func (h *H1) Close() {
 type h1Conn struct {
 	addr string
 	tls  bool
-	c    net.Conn
+	c    net.Conn // what requests go through: raw, or TLS over raw
+	raw  net.Conn // the TCP connection
 	br   *bufio.Reader
+	used time.Time // when the last exchange on it started
 }
+
+// idleCheck is how long a connection may sit idle before it is checked for
+// a close by the server before it is used again.
+const idleCheck = 500 * time.Millisecond
 
 type h1Session struct {
 	h *H1
@@ -112,8 +118,9 @@ func (s *h1Session) Do(r *transport.Request, out *transport.Outcome) {
 		}
 	}
 	s.cap.keepBody = r.Capture
-	deadline := time.Now().Add(s.h.cfg.Timeout)
-	resp, err := s.roundTrip(&s.line, s.enc, deadline)
+	now := time.Now()
+	deadline := now.Add(s.h.cfg.Timeout)
+	resp, err := s.roundTrip(&s.line, s.enc, now, deadline, out)
 	for hops := 0; err == nil && s.h.cfg.FollowRedirects && isRedirect(resp.status); hops++ {
 		loc, ok := s.location()
 		if !ok {
@@ -123,7 +130,7 @@ func (s *h1Session) Do(r *transport.Request, out *transport.Outcome) {
 			out.Kind = transport.Protocol
 			return
 		}
-		resp, err = s.follow(r, resp.status, loc, deadline)
+		resp, err = s.follow(r, resp.status, loc, deadline, out)
 	}
 	out.BytesIn = resp.body
 	out.Header = s.cap.header
@@ -162,15 +169,21 @@ func (s *h1Session) location() (string, bool) {
 }
 
 // roundTrip writes enc on a connection to line.addr and reads the response.
-// A reused connection that the server closed while idle fails before any
-// response byte; that is not the target failing, so the request is sent
-// once more on a new connection.
-func (s *h1Session) roundTrip(line *requestLine, enc []byte, deadline time.Time) (response, error) {
+//
+// A keep-alive connection the server closed while it sat idle is not the
+// target failing. Before reusing a connection idle for idleCheck or more,
+// ceiling looks (without blocking) whether the server closed it, and dials
+// afresh if so. If a reused connection still fails before a single response
+// byte, an idempotent request (GET, HEAD, OPTIONS, PUT, DELETE) is sent once
+// more on a new connection and counted as retried; any other request is a
+// failure, since the server may have acted on it.
+func (s *h1Session) roundTrip(line *requestLine, enc []byte, now, deadline time.Time, out *transport.Outcome) (response, error) {
 	for attempt := 0; ; attempt++ {
-		c, fresh, err := s.conn(line, deadline)
+		c, fresh, err := s.conn(line, now, deadline)
 		if err != nil {
 			return response{}, err
 		}
+		c.used = now
 		if err = c.c.SetDeadline(deadline); err != nil {
 			s.drop(c)
 			return response{}, err
@@ -179,10 +192,13 @@ func (s *h1Session) roundTrip(line *requestLine, enc []byte, deadline time.Time)
 		if _, err = c.c.Write(enc); err == nil {
 			resp, err = readResponse(c.br, line.method == "HEAD", int64(s.h.cfg.MaxBodyBytes), &s.cap)
 		}
-		if err != nil || resp.close {
+		// Bytes after a complete response answer nothing we asked: the
+		// connection is out of step, and must not feed the next request.
+		if err != nil || resp.close || c.br.Buffered() > 0 {
 			s.drop(c)
 		}
-		if err != nil && !fresh && attempt == 0 && !resp.started && stale(err) {
+		if err != nil && !fresh && attempt == 0 && !resp.started && stale(err) && idempotent(line.method) {
+			out.Retried = true
 			continue
 		}
 		return resp, err
@@ -194,12 +210,53 @@ func stale(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// conn returns the session's connection to line.addr, dialling one if needed.
-func (s *h1Session) conn(line *requestLine, deadline time.Time) (*h1Conn, bool, error) {
+func idempotent(method string) bool {
+	switch method {
+	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
+		return true
+	}
+	return false
+}
+
+// closedByPeer looks, without blocking or consuming anything, whether the
+// peer has closed c or sent bytes nobody asked for; either makes an idle
+// connection unusable.
+func closedByPeer(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	var buf [1]byte
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		_, _, rerr = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		return true
+	})
+	switch {
+	case err != nil:
+		return true
+	case errors.Is(rerr, syscall.EAGAIN):
+		return false // open, nothing to read: usable
+	}
+	return true // EOF, unsolicited bytes, or an error
+}
+
+// conn returns the session's connection to line.addr, dialling one if
+// needed, or if the one it has was closed by the server while idle.
+func (s *h1Session) conn(line *requestLine, now, deadline time.Time) (*h1Conn, bool, error) {
 	for _, c := range s.conns {
-		if c.addr == line.addr && c.tls == line.tls {
+		if c.addr != line.addr || c.tls != line.tls {
+			continue
+		}
+		if now.Sub(c.used) < idleCheck || !closedByPeer(c.raw) {
 			return c, false, nil
 		}
+		s.drop(c)
+		break
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
@@ -207,6 +264,7 @@ func (s *h1Session) conn(line *requestLine, deadline time.Time) (*h1Conn, bool, 
 	if err != nil {
 		return nil, false, err
 	}
+	raw := nc
 	if line.tls {
 		cfg := s.h.tls.Clone()
 		cfg.ServerName = hostOnly(line.addr)
@@ -217,7 +275,7 @@ func (s *h1Session) conn(line *requestLine, deadline time.Time) (*h1Conn, bool, 
 		}
 		nc = tc
 	}
-	c := &h1Conn{addr: line.addr, tls: line.tls, c: nc, br: bufio.NewReaderSize(nc, readBufferSize)}
+	c := &h1Conn{addr: line.addr, tls: line.tls, c: nc, raw: raw, br: bufio.NewReaderSize(nc, readBufferSize)}
 	s.mu.Lock()
 	s.conns = append(s.conns, c)
 	s.mu.Unlock()
@@ -240,7 +298,7 @@ func (s *h1Session) drop(c *h1Conn) {
 // follow sends the request a redirect points to: 303, and 301/302 after a
 // POST, become a GET without a body, as browsers do; 307 and 308 repeat the
 // method and body.
-func (s *h1Session) follow(r *transport.Request, status int, location string, deadline time.Time) (response, error) {
+func (s *h1Session) follow(r *transport.Request, status int, location string, deadline time.Time, out *transport.Outcome) (response, error) {
 	base, err := url.Parse(r.URL)
 	if err != nil {
 		return response{}, errMalformed
@@ -258,7 +316,7 @@ func (s *h1Session) follow(r *transport.Request, status int, location string, de
 		return response{}, errMalformed
 	}
 	enc := encodeRequest(nil, &line, r.Header, body)
-	return s.roundTrip(&line, enc, deadline)
+	return s.roundTrip(&line, enc, time.Now(), deadline, out)
 }
 
 func isRedirect(status int) bool {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
@@ -79,7 +80,11 @@ func (s *h2Session) Do(r *transport.Request, out *transport.Outcome) {
 		return
 	}
 	for _, h := range r.Header {
-		req.Header.Set(h[0], h[1])
+		if strings.EqualFold(h[0], "Host") {
+			req.Host = h[1] // net/http sends req.Host, not a Host header
+			continue
+		}
+		req.Header.Add(h[0], h[1])
 	}
 	resp, err := s.h.client.Do(req)
 	if err != nil {

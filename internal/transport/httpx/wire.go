@@ -136,9 +136,10 @@ const (
 // goes to c.body when c.keepBody is set and is discarded otherwise, counted
 // either way. isHead says the request was a HEAD, whose response has no body.
 func readResponse(br *bufio.Reader, isHead bool, maxBody int64, c *capture) (response, error) {
-	for {
+	for interim := false; ; interim = true {
 		c.header, c.body = c.header[:0], c.body[:0]
 		resp, framing, err := readHead(br, c)
+		resp.started = resp.started || interim // a 1xx already answered
 		if err != nil {
 			return resp, err
 		}
@@ -281,19 +282,28 @@ func readBody(br *bufio.Reader, resp *response, framing int64, isHead bool, maxB
 }
 
 // take reads n body bytes from br (fewer at the end of the stream), keeping
-// them in c.body or discarding them, and counts them into resp.body.
+// them in c.body or discarding them, and counts them into resp.body. The
+// kept body grows as bytes arrive, never to a size only announced.
 func take(br *bufio.Reader, resp *response, n int64, c *capture) error {
-	if !c.keepBody {
-		got, err := br.Discard(int(n))
+	for n > 0 {
+		step := min(n, readBufferSize)
+		var got int
+		var err error
+		if c.keepBody {
+			start := len(c.body)
+			c.body = slices.Grow(c.body, int(step))[:start+int(step)]
+			got, err = io.ReadFull(br, c.body[start:])
+			c.body = c.body[:start+got]
+		} else {
+			got, err = br.Discard(int(step))
+		}
 		resp.body += int64(got)
-		return err
+		n -= int64(got)
+		if err != nil {
+			return err
+		}
 	}
-	start := len(c.body)
-	c.body = slices.Grow(c.body, int(n))[:start+int(n)]
-	got, err := io.ReadFull(br, c.body[start:])
-	c.body = c.body[:start+got]
-	resp.body += int64(got)
-	return err
+	return nil
 }
 
 func readChunked(br *bufio.Reader, resp *response, maxBody int64, c *capture) error {
@@ -313,7 +323,7 @@ func readChunked(br *bufio.Reader, resp *response, maxBody int64, c *capture) er
 		if size == 0 {
 			return readTrailers(br)
 		}
-		if resp.body+size > maxBody {
+		if size > maxBody-resp.body {
 			resp.close = true
 			return errBodyTooLarge
 		}
