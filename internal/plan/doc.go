@@ -1,5 +1,5 @@
 // Package plan reads, defaults and validates plan files: the YAML that says
-// what to load, how hard and for how long.
+// what to load, how hard and for how long, and what each iteration sends.
 //
 // Parse (and LoadFile, which reads the file first) reports every problem at
 // once as Problems, each with file:line:col and the field path, e.g.
@@ -10,13 +10,23 @@
 // values; the cli calls it on plans built from quick flags, which it parses
 // with ParseRates, ParseVUs, ParseDuration and ParseHeader.
 //
+// Scenarios form a weighted mix; each is a single request or a flow of
+// steps, and a login flow may run once per virtual user. Validate checks
+// their requests, checks and extractions, parses every template (URLs,
+// header values, bodies, json strings, vars, tags) with ParseTemplate and
+// TemplateFuncs, checks the fields each template reads against the users'
+// columns, the vars and the extracted names, and reads data.users, whose
+// rows Users returns.
+//
 // A validated Plan can say how many steps it has and how long it will run
 // before any request goes out (Steps, Duration), and resolves each request's
-// URL and headers (URL, Headers).
+// URL and headers (RequestURL, RequestHeaders).
 //
-// It does not send requests, evaluate templates or SLO expressions, or build
-// transport objects; the cli turns a Plan into executors.
+// It does not send requests, execute templates (TemplateFuncs holds stubs;
+// the runner binds real functions per virtual user) or evaluate SLO
+// expressions, checks or extraction; the cli turns a Plan into executors.
 //
 // Concurrency: a Plan is read-only once validated and may be shared;
-// Validate itself writes defaults and must not run concurrently with readers.
+// Validate itself writes defaults and reads data.users, and must not run
+// concurrently with readers. TemplateFuncs must not be modified.
 package plan

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"net/url"
@@ -24,6 +25,14 @@ func FuzzParse(f *testing.F) {
 		"- 1\n",
 		"a: 1\n---\nb: 2\n",
 		"",
+		// The keys of mixes, flows, templates and data.
+		head + "scenarios:\n- {weight: 2, request: {url: /a}}\n- {weight: 0.5, steps: [{request: {url: /b}}]}\n",
+		head + "vars: {id: '{{uuid}}'}\nlogin: [{request: {method: POST, url: /l, json: {u: '{{.vu}}'}}, extract: {t: {json: token}}}]\n" +
+			"scenarios: [{steps: [{request: {url: '/x/{{.t}}', headers: {K: '{{.id}}'}}, expect: {json: {a: 1}, body_regex: x}}]}]\n",
+		head + "data: {users: testdata/users.csv}\ntag_limit: 3\nscenarios: [{tags: {site: '{{.user.tenant}}'}, request: {url: '/{{.user.email}}'}}]\n",
+		head + "scenarios: [{request: {url: /, json: [1, {a: [null, .inf]}, !!str 2]}, extract: {x: {regex: '('}, vu: {}}}]\n",
+		head + "scenarios: [{request: {url: /, body: '{{range .x}}{{.}}{{else}}{{$.y}}{{end}}{{randInt 1}}'}, weight: 0}, {name: '', steps: []}]\n",
+		head + "data: {users: testdata/validate/users.json}\nscenarios: [{request: {url: '/{{with .user}}{{.a}}{{end}}'}}]\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -71,24 +80,107 @@ func checkValid(t *testing.T, p *Plan) {
 	if p.Steps() < 1 || p.Duration() < 0 {
 		t.Errorf("Steps() = %d, Duration() = %v, want at least one step and a non-negative time", p.Steps(), p.Duration())
 	}
-	if len(p.Scenarios) != 1 {
-		t.Fatalf("len(Scenarios) = %d, want 1", len(p.Scenarios))
+	if len(p.Scenarios) == 0 || p.TagLimit < 0 {
+		t.Fatalf("len(Scenarios) = %d, TagLimit = %d, want at least one scenario and a limit >= 0", len(p.Scenarios), p.TagLimit)
 	}
-	s := &p.Scenarios[0]
-	u, err := url.Parse(fill(p.URL(s)))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		t.Errorf("URL() = %q (%v), want an http(s) URL with a host", p.URL(s), err)
-	}
-	for _, h := range p.Headers(s) {
-		if headerNameProblem(h[0]) != "" || headerValueProblem(h[1]) != "" {
-			t.Errorf("Headers() has %q, want a valid header", h)
+	names := map[string]bool{}
+	for i := range p.Scenarios {
+		s := &p.Scenarios[i]
+		if !(s.Weight > 0 && !math.IsInf(s.Weight, 0)) || s.Name == "" || names[s.Name] {
+			t.Errorf("scenario %d: weight %v, name %q: want a positive finite weight and a new name", i, s.Weight, s.Name)
 		}
+		names[s.Name] = true
+		if (len(s.Steps) > 0) == hasRequest(&s.Request) {
+			t.Errorf("scenario %q: want a request or steps, not both or neither", s.Name)
+		}
+		if len(s.Steps) == 0 {
+			checkRequest(t, p, &s.Request)
+		}
+		for j := range s.Steps {
+			checkRequest(t, p, &s.Steps[j].Request)
+		}
+	}
+	for j := range p.Login {
+		checkRequest(t, p, &p.Login[j].Request)
 	}
 	for path := range p.pos {
 		if w := p.Where(path); !strings.HasPrefix(w, p.File+":") {
 			t.Errorf("Where(%q) = %q, want %q:line:col", path, w, p.File)
 		}
 	}
+}
+
+// checkRequest asserts what every request of an accepted plan promises.
+func checkRequest(t *testing.T, p *Plan, r *Request) {
+	t.Helper()
+	u, err := url.Parse(fill(p.RequestURL(r)))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		t.Errorf("RequestURL() = %q (%v), want an http(s) URL with a host", p.RequestURL(r), err)
+	}
+	if !isToken(r.Method) {
+		t.Errorf("Method = %q, want letters", r.Method)
+	}
+	for _, h := range p.RequestHeaders(r) {
+		if headerNameProblem(h[0]) != "" || headerValueProblem(h[1]) != "" {
+			t.Errorf("RequestHeaders() has %q, want a valid header", h)
+		}
+	}
+	if r.JSON != nil {
+		if r.Body != "" {
+			t.Errorf("request has body %q and json, want one", r.Body)
+		}
+		if _, err := json.Marshal(r.JSON); err != nil {
+			t.Errorf("json.Marshal(%#v) = %v, want a JSON body", r.JSON, err)
+		}
+	}
+	for _, text := range []string{r.URL, r.Body} {
+		if _, err := ParseTemplate("t", text); err != nil {
+			t.Errorf("ParseTemplate(%q) = %v, want a template that parses", text, err)
+		}
+	}
+}
+
+func FuzzParseTemplate(f *testing.F) {
+	for _, s := range []string{
+		"/api", "{{uuid}}", "{{.user.site}}-{{.vu}}", "{{randInt 1}}", "{{pick}}", "{{now.Unix}}",
+		"{{range .x}}{{.}}{{else}}{{$.y}}{{end}}", `{{define "a"}}{{.z}}{{end}}{{template "a" .}}`,
+		"{{with $x := .token}}{{$x}}{{end}}", "{{16 | randString | printf `%s`}}", "{{", "{{end}}", "{{.a.b.c",
+		"{{/* c */}}", "{{break}}", "{{range 3}}{{continue}}{{end}}", "{{(.x).y}}", "{{uid}}", "{{nil}}",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		tmpl, err := ParseTemplate("f", text)
+		if err == nil {
+			refs, calls := templateUses(tmpl)
+			for _, r := range refs {
+				if len(r) == 0 || r[0] == "" {
+					t.Errorf("templateUses(%q) has the empty reference %q", text, r)
+				}
+			}
+			for _, c := range calls {
+				if c.args < 0 || c.name == "" {
+					t.Errorf("templateUses(%q) has the call %+v", text, c)
+				}
+			}
+		}
+		p := flagPlan()
+		p.Scenarios[0].Request.Body = text
+		ps, _ := p.Validate().(Problems)
+		reported := false
+		for _, q := range ps {
+			if q.Path != "scenarios[0].request.body" || q.Msg == "" {
+				t.Errorf("Validate() with body %q = %v, want problems of the body only", text, q)
+			}
+			reported = reported || strings.HasPrefix(q.Msg, "template: ")
+		}
+		if err != nil && !reported {
+			t.Errorf("ParseTemplate(%q) = %v, but Validate() reports no template problem: %v", text, err, ps)
+		}
+		if !IsTemplate(text) && len(ps) > 0 {
+			t.Errorf("Validate() with the plain body %q = %v, want no problem", text, ps)
+		}
+	})
 }
 
 func FuzzParseRates(f *testing.F) {

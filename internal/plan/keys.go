@@ -81,14 +81,21 @@ func unknownKey(t reflect.Type, key string) string {
 	return fmt.Sprintf("unknown key %q (known keys: %s)", key, strings.Join(keys, ", "))
 }
 
-// distance is the Levenshtein edit distance between a and b, in bytes.
+// distance is the edit distance between a and b, in bytes: insertions,
+// deletions, substitutions and swaps of two neighbours ("emial" is one edit
+// from "email"), each counting 1 (the optimal string alignment distance).
 func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	// rows[0] is the row before the previous one, rows[1] the previous,
+	// rows[2] the current.
+	var rows [3][]int
+	for i := range rows {
+		rows[i] = make([]int, len(b)+1)
+	}
+	for j := range rows[1] {
+		rows[1][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
+		two, prev, cur := rows[0], rows[1], rows[2]
 		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
@@ -96,8 +103,11 @@ func distance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], two[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		rows[0], rows[1], rows[2] = prev, cur, two
 	}
-	return prev[len(b)]
+	return rows[1][len(b)]
 }

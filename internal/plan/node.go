@@ -194,7 +194,12 @@ func scalarValue(n ast.Node) (any, string) {
 		return "", ""
 	case *ast.IntegerNode:
 		switch i := s.Value.(type) {
-		case int64, uint64:
+		case int64:
+			return i, ""
+		case uint64:
+			if i <= math.MaxInt64 {
+				return int64(i), ""
+			}
 			return i, ""
 		}
 	case *ast.FloatNode:

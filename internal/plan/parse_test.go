@@ -82,8 +82,9 @@ func TestParseFull(t *testing.T) {
 			},
 			Expect: Expect{Status: []int{200, 202}},
 		}},
-		Limited: []int{429, 503},
-		SLO:     "p99<200ms, errors<1%",
+		TagLimit: DefaultTagLimit,
+		Limited:  []int{429, 503},
+		SLO:      "p99<200ms, errors<1%",
 	}
 	if diff := cmp.Diff(want, got, ignorePos); diff != "" {
 		t.Errorf("Parse(full) mismatch (-want +got):\n%s", diff)
@@ -104,6 +105,7 @@ func defaults() *Plan {
 		},
 		HTTP:      HTTP{Timeout: dur(DefaultTimeout), MaxBodyBytes: DefaultMaxBodyBytes},
 		Scenarios: []Scenario{{Name: "GET /x", Weight: 1, Request: Request{Method: "GET", URL: "/x"}}},
+		TagLimit:  DefaultTagLimit,
 		Limited:   []int{429},
 	}
 }
@@ -208,7 +210,7 @@ func TestParseReportsEveryProblem(t *testing.T) {
 	}
 	got := problemsOf(t, err)
 	want := []string{
-		`plan.yaml:3:1: bogus: unknown key "bogus" (known keys: name, target, load, http, scenarios, limited, slo)`,
+		`plan.yaml:3:1: bogus: unknown key "bogus" (known keys: name, target, load, http, data, vars, login, scenarios, tag_limit, limited, slo)`,
 		`plan.yaml:5:15: load.rates[1]: want a positive rate per second, not -100`,
 		`plan.yaml:6:3: load.rats: unknown key "rats" (did you mean "rates"?)`,
 		`plan.yaml:7:9: load.step: want a duration such as "60s"`,

@@ -5,19 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"net/textproto"
 	"net/url"
 	"slices"
 	"strings"
 )
 
-// URL returns the absolute URL of a scenario's request: its url when that is
-// absolute, else the plan's target followed by it ("http://h:3000/api" and
-// "/users" give "http://h:3000/api/users"). Template actions ("{{uuid}}")
-// are kept as written. Call it on a validated plan.
+// URL returns the absolute URL of a single-request scenario's request; see
+// RequestURL.
 func (p *Plan) URL(s *Scenario) string {
-	raw := s.Request.URL
+	return p.RequestURL(&s.Request)
+}
+
+// Headers returns the headers of a single-request scenario's request; see
+// RequestHeaders.
+func (p *Plan) Headers(s *Scenario) [][2]string {
+	return p.RequestHeaders(&s.Request)
+}
+
+// RequestURL returns the absolute URL of a request (a scenario's, a step's
+// or a login step's): its url when that is absolute, else the plan's target
+// followed by it ("http://h:3000/api" and "/users" give
+// "http://h:3000/api/users"). Template actions ("{{uuid}}") are kept as
+// written. Call it on a validated plan.
+func (p *Plan) RequestURL(r *Request) string {
+	raw := r.URL
 	if isAbsolute(raw) || p.Target == "" {
 		return raw
 	}
@@ -31,13 +43,18 @@ func (p *Plan) URL(s *Scenario) string {
 	return base + "/" + raw
 }
 
-// Headers returns the headers of a scenario's request: the plan's
-// http.headers merged with the scenario's own, the scenario's winning when
-// both name a header (names compare case-insensitively). Each pair is
-// {name, value}, sorted by canonical name so that runs repeat.
-func (p *Plan) Headers(s *Scenario) [][2]string {
-	byName := make(map[string][2]string, len(p.HTTP.Headers)+len(s.Request.Headers))
-	for _, hs := range []map[string]string{p.HTTP.Headers, s.Request.Headers} {
+// RequestHeaders returns the headers of a request: the plan's http.headers
+// merged with the request's own, the request's winning when both name a
+// header (names compare case-insensitively). A request with json gets
+// Content-Type: application/json unless one of them sets Content-Type.
+// Each pair is {name, value}, sorted by canonical name so that runs repeat;
+// values are templates, kept as written.
+func (p *Plan) RequestHeaders(r *Request) [][2]string {
+	byName := make(map[string][2]string, len(p.HTTP.Headers)+len(r.Headers)+1)
+	if r.JSON != nil {
+		byName["Content-Type"] = [2]string{"Content-Type", "application/json"}
+	}
+	for _, hs := range []map[string]string{p.HTTP.Headers, r.Headers} {
 		// Sorted, so that names differing only in case (refused by Validate)
 		// still give the same answer every time.
 		for _, name := range slices.Sorted(maps.Keys(hs)) {
@@ -69,44 +86,6 @@ func (c *checker) target() {
 		c.add("target", "want a base URL without ?query or #fragment, not %q", t)
 		c.badTarget = true
 	}
-}
-
-// scenarios checks each scenario and that there is exactly one.
-func (c *checker) scenarios() {
-	switch n := len(c.p.Scenarios); {
-	case n == 0:
-		c.add("scenarios", "want at least one scenario, e.g. [{request: {url: /}}]")
-	case n > 1:
-		c.add("scenarios", "several scenarios (weighted mixes) are not supported yet")
-	}
-	for i := range c.p.Scenarios {
-		c.scenario(fmt.Sprintf("scenarios[%d]", i), &c.p.Scenarios[i])
-	}
-}
-
-// scenario checks one scenario's weight, request and expectations.
-func (c *checker) scenario(path string, s *Scenario) {
-	if math.IsNaN(s.Weight) || math.IsInf(s.Weight, 0) || s.Weight < 0 {
-		c.add(path+".weight", "want a positive weight, not %v", s.Weight)
-	}
-	r := &s.Request
-	if !isToken(r.Method) {
-		c.add(path+".request.method", "want a method made of letters, such as GET or POST, not %q", r.Method)
-	}
-	switch {
-	case r.URL == "":
-		c.add(path+".request.url", "required: an absolute URL, or a path relative to target")
-	case !isAbsolute(r.URL) && c.p.Target == "":
-		c.add(path+".request.url", "%q is relative: set target (e.g. http://127.0.0.1:3000) or give an absolute URL", r.URL)
-	case !isAbsolute(r.URL) && c.badTarget:
-		// The target's problem is reported; the resolved URL would repeat it.
-	default:
-		if msg := httpURLProblem(c.p.URL(s)); msg != "" {
-			c.add(path+".request.url", "%s", msg)
-		}
-	}
-	c.headers(path+".request.headers", r.Headers)
-	c.statuses(path+".expect.status", s.Expect.Status)
 }
 
 // isToken reports whether a method is a non-empty run of ASCII letters.

@@ -78,3 +78,49 @@ func TestDurationAndSteps(t *testing.T) {
 		})
 	}
 }
+
+func TestRequestURL(t *testing.T) {
+	p := &Plan{Target: "http://h:3000/v1"}
+	step := &Step{Request: Request{URL: "/login"}}
+	if got, want := p.RequestURL(&step.Request), "http://h:3000/v1/login"; got != want {
+		t.Errorf("RequestURL(%q) = %q, want %q", step.Request.URL, got, want)
+	}
+	s := &Scenario{Request: Request{URL: "https://o/x"}}
+	if got, want := p.URL(s), p.RequestURL(&s.Request); got != want {
+		t.Errorf("URL() = %q, want RequestURL()'s %q", got, want)
+	}
+}
+
+func TestRequestHeaders(t *testing.T) {
+	tests := []struct {
+		name string
+		plan map[string]string
+		req  Request
+		want [][2]string
+	}{
+		{"json sets Content-Type", nil, Request{JSON: map[string]any{"a": 1}}, [][2]string{
+			{"Content-Type", "application/json"},
+		}},
+		{"a request header wins", nil, Request{JSON: []any{}, Headers: map[string]string{"content-type": "application/vnd.x+json"}}, [][2]string{
+			{"content-type", "application/vnd.x+json"},
+		}},
+		{"a plan header wins", map[string]string{"CONTENT-TYPE": "text/plain", "X-A": "1"}, Request{JSON: "x"}, [][2]string{
+			{"CONTENT-TYPE", "text/plain"}, {"X-A", "1"},
+		}},
+		{"no json, no Content-Type", nil, Request{Body: "x", Headers: map[string]string{"X-B": "{{uuid}}"}}, [][2]string{
+			{"X-B", "{{uuid}}"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &Plan{HTTP: HTTP{Headers: tt.plan}}
+			if diff := cmp.Diff(tt.want, p.RequestHeaders(&tt.req)); diff != "" {
+				t.Errorf("RequestHeaders() mismatch (-want +got):\n%s", diff)
+			}
+			s := &Scenario{Request: tt.req}
+			if diff := cmp.Diff(tt.want, p.Headers(s)); diff != "" {
+				t.Errorf("Headers() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -140,7 +140,7 @@ type Scenario struct {
 	// scenario (a flow's checks are on its steps).
 	Expect Expect `yaml:"expect"`
 	// Extract names values taken from the response, for a single-request
-	// scenario; the virtual user keeps them for its later iterations.
+	// scenario (a flow extracts on its steps).
 	Extract map[string]Extract `yaml:"extract"`
 	// Steps is a flow: requests sent in order within one iteration. A failed
 	// step ends the iteration.

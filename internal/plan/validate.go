@@ -46,12 +46,19 @@ func (p *Plan) Validate() error {
 func (p *Plan) check() Problems {
 	p.fillDefaults()
 	c := &checker{p: p}
+	c.data()
+	c.scope = newScope(p)
 	c.load()
 	c.ramp()
 	c.http()
 	c.target()
+	c.vars()
+	c.login()
 	c.scenarios()
 	c.statuses("limited", p.Limited)
+	if p.TagLimit < 0 {
+		c.add("tag_limit", "want 0 (the default, %d) or more, not %d", DefaultTagLimit, p.TagLimit)
+	}
 	return c.problems
 }
 
@@ -89,23 +96,13 @@ func (p *Plan) fillDefaults() {
 	if p.Limited == nil {
 		p.Limited = []int{429}
 	}
-	for i := range p.Scenarios {
-		s := &p.Scenarios[i]
-		if s.Weight == 0 {
-			s.Weight = 1
-		}
-		if s.Request.Method == "" {
-			s.Request.Method = "GET"
-		}
-		if s.Name == "" {
-			s.Name = s.Request.Method + " " + urlPath(s.Request.URL)
-		}
-	}
+	p.fillRequestDefaults()
 }
 
 // checker collects the problems of one plan.
 type checker struct {
 	p         *Plan
+	scope     *scope // the names templates may read
 	problems  Problems
 	badTarget bool // target has a problem, so relative URLs are not checked
 }
@@ -243,12 +240,13 @@ func (c *checker) http() {
 	if h.MaxBodyBytes < 0 {
 		c.add("http.max_body_bytes", "want 0 (16 MiB) or more, not %d", h.MaxBodyBytes)
 	}
-	c.headers("http.headers", h.Headers)
+	c.headers("http.headers", h.Headers, true)
 }
 
 // headers checks header names and values, and that no two names differ only
-// in case (which one is sent would be a coin toss).
-func (c *checker) headers(path string, hs map[string]string) {
+// in case (which one is sent would be a coin toss). Templated values are
+// checked as templates.
+func (c *checker) headers(path string, hs map[string]string, templated bool) {
 	seen := make(map[string]string, len(hs))
 	for _, name := range slices.Sorted(maps.Keys(hs)) {
 		p := path + "." + name
@@ -258,6 +256,8 @@ func (c *checker) headers(path string, hs map[string]string) {
 		}
 		if msg := headerValueProblem(hs[name]); msg != "" {
 			c.add(p, "%s", msg)
+		} else if templated {
+			c.template(p, hs[name], false)
 		}
 		canon := textproto.CanonicalMIMEHeaderKey(name)
 		if other, dup := seen[canon]; dup {

@@ -25,7 +25,7 @@ var validateCases = []struct {
 	want   []string
 }{
 	{"valid", func(p *Plan) {}, nil},
-	{"templated url", func(p *Plan) { p.Scenarios[0].Request.URL = "/api/{{ .user.site }}?id={{uuid}}" }, nil},
+	{"templated url", func(p *Plan) { p.Scenarios[0].Request.URL = "/api/{{ .vu }}?id={{uuid}}" }, nil},
 	{"closed", func(p *Plan) { p.Load = Load{VUs: []int{1, MaxVUs}, Think: dur(time.Second)} }, nil},
 	{"closed within max_connections", func(p *Plan) { p.Load = Load{VUs: []int{5, 10}}; p.HTTP.MaxConnections = 10 }, nil},
 	{"closed past max_connections", func(p *Plan) { p.Load = Load{VUs: []int{5, 50}}; p.HTTP.MaxConnections = 10 }, []string{
@@ -110,13 +110,16 @@ var validateCases = []struct {
 	{"no scenarios", func(p *Plan) { p.Scenarios = nil }, []string{
 		`scenarios: want at least one scenario, e.g. [{request: {url: /}}]`,
 	}},
-	{"two scenarios", func(p *Plan) { p.Scenarios = append(p.Scenarios, p.Scenarios[0]) }, []string{
-		`scenarios: several scenarios (weighted mixes) are not supported yet`,
+	{"two scenarios", func(p *Plan) {
+		p.Scenarios = append(p.Scenarios, Scenario{Weight: 3, Request: Request{Method: "POST", URL: "/api"}})
+	}, nil},
+	{"two scenarios of the same name", func(p *Plan) { p.Scenarios = append(p.Scenarios, p.Scenarios[0]) }, []string{
+		`scenarios[1].name: scenario name "GET /api" is already used by scenarios[0]: names must be unique; give one a name`,
 	}},
 	{"bad request", func(p *Plan) {
 		p.Scenarios[0] = Scenario{Weight: -1, Request: Request{Method: "G3T"}, Expect: Expect{Status: []int{99, 200, 600}}}
 	}, []string{
-		`scenarios[0].weight: want a positive weight, not -1`,
+		`scenarios[0].weight: want a positive, finite weight such as 30, not -1`,
 		`scenarios[0].request.method: want a method made of letters, such as GET or POST, not "G3T"`,
 		`scenarios[0].request.url: required: an absolute URL, or a path relative to target`,
 		`scenarios[0].expect.status[0]: want an HTTP status from 100 to 599, not 99`,
@@ -177,6 +180,7 @@ func TestValidateFillsDefaults(t *testing.T) {
 		},
 		HTTP:      HTTP{Timeout: dur(DefaultTimeout), MaxBodyBytes: DefaultMaxBodyBytes},
 		Scenarios: []Scenario{{Name: "GET /api", Weight: 1, Request: Request{Method: "GET", URL: "/api"}}},
+		TagLimit:  DefaultTagLimit,
 		Limited:   []int{429},
 	}
 	if diff := cmp.Diff(want, p, ignorePos); diff != "" {

@@ -1,0 +1,151 @@
+package plan
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// schemaFile is the JSON Schema of plan files that editors use.
+var schemaFile = filepath.Join("..", "..", "docs", "plan.schema.json")
+
+// TestSchemaMatchesTypes walks the plan's Go types and the JSON Schema
+// together: every yaml key is a property of the schema at the same place,
+// with a description, and the schema has no property the types lack, so
+// that the two cannot drift apart.
+func TestSchemaMatchesTypes(t *testing.T) {
+	data, err := os.ReadFile(schemaFile)
+	if err != nil {
+		t.Fatalf("read schema: %v", err)
+	}
+	var root map[string]any
+	if err := json.Unmarshal(data, &root); err != nil {
+		t.Fatalf("parse schema: %v", err)
+	}
+	if got := root["$schema"]; got != "https://json-schema.org/draft/2020-12/schema" {
+		t.Errorf("$schema = %v, want draft 2020-12", got)
+	}
+	w := &schemaWalk{t: t, root: root}
+	w.structure("", reflect.TypeFor[Plan](), root)
+	if w.keys < 50 {
+		t.Errorf("walked %d keys, want the whole plan", w.keys)
+	}
+
+	enums := []struct {
+		path string
+		want []any
+	}{
+		{"load.model", []any{Open, Closed}},
+		{"load.arrival", []any{Uniform, Poisson}},
+	}
+	for _, e := range enums {
+		node := w.at(e.path)
+		if diff := cmp.Diff(e.want, node["enum"]); diff != "" {
+			t.Errorf("schema %s enum mismatch (-want +got):\n%s", e.path, diff)
+		}
+	}
+}
+
+// schemaWalk compares Go types with schema nodes.
+type schemaWalk struct {
+	t    *testing.T
+	root map[string]any
+	keys int // yaml keys compared
+}
+
+// resolve follows a node's $ref, "#/$defs/name", merging the node's own
+// keywords over the definition's.
+func (w *schemaWalk) resolve(node map[string]any) map[string]any {
+	ref, ok := node["$ref"].(string)
+	if !ok {
+		return node
+	}
+	name, ok := strings.CutPrefix(ref, "#/$defs/")
+	defs, _ := w.root["$defs"].(map[string]any)
+	def, found := defs[name].(map[string]any)
+	if !ok || !found {
+		w.t.Fatalf("schema $ref %q does not name a definition", ref)
+	}
+	out := maps.Clone(w.resolve(def))
+	for k, v := range node {
+		if k != "$ref" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// structure compares struct type typ, at field path, with an object node.
+func (w *schemaWalk) structure(path string, typ reflect.Type, node map[string]any) {
+	node = w.resolve(node)
+	if node["additionalProperties"] != false {
+		w.t.Errorf("schema %q: want additionalProperties: false, so that unknown keys are errors as in ceiling", path)
+	}
+	props, _ := node["properties"].(map[string]any)
+	keys := knownKeys(typ)
+	if diff := cmp.Diff(slices.Sorted(slices.Values(keys)), slices.Sorted(maps.Keys(props))); diff != "" {
+		w.t.Errorf("schema %q properties differ from the yaml keys of %s (-yaml +schema):\n%s", path, typ, diff)
+	}
+	fields := yamlFields(typ)
+	for _, key := range keys {
+		prop, ok := props[key].(map[string]any)
+		if !ok {
+			continue
+		}
+		w.keys++
+		p := join(path, key)
+		if d, _ := prop["description"].(string); d == "" {
+			w.t.Errorf("schema %q has no description", p)
+		}
+		w.value(p, typ.Field(fields[key]).Type, prop)
+	}
+}
+
+// value compares a field's type with its schema node, descending into
+// structs, lists and maps of structs.
+func (w *schemaWalk) value(path string, typ reflect.Type, node map[string]any) {
+	node = w.resolve(node)
+	switch {
+	case typ == reflect.TypeFor[Duration]():
+		return
+	case typ.Kind() == reflect.Pointer:
+		w.value(path, typ.Elem(), node)
+	case typ.Kind() == reflect.Struct:
+		w.structure(path, typ, node)
+	case typ.Kind() == reflect.Slice && typ.Elem().Kind() == reflect.Struct:
+		items, ok := node["items"].(map[string]any)
+		if !ok {
+			w.t.Errorf("schema %q: want items for a list of %s", path, typ.Elem())
+			return
+		}
+		w.structure(path+"[]", typ.Elem(), items)
+	case typ.Kind() == reflect.Map && typ.Elem().Kind() == reflect.Struct:
+		values, ok := node["additionalProperties"].(map[string]any)
+		if !ok {
+			w.t.Errorf("schema %q: want additionalProperties for a map of %s", path, typ.Elem())
+			return
+		}
+		w.structure(path+".*", typ.Elem(), values)
+	}
+}
+
+// at returns the resolved schema node of a dotted path of plain keys.
+func (w *schemaWalk) at(path string) map[string]any {
+	node := w.root
+	for _, key := range strings.Split(path, ".") {
+		props, _ := w.resolve(node)["properties"].(map[string]any)
+		next, ok := props[key].(map[string]any)
+		if !ok {
+			w.t.Fatalf("schema has no %q", path)
+		}
+		node = next
+	}
+	return w.resolve(node)
+}

@@ -1,0 +1,281 @@
+package plan
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// TemplateFuncs declares the functions that plan templates may call, with
+// their real signatures but stub bodies: Validate parses every template with
+// them, so that an unknown function or a wrong number of arguments is a
+// problem of the plan, not of the run. The package that runs a plan binds
+// the real ones for each virtual user with Clone().Funcs(...), under the
+// same names and signatures:
+//
+//	uuid() string             a random version 4 UUID
+//	seq() int64               a counter unique per run: 1, 2, 3…
+//	randInt(a, b int) int     a uniformly random integer from a to b inclusive
+//	randString(n int) string  n random letters and digits
+//	pick(items ...any) any    one of its arguments, at random
+//	now() Now                 the current time: {{now}} prints RFC 3339, {{now.Unix}} seconds
+var TemplateFuncs = template.FuncMap{
+	"uuid":       func() string { return "00000000-0000-4000-8000-000000000000" },
+	"seq":        func() int64 { return 0 },
+	"randInt":    func(a, b int) int { return a },
+	"randString": func(n int) string { return strings.Repeat("x", max(n, 0)) },
+	"pick": func(items ...any) any {
+		if len(items) == 0 {
+			return nil
+		}
+		return items[0]
+	},
+	"now": func() Now { return Now{} },
+}
+
+// funcExamples shows a call of each function in TemplateFuncs, for messages.
+var funcExamples = map[string]string{
+	"uuid": "{{uuid}}", "seq": "{{seq}}", "randInt": "{{randInt 1 100}}",
+	"randString": "{{randString 16}}", "pick": `{{pick "a" "b"}}`, "now": "{{now}}",
+}
+
+// Now is what the template function now returns: a time that prints as
+// RFC 3339 with nanoseconds ({{now}}) and keeps time.Time's methods
+// ({{now.Unix}}, {{now.Format "2006-01-02"}}).
+type Now struct {
+	time.Time
+}
+
+// String formats the time as RFC 3339 with nanoseconds, e.g.
+// "2026-01-02T15:04:05.123456789Z".
+func (n Now) String() string {
+	return n.Time.Format(time.RFC3339Nano)
+}
+
+// ParseTemplate parses a plan template, such as a templated URL or header
+// value, with TemplateFuncs and missingkey=error, so that executing it with
+// a field that is not set fails instead of printing "<no value>". name
+// labels the template in errors.
+func ParseTemplate(name, text string) (*template.Template, error) {
+	return template.New(name).Funcs(TemplateFuncs).Option("missingkey=error").Parse(text)
+}
+
+// IsTemplate reports whether s holds a template action ("{{"); a string
+// without one is sent as written.
+func IsTemplate(s string) bool {
+	return strings.Contains(s, "{{")
+}
+
+// scope is what templates may read: the fields of the data a virtual user
+// executes them with.
+type scope struct {
+	users     bool     // data.users is set
+	usersFile string   // data.users resolved, for messages
+	columns   []string // the users file's columns; nil when it could not be read
+	vars      []string // var names, sorted
+	extracted []string // names extracted anywhere in the plan, sorted
+}
+
+// newScope collects the names a validated-so-far plan gives templates.
+func newScope(p *Plan) *scope {
+	s := &scope{users: p.Data.Users != "", usersFile: p.usersPath(), columns: p.userColumns}
+	for _, name := range slices.Sorted(maps.Keys(p.Vars)) {
+		if nameProblem(name) == "" {
+			s.vars = append(s.vars, name)
+		}
+	}
+	// Names with a problem of their own are left out, so that a hint never
+	// suggests them.
+	names := map[string]bool{}
+	add := func(ex map[string]Extract) {
+		for name := range ex {
+			if nameProblem(name) == "" {
+				names[name] = true
+			}
+		}
+	}
+	for i := range p.Login {
+		add(p.Login[i].Extract)
+	}
+	for i := range p.Scenarios {
+		add(p.Scenarios[i].Extract)
+		for j := range p.Scenarios[i].Steps {
+			add(p.Scenarios[i].Steps[j].Extract)
+		}
+	}
+	s.extracted = slices.Sorted(maps.Keys(names))
+	return s
+}
+
+// template checks a templated value at path: it parses, the fields it reads
+// exist, and it calls ceiling's functions with the right number of
+// arguments. inVars says the value is a var's, which may not read vars.
+func (c *checker) template(path, text string, inVars bool) {
+	if !IsTemplate(text) {
+		return
+	}
+	t, err := ParseTemplate(path, text)
+	if err != nil {
+		c.add(path, "%s", templateMessage(path, err))
+		return
+	}
+	refs, calls := templateUses(t)
+	seen := map[string]bool{}
+	report := func(msg string) {
+		if msg != "" && !seen[msg] {
+			seen[msg] = true
+			c.add(path, "%s", msg)
+		}
+	}
+	for _, ref := range refs {
+		report(c.scope.refProblem(ref, inVars))
+	}
+	for _, call := range calls {
+		report(callProblem(call))
+	}
+}
+
+// templateMessage turns a text/template parse error into a message:
+// "template: function "uid" not defined (…)", with the line when the
+// template has several.
+func templateMessage(name string, err error) string {
+	msg := strings.TrimPrefix(err.Error(), "template: ")
+	line := 0
+	if rest, ok := strings.CutPrefix(msg, name+":"); ok {
+		if num, after, ok := strings.Cut(rest, ": "); ok {
+			if n, err := strconv.Atoi(num); err == nil {
+				line, msg = n, after
+			}
+		}
+	}
+	if strings.HasPrefix(msg, "function ") && strings.HasSuffix(msg, " not defined") {
+		msg += " (ceiling's functions: " + strings.Join(slices.Sorted(maps.Keys(TemplateFuncs)), ", ") +
+			"; and text/template's, such as printf and index)"
+	}
+	if line > 1 {
+		msg += fmt.Sprintf(" (line %d of the template)", line)
+	}
+	return "template: " + msg
+}
+
+// refProblem says what is wrong with a template's reference to a field
+// chain such as [user site] (.user.site), or "".
+func (s *scope) refProblem(chain []string, inVars bool) string {
+	name := chain[0]
+	switch {
+	case name == "user":
+		if !s.users {
+			return "template reads ." + strings.Join(chain, ".") +
+				" but data.users is not set: .user.<column> is a column of the virtual user's row in that file"
+		}
+		if len(chain) > 1 && s.columns != nil && !slices.Contains(s.columns, chain[1]) {
+			return fmt.Sprintf("template reads .user.%s but %s has no column %q%s; columns: %s",
+				chain[1], s.usersFile, chain[1], didYouMean(chain[1], s.columns, ".user."), strings.Join(s.columns, ", "))
+		}
+	case name == "vu" || name == "iteration":
+		if len(chain) > 1 {
+			return fmt.Sprintf("template reads .%s, but .%s is a number without fields", strings.Join(chain, "."), name)
+		}
+	case slices.Contains(s.vars, name):
+		if inVars {
+			return fmt.Sprintf("template reads .%s, another var: vars are evaluated together and may not read each other", name)
+		}
+	case slices.Contains(s.extracted, name):
+	default:
+		known := s.known(inVars)
+		return fmt.Sprintf("template reads .%s, which is not set%s; known: %s",
+			name, didYouMean(name, s.names(inVars), "."), strings.Join(known, ", "))
+	}
+	return ""
+}
+
+// names lists the top-level names a template may read.
+func (s *scope) names(inVars bool) []string {
+	names := []string{"vu", "iteration"}
+	if s.users {
+		names = append(names, "user")
+	}
+	if !inVars {
+		names = append(names, s.vars...)
+	}
+	return append(names, s.extracted...)
+}
+
+// known lists the fields a template may read, for a hint:
+// ".user.email, .user.site, .vu, .iteration, .msgid, .token".
+func (s *scope) known(inVars bool) []string {
+	var out []string
+	switch {
+	case s.users && s.columns != nil:
+		for _, col := range s.columns {
+			out = append(out, ".user."+col)
+		}
+	case s.users:
+		out = append(out, ".user.<column>")
+	}
+	out = append(out, ".vu", ".iteration")
+	if !inVars {
+		for _, v := range s.vars {
+			out = append(out, "."+v)
+		}
+	}
+	for _, e := range s.extracted {
+		out = append(out, "."+e)
+	}
+	const most = 12
+	if len(out) > most {
+		out = append(out[:most], fmt.Sprintf("and %d more", len(out)-most))
+	}
+	return out
+}
+
+// didYouMean returns " (did you mean PREFIXbest?)" for the candidate
+// nearest to name when it looks like a typo of it, else "".
+func didYouMean(name string, candidates []string, prefix string) string {
+	best, bestDist := "", len(name)
+	for _, c := range candidates {
+		if d := distance(name, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" || bestDist > max(1, len(best)/3) {
+		return ""
+	}
+	return " (did you mean " + prefix + best + "?)"
+}
+
+// callProblem says what is wrong with a call of one of ceiling's template
+// functions, or "". Other functions (text/template's own) are not checked.
+func callProblem(c call) string {
+	fn, ok := TemplateFuncs[c.name]
+	if !ok {
+		return ""
+	}
+	t := reflect.TypeOf(fn)
+	if t.Kind() != reflect.Func {
+		return ""
+	}
+	want := t.NumIn()
+	switch {
+	case t.IsVariadic() && c.args >= max(1, want-1):
+		return ""
+	case t.IsVariadic():
+		return fmt.Sprintf("%s takes at least one argument, e.g. %s", c.name, funcExamples[c.name])
+	case c.args == want:
+		return ""
+	}
+	return fmt.Sprintf("%s takes %d argument%s, not %d, e.g. %s", c.name, want, plural(want), c.args, funcExamples[c.name])
+}
+
+// plural returns "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
