@@ -16,8 +16,8 @@ const module = "github.com/ceiling-dev/ceiling/"
 // nothing from the load path.
 var layer = map[string]int{
 	"internal/transport": 0, "internal/schedule": 0, "internal/segment": 0, "internal/plan": 0,
-	"internal/metrics":         1,
-	"internal/slo":             2,
+	"internal/metrics": 1,
+	"internal/slo":     2, "internal/scenario": 2,
 	"internal/transport/httpx": 3, "internal/transport/wsx": 3,
 	"internal/load": 3, "internal/monitor": 3, "internal/sink": 3, "internal/demo": 3,
 	"internal/delivery": 4, "internal/search": 4, "internal/sweep": 4, "internal/results": 4,

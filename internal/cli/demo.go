@@ -108,3 +108,27 @@ func edgeSentence(r *results.Result) string {
 	return fmt.Sprintf("Held %s up to %.0f/s (p99 %.1f ms); %.0f/s fails: p99 %.1f ms, errors %.1f%%.",
 		demoSLO, pass.TargetRate, pass.LatencyMS.P99, fail.TargetRate, fail.LatencyMS.P99, 100*fail.ErrorRate)
 }
+
+// demoTargetCmd serves the demo target in the foreground until interrupted:
+// the example plans in docs/examples load it.
+func demoTargetCmd(e *env) *cobra.Command {
+	var addr string
+	c := &cobra.Command{
+		Use:    "demo-target",
+		Short:  "Serve the built-in demo target (the example plans load it)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			srv, err := demo.Start(demo.Config{Addr: addr})
+			if err != nil {
+				return cannotRun("%w", err)
+			}
+			defer srv.Close()
+			fmt.Fprintf(e.stderr, "ceiling demo-target: serving on %s (Ctrl-C stops it)\n", srv.URL())
+			<-e.ctx.Done()
+			return nil
+		},
+	}
+	c.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address")
+	return c
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
 	"github.com/ceiling-dev/ceiling/internal/slo"
 	"github.com/ceiling-dev/ceiling/internal/transport"
@@ -40,19 +41,26 @@ func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
 	if err != nil {
 		return nil, badInput("%s: slo: %w", where(p, "slo"), err)
 	}
-	req := request(p)
+	set, err := scenario.Compile(p)
+	if err != nil {
+		return nil, badInput("%w", err)
+	}
+	target := p.Target
+	if target == "" {
+		target = p.URL(&p.Scenarios[0])
+	}
 	ex := httpx.New(httpx.Config{
 		Timeout: p.HTTP.Timeout.Duration, HTTP2: p.HTTP.HTTP2, Insecure: p.HTTP.Insecure,
 		FollowRedirects: p.HTTP.FollowRedirects, MaxConns: p.HTTP.MaxConnections,
 		MaxBodyBytes: p.HTTP.MaxBodyBytes,
 	})
 	defer ex.Close()
-	if err := preflight(ex, req); err != nil {
+	if err := preflight(ex, set, p); err != nil {
 		return nil, err
 	}
 	steps := stepsOf(p)
 	res := &results.Result{
-		Schema: results.Schema, Command: reproduce(e.args), Name: p.Name, Target: req.URL,
+		Schema: results.Schema, Command: reproduce(e.args), Name: p.Name, Target: target,
 		Host: host(), StartedAt: time.Now().Round(0), Warnings: []string{}, Steps: []results.Step{},
 	}
 	res.Evaluate(terms)
@@ -61,17 +69,18 @@ func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
 	}
 	live := report.NewLive(e.stderr, e.terminal && !o.quiet, len(steps))
 	runner := load.NewRunner(load.Config{
-		Exchanger: ex, Request: req, Timeout: p.HTTP.Timeout.Duration,
+		Exchanger: ex, Scenarios: set, Timeout: p.HTTP.Timeout.Duration,
 		MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration,
 		Poisson: p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
 		OnTick: live.Tick,
 	})
 	if !o.quiet {
-		fmt.Fprintf(e.stderr, "ceiling: %s %s, %s\n", req.Method, req.URL, describePlan(p))
+		fmt.Fprintf(e.stderr, "ceiling: %s, %s\n", describeTarget(p), describePlan(p))
 	}
+	defer runner.Close()
 	for _, st := range steps {
 		r := runner.Run(e.ctx, st)
-		step, err := results.NewStep(r)
+		step, err := results.NewStep(r, set.Names(), set.TagKeys())
 		if err != nil {
 			return nil, cannotRun("%w", err)
 		}
@@ -127,26 +136,29 @@ func where(p *plan.Plan, path string) string {
 	return "--" + path
 }
 
-// request builds the transport request of the plan's scenario.
-func request(p *plan.Plan) *transport.Request {
-	sc := &p.Scenarios[0]
-	r := &transport.Request{
-		Method: sc.Request.Method, URL: p.URL(sc), Header: p.Headers(sc),
-		Expect: sc.Expect.Status, Limited: p.Limited,
+// describeTarget names what the run sends: the request of a one-request
+// plan, or its scenarios.
+func describeTarget(p *plan.Plan) string {
+	if len(p.Scenarios) == 1 && len(p.Scenarios[0].Steps) == 0 {
+		sc := &p.Scenarios[0]
+		return sc.Request.Method + " " + p.URL(sc)
 	}
-	if sc.Request.Body != "" {
-		r.Body = []byte(sc.Request.Body)
+	names := make([]string, len(p.Scenarios))
+	for i := range p.Scenarios {
+		names[i] = p.Scenarios[i].Name
 	}
-	return r
+	return fmt.Sprintf("%d scenarios (%s) against %s", len(names), strings.Join(names, ", "), p.Target)
 }
 
-// preflight sends one request before the first step: a target that cannot
-// be reached at all is exit 3, not a table of errors.
-func preflight(ex transport.Exchanger, req *transport.Request) error {
-	var out transport.Outcome
+// preflight sends the run's first request once before the first step: a
+// target that cannot be reached at all is exit 3, not a table of errors.
+func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) error {
 	sess := ex.Session()
-	sess.Do(req, &out)
-	sess.Close()
+	defer sess.Close()
+	out, err := set.Preflight(sess)
+	if err != nil {
+		return badInput("preflight: %w", err)
+	}
 	if out.Kind.Responded() {
 		return nil
 	}
@@ -155,7 +167,7 @@ func preflight(ex transport.Exchanger, req *transport.Request) error {
 		transport.Timeout: " (no answer within the timeout)",
 		transport.TLS:     " (use --insecure for a self-signed certificate)",
 	}[out.Kind]
-	return cannotRun("target unreachable: %s %s: %s%s", req.Method, req.URL, out.Kind, hint)
+	return cannotRun("target unreachable: %s: %s%s", describeTarget(p), out.Kind, hint)
 }
 
 // stepsOf lists the plan's steps.

@@ -12,6 +12,7 @@ import (
 
 // quickFlags are the flags that build or amend a plan without a file.
 type quickFlags struct {
+	target                string
 	url, method, body     string
 	headers               []string
 	rate, vus             string
@@ -31,6 +32,7 @@ type outputFlags struct {
 
 func (q *quickFlags) register(c *cobra.Command) {
 	f := c.Flags()
+	f.StringVar(&q.target, "target", "", "base URL for the plan's relative request URLs (overrides target:)")
 	f.StringVar(&q.url, "url", "", "target URL (a quick plan without a file)")
 	f.StringVar(&q.method, "method", "", "HTTP method (default GET)")
 	f.StringArrayVar(&q.headers, "header", nil, "request header 'Name: value' (repeatable)")
@@ -105,6 +107,9 @@ func buildPlan(c *cobra.Command, args []string, q *quickFlags) (*plan.Plan, erro
 // apply writes the flags the user set into p.
 func (q *quickFlags) apply(c *cobra.Command, p *plan.Plan) error {
 	set := c.Flags().Changed
+	if set("target") {
+		p.Target = q.target
+	}
 	if len(p.Scenarios) == 0 {
 		p.Scenarios = []plan.Scenario{{}}
 	}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/scenario"
 )
 
 // runClosed runs the step's virtual users until the window ends: each loops
@@ -17,10 +17,11 @@ func (r *Runner) runClosed(ctx context.Context, sr *stepRun) {
 	inflight.Add(sr.st.VUs)
 	exited.Add(sr.st.VUs)
 	for id := range sr.st.VUs {
+		vu, t := r.vu(id), sr.tap(id)
 		go func() {
 			defer exited.Done()
 			defer inflight.Done()
-			r.user(ctx, sr, id)
+			r.user(ctx, sr, vu, t)
 		}()
 	}
 	sr.waitWindow(ctx)
@@ -29,23 +30,20 @@ func (r *Runner) runClosed(ctx context.Context, sr *stepRun) {
 	}
 }
 
-func (r *Runner) user(ctx context.Context, sr *stepRun, id int) {
-	sess := r.cfg.Exchanger.Session()
-	defer sess.Close()
-	shard := sr.rec.Shard(id)
-	sample := new(metrics.Sample)
+func (r *Runner) user(ctx context.Context, sr *stepRun, vu *scenario.VU, t *tap) {
 	var timer *time.Timer
 	if r.cfg.Think > 0 {
 		timer = time.NewTimer(time.Hour)
 		timer.Stop()
 	}
 	done := ctx.Done()
-	for !closed(done) {
+	seed := r.cfg.Scenarios.Seed() + uint64(vu.ID())<<40
+	for k := uint64(0); !closed(done); k++ {
 		now := r.now()
 		if now >= sr.winEnd {
 			return
 		}
-		sr.exchange(sess, shard, sample, now, now)
+		vu.Iterate(t, now, scenario.Mix(seed, k))
 		if timer != nil && !sleep(ctx, timer, r.cfg.Think) {
 			return
 		}

@@ -11,6 +11,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
@@ -36,8 +38,21 @@ func constant(d time.Duration) func(time.Duration) time.Duration {
 	return func(time.Duration) time.Duration { return d }
 }
 
+// oneRequest is a plan of one GET, compiled.
+func oneRequest() *scenario.Set {
+	p := &plan.Plan{Load: plan.Load{Rates: []float64{1}}, Scenarios: []plan.Scenario{{Request: plan.Request{URL: "http://x.test/"}}}}
+	if err := p.Validate(); err != nil {
+		panic(err)
+	}
+	s, err := scenario.Compile(p)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
 func newRunner(f *fake, mod func(*Config)) *Runner {
-	cfg := Config{Exchanger: f, Request: &transport.Request{Method: "GET", URL: "http://x/"}, Timeout: 10 * time.Second}
+	cfg := Config{Exchanger: f, Scenarios: oneRequest(), Timeout: 10 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -242,60 +257,20 @@ func (nop) Session() transport.Session                      { return nop{} }
 func (nop) Close()                                          {}
 func (nop) Do(_ *transport.Request, out *transport.Outcome) { out.Kind = transport.OK }
 
-// BenchmarkExchange is the executor's own cost of one exchange around the
-// transport: two clock reads, classification into the window, recording.
-// It must not allocate.
-func BenchmarkExchange(b *testing.B) {
-	r := NewRunner(Config{Exchanger: nop{}, Request: &transport.Request{}})
+// BenchmarkIteration is the executor's and the scenario layer's own cost
+// of one single-request iteration around the transport: clock reads,
+// classification into the window, recording the exchange and the
+// iteration. It must not allocate.
+func BenchmarkIteration(b *testing.B) {
+	r := NewRunner(Config{Exchanger: nop{}, Scenarios: oneRequest()})
 	sr := r.newStepRun(Step{Length: time.Hour})
-	shard := sr.rec.Shard(0)
-	s := new(metrics.Sample)
-	sess := nop{}.Session()
+	t := sr.tap(0)
+	vu := r.vu(0)
 	b.ReportAllocs()
 	for b.Loop() {
-		sr.exchange(sess, shard, s, r.now(), r.now())
+		vu.Iterate(t, r.now(), 1)
 	}
-	if n := testing.AllocsPerRun(1000, func() { sr.exchange(sess, shard, s, r.now(), r.now()) }); n != 0 {
-		b.Fatalf("exchange allocates %v times", n)
+	if n := testing.AllocsPerRun(1000, func() { vu.Iterate(t, r.now(), 1) }); n != 0 {
+		b.Fatalf("an iteration allocates %v times", n)
 	}
-}
-
-// A closed step longer than timeout + grace runs its whole window, and its
-// users have all stopped when Run returns.
-func TestClosedLongStep(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := &fake{delay: constant(10 * time.Millisecond)}
-		r := newRunner(f, func(c *Config) { c.Timeout = time.Second; c.Grace = time.Second })
-		start := time.Now()
-		res := r.Run(context.Background(), Step{VUs: 10, Warmup: time.Second, Length: 5 * time.Second})
-		if d := time.Since(start); d < 6*time.Second {
-			t.Errorf("Run returned after %v, want the whole 6s", d)
-		}
-		if !near(res.Achieved(), 1000, 10) || res.Interrupted {
-			t.Errorf("achieved = %v/s, interrupted %v; want 1000/s, false", res.Achieved(), res.Interrupted)
-		}
-		calls := f.calls.Load()
-		time.Sleep(time.Second)
-		if f.calls.Load() != calls {
-			t.Errorf("users kept sending after Run returned")
-		}
-	})
-}
-
-// A cancel that arrives while the step drains, after its window, leaves a
-// complete step.
-func TestCancelDuringDrain(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := &fake{delay: constant(500 * time.Millisecond)}
-		r := newRunner(f, nil)
-		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(2200*time.Millisecond, cancel) // window ends at 2s; the last requests end at 2.49s
-		res := r.Run(ctx, Step{Rate: 10, Length: 2 * time.Second})
-		if res.Interrupted || res.WindowEnd-res.WindowStart != 2*time.Second {
-			t.Errorf("interrupted %v, window %v; want a complete 2s step", res.Interrupted, res.WindowEnd-res.WindowStart)
-		}
-		if res.Total.Completed() != 20 {
-			t.Errorf("completed = %d, want 20: the grace lets in-flight exchanges finish", res.Total.Completed())
-		}
-	})
 }

@@ -6,13 +6,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
 )
 
-// arrival is one scheduled exchange handed to a worker.
+// arrival is one scheduled iteration handed to a worker.
 type arrival struct {
 	intended time.Duration
+	pick     uint64 // picks the scenario; see scenario.Mix
 }
 
 // pool hands arrivals to workers. The scheduler is its only caller.
@@ -40,7 +41,7 @@ func (p *pool) dispatch(ctx context.Context, a arrival) bool {
 		id := p.sr.workers
 		p.sr.workers++
 		p.exited.Add(1)
-		go p.worker(id, a)
+		go p.worker(p.sr.r.vu(id), p.sr.tap(id), a)
 		return true
 	}
 	select {
@@ -52,14 +53,10 @@ func (p *pool) dispatch(ctx context.Context, a arrival) bool {
 	}
 }
 
-func (p *pool) worker(id int, a arrival) {
+func (p *pool) worker(vu *scenario.VU, t *tap, a arrival) {
 	defer p.exited.Done()
-	sess := p.sr.r.cfg.Exchanger.Session()
-	defer sess.Close()
-	shard := p.sr.rec.Shard(id)
-	sample := new(metrics.Sample)
 	for {
-		p.sr.exchange(sess, shard, sample, a.intended, p.sr.r.now())
+		vu.Iterate(t, a.intended, a.pick)
 		p.inflight.Done()
 		select {
 		case a = <-p.work:
@@ -113,7 +110,8 @@ func (r *Runner) runOpen(ctx context.Context, sr *stepRun) {
 		if d := intended - r.now(); d > 0 && !sleep(ctx, timer, d) {
 			break
 		}
-		if !p.dispatch(ctx, arrival{intended: intended}) {
+		r.arrivals++
+		if !p.dispatch(ctx, arrival{intended: intended, pick: scenario.Mix(r.cfg.Scenarios.Seed(), r.arrivals)}) {
 			break
 		}
 		if intended >= sr.winStart {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
@@ -44,8 +45,8 @@ func (s Step) TargetRate() float64 {
 type Config struct {
 	// Exchanger performs exchanges.
 	Exchanger transport.Exchanger
-	// Request is the request every exchange sends.
-	Request *transport.Request
+	// Scenarios is what every iteration does.
+	Scenarios *scenario.Set
 	// Timeout is the transport's timeout; it bounds the drain after a step.
 	Timeout time.Duration
 	// MaxWorkers caps concurrent open-model exchanges. Zero: rate × timeout,
@@ -110,10 +111,14 @@ func (r *Result) Achieved() float64 {
 	return float64(r.Total.Finished) / d
 }
 
-// Runner runs steps against one target, all timed from one base.
+// Runner runs steps against one target, all timed from one base. Its
+// virtual users (one per open-model worker, one per closed-model user) live
+// across steps, with their sessions, cookies and logins.
 type Runner struct {
-	cfg  Config
-	base time.Time
+	cfg      Config
+	base     time.Time
+	vus      []*scenario.VU // by worker id; grown by one goroutine at a time
+	arrivals uint64         // open-model arrivals so far, for picking scenarios
 }
 
 // NewRunner returns a runner whose offsets count from now.
@@ -125,6 +130,22 @@ func NewRunner(cfg Config) *Runner {
 		cfg.Timeout = 10 * time.Second
 	}
 	return &Runner{cfg: cfg, base: time.Now()}
+}
+
+// Close closes every virtual user's session. Call it after the last step.
+func (r *Runner) Close() {
+	for _, v := range r.vus {
+		v.Session().Close()
+	}
+	r.vus = nil
+}
+
+// vu returns virtual user id, creating the users up to it.
+func (r *Runner) vu(id int) *scenario.VU {
+	for len(r.vus) <= id {
+		r.vus = append(r.vus, r.cfg.Scenarios.NewVU(len(r.vus), r.cfg.Exchanger.Session()))
+	}
+	return r.vus[id]
 }
 
 // Base returns the run's monotonic base.
@@ -149,15 +170,40 @@ func (r *Runner) Run(ctx context.Context, st Step) *Result {
 
 func shardCount() int { return 4 * runtime.GOMAXPROCS(0) }
 
-// exchange performs one exchange that started at start and records it. s is
-// the caller's own scratch sample, reused so the hot path allocates nothing.
-func (sr *stepRun) exchange(sess transport.Session, shard *metrics.Shard, s *metrics.Sample, intended, start time.Duration) {
-	*s = metrics.Sample{Intended: intended, Start: start}
-	sess.Do(sr.r.cfg.Request, &s.Outcome)
-	s.End = sr.r.now()
-	s.Counted = intended >= sr.winStart && intended < sr.winEnd
-	s.InWindow = s.End >= sr.winStart && s.End < sr.winEnd
-	shard.Record(s)
+// tap records a worker's exchanges and iterations into its shard, deciding
+// what the step counts. It implements scenario.Recorder for one worker.
+type tap struct {
+	sr     *stepRun
+	shard  *metrics.Shard
+	sample metrics.Sample
+}
+
+var _ scenario.Recorder = (*tap)(nil)
+
+func (sr *stepRun) tap(id int) *tap { return &tap{sr: sr, shard: sr.rec.Shard(id)} }
+
+// Now returns the offset from the run's base.
+func (t *tap) Now() time.Duration { return t.sr.r.now() }
+
+// Exchange records one request. It allocates nothing.
+func (t *tap) Exchange(intended, start, end time.Duration, out *transport.Outcome) {
+	s := &t.sample
+	*s = metrics.Sample{Intended: intended, Start: start, End: end, Outcome: *out}
+	s.Counted = t.sr.counts(intended)
+	s.InWindow = end >= t.sr.winStart && end < t.sr.winEnd
+	t.shard.Record(s)
+}
+
+// Iteration records how an iteration ended.
+func (t *tap) Iteration(it *metrics.Iteration) {
+	it.Counted = t.sr.counts(it.Intended)
+	t.shard.RecordIteration(it)
+}
+
+// counts reports whether an exchange meant to start at intended belongs to
+// the step's counted window.
+func (sr *stepRun) counts(intended time.Duration) bool {
+	return intended >= sr.winStart && intended < sr.winEnd
 }
 
 // sleep waits for d on t, or until ctx is done; it reports whether it slept

@@ -54,8 +54,8 @@ func (r *Runner) newStepRun(st Step) *stepRun {
 		r: r, st: st, start: start,
 		winStart: start + st.Warmup,
 		winEnd:   start + st.Warmup + st.Length,
-		rec:      metrics.NewRecorder(shardCount()),
-		total:    metrics.NewTally(),
+		rec:      metrics.NewRecorderFor(shardCount(), r.cfg.Scenarios.Layout()),
+		total:    metrics.NewTallyFor(r.cfg.Scenarios.Layout()),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -66,7 +66,7 @@ func (sr *stepRun) collect() {
 	defer close(sr.done)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	sec := metrics.NewTally()
+	sec := metrics.NewTallyFor(sr.r.cfg.Scenarios.Layout())
 	sr.last = sr.start
 	for {
 		select {
@@ -149,7 +149,7 @@ func (sr *stepRun) finish() *Result {
 	interrupted := at >= 0 && at < sr.winEnd
 	close(sr.stop)
 	<-sr.done
-	sr.flush(metrics.NewTally(), sr.last, sr.r.now())
+	sr.flush(metrics.NewTallyFor(sr.r.cfg.Scenarios.Layout()), sr.last, sr.r.now())
 	if sr.st.VUs > 0 {
 		// A user records an exchange when it ends, so in the closed model the
 		// exchanges started are those completed (plus any abandoned at a stop).

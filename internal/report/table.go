@@ -106,6 +106,7 @@ func Text(w io.Writer, r *results.Result) {
 	for _, row := range rs {
 		line(row)
 	}
+	breakdownTables(w, r, textTable)
 	footer(w, r, "")
 }
 

@@ -55,35 +55,52 @@ type Threshold struct {
 // Step is one step's figures. Rates are per second; error_rate is a
 // fraction in [0, 1]; latencies are in milliseconds.
 type Step struct {
-	Index        int              `json:"index"`
-	Interrupted  bool             `json:"interrupted,omitempty"`
-	Model        string           `json:"model"`
-	TargetRate   float64          `json:"target_rate,omitempty"`
-	VUs          int              `json:"vus,omitempty"`
-	DurationS    float64          `json:"duration_s"`
-	WarmupS      float64          `json:"warmup_s"`
-	Sent         int64            `json:"sent"`
+	Index        int                             `json:"index"`
+	Interrupted  bool                            `json:"interrupted,omitempty"`
+	Model        string                          `json:"model"`
+	TargetRate   float64                         `json:"target_rate,omitempty"`
+	VUs          int                             `json:"vus,omitempty"`
+	DurationS    float64                         `json:"duration_s"`
+	WarmupS      float64                         `json:"warmup_s"`
+	Sent         int64                           `json:"sent"`
+	Completed    int64                           `json:"completed"`
+	OK           int64                           `json:"ok"`
+	Limited      int64                           `json:"limited"`
+	Failed       int64                           `json:"failed"`
+	Errors       map[string]int64                `json:"errors"`
+	AchievedRate float64                         `json:"achieved_rate"`
+	ErrorRate    float64                         `json:"error_rate"`
+	Late         int64                           `json:"late"`
+	Retried      int64                           `json:"retried"`
+	MaxLagMS     float64                         `json:"max_lag_ms"`
+	Workers      int                             `json:"workers"`
+	BytesIn      int64                           `json:"bytes_in"`
+	BytesOut     int64                           `json:"bytes_out"`
+	LatencyMS    metrics.Latency                 `json:"latency_ms"`
+	ServiceMS    metrics.Latency                 `json:"service_ms"`
+	Scenarios    []Breakdown                     `json:"scenarios"`
+	Tags         map[string]map[string]Breakdown `json:"tags"`
+	SLOPassed    *bool                           `json:"slo_passed,omitempty"`
+	Verdict      string                          `json:"verdict,omitempty"`
+	Warnings     []string                        `json:"warnings"`
+	Histogram    string                          `json:"histogram"`
+	ServiceHist  string                          `json:"service_histogram"`
+	Series       []load.Point                    `json:"series"`
+}
+
+// Breakdown is the figures of one scenario, or of one tag value, counted in
+// iterations: an iteration of a flow is all its steps, and it failed if one
+// of them did.
+type Breakdown struct {
+	Name         string           `json:"name,omitempty"`
 	Completed    int64            `json:"completed"`
 	OK           int64            `json:"ok"`
-	Limited      int64            `json:"limited"`
 	Failed       int64            `json:"failed"`
-	Errors       map[string]int64 `json:"errors"`
-	AchievedRate float64          `json:"achieved_rate"`
-	ErrorRate    float64          `json:"error_rate"`
-	Late         int64            `json:"late"`
-	Retried      int64            `json:"retried"`
-	MaxLagMS     float64          `json:"max_lag_ms"`
-	Workers      int              `json:"workers"`
-	BytesIn      int64            `json:"bytes_in"`
-	BytesOut     int64            `json:"bytes_out"`
+	Limited      int64            `json:"limited"`
+	Errors       map[string]int64 `json:"errors,omitempty"`
 	LatencyMS    metrics.Latency  `json:"latency_ms"`
-	ServiceMS    metrics.Latency  `json:"service_ms"`
-	SLOPassed    *bool            `json:"slo_passed,omitempty"`
-	Verdict      string           `json:"verdict,omitempty"`
-	Warnings     []string         `json:"warnings"`
-	Histogram    string           `json:"histogram"`
-	ServiceHist  string           `json:"service_histogram"`
-	Series       []load.Point     `json:"series"`
+	AvgBodyBytes float64          `json:"avg_body_bytes"`
+	Histogram    string           `json:"histogram,omitempty"`
 }
 
 // Write stores r at path atomically: a temporary file in the same folder,

@@ -30,7 +30,7 @@ func loadResult(t *testing.T, rate float64, lat time.Duration, kinds map[transpo
 }
 
 func TestNewStep(t *testing.T) {
-	st, err := NewStep(loadResult(t, 100, 20*time.Millisecond, map[transport.Kind]int{transport.OK: 90, transport.Redirect: 10}))
+	st, err := NewStep(loadResult(t, 100, 20*time.Millisecond, map[transport.Kind]int{transport.OK: 90, transport.Redirect: 10}), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +50,8 @@ func TestNewStep(t *testing.T) {
 }
 
 func TestEvaluatePerStep(t *testing.T) {
-	fast, _ := NewStep(loadResult(t, 100, 5*time.Millisecond, map[transport.Kind]int{transport.OK: 100}))
-	slow, _ := NewStep(loadResult(t, 200, 300*time.Millisecond, map[transport.Kind]int{transport.OK: 100}))
+	fast, _ := NewStep(loadResult(t, 100, 5*time.Millisecond, map[transport.Kind]int{transport.OK: 100}), nil, nil)
+	slow, _ := NewStep(loadResult(t, 200, 300*time.Millisecond, map[transport.Kind]int{transport.OK: 100}), nil, nil)
 	r := &Result{Steps: []Step{fast, slow}}
 	terms, _ := slo.Parse("p99<200ms, errors<1%")
 	r.Evaluate(terms)
@@ -77,7 +77,7 @@ func TestEvaluatePerStep(t *testing.T) {
 func TestWriteReadAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "result.json")
-	st, _ := NewStep(loadResult(t, 100, 5*time.Millisecond, map[transport.Kind]int{transport.OK: 10}))
+	st, _ := NewStep(loadResult(t, 100, 5*time.Millisecond, map[transport.Kind]int{transport.OK: 10}), nil, nil)
 	r := &Result{Schema: Schema, Command: "ceiling run x", Steps: []Step{st}}
 	for range 2 {
 		if err := Write(path, r); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/slo"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
@@ -17,8 +18,9 @@ const (
 	LateShareWarn = 0.01
 )
 
-// NewStep turns an executor's figures into a result step, with its warnings.
-func NewStep(res *load.Result) (Step, error) {
+// NewStep turns an executor's figures into a result step, with its
+// warnings. scenarios and tagKeys name the breakdowns' indexes.
+func NewStep(res *load.Result, scenarios, tagKeys []string) (Step, error) {
 	t := res.Total
 	st := Step{
 		Index:       res.Step.Index,
@@ -59,8 +61,61 @@ func NewStep(res *load.Result) (Step, error) {
 	if st.ServiceHist, err = metrics.Encode(t.Service); err != nil {
 		return st, err
 	}
+	if err := st.breakdowns(t, scenarios, tagKeys); err != nil {
+		return st, err
+	}
 	st.Warnings = stepWarnings(res, &st)
 	return st, nil
+}
+
+// breakdowns fills the per-scenario and per-tag figures.
+func (st *Step) breakdowns(t *metrics.Tally, scenarios, tagKeys []string) error {
+	st.Scenarios = []Breakdown{}
+	for i, sub := range t.Scenarios {
+		if i >= len(scenarios) || (scenarios[i] == scenario.LoginScenario && sub.Completed() == 0) {
+			continue
+		}
+		b := breakdown(sub)
+		b.Name = scenarios[i]
+		var err error
+		if b.Histogram, err = metrics.Encode(sub.Latency); err != nil {
+			return err
+		}
+		st.Scenarios = append(st.Scenarios, b)
+	}
+	st.Tags = map[string]map[string]Breakdown{}
+	for k, values := range t.Tags {
+		if k >= len(tagKeys) {
+			continue
+		}
+		m := map[string]Breakdown{}
+		for v, sub := range values {
+			if sub.Completed() > 0 {
+				m[v] = breakdown(sub)
+			}
+		}
+		st.Tags[tagKeys[k]] = m
+	}
+	return nil
+}
+
+func breakdown(s *metrics.Sub) Breakdown {
+	b := Breakdown{
+		Completed: s.Completed(), OK: s.OK(), Failed: s.Failed(), Limited: s.Limited(),
+		LatencyMS: metrics.Summarize(s.Latency),
+	}
+	for k := transport.Kind(0); k < transport.NumKinds; k++ {
+		if k.Failed() && s.Kinds[k] > 0 {
+			if b.Errors == nil {
+				b.Errors = map[string]int64{}
+			}
+			b.Errors[k.String()] = s.Kinds[k]
+		}
+	}
+	if b.Completed > 0 {
+		b.AvgBodyBytes = float64(s.BodyBytes) / float64(b.Completed)
+	}
+	return b
 }
 
 func stepWarnings(res *load.Result, st *Step) []string {
@@ -78,6 +133,9 @@ func stepWarnings(res *load.Result, st *Step) []string {
 	}
 	if n := t.Kinds[transport.Redirect]; n > 0 {
 		w = append(w, fmt.Sprintf("%d responses were redirects (3xx), counted as failures: expect the status or set http.follow_redirects if they are intended", n))
+	}
+	if t.Folded > 0 {
+		w = append(w, fmt.Sprintf("%d iterations carried tag values past the limit of distinct values (tag_limit) and are counted under %q", t.Folded, metrics.Other))
 	}
 	if t.Clamped > 0 {
 		w = append(w, fmt.Sprintf("%d response times exceeded the histogram's range and were recorded as %v", t.Clamped, time.Duration(metrics.HighestUS)*time.Microsecond))

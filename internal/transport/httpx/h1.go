@@ -80,7 +80,8 @@ type h1Session struct {
 	mu    sync.Mutex
 	conns []*h1Conn
 
-	last *transport.Request // the static request enc holds, if any
+	last *transport.Request // the request enc was built from
+	url  string             // the URL line was parsed from
 	line requestLine
 	enc  []byte
 	cap  capture // the last response's header lines and body
@@ -148,13 +149,13 @@ func (s *h1Session) Do(r *transport.Request, out *transport.Outcome) {
 // encode builds r's wire form into s.enc, parsing its URL only when it
 // differs from the last one's.
 func (s *h1Session) encode(r *transport.Request) error {
-	if s.last == nil || r.URL != s.last.URL || r.Method != s.line.method {
+	if s.last == nil || r.URL != s.url || r.Method != s.line.method {
 		line, err := parseRequestLine(r.Method, r.URL)
 		if err != nil {
-			s.last = nil
+			s.last, s.url = nil, ""
 			return err
 		}
-		s.line = line
+		s.line, s.url = line, r.URL
 	}
 	s.last = r
 	s.enc = encodeRequest(s.enc[:0], &s.line, r.Header, r.Body)

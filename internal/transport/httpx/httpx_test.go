@@ -252,3 +252,22 @@ func TestCloseDuringExchange(t *testing.T) {
 	}
 	s.Close()
 }
+
+// One request value reused with new contents (as a virtual user renders
+// into it) is encoded afresh each time.
+func TestReusedDynamicRequest(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	ex := New(Config{Timeout: time.Second})
+	defer ex.Close()
+	s := ex.Session()
+	var req transport.Request
+	for path, want := range map[string]transport.Kind{"/ok": transport.OK, "/404": transport.HTTP4xx, "/500": transport.HTTP5xx} {
+		req = transport.Request{Method: "GET", URL: srv.URL + path}
+		var out transport.Outcome
+		s.Do(&req, &out)
+		if out.Kind != want {
+			t.Errorf("GET %s = %v, want %v", path, out.Kind, want)
+		}
+	}
+}

@@ -1,0 +1,375 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+	"github.com/ceiling-dev/ceiling/internal/transport/httpx"
+)
+
+// fataler is what compile needs of a test: testing.TB or *rapid.T.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// compile parses a plan text and compiles it.
+func compile(t fataler, yaml string) *Set {
+	t.Helper()
+	p, err := plan.Parse("plan.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	s, err := Compile(p)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	return s
+}
+
+// log records what iterations did.
+type log struct {
+	mu         sync.Mutex
+	exchanges  []transport.Outcome
+	iterations []metrics.Iteration
+}
+
+func (l *log) Now() time.Duration { return 0 }
+func (l *log) Exchange(_, _, _ time.Duration, out *transport.Outcome) {
+	l.mu.Lock()
+	o := *out
+	o.Header, o.Body = nil, nil
+	l.exchanges = append(l.exchanges, o)
+	l.mu.Unlock()
+}
+func (l *log) Iteration(it *metrics.Iteration) {
+	l.mu.Lock()
+	c := *it
+	c.Tags = append([]string(nil), it.Tags...)
+	l.iterations = append(l.iterations, c)
+	l.mu.Unlock()
+}
+
+// The realised mix matches the weights within statistical bounds.
+func TestPropertyMixMatchesWeights(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 5).Draw(t, "scenarios")
+		var b strings.Builder
+		b.WriteString("target: http://127.0.0.1:9\nload: {rates: [1]}\nscenarios:\n")
+		weights := make([]float64, n)
+		var total float64
+		for i := range weights {
+			weights[i] = float64(rapid.IntRange(1, 100).Draw(t, fmt.Sprint("w", i)))
+			total += weights[i]
+			fmt.Fprintf(&b, "  - {name: s%d, weight: %g, request: {url: /%d}}\n", i, weights[i], i)
+		}
+		s := compile(t, b.String())
+		seed := rapid.Uint64().Draw(t, "seed")
+		const draws = 20000
+		counts := make([]int, n)
+		for i := range uint64(draws) {
+			counts[s.Pick(Mix(seed, i))]++
+		}
+		for i, c := range counts {
+			p := weights[i] / total
+			sigma := math.Sqrt(draws * p * (1 - p))
+			if math.Abs(float64(c)-draws*p) > 5*sigma+1 {
+				t.Fatalf("scenario %d picked %d times of %d, want %.0f ± %.0f (weight %g of %g)", i, c, draws, draws*p, 5*sigma, weights[i], total)
+			}
+		}
+	})
+}
+
+// api is a small service: POST /login with {"email"} returns a token and
+// sets a session cookie; GET /me needs both; GET /old redirects to /login.
+func api(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Email string }
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Email == "" {
+			http.Error(w, "bad", 400)
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "s-" + in.Email, Path: "/"})
+		w.Header().Set("X-Token", "t-"+in.Email)
+		fmt.Fprintf(w, `{"token":"t-%s","user":{"email":%q}}`, in.Email, in.Email)
+	})
+	mux.HandleFunc("GET /me", func(w http.ResponseWriter, r *http.Request) {
+		c, err := r.Cookie("sid")
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if err != nil || strings.TrimPrefix(c.Value, "s-") != strings.TrimPrefix(tok, "t-") {
+			http.Redirect(w, r, "/login", http.StatusFound)
+			return
+		}
+		fmt.Fprintf(w, `{"email":%q,"ok":true,"n":3}`, strings.TrimPrefix(tok, "t-"))
+	})
+	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) { io.Copy(w, r.Body) })
+	mux.HandleFunc("GET /limited", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "2")
+		w.WriteHeader(429)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func users(t *testing.T, rows ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "users.csv")
+	if err := os.WriteFile(path, []byte("email,site\n"+strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func run(t *testing.T, s *Set, vus, iterations int) *log {
+	t.Helper()
+	ex := httpx.New(httpx.Config{Timeout: 2 * time.Second})
+	t.Cleanup(ex.Close)
+	l := &log{}
+	for id := range vus {
+		v := s.NewVU(id, ex.Session())
+		for i := range iterations {
+			v.Iterate(l, 0, Mix(7, uint64(id*1000+i)))
+		}
+		v.Session().Close()
+	}
+	return l
+}
+
+func kinds(its []metrics.Iteration) map[string]int {
+	m := map[string]int{}
+	for _, it := range its {
+		m[fmt.Sprintf("%d:%v", it.Scenario, it.Kind)]++
+	}
+	return m
+}
+
+// A login flow extracts a token once per user; later iterations send it with
+// the user's own session cookie, and the checks on the JSON body pass.
+func TestLoginTokenAndCookiesPerUser(t *testing.T) {
+	srv := api(t)
+	s := compile(t, fmt.Sprintf(`
+target: %s
+load: {rates: [1]}
+data: {users: %s}
+login:
+  - request: {method: POST, url: /login, json: {email: "{{.user.email}}"}}
+    extract: {token: {json: token}}
+scenarios:
+  - name: me
+    request: {url: /me, headers: {Authorization: "Bearer {{.token}}"}}
+    expect: {json: {ok: true, n: 3}}
+`, srv.URL, users(t, "ann@x.test,a", "bob@x.test,b")))
+	l := run(t, s, 2, 3)
+	// Per user: one login iteration (index 1) and three of "me" (index 0).
+	want := map[string]int{"1:ok": 2, "0:ok": 6}
+	if got := kinds(l.iterations); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("iterations = %v, want %v", got, want)
+	}
+	if len(l.exchanges) != 8 {
+		t.Errorf("exchanges = %d, want 8", len(l.exchanges))
+	}
+}
+
+// Without the login, the server redirects to /login: every iteration is a
+// redirect failure, never a success.
+func TestRedirectToLoginFails(t *testing.T) {
+	srv := api(t)
+	s := compile(t, fmt.Sprintf("target: %s\nload: {rates: [1]}\nscenarios:\n  - request: {url: /me}\n", srv.URL))
+	l := run(t, s, 1, 3)
+	if got := kinds(l.iterations); got["0:redirect"] != 3 {
+		t.Errorf("iterations = %v, want 3 redirects", got)
+	}
+}
+
+// A flow stops at its first failing step, and the failure is the
+// iteration's.
+func TestFlowStopsAtFailure(t *testing.T) {
+	srv := api(t)
+	s := compile(t, fmt.Sprintf(`
+target: %s
+load: {rates: [1]}
+scenarios:
+  - name: flow
+    steps:
+      - request: {method: POST, url: /login, json: {email: x@y.test}}
+        extract: {sid: {cookie: sid}, tok: {header: X-Token}}
+        expect: {header: {X-Token: t-x@y.test}}
+      - request: {method: POST, url: /echo, body: "{{.sid}} {{.tok}}"}
+        expect: {body_regex: "^s-x@y\\.test t-x@y\\.test$"}
+      - request: {url: /limited}
+      - request: {url: /me}
+`, srv.URL))
+	l := run(t, s, 1, 2)
+	if got := kinds(l.iterations); got["0:limited"] != 2 {
+		t.Errorf("iterations = %v, want 2 ended by the 429 (limited)", got)
+	}
+	if len(l.exchanges) != 6 {
+		t.Errorf("exchanges = %d, want 6: the step after the 429 never ran", len(l.exchanges))
+	}
+}
+
+func TestFailedChecksAreCheckFailures(t *testing.T) {
+	srv := api(t)
+	for name, expect := range map[string]string{
+		"contains":     `{body_contains: nope}`,
+		"regex":        `{body_regex: "^z"}`,
+		"json missing": `{json: {missing.path: 1}}`,
+		"json value":   `{json: {n: 4}}`,
+		"json type":    `{json: {n: "3"}}`,
+		"header":       `{header: {X-Token: other}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := compile(t, fmt.Sprintf(`
+target: %s
+load: {rates: [1]}
+scenarios:
+  - request: {method: POST, url: /login, json: {email: a@b.test}}
+    expect: %s
+`, srv.URL, expect))
+			if got := kinds(run(t, s, 1, 1).iterations); got["0:check"] != 1 {
+				t.Errorf("iterations = %v, want a check failure", got)
+			}
+		})
+	}
+}
+
+// An extraction that finds nothing fails the step as a check.
+func TestExtractionMissIsCheck(t *testing.T) {
+	srv := api(t)
+	s := compile(t, fmt.Sprintf(`
+target: %s
+load: {rates: [1]}
+scenarios:
+  - steps:
+      - request: {method: POST, url: /login, json: {email: a@b.test}}
+        extract: {x: {json: no.such.path}}
+      - request: {url: /me, headers: {X: "{{.x}}"}}
+`, srv.URL))
+	l := run(t, s, 1, 1)
+	if got := kinds(l.iterations); got["0:check"] != 1 || len(l.exchanges) != 1 {
+		t.Errorf("iterations = %v with %d exchanges, want one check failure after one exchange", got, len(l.exchanges))
+	}
+}
+
+// JSON bodies are built from YAML, with templated leaves escaped as JSON.
+func TestJSONBody(t *testing.T) {
+	ts := &templates{}
+	b, err := compileJSON(ts, "json", map[string]any{
+		"text": `he said "hi"{{"\n"}}`, "n": uint64(3), "ok": true, "list": []any{"a", nil, 1.5},
+		"id": "{{.id}}",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &VU{data: map[string]any{"id": "x\ty"}, tmpls: ts.list}
+	got, err := v.renderJSON(nil, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(got, &back); err != nil {
+		t.Fatalf("rendered body %s is not JSON: %v", got, err)
+	}
+	if back["text"] != "he said \"hi\"\n" || back["id"] != "x\ty" || back["n"] != 3.0 {
+		t.Errorf("rendered %s", got)
+	}
+	if want := `{"id":`; !strings.HasPrefix(string(got), want) {
+		t.Errorf("keys are not sorted: %s", got)
+	}
+}
+
+// uuid is a version 4 UUID and unique; seq is unique across users.
+func TestTemplateFuncs(t *testing.T) {
+	s := compile(t, "target: http://127.0.0.1:9\nload: {rates: [1]}\nvars: {u: \"{{uuid}}\", n: \"{{seq}}\", r: \"{{randInt 3 5}}\", p: \"{{pick \\\"a\\\" \\\"b\\\"}}\", s: \"{{randString 8}}\", t: \"{{now.Unix}}\"}\nscenarios:\n  - request: {url: /}\n")
+	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	seen := map[string]bool{}
+	for id := range 3 {
+		v := s.NewVU(id, nil)
+		for range 100 {
+			if err := v.begin(); err != nil {
+				t.Fatal(err)
+			}
+			u, n := v.data["u"].(string), v.data["n"].(string)
+			if !re.MatchString(u) || seen[u] || seen["seq"+n] {
+				t.Fatalf("uuid %q / seq %q: malformed or repeated", u, n)
+			}
+			seen[u], seen["seq"+n] = true, true
+			if r := v.data["r"].(string); r < "3" || r > "5" || len(r) != 1 {
+				t.Fatalf("randInt 3 5 = %q", r)
+			}
+			if p := v.data["p"].(string); p != "a" && p != "b" {
+				t.Fatalf("pick = %q", p)
+			}
+			if len(v.data["s"].(string)) != 8 || len(v.data["t"].(string)) < 10 {
+				t.Fatalf("randString 8 = %q, now.Unix = %q", v.data["s"], v.data["t"])
+			}
+		}
+	}
+}
+
+// Tags are rendered per iteration from the user's row.
+func TestTags(t *testing.T) {
+	srv := api(t)
+	s := compile(t, fmt.Sprintf(`
+target: %s
+load: {rates: [1]}
+data: {users: %s}
+scenarios:
+  - request: {url: /limited}
+    tags: {site: "{{.user.site}}"}
+`, srv.URL, users(t, "a@x.test,north", "b@x.test,south")))
+	l := run(t, s, 2, 2)
+	sites := map[string]int{}
+	for _, it := range l.iterations {
+		sites[it.Tags[0]]++
+	}
+	if sites["north"] != 2 || sites["south"] != 2 || s.TagKeys()[0] != "site" {
+		t.Errorf("tag values = %v (keys %v), want 2 north and 2 south", sites, s.TagKeys())
+	}
+}
+
+// Rendering a templated request must stay small next to a request's cost
+// (about 8 µs of CPU on these machines).
+func BenchmarkRenderRequest(b *testing.B) {
+	s := compile(b, `
+target: http://127.0.0.1:9
+load: {rates: [1]}
+vars: {msgid: "{{uuid}}"}
+scenarios:
+  - request:
+      method: POST
+      url: /api/msg/{{.iteration}}
+      headers: {Authorization: "Bearer {{.vu}}", Idempotency-Key: "{{.msgid}}"}
+      json: {id: "{{.msgid}}", text: hello, n: 3}
+`)
+	v := s.NewVU(1, nil)
+	r := s.scenarios[0].steps[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := v.begin(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := v.build(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync/atomic"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// Set is a plan's scenarios compiled for running.
+type Set struct {
+	scenarios []*compiled
+	cum       []float64 // cumulative weight shares; the last is 1
+	login     []*request
+	vars      []namedText
+	users     []map[string]string
+	tagKeys   []string
+	tagLimit  int
+	tmpls     templates
+	seed      uint64
+	seq       atomic.Int64
+}
+
+// compiled is one scenario: its steps (one for a single request) and tags.
+type compiled struct {
+	name  string
+	steps []*request
+	tags  []tagText
+}
+
+type namedText struct {
+	name string
+	text text
+}
+
+type tagText struct {
+	key  int // index into Set.tagKeys
+	text text
+}
+
+// LoginScenario is the name the login flow's figures are reported under.
+const LoginScenario = "login"
+
+// Compile builds the Set of a validated plan.
+func Compile(p *plan.Plan) (*Set, error) {
+	s := &Set{users: p.Users(), tagLimit: p.TagLimit, seed: uint64(p.Load.Seed)}
+	var total float64
+	for i := range p.Scenarios {
+		sc := &p.Scenarios[i]
+		c, err := s.compileScenario(p, fmt.Sprintf("scenarios[%d]", i), sc)
+		if err != nil {
+			return nil, err
+		}
+		s.scenarios = append(s.scenarios, c)
+		total += sc.Weight
+		s.cum = append(s.cum, total)
+	}
+	if len(s.scenarios) == 0 || total <= 0 || math.IsInf(total, 0) {
+		return nil, fmt.Errorf("compile plan: no scenario with a positive weight")
+	}
+	for i := range s.cum {
+		s.cum[i] /= total
+	}
+	s.cum[len(s.cum)-1] = 1
+	for i := range p.Login {
+		st := &p.Login[i]
+		r, err := compileRequest(p, &s.tmpls, fmt.Sprintf("login[%d]", i), st.Name, &st.Request, &st.Expect, st.Extract)
+		if err != nil {
+			return nil, err
+		}
+		s.login = append(s.login, r)
+	}
+	names := make([]string, 0, len(p.Vars))
+	for n := range p.Vars {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		t, err := s.tmpls.text("vars."+n, p.Vars[n])
+		if err != nil {
+			return nil, err
+		}
+		s.vars = append(s.vars, namedText{name: n, text: t})
+	}
+	return s, nil
+}
+
+func (s *Set) compileScenario(p *plan.Plan, where string, sc *plan.Scenario) (*compiled, error) {
+	c := &compiled{name: sc.Name}
+	if len(sc.Steps) == 0 {
+		r, err := compileRequest(p, &s.tmpls, where, sc.Name, &sc.Request, &sc.Expect, sc.Extract)
+		if err != nil {
+			return nil, err
+		}
+		c.steps = []*request{r}
+	}
+	for j := range sc.Steps {
+		st := &sc.Steps[j]
+		r, err := compileRequest(p, &s.tmpls, fmt.Sprintf("%s.steps[%d]", where, j), st.Name, &st.Request, &st.Expect, st.Extract)
+		if err != nil {
+			return nil, err
+		}
+		c.steps = append(c.steps, r)
+	}
+	keys := make([]string, 0, len(sc.Tags))
+	for k := range sc.Tags {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		t, err := s.tmpls.text(where+".tags."+k, sc.Tags[k])
+		if err != nil {
+			return nil, err
+		}
+		idx := slices.Index(s.tagKeys, k)
+		if idx < 0 {
+			s.tagKeys = append(s.tagKeys, k)
+			idx = len(s.tagKeys) - 1
+		}
+		c.tags = append(c.tags, tagText{key: idx, text: t})
+	}
+	return c, nil
+}
+
+// Names returns the scenario names in plan order, then LoginScenario when
+// the plan has a login flow: the index of a name is the scenario index in
+// metrics.
+func (s *Set) Names() []string {
+	out := make([]string, 0, len(s.scenarios)+1)
+	for _, c := range s.scenarios {
+		out = append(out, c.name)
+	}
+	if len(s.login) > 0 {
+		out = append(out, LoginScenario)
+	}
+	return out
+}
+
+// TagKeys returns the tag keys; the index of a key is its index in metrics.
+func (s *Set) TagKeys() []string { return s.tagKeys }
+
+// Layout returns the metrics breakdowns this set needs.
+func (s *Set) Layout() metrics.Layout {
+	return metrics.Layout{Scenarios: len(s.Names()), TagKeys: len(s.tagKeys), TagLimit: s.tagLimit}
+}
+
+// Pick returns the index of the scenario that a uniform 64-bit number u
+// selects by weight.
+func (s *Set) Pick(u uint64) int {
+	x := float64(u>>11) / (1 << 53)
+	i, _ := slices.BinarySearch(s.cum, x)
+	for i < len(s.cum)-1 && s.cum[i] <= x {
+		i++
+	}
+	return min(i, len(s.cum)-1)
+}
+
+// Mix turns a seed and an index into a well-spread 64-bit number
+// (SplitMix64), for Pick.
+func Mix(seed, i uint64) uint64 {
+	z := seed + (i+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// Seed returns the run's seed.
+func (s *Set) Seed() uint64 { return s.seed }
+
+// Preflight performs the run's first request once (the login flow's first
+// step, or the first scenario's) with virtual user 0's data, and returns
+// its outcome. A template that cannot render is an error: the plan asks for
+// something its first request cannot have.
+func (s *Set) Preflight(sess transport.Session) (transport.Outcome, error) {
+	r := s.scenarios[0].steps[0]
+	if len(s.login) > 0 {
+		r = s.login[0]
+	}
+	v := s.NewVU(0, sess)
+	var out transport.Outcome
+	if err := v.begin(); err != nil {
+		return out, err
+	}
+	tr, err := v.build(r)
+	if err != nil {
+		return out, fmt.Errorf("render %s: %w", r.name, err)
+	}
+	sess.Do(tr, &out)
+	return out, nil
+}

@@ -1,0 +1,187 @@
+package scenario
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"text/template"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// Recorder receives what iterations do. The load executor implements it
+// over its clock and its metrics shard; it decides what a step counts.
+type Recorder interface {
+	// Now returns the offset from the run's base.
+	Now() time.Duration
+	// Exchange records one request: intended and start are offsets, out
+	// what it produced; it returns nothing and must not keep out.
+	Exchange(intended, start, end time.Duration, out *transport.Outcome)
+	// Iteration records how an iteration ended. It must not keep it.
+	Iteration(it *metrics.Iteration)
+}
+
+// VU is one virtual user.
+type VU struct {
+	set      *Set
+	id       int
+	sess     transport.Session
+	rng      *rand.Rand
+	tmpls    []*template.Template
+	data     map[string]any
+	persist  map[string]string // what the login extracted
+	loggedIn bool
+	jar      jar
+	n        int64 // iterations begun
+
+	// Scratch, reused by every iteration.
+	req     transport.Request
+	o       transport.Outcome
+	out     bytes.Buffer
+	scratch []byte
+	leaf    []byte
+	it      metrics.Iteration
+}
+
+// NewVU returns virtual user id, performing its requests on sess.
+func (s *Set) NewVU(id int, sess transport.Session) *VU {
+	v := &VU{
+		set: s, id: id, sess: sess,
+		rng:     rand.New(rand.NewPCG(s.seed, uint64(id)+1)),
+		data:    map[string]any{},
+		persist: map[string]string{},
+	}
+	fm := funcs(v.rng, &s.seq)
+	v.tmpls = make([]*template.Template, len(s.tmpls.list))
+	for i, t := range s.tmpls.list {
+		c, err := t.Clone()
+		if err != nil {
+			panic(fmt.Sprintf("clone a parsed template: %v", err)) // only fails after Execute, never here
+		}
+		v.tmpls[i] = c.Funcs(fm)
+	}
+	v.it.Tags = make([]string, len(s.tagKeys))
+	return v
+}
+
+// Session returns the VU's transport session.
+func (v *VU) Session() transport.Session { return v.sess }
+
+// begin resets the iteration's data: the user's row, its number, the
+// iteration's number, what the login extracted, then the vars.
+func (v *VU) begin() error {
+	if len(v.tmpls) == 0 {
+		return nil // nothing renders: no data needed
+	}
+	clear(v.data)
+	if n := len(v.set.users); n > 0 {
+		v.data["user"] = v.set.users[v.id%n]
+	}
+	v.data["vu"] = v.id
+	v.data["iteration"] = v.n
+	for k, val := range v.persist {
+		v.data[k] = val
+	}
+	for _, nt := range v.set.vars {
+		val, err := v.renderString(nt.text)
+		if err != nil {
+			return fmt.Errorf("vars.%s: %w", nt.name, err)
+		}
+		v.data[nt.name] = val
+	}
+	return nil
+}
+
+// Iterate runs one iteration that was meant to start at intended: the
+// login flow first if this user has not logged in, then the scenario that u
+// (a uniform 64-bit number, see Mix) picks by weight.
+func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) {
+	v.n++
+	if err := v.begin(); err != nil {
+		v.finish(rec, v.set.Pick(u), intended, rec.Now(), transport.Check, 0)
+		return
+	}
+	if len(v.set.login) > 0 && !v.loggedIn {
+		end, kind, body := v.flow(rec, v.set.login, intended, true)
+		v.finish(rec, len(v.set.scenarios), intended, end, kind, body)
+		if kind != transport.OK {
+			return
+		}
+		v.loggedIn = true
+		intended = end
+	}
+	sc := v.set.Pick(u)
+	c := v.set.scenarios[sc]
+	for i := range v.it.Tags {
+		v.it.Tags[i] = ""
+	}
+	for _, t := range c.tags {
+		val, err := v.renderString(t.text)
+		if err != nil {
+			val = "?"
+		}
+		v.it.Tags[t.key] = val
+	}
+	end, kind, body := v.flow(rec, c.steps, intended, false)
+	v.finish(rec, sc, intended, end, kind, body)
+}
+
+func (v *VU) finish(rec Recorder, sc int, intended, end time.Duration, kind transport.Kind, body int64) {
+	v.it.Scenario, v.it.Intended, v.it.End, v.it.Kind, v.it.BodyBytes = sc, intended, end, kind, body
+	rec.Iteration(&v.it)
+}
+
+// flow performs steps in order until one fails. The first is meant to
+// start at intended; each later one at the end of the one before. It
+// returns when the last ended, how the flow ended, and the body bytes read.
+func (v *VU) flow(rec Recorder, steps []*request, intended time.Duration, login bool) (time.Duration, transport.Kind, int64) {
+	var body int64
+	end := intended
+	for i, r := range steps {
+		tr, err := v.build(r)
+		start := rec.Now()
+		if i > 0 {
+			intended = start
+		}
+		if err != nil {
+			return start, transport.Check, body // a value it needs was not there
+		}
+		v.sess.Do(tr, &v.o)
+		end = rec.Now()
+		if v.o.Kind == transport.OK {
+			v.o.Kind = v.verify(r, login)
+		}
+		if v.o.Header != nil {
+			v.jar.update(tr.URL, &v.o)
+		}
+		rec.Exchange(intended, start, end, &v.o)
+		body += v.o.BytesIn
+		if v.o.Kind != transport.OK {
+			return end, v.o.Kind, body
+		}
+	}
+	return end, transport.OK, body
+}
+
+// verify runs r's checks and extractions on the last outcome.
+func (v *VU) verify(r *request, login bool) transport.Kind {
+	if !r.checks.ok(&v.o) {
+		return transport.Check
+	}
+	for _, e := range r.extract {
+		val, ok := e.value(&v.o)
+		if !ok {
+			return transport.Check
+		}
+		v.data[e.name] = val
+		if login {
+			v.persist[e.name] = val
+		}
+	}
+	return transport.OK
+}
+
+// ID returns the virtual user's number.
+func (v *VU) ID() int { return v.id }
