@@ -20,6 +20,9 @@ type Config struct {
 	Service time.Duration
 	// Queue is how many jobs may wait for a lane. Zero: 200.
 	Queue int
+	// SendLimit is the example API's limit on sent messages per second per
+	// project; past it, 429. Zero: 100.
+	SendLimit float64
 }
 
 func (c Config) withDefaults() Config {
@@ -34,6 +37,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Queue <= 0 {
 		c.Queue = 200
+	}
+	if c.SendLimit <= 0 {
+		c.SendLimit = 100
 	}
 	return c
 }
@@ -74,6 +80,7 @@ func Start(cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /send", s.send)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /stats", s.stats)
+	newAPI(cfg.SendLimit).routes(mux)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
