@@ -31,11 +31,8 @@ func (r *Runner) runClosed(ctx context.Context, sr *stepRun) {
 }
 
 func (r *Runner) user(ctx context.Context, sr *stepRun, vu *scenario.VU, t *tap) {
-	var timer *time.Timer
-	if r.cfg.Think > 0 {
-		timer = time.NewTimer(time.Hour)
-		timer.Stop()
-	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	done := ctx.Done()
 	seed := r.cfg.Scenarios.Seed() + uint64(vu.ID())<<40
 	for k := uint64(0); !closed(done); k++ {
@@ -43,8 +40,8 @@ func (r *Runner) user(ctx context.Context, sr *stepRun, vu *scenario.VU, t *tap)
 		if now >= sr.winEnd {
 			return
 		}
-		vu.Iterate(t, now, scenario.Mix(seed, k))
-		if timer != nil && !sleep(ctx, timer, r.cfg.Think) {
+		wait := max(vu.Iterate(t, now, scenario.Mix(seed, k)), r.cfg.Think)
+		if wait > 0 && !sleep(ctx, timer, wait) {
 			return
 		}
 	}

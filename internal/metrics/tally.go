@@ -40,6 +40,10 @@ type Tally struct {
 	BytesIn, BytesOut int64
 	// Late counts exchanges whose schedule lag exceeded LateAfter.
 	Late int64
+	// RetryAfters counts limited responses that carried a Retry-After, and
+	// RetryAfterMax is the longest wait one asked for.
+	RetryAfters   int64
+	RetryAfterMax time.Duration
 	// Retried counts exchanges sent twice because the first attempt met a
 	// keep-alive connection the server had closed.
 	Retried int64
@@ -84,6 +88,8 @@ func (t *Tally) Merge(o *Tally) {
 	t.BytesOut += o.BytesOut
 	t.Late += o.Late
 	t.Retried += o.Retried
+	t.RetryAfters += o.RetryAfters
+	t.RetryAfterMax = max(t.RetryAfterMax, o.RetryAfterMax)
 	t.MaxLag = max(t.MaxLag, o.MaxLag)
 	t.Clamped += o.Clamped
 	t.Finished += o.Finished
@@ -138,6 +144,10 @@ func (t *Tally) add(s *Sample) {
 	t.BytesOut += s.Outcome.BytesOut
 	if s.Outcome.Retried {
 		t.Retried++
+	}
+	if s.Outcome.RetryAfter > 0 {
+		t.RetryAfters++
+		t.RetryAfterMax = max(t.RetryAfterMax, s.Outcome.RetryAfter)
 	}
 	if record(t.Latency, s.End-s.Intended) {
 		t.Clamped++

@@ -113,6 +113,11 @@ type HTTP struct {
 	Insecure bool `yaml:"insecure"`
 	// FollowRedirects follows up to 10 redirects; the final status is classified.
 	FollowRedirects bool `yaml:"follow_redirects"`
+	// ObeyRetryAfter makes a closed-model virtual user answered with a
+	// limited status wait the Retry-After it was given (at most a minute)
+	// before its next iteration. The open model cannot wait: its arrivals
+	// keep their schedule. Default false: Retry-After is recorded, not obeyed.
+	ObeyRetryAfter bool `yaml:"obey_retry_after"`
 	// Headers are sent with every request; a scenario's headers override them.
 	Headers map[string]string `yaml:"headers"`
 	// MaxConnections caps open connections to the target. Each open-model

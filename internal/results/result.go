@@ -72,6 +72,8 @@ type Step struct {
 	ErrorRate    float64                         `json:"error_rate"`
 	Late         int64                           `json:"late"`
 	Retried      int64                           `json:"retried"`
+	RetryAfters  int64                           `json:"retry_afters"`
+	RetryAfterS  float64                         `json:"retry_after_max_s"`
 	MaxLagMS     float64                         `json:"max_lag_ms"`
 	Workers      int                             `json:"workers"`
 	BytesIn      int64                           `json:"bytes_in"`

@@ -33,6 +33,8 @@ func NewStep(res *load.Result, scenarios, tagKeys []string) (Step, error) {
 		AchievedRate: res.Achieved(),
 		Late:         t.Late,
 		Retried:      t.Retried,
+		RetryAfters:  t.RetryAfters,
+		RetryAfterS:  t.RetryAfterMax.Seconds(),
 		MaxLagMS:     float64(t.MaxLag) / float64(time.Millisecond),
 		Workers:      res.Workers,
 		BytesIn:      t.BytesIn, BytesOut: t.BytesOut,

@@ -373,3 +373,23 @@ scenarios:
 		}
 	}
 }
+
+// Retry-After is recorded on limited answers, and returned as a pause only
+// when the plan obeys it.
+func TestRetryAfter(t *testing.T) {
+	srv := api(t)
+	for _, obey := range []bool{false, true} {
+		s := compile(t, fmt.Sprintf("target: %s\nload: {vus: [1]}\nhttp: {obey_retry_after: %v}\nscenarios:\n  - request: {url: /limited}\n", srv.URL, obey))
+		ex := httpx.New(httpx.Config{Timeout: time.Second})
+		v := s.NewVU(0, ex.Session())
+		l := &log{}
+		pause := v.Iterate(l, 0, 1)
+		ex.Close()
+		if got := l.exchanges[0]; got.Kind != transport.Limited || got.RetryAfter != 2*time.Second {
+			t.Errorf("exchange = %v with Retry-After %v, want limited with 2s", got.Kind, got.RetryAfter)
+		}
+		if want := map[bool]time.Duration{false: 0, true: 2 * time.Second}[obey]; pause != want {
+			t.Errorf("obey=%v: pause = %v, want %v", obey, pause, want)
+		}
+	}
+}

@@ -23,6 +23,8 @@ type Set struct {
 	tmpls     templates
 	seed      uint64
 	seq       atomic.Int64
+
+	obeyRetryAfter bool
 }
 
 // compiled is one scenario: its steps (one for a single request) and tags.
@@ -47,7 +49,7 @@ const LoginScenario = "login"
 
 // Compile builds the Set of a validated plan.
 func Compile(p *plan.Plan) (*Set, error) {
-	s := &Set{users: p.Users(), tagLimit: p.TagLimit, seed: uint64(p.Load.Seed)}
+	s := &Set{users: p.Users(), tagLimit: p.TagLimit, seed: uint64(p.Load.Seed), obeyRetryAfter: p.HTTP.ObeyRetryAfter}
 	var total float64
 	for i := range p.Scenarios {
 		sc := &p.Scenarios[i]

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"strconv"
 	"text/template"
 	"time"
 
@@ -96,18 +98,20 @@ func (v *VU) begin() error {
 
 // Iterate runs one iteration that was meant to start at intended: the
 // login flow first if this user has not logged in, then the scenario that u
-// (a uniform 64-bit number, see Mix) picks by weight.
-func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) {
+// (a uniform 64-bit number, see Mix) picks by weight. It returns how long
+// the user should wait before its next iteration: the Retry-After of a
+// limited answer when the plan obeys it, else zero.
+func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) (pause time.Duration) {
 	v.n++
 	if err := v.begin(); err != nil {
 		v.finish(rec, v.set.Pick(u), intended, rec.Now(), transport.Check, 0)
-		return
+		return 0
 	}
 	if len(v.set.login) > 0 && !v.loggedIn {
 		end, kind, body := v.flow(rec, v.set.login, intended, true)
 		v.finish(rec, len(v.set.scenarios), intended, end, kind, body)
 		if kind != transport.OK {
-			return
+			return v.pause(kind)
 		}
 		v.loggedIn = true
 		intended = end
@@ -126,6 +130,33 @@ func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) {
 	}
 	end, kind, body := v.flow(rec, c.steps, intended, false)
 	v.finish(rec, sc, intended, end, kind, body)
+	return v.pause(kind)
+}
+
+// maxPause caps an obeyed Retry-After.
+const maxPause = time.Minute
+
+// pause is the wait an iteration that ended with kind asks for.
+func (v *VU) pause(kind transport.Kind) time.Duration {
+	if kind != transport.Limited || !v.set.obeyRetryAfter {
+		return 0
+	}
+	return min(v.o.RetryAfter, maxPause)
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date.
+func retryAfter(out *transport.Outcome) time.Duration {
+	raw, ok := out.HeaderValue("Retry-After")
+	if !ok {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(string(raw), 64); err == nil && secs > 0 {
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(string(raw)); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
 }
 
 func (v *VU) finish(rec Recorder, sc int, intended, end time.Duration, kind transport.Kind, body int64) {
@@ -152,6 +183,9 @@ func (v *VU) flow(rec Recorder, steps []*request, intended time.Duration, login 
 		end = rec.Now()
 		if v.o.Kind == transport.OK {
 			v.o.Kind = v.verify(r, login)
+		}
+		if v.o.Kind == transport.Limited {
+			v.o.RetryAfter = retryAfter(&v.o)
 		}
 		if v.o.Header != nil {
 			v.jar.update(tr.URL, &v.o)

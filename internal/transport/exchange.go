@@ -1,6 +1,9 @@
 package transport
 
-import "bytes"
+import (
+	"bytes"
+	"time"
+)
 
 // Request is one HTTP request. A Static request never changes once built,
 // so sessions may cache its wire form by its pointer; any other request is
@@ -36,6 +39,9 @@ type Outcome struct {
 	BytesIn int64
 	// BytesOut counts the request body bytes sent.
 	BytesOut int64
+	// RetryAfter is the wait a limited response asked for in its
+	// Retry-After header, zero when none (filled by the scenario layer).
+	RetryAfter time.Duration
 	// Retried is true when an idempotent request met a keep-alive
 	// connection the server had closed and was sent again on a new one.
 	Retried bool
