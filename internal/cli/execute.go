@@ -62,6 +62,7 @@ func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
 	res := &results.Result{
 		Schema: results.Schema, Command: reproduce(e.args), Name: p.Name, Target: target,
 		Host: host(), StartedAt: time.Now().Round(0), Warnings: []string{}, Steps: []results.Step{},
+		DuplicateIDs: []results.DuplicateID{},
 	}
 	res.Evaluate(terms)
 	if err := results.Write(o.out, res); err != nil {
@@ -85,6 +86,7 @@ func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
 			return nil, cannotRun("%w", err)
 		}
 		res.Steps = append(res.Steps, step)
+		res.NoteDuplicates(set.Duplicates())
 		res.Evaluate(terms)
 		if err := results.Write(o.out, res); err != nil {
 			return nil, cannotRun("%w", err)

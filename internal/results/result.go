@@ -16,19 +16,21 @@ const Schema = "ceiling.result/v1"
 
 // Result is a whole run.
 type Result struct {
-	Schema      string      `json:"schema"`
-	Command     string      `json:"command"`
-	Name        string      `json:"name,omitempty"`
-	Target      string      `json:"target,omitempty"`
-	Host        Host        `json:"host"`
-	StartedAt   time.Time   `json:"started_at"`
-	EndedAt     *time.Time  `json:"ended_at"`
-	Interrupted bool        `json:"interrupted"`
-	Passed      bool        `json:"passed"`
-	Warnings    []string    `json:"warnings"`
-	Steps       []Step      `json:"steps"`
-	Edge        *Edge       `json:"edge"`
-	Thresholds  []Threshold `json:"thresholds"`
+	Schema      string     `json:"schema"`
+	Command     string     `json:"command"`
+	Name        string     `json:"name,omitempty"`
+	Target      string     `json:"target,omitempty"`
+	Host        Host       `json:"host"`
+	StartedAt   time.Time  `json:"started_at"`
+	EndedAt     *time.Time `json:"ended_at"`
+	Interrupted bool       `json:"interrupted"`
+	Passed      bool       `json:"passed"`
+	Warnings    []string   `json:"warnings"`
+	Steps       []Step     `json:"steps"`
+	// DuplicateIDs lists id values that repeated within the run, by source.
+	DuplicateIDs []DuplicateID `json:"duplicate_ids"`
+	Edge         *Edge         `json:"edge"`
+	Thresholds   []Threshold   `json:"thresholds"`
 }
 
 // Host describes where the run happened.
@@ -37,6 +39,15 @@ type Host struct {
 	OS       string `json:"os"`
 	CPUs     int    `json:"cpus"`
 	Version  string `json:"ceiling_version"`
+}
+
+// DuplicateID counts the repeats of one source of ids (a var named ...id or
+// ...key, or an Idempotency-Key / X-Request-Id header) not made unique by
+// uuid or seq.
+type DuplicateID struct {
+	Source  string `json:"source"`
+	Count   int64  `json:"count"`
+	Example string `json:"example"`
 }
 
 // Edge is the highest rate that met the SLO (filled by find).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/slo"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
@@ -94,5 +95,16 @@ func TestWriteReadAtomic(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("folder holds %d files, want 1 (no temporary files left)", len(entries))
+	}
+}
+
+// Noting duplicates after every step keeps one warning per source.
+func TestNoteDuplicates(t *testing.T) {
+	r := &Result{Warnings: []string{"other"}}
+	for n := range int64(3) {
+		r.NoteDuplicates([]scenario.Duplicate{{Source: "vars.clientId", Count: n + 1, Example: "a"}}, false)
+	}
+	if len(r.Warnings) != 2 || r.Warnings[0] != "other" || len(r.DuplicateIDs) != 1 || r.DuplicateIDs[0].Count != 3 {
+		t.Errorf("warnings %q, duplicates %+v; want the other warning and one for clientId, count 3", r.Warnings, r.DuplicateIDs)
 	}
 }

@@ -1,8 +1,10 @@
 package results
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/slo"
 )
 
@@ -50,3 +52,26 @@ func worse(op string, v, w float64) bool {
 	}
 	return v < w
 }
+
+// NoteDuplicates records the repeated ids of the run so far, with a warning
+// for each source; full says the detector reached its memory bound.
+func (r *Result) NoteDuplicates(d []scenario.Duplicate, full bool) {
+	r.DuplicateIDs = r.DuplicateIDs[:0]
+	kept := r.Warnings[:0]
+	for _, w := range r.Warnings {
+		if !strings.HasPrefix(w, duplicateWarning) {
+			kept = append(kept, w)
+		}
+	}
+	r.Warnings = kept
+	for _, x := range d {
+		r.DuplicateIDs = append(r.DuplicateIDs, DuplicateID{Source: x.Source, Count: x.Count, Example: x.Example})
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s repeated %d times (e.g. %q): it comes from data or a literal, and a target that drops or merges repeats makes these figures wrong; use {{uuid}} or {{seq}}",
+			duplicateWarning, x.Source, x.Count, x.Example))
+	}
+	if full {
+		r.Warnings = append(r.Warnings, duplicateWarning+": the detector reached its memory bound and stopped remembering new values")
+	}
+}
+
+const duplicateWarning = "duplicate ids"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/transport"
@@ -23,6 +24,19 @@ type request struct {
 	extract []extractor
 	capture bool               // the body is needed by a check or an extraction
 	static  *transport.Request // the whole request when nothing in it is templated
+	ids     []int              // indexes into headers of id headers watched for repeats
+	idNames []string           // their sources, as reported
+}
+
+// watchIDs marks the id headers whose values may repeat: those not made
+// unique by uuid or seq (unique lists the vars that are).
+func (r *request) watchIDs(unique []string) {
+	for i, h := range r.headers {
+		if slices.Contains(idHeaders, strings.ToLower(h.name)) && !uniqueByConstruction(h.value.s, unique) {
+			r.ids = append(r.ids, i)
+			r.idNames = append(r.idNames, "header "+h.name)
+		}
+	}
 }
 
 type header struct {

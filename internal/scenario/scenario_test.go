@@ -393,3 +393,33 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// Ids from a data row or a literal repeat and are counted; ids made by uuid
+// or seq are not watched.
+func TestDuplicateIDs(t *testing.T) {
+	srv := api(t)
+	s := compile(t, fmt.Sprintf(`
+target: %s
+load: {rates: [1]}
+data: {users: %s}
+vars:
+  clientId: "{{.user.email}}"
+  msgid: "{{uuid}}"
+  key: "k-{{seq}}"
+scenarios:
+  - request:
+      method: POST
+      url: /echo
+      headers: {Idempotency-Key: fixed, X-Request-Id: "{{.msgid}}"}
+      body: "{{.clientId}} {{.key}}"
+`, srv.URL, users(t, "a@x.test,n", "b@x.test,s")))
+	run(t, s, 2, 3)
+	dups, full := s.Duplicates()
+	want := []Duplicate{
+		{Source: "header Idempotency-Key", Count: 5, Example: "fixed"},
+		{Source: "vars.clientId", Count: 4, Example: "a@x.test"},
+	}
+	if full || len(dups) != 2 || dups[0] != want[0] || dups[1].Source != want[1].Source || dups[1].Count != 4 {
+		t.Errorf("Duplicates() = %+v (full %v), want %+v", dups, full, want)
+	}
+}

@@ -25,6 +25,9 @@ type Set struct {
 	seq       atomic.Int64
 
 	obeyRetryAfter bool
+	ids            *ids
+	idVars         []int    // indexes into vars of the vars watched for repeats
+	idVarNames     []string // their sources, as reported
 }
 
 // compiled is one scenario: its steps (one for a single request) and tags.
@@ -49,7 +52,7 @@ const LoginScenario = "login"
 
 // Compile builds the Set of a validated plan.
 func Compile(p *plan.Plan) (*Set, error) {
-	s := &Set{users: p.Users(), tagLimit: p.TagLimit, seed: uint64(p.Load.Seed), obeyRetryAfter: p.HTTP.ObeyRetryAfter}
+	s := &Set{users: p.Users(), tagLimit: p.TagLimit, seed: uint64(p.Load.Seed), obeyRetryAfter: p.HTTP.ObeyRetryAfter, ids: newIDs()}
 	var total float64
 	for i := range p.Scenarios {
 		sc := &p.Scenarios[i]
@@ -68,27 +71,51 @@ func Compile(p *plan.Plan) (*Set, error) {
 		s.cum[i] /= total
 	}
 	s.cum[len(s.cum)-1] = 1
+	unique, err := s.compileVars(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range s.scenarios {
+		for _, r := range c.steps {
+			r.watchIDs(unique)
+		}
+	}
 	for i := range p.Login {
 		st := &p.Login[i]
 		r, err := compileRequest(p, &s.tmpls, fmt.Sprintf("login[%d]", i), st.Name, &st.Request, &st.Expect, st.Extract)
 		if err != nil {
 			return nil, err
 		}
+		r.watchIDs(unique)
 		s.login = append(s.login, r)
 	}
+	return s, nil
+}
+
+// compileVars compiles the vars, notes which are unique by construction and
+// which look like ids to watch for repeats, and returns the unique ones.
+func (s *Set) compileVars(p *plan.Plan) ([]string, error) {
 	names := make([]string, 0, len(p.Vars))
 	for n := range p.Vars {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	var unique []string
 	for _, n := range names {
 		t, err := s.tmpls.text("vars."+n, p.Vars[n])
 		if err != nil {
 			return nil, err
 		}
 		s.vars = append(s.vars, namedText{name: n, text: t})
+		switch {
+		case uniqueByConstruction(p.Vars[n], nil):
+			unique = append(unique, n)
+		case idName.MatchString(n):
+			s.idVars = append(s.idVars, len(s.vars)-1)
+			s.idVarNames = append(s.idVarNames, "vars."+n)
+		}
 	}
-	return s, nil
+	return unique, nil
 }
 
 func (s *Set) compileScenario(p *plan.Plan, where string, sc *plan.Scenario) (*compiled, error) {

@@ -107,6 +107,9 @@ func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) (pause time
 		v.finish(rec, v.set.Pick(u), intended, rec.Now(), transport.Check, 0)
 		return 0
 	}
+	for j, i := range v.set.idVars {
+		v.set.ids.see(v.set.idVarNames[j], v.data[v.set.vars[i].name].(string))
+	}
 	if len(v.set.login) > 0 && !v.loggedIn {
 		end, kind, body := v.flow(rec, v.set.login, intended, true)
 		v.finish(rec, len(v.set.scenarios), intended, end, kind, body)
@@ -172,6 +175,11 @@ func (v *VU) flow(rec Recorder, steps []*request, intended time.Duration, login 
 	end := intended
 	for i, r := range steps {
 		tr, err := v.build(r)
+		if err == nil {
+			for j, i := range r.ids {
+				v.set.ids.see(r.idNames[j], tr.Header[i][1])
+			}
+		}
 		start := rec.Now()
 		if i > 0 {
 			intended = start
