@@ -423,3 +423,34 @@ scenarios:
 		t.Errorf("Duplicates() = %+v (full %v), want %+v", dups, full, want)
 	}
 }
+
+// The fast renderer writes what text/template writes, and fails where it
+// fails.
+func TestFastRenderMatchesTemplate(t *testing.T) {
+	data := map[string]any{"user": map[string]string{"email": "a@b.test"}, "vu": 7, "iteration": int64(42), "token": "t-1"}
+	for _, src := range []string{
+		"Bearer {{.token}}", "{{.user.email}}", "/u/{{.vu}}/{{.iteration}}?x={{.token}}", "{{.missing}}",
+		"{{.user.nope}}", "{{.token.deeper}}", "{{ .token }}-{{.vu}}", "plain {{/* comment */}}{{.vu}}",
+	} {
+		ts := &templates{}
+		x, err := ts.text("t", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast := &VU{data: data}
+		slow := &VU{data: data, tmpls: ts.list}
+		slowText := x
+		slowText.fast = nil
+		want, werr := slow.render(nil, slowText)
+		if x.fast == nil {
+			if !strings.Contains(src, "comment") {
+				t.Errorf("%q: no fast path", src)
+			}
+			continue
+		}
+		got, gerr := fast.render(nil, x)
+		if (werr == nil) != (gerr == nil) || (werr == nil && string(got) != string(want)) {
+			t.Errorf("%q: fast %q (%v), text/template %q (%v)", src, got, gerr, want, werr)
+		}
+	}
+}

@@ -2,15 +2,27 @@ package scenario
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"text/template"
+	"text/template/parse"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
 )
 
 // text is a plan string: static, or a template rendered per use.
 type text struct {
-	s  string
-	id int // index into Set.tmpls; -1 when static
+	s    string
+	id   int     // index into Set.tmpls; -1 when static
+	fast []piece // the template as pieces, when it is simple enough (see pieces)
+}
+
+// piece is one part of a simple template: literal text, a field chain such
+// as .user.email, or a call of uuid or seq.
+type piece struct {
+	lit   string
+	field []string
+	fn    string
 }
 
 func (t text) static() bool { return t.id < 0 }
@@ -30,13 +42,95 @@ func (ts *templates) text(name, s string) (text, error) {
 		return text{}, fmt.Errorf("%s: %w", name, err)
 	}
 	ts.list = append(ts.list, t)
-	return text{s: s, id: len(ts.list) - 1}, nil
+	return text{s: s, id: len(ts.list) - 1, fast: pieces(t)}, nil
+}
+
+// pieces splits a template made only of text, field chains ({{.token}},
+// {{.user.email}}) and the calls {{uuid}} and {{seq}} into pieces that
+// render without text/template's reflection: most templates in plans are
+// like that. Anything else returns nil and renders through text/template.
+func pieces(t *template.Template) []piece {
+	if t.Tree == nil || t.Tree.Root == nil {
+		return nil
+	}
+	var out []piece
+	for _, n := range t.Tree.Root.Nodes {
+		switch x := n.(type) {
+		case *parse.TextNode:
+			out = append(out, piece{lit: string(x.Text)})
+		case *parse.ActionNode:
+			if len(x.Pipe.Decl) > 0 || len(x.Pipe.Cmds) != 1 || len(x.Pipe.Cmds[0].Args) != 1 {
+				return nil
+			}
+			switch a := x.Pipe.Cmds[0].Args[0].(type) {
+			case *parse.FieldNode:
+				out = append(out, piece{field: a.Ident})
+			case *parse.IdentifierNode:
+				if a.Ident != "uuid" && a.Ident != "seq" {
+					return nil
+				}
+				out = append(out, piece{fn: a.Ident})
+			default:
+				return nil
+			}
+		default:
+			return nil
+		}
+	}
+	return out
+}
+
+// renderFast appends the pieces, rendered with the VU's data, to dst, as
+// text/template would (a missing key is an error, as with missingkey=error).
+func (v *VU) renderFast(dst []byte, ps []piece) ([]byte, error) {
+	for _, p := range ps {
+		switch {
+		case p.field != nil:
+			val, ok := v.data[p.field[0]]
+			for _, name := range p.field[1:] {
+				if !ok {
+					break
+				}
+				m, isMap := val.(map[string]string)
+				if !isMap {
+					return dst, fmt.Errorf("can't evaluate field %s in %T", name, val)
+				}
+				val, ok = m[name]
+			}
+			if !ok {
+				return dst, fmt.Errorf("map has no entry for key %q", strings.Join(p.field, "."))
+			}
+			dst = appendValue(dst, val)
+		case p.fn == "uuid":
+			dst = append(dst, uuid(v.rng)...)
+		case p.fn == "seq":
+			dst = strconv.AppendInt(dst, v.set.seq.Add(1), 10)
+		default:
+			dst = append(dst, p.lit...)
+		}
+	}
+	return dst, nil
+}
+
+func appendValue(dst []byte, val any) []byte {
+	switch x := val.(type) {
+	case string:
+		return append(dst, x...)
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10)
+	case int64:
+		return strconv.AppendInt(dst, x, 10)
+	}
+	return fmt.Append(dst, val)
 }
 
 // render appends t, rendered with the VU's data, to dst.
 func (v *VU) render(dst []byte, t text) ([]byte, error) {
 	if t.static() {
 		return append(dst, t.s...), nil
+	}
+	if t.fast != nil {
+		return v.renderFast(dst, t.fast)
 	}
 	v.out.Reset()
 	if err := v.tmpls[t.id].Execute(&v.out, v.data); err != nil {
