@@ -270,3 +270,40 @@ func TestDemoQuick(t *testing.T) {
 		t.Errorf("demo did not read the edge:\n%s", stdout)
 	}
 }
+
+// HTTP/2 end to end: h2 over TLS with --insecure, and h2c.
+func TestRunHTTP2(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 {
+			w.WriteHeader(http.StatusHTTPVersionNotSupported)
+		}
+	})
+	tlsSrv := httptest.NewUnstartedServer(h)
+	tlsSrv.EnableHTTP2 = true
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	h2c := httptest.NewUnstartedServer(h)
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	h2c.Config.Protocols = &p
+	h2c.Start()
+	defer h2c.Close()
+	for name, args := range map[string][]string{
+		"h2":       {"--url", tlsSrv.URL, "--insecure"},
+		"h2c":      {"--url", h2c.URL},
+		"h2 no -k": {"--url", tlsSrv.URL},
+	} {
+		out := filepath.Join(t.TempDir(), "r.json")
+		code, _, stderr := run(t, context.Background(), append([]string{"run", "--http2", "--rate", "50", "--step", "300ms", "--warmup", "0s", "--slo", "errors<1%", "--out", out, "--quiet"}, args...)...)
+		if name == "h2 no -k" {
+			if code != ExitCannotRun || !strings.Contains(stderr, "tls") {
+				t.Errorf("%s: exit %d, stderr %q; want 3 with a TLS hint", name, code, stderr)
+			}
+			continue
+		}
+		if code != ExitOK {
+			t.Errorf("%s: exit %d; stderr:\n%s", name, code, stderr)
+		}
+	}
+}

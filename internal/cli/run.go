@@ -18,6 +18,7 @@ type quickFlags struct {
 	rate, vus             string
 	step, warmup, timeout string
 	think, arrival        string
+	seed                  int64
 	slo                   string
 	http2, insecure       bool
 	followRedirects       bool
@@ -44,6 +45,7 @@ func (q *quickFlags) register(c *cobra.Command) {
 	f.StringVar(&q.timeout, "timeout", "", "timeout of one exchange (default 10s)")
 	f.StringVar(&q.think, "think", "", "closed model: pause between a user's iterations")
 	f.StringVar(&q.arrival, "arrival", "", "open model arrivals: uniform or poisson")
+	f.Int64Var(&q.seed, "seed", 0, "seed of the scenario mix, poisson arrivals and random template values (same seed, same run)")
 	f.StringVar(&q.slo, "slo", "", "thresholds that decide the exit code, e.g. 'p99<200ms,errors<1%'")
 	f.BoolVar(&q.http2, "http2", false, "use HTTP/2 (h2 over TLS, h2c over plain text)")
 	f.BoolVar(&q.insecure, "insecure", false, "skip TLS certificate verification")
@@ -177,6 +179,9 @@ func (q *quickFlags) apply(c *cobra.Command, p *plan.Plan) error {
 	}
 	if set("arrival") {
 		p.Load.Arrival = q.arrival
+	}
+	if set("seed") {
+		p.Load.Seed = q.seed
 	}
 	if set("slo") {
 		p.SLO = q.slo
