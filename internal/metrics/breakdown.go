@@ -38,7 +38,7 @@ type Sub struct {
 	// intended start) in microseconds.
 	Latency *hdrhistogram.Histogram
 	// Kinds counts iterations by how they ended.
-	Kinds [transport.NumKinds]int64
+	Kinds Counts
 	// BodyBytes sums the response body bytes of the iterations.
 	BodyBytes int64
 }
@@ -52,13 +52,7 @@ func newSub(sig int) *Sub {
 }
 
 // Completed counts the iterations that ended.
-func (s *Sub) Completed() int64 {
-	var n int64
-	for _, c := range s.Kinds {
-		n += c
-	}
-	return n
-}
+func (s *Sub) Completed() int64 { return s.Kinds.Completed() }
 
 // OK counts iterations whose every request was accepted.
 func (s *Sub) OK() int64 { return s.Kinds[transport.OK] }
@@ -67,7 +61,7 @@ func (s *Sub) OK() int64 { return s.Kinds[transport.OK] }
 func (s *Sub) Limited() int64 { return s.Kinds[transport.Limited] }
 
 // Failed counts iterations that failed.
-func (s *Sub) Failed() int64 { return s.Completed() - s.OK() - s.Limited() }
+func (s *Sub) Failed() int64 { return s.Kinds.Failed() }
 
 func (s *Sub) reset() {
 	h := s.Latency
@@ -77,9 +71,7 @@ func (s *Sub) reset() {
 
 func (s *Sub) merge(o *Sub) {
 	s.Latency.Merge(o.Latency)
-	for k := range s.Kinds {
-		s.Kinds[k] += o.Kinds[k]
-	}
+	s.Kinds.add(&o.Kinds)
 	s.BodyBytes += o.BodyBytes
 }
 

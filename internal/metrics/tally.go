@@ -35,7 +35,7 @@ type Tally struct {
 	// Service holds service times (end − start) in microseconds.
 	Service *hdrhistogram.Histogram
 	// Kinds counts counted exchanges by outcome kind.
-	Kinds [transport.NumKinds]int64
+	Kinds Counts
 	// BytesIn and BytesOut count body bytes received and sent.
 	BytesIn, BytesOut int64
 	// Late counts exchanges whose schedule lag exceeded LateAfter.
@@ -81,9 +81,7 @@ func (t *Tally) Reset() {
 func (t *Tally) Merge(o *Tally) {
 	t.Latency.Merge(o.Latency)
 	t.Service.Merge(o.Service)
-	for k := range t.Kinds {
-		t.Kinds[k] += o.Kinds[k]
-	}
+	t.Kinds.add(&o.Kinds)
 	t.BytesIn += o.BytesIn
 	t.BytesOut += o.BytesOut
 	t.Late += o.Late
@@ -97,13 +95,7 @@ func (t *Tally) Merge(o *Tally) {
 }
 
 // Completed counts counted exchanges that ended, whatever the outcome.
-func (t *Tally) Completed() int64 {
-	var n int64
-	for _, c := range t.Kinds {
-		n += c
-	}
-	return n
-}
+func (t *Tally) Completed() int64 { return t.Kinds.Completed() }
 
 // OK counts exchanges the scenario accepted.
 func (t *Tally) OK() int64 { return t.Kinds[transport.OK] }
@@ -112,7 +104,28 @@ func (t *Tally) OK() int64 { return t.Kinds[transport.OK] }
 func (t *Tally) Limited() int64 { return t.Kinds[transport.Limited] }
 
 // Failed counts exchanges of every failure kind.
-func (t *Tally) Failed() int64 { return t.Completed() - t.OK() - t.Limited() }
+func (t *Tally) Failed() int64 { return t.Kinds.Failed() }
+
+// Counts counts outcomes by kind.
+type Counts [transport.NumKinds]int64
+
+// Completed sums every kind.
+func (c *Counts) Completed() int64 {
+	var n int64
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// Failed sums the failure kinds.
+func (c *Counts) Failed() int64 { return c.Completed() - c[transport.OK] - c[transport.Limited] }
+
+func (c *Counts) add(o *Counts) {
+	for k := range c {
+		c[k] += o[k]
+	}
+}
 
 // Sample is one finished exchange, as offsets from the run's monotonic base.
 type Sample struct {

@@ -48,11 +48,7 @@ func NewStep(res *load.Result, scenarios, tagKeys []string) (Step, error) {
 	} else {
 		st.TargetRate = res.Step.TargetRate()
 	}
-	for k := transport.Kind(0); k < transport.NumKinds; k++ {
-		if k.Failed() && t.Kinds[k] > 0 {
-			st.Errors[k.String()] = t.Kinds[k]
-		}
-	}
+	st.Errors = errorsOf(&t.Kinds)
 	if st.Completed > 0 {
 		st.ErrorRate = float64(st.Failed) / float64(st.Completed)
 	}
@@ -106,13 +102,8 @@ func breakdown(s *metrics.Sub) Breakdown {
 		Completed: s.Completed(), OK: s.OK(), Failed: s.Failed(), Limited: s.Limited(),
 		LatencyMS: metrics.Summarize(s.Latency),
 	}
-	for k := transport.Kind(0); k < transport.NumKinds; k++ {
-		if k.Failed() && s.Kinds[k] > 0 {
-			if b.Errors == nil {
-				b.Errors = map[string]int64{}
-			}
-			b.Errors[k.String()] = s.Kinds[k]
-		}
+	if b.Failed > 0 {
+		b.Errors = errorsOf(&s.Kinds)
 	}
 	if b.Completed > 0 {
 		b.AvgBodyBytes = float64(s.BodyBytes) / float64(b.Completed)
@@ -154,4 +145,15 @@ func (s *Step) Figures() slo.Figures {
 		Latency: s.LatencyMS, Completed: s.Completed, Failed: s.Failed, Limited: s.Limited,
 		Achieved: s.AchievedRate, Target: s.TargetRate,
 	}
+}
+
+// errorsOf names the failure classes that occurred, with their counts.
+func errorsOf(c *metrics.Counts) map[string]int64 {
+	m := map[string]int64{}
+	for k := transport.Kind(0); k < transport.NumKinds; k++ {
+		if k.Failed() && c[k] > 0 {
+			m[k.String()] = c[k]
+		}
+	}
+	return m
 }
