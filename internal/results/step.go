@@ -29,7 +29,6 @@ func NewStep(res *load.Result, scenarios, tagKeys []string) (Step, error) {
 		DurationS:   (res.WindowEnd - res.WindowStart).Seconds(),
 		WarmupS:     res.Step.Warmup.Seconds(),
 		Sent:        res.Sent, Completed: t.Completed(), OK: t.OK(), Limited: t.Limited(), Failed: t.Failed(),
-		Errors:       map[string]int64{},
 		AchievedRate: res.Achieved(),
 		Late:         t.Late,
 		Retried:      t.Retried,
