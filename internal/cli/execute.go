@@ -17,6 +17,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/slo"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 	"github.com/ceiling-dev/ceiling/internal/transport/httpx"
+	"github.com/ceiling-dev/ceiling/internal/transport/wsx"
 )
 
 // execute runs a validated plan and turns its outcome into an exit code:
@@ -58,6 +59,11 @@ func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
 	if err := preflight(ex, set, p); err != nil {
 		return nil, err
 	}
+	if err := set.OpenSockets(wsx.New(p.HTTP.Insecure), 50); err != nil {
+		return nil, cannotRun("%w", err)
+	}
+	defer set.CloseSockets()
+	var sockets sockets
 	steps := stepsOf(p)
 	res := &results.Result{
 		Schema: results.Schema, Command: reproduce(e.args), Name: p.Name, Target: target,
@@ -85,6 +91,8 @@ func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
 		if err != nil {
 			return nil, cannotRun("%w", err)
 		}
+		step.WebSocket = sockets.step(set)
+		step.Warnings = append(step.Warnings, socketWarnings(step.WebSocket)...)
 		res.Steps = append(res.Steps, step)
 		res.NoteDuplicates(set.Duplicates())
 		res.Evaluate(terms)
@@ -138,12 +146,53 @@ func where(p *plan.Plan, path string) string {
 	return "--" + path
 }
 
+// sockets turns the run's cumulative socket counts into per-step figures.
+type sockets struct {
+	last scenario.SocketTotals
+}
+
+func (k *sockets) step(set *scenario.Set) *results.Sockets {
+	t, ok := set.SocketTotals()
+	if !ok {
+		return nil
+	}
+	f := &results.Sockets{
+		Open: t.Open, Opened: t.Opened - k.last.Opened, Failed: t.Failed - k.last.Failed,
+		Dropped: t.Dropped - k.last.Dropped, UnknownAcks: t.UnknownAcks - k.last.UnknownAcks,
+		ConnectMS: t.Connect,
+	}
+	k.last = t
+	return f
+}
+
+// socketWarnings says what went wrong with a step's sockets.
+func socketWarnings(f *results.Sockets) []string {
+	var w []string
+	if f == nil {
+		return nil
+	}
+	if f.Dropped > 0 {
+		w = append(w, fmt.Sprintf("%d sockets dropped during the step: frames in flight on them are ws_closed failures; they were reopened with backoff", f.Dropped))
+	}
+	if f.Failed > 0 {
+		w = append(w, fmt.Sprintf("%d socket handshakes failed", f.Failed))
+	}
+	if f.UnknownAcks > 0 {
+		w = append(w, fmt.Sprintf("%d received frames matched no frame in flight (late acks after a timeout, or acks for ids never sent)", f.UnknownAcks))
+	}
+	return w
+}
+
 // describeTarget names what the run sends: the request of a one-request
 // plan, or its scenarios.
 func describeTarget(p *plan.Plan) string {
-	if len(p.Scenarios) == 1 && len(p.Scenarios[0].Steps) == 0 {
-		sc := &p.Scenarios[0]
-		return sc.Request.Method + " " + p.URL(sc)
+	if len(p.Scenarios) == 1 {
+		switch sc := &p.Scenarios[0]; {
+		case sc.WebSocket != nil:
+			return fmt.Sprintf("websocket %s over %d sockets", p.WebSocketURL(sc.WebSocket), max(sc.WebSocket.Connections, 1))
+		case len(sc.Steps) == 0:
+			return sc.Request.Method + " " + p.URL(sc)
+		}
 	}
 	names := make([]string, len(p.Scenarios))
 	for i := range p.Scenarios {

@@ -81,6 +81,7 @@ func Start(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /stats", s.stats)
 	newAPI(cfg.SendLimit).routes(mux)
+	mux.HandleFunc("GET /widget", widget())
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil

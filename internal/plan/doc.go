@@ -10,19 +10,21 @@
 // values; the cli calls it on plans built from quick flags, which it parses
 // with ParseRates, ParseVUs, ParseDuration and ParseHeader.
 //
-// Scenarios form a weighted mix; each is a single request or a flow of
-// steps, and a login flow may run once per virtual user. Validate checks
-// their requests, checks and extractions, parses every template (URLs,
-// header values, bodies, json strings, vars, tags) with ParseTemplate and
-// TemplateFuncs, checks the fields each template reads against the users'
-// columns, the vars and the extracted names, and reads data.users, whose
-// rows Users returns.
+// Scenarios form a weighted mix; each is a single request, a flow of steps
+// or a WebSocket scenario (frames sent over held sockets, each timed to its
+// ack), and a login flow may run once per virtual user. Validate checks
+// their requests, checks, extractions and WebSocket settings, parses every
+// template (URLs, header values, bodies, json strings, frames, vars, tags)
+// with ParseTemplate and TemplateFuncs, checks the fields each template
+// reads against the users' columns, the vars and the extracted names, and
+// reads data.users, whose rows Users returns.
 //
 // A validated Plan can say how many steps it has and how long it will run
 // before any request goes out (Steps, Duration), and resolves each request's
-// URL and headers (RequestURL, RequestHeaders).
+// URL and headers (RequestURL, RequestHeaders) and each WebSocket scenario's
+// (WebSocketURL, WebSocketHeaders).
 //
-// It does not send requests, execute templates (TemplateFuncs holds stubs;
+// It does not send requests or frames, execute templates (TemplateFuncs holds stubs;
 // the runner binds real functions per virtual user) or evaluate SLO
 // expressions, checks or extraction; the cli turns a Plan into executors.
 //

@@ -33,6 +33,16 @@ func FuzzParse(f *testing.F) {
 		head + "scenarios: [{request: {url: /, json: [1, {a: [null, .inf]}, !!str 2]}, extract: {x: {regex: '('}, vu: {}}}]\n",
 		head + "scenarios: [{request: {url: /, body: '{{range .x}}{{.}}{{else}}{{$.y}}{{end}}{{randInt 1}}'}, weight: 0}, {name: '', steps: []}]\n",
 		head + "data: {users: testdata/validate/users.json}\nscenarios: [{request: {url: '/{{with .user}}{{.a}}{{end}}'}}]\n",
+		// WebSocket scenarios: send and ack, idle soaks, and their mistakes.
+		head + "http: {headers: {User-Agent: c}}\nscenarios:\n- name: widget\n  tags: {site: '{{.vu}}'}\n  websocket:\n" +
+			"    url: /widget?site={{.vu}}\n    connections: 100\n" +
+			"    send: '{\"type\":\"message\",\"clientId\":\"{{uuid}}\",\"text\":\"hi\"}'\n" +
+			"    ack: {json: clientId}\n    ack_timeout: 10s\n    max_frame_bytes: 4096\n" +
+			"    headers: {Origin: 'http://h'}\n    subprotocols: [chat.v1]\n",
+		head + "scenarios: [{websocket: {url: 'wss://h:8443/w', connections: 1000000}}, {websocket: {url: '?x', send: x, ack: {regex: 'id=(\\d+)'}}}]\n",
+		"load: {vus: [2]}\nscenarios: [{websocket: {url: 'ws://[::1]:3000/w#f', send: '{{.x}}', ack: {}, headers: {Upgrade: x}}, request: {}}]\n",
+		head + "scenarios: [{websocket: {url: 'http://h/w', connections: -1, ack: {json: a, regex: '('}, ack_timeout: -1s, subprotocols: ['a b', '']}, expect: {status: [101]}, steps: []}]\n",
+		head + "scenarios: [{websocket: null, request: {url: /a}}, {websocket: {}, steps: [{request: {url: /b}}]}, {websocket: [1]}, {websocket: {ack: null, send: ''}}]\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -90,10 +100,19 @@ func checkValid(t *testing.T, p *Plan) {
 			t.Errorf("scenario %d: weight %v, name %q: want a positive finite weight and a new name", i, s.Weight, s.Name)
 		}
 		names[s.Name] = true
-		if (len(s.Steps) > 0) == hasRequest(&s.Request) {
-			t.Errorf("scenario %q: want a request or steps, not both or neither", s.Name)
+		kinds := 0
+		for _, is := range []bool{len(s.Steps) > 0, hasRequest(&s.Request), s.WebSocket != nil} {
+			if is {
+				kinds++
+			}
 		}
-		if len(s.Steps) == 0 {
+		if kinds != 1 {
+			t.Errorf("scenario %q: want a request, steps or websocket, exactly one of them", s.Name)
+		}
+		switch {
+		case s.WebSocket != nil:
+			checkWebSocket(t, p, s)
+		case len(s.Steps) == 0:
 			checkRequest(t, p, &s.Request)
 		}
 		for j := range s.Steps {
@@ -134,6 +153,44 @@ func checkRequest(t *testing.T, p *Plan, r *Request) {
 		}
 	}
 	for _, text := range []string{r.URL, r.Body} {
+		if _, err := ParseTemplate("t", text); err != nil {
+			t.Errorf("ParseTemplate(%q) = %v, want a template that parses", text, err)
+		}
+	}
+}
+
+// checkWebSocket asserts what every WebSocket scenario of an accepted plan
+// promises.
+func checkWebSocket(t *testing.T, p *Plan, s *Scenario) {
+	t.Helper()
+	w := s.WebSocket
+	u, err := url.Parse(fill(p.WebSocketURL(w)))
+	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" || u.Fragment != "" {
+		t.Errorf("WebSocketURL() = %q (%v), want a ws(s) URL with a host and no fragment", p.WebSocketURL(w), err)
+	}
+	if w.Connections < 1 || w.Connections > MaxWebSocketConnections || w.MaxFrameBytes <= 0 {
+		t.Errorf("connections %d, max_frame_bytes %d: want 1..%d and positive", w.Connections, w.MaxFrameBytes, MaxWebSocketConnections)
+	}
+	switch {
+	case w.Send == "" && (w.Ack != nil || w.AckTimeout.Duration != 0):
+		t.Errorf("idle soak with ack %+v, ack_timeout %v: want neither", w.Ack, w.AckTimeout)
+	case w.Send != "" && (w.Ack == nil || (w.Ack.JSON == "") == (w.Ack.Regex == "") || w.AckTimeout.Duration <= 0):
+		t.Errorf("send with ack %+v, ack_timeout %v: want one matcher and a positive timeout", w.Ack, w.AckTimeout)
+	}
+	if hasExpect(&s.Expect) || len(s.Extract) > 0 {
+		t.Errorf("websocket scenario %q has expect or extract, want neither", s.Name)
+	}
+	for _, h := range p.WebSocketHeaders(w) {
+		if headerNameProblem(h[0]) != "" || headerValueProblem(h[1]) != "" {
+			t.Errorf("WebSocketHeaders() has %q, want a valid header", h)
+		}
+	}
+	for _, sp := range w.Subprotocols {
+		if !isHeaderToken(sp) {
+			t.Errorf("subprotocol %q, want a token", sp)
+		}
+	}
+	for _, text := range []string{w.URL, w.Send} {
 		if _, err := ParseTemplate("t", text); err != nil {
 			t.Errorf("ParseTemplate(%q) = %v, want a template that parses", text, err)
 		}

@@ -58,7 +58,7 @@ func exampleKeys(t reflect.Type) string {
 // hold them, so that using one says so instead of calling it a typo.
 var planned = map[reflect.Type][]string{
 	reflect.TypeFor[Plan]():     {"verdict", "monitor", "sinks", "events"},
-	reflect.TypeFor[Scenario](): {"websocket", "delivery"},
+	reflect.TypeFor[Scenario](): {"delivery"},
 }
 
 // unknownKey explains a key that t has no field for, suggesting the

@@ -29,7 +29,12 @@ func (p *Plan) Headers(s *Scenario) [][2]string {
 // "http://h:3000/api/users"). Template actions ("{{uuid}}") are kept as
 // written. Call it on a validated plan.
 func (p *Plan) RequestURL(r *Request) string {
-	raw := r.URL
+	return p.resolve(r.URL)
+}
+
+// resolve returns raw when it is absolute or the plan has no target, else
+// the target followed by raw.
+func (p *Plan) resolve(raw string) string {
 	if isAbsolute(raw) || p.Target == "" {
 		return raw
 	}
@@ -50,11 +55,23 @@ func (p *Plan) RequestURL(r *Request) string {
 // Each pair is {name, value}, sorted by canonical name so that runs repeat;
 // values are templates, kept as written.
 func (p *Plan) RequestHeaders(r *Request) [][2]string {
-	byName := make(map[string][2]string, len(p.HTTP.Headers)+len(r.Headers)+1)
+	var implied map[string]string
 	if r.JSON != nil {
-		byName["Content-Type"] = [2]string{"Content-Type", "application/json"}
+		implied = map[string]string{"Content-Type": "application/json"}
 	}
-	for _, hs := range []map[string]string{p.HTTP.Headers, r.Headers} {
+	return mergeHeaders(implied, p.HTTP.Headers, r.Headers)
+}
+
+// mergeHeaders merges layers of headers, a later layer's value winning over
+// an earlier one's for the same name (compared case-insensitively), and
+// returns {name, value} pairs sorted by canonical name.
+func mergeHeaders(layers ...map[string]string) [][2]string {
+	n := 0
+	for _, hs := range layers {
+		n += len(hs)
+	}
+	byName := make(map[string][2]string, n)
+	for _, hs := range layers {
 		// Sorted, so that names differing only in case (refused by Validate)
 		// still give the same answer every time.
 		for _, name := range slices.Sorted(maps.Keys(hs)) {
@@ -110,6 +127,13 @@ func isAbsolute(raw string) bool {
 // httpURLProblem says what is wrong with an absolute http(s) URL, or "".
 // Template actions count as ordinary text.
 func httpURLProblem(raw string) string {
+	return urlProblem(raw, "http", "https", "an")
+}
+
+// urlProblem says what is wrong with an absolute URL whose scheme must be
+// plain or secure (such as http or https), or "". article goes before
+// "plain://" in messages. Template actions count as ordinary text.
+func urlProblem(raw, plain, secure, article string) string {
 	u, err := url.Parse(fill(raw))
 	if err != nil {
 		var ue *url.Error
@@ -118,13 +142,14 @@ func httpURLProblem(raw string) string {
 		}
 		return fmt.Sprintf("want a valid URL, not %q: %v", raw, err)
 	}
+	want := fmt.Sprintf("want %s %s:// or %s:// URL", article, plain, secure)
 	switch {
-	case u.Scheme != "http" && u.Scheme != "https" && !strings.Contains(raw, "://"):
-		return fmt.Sprintf("want an http:// or https:// URL, such as %q, not %q", "http://"+raw, raw)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Sprintf("want an http:// or https:// URL, not %q", raw)
+	case u.Scheme != plain && u.Scheme != secure && !strings.Contains(raw, "://"):
+		return fmt.Sprintf("%s, such as %q, not %q", want, plain+"://"+raw, raw)
+	case u.Scheme != plain && u.Scheme != secure:
+		return fmt.Sprintf("%s, not %q", want, raw)
 	case u.Host == "" || u.Hostname() == "":
-		return fmt.Sprintf("want a URL with a host, such as http://127.0.0.1:3000, not %q", raw)
+		return fmt.Sprintf("want a URL with a host, such as %s://127.0.0.1:3000, not %q", plain, raw)
 	}
 	return ""
 }

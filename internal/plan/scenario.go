@@ -37,6 +37,9 @@ func (p *Plan) fillRequestDefaults() {
 		for j := range s.Steps {
 			p.fillStep(&s.Steps[j])
 		}
+		if s.WebSocket != nil {
+			fillWebSocket(s.WebSocket)
+		}
 		single := p.single(path, s)
 		if single && s.Request.Method == "" {
 			s.Request.Method = "GET"
@@ -49,6 +52,8 @@ func (p *Plan) fillRequestDefaults() {
 			s.Name = requestName(&s.Request)
 		case len(s.Steps) > 0 && s.Steps[0].Request.Method != "":
 			s.Name = requestName(&s.Steps[0].Request)
+		case len(s.Steps) == 0 && s.WebSocket != nil && s.WebSocket.URL != "":
+			s.Name = "ws " + s.WebSocket.URL
 		}
 	}
 }
@@ -76,10 +81,10 @@ func hasRequest(r *Request) bool {
 }
 
 // single reports whether the scenario at path sends a single request: its
-// request has a field set, or, without steps, the file wrote the request key
-// (which then has a problem).
+// request has a field set, or, without steps or websocket, the file wrote
+// the request key (which then has a problem).
 func (p *Plan) single(path string, s *Scenario) bool {
-	return hasRequest(&s.Request) || len(s.Steps) == 0 && p.has(path+".request")
+	return hasRequest(&s.Request) || len(s.Steps) == 0 && s.WebSocket == nil && p.has(path+".request")
 }
 
 // hasExpect reports whether any check is set.
@@ -118,8 +123,8 @@ func (c *checker) scenarios() {
 	}
 }
 
-// scenario checks one scenario: a single request or a flow of steps, its
-// weight and its tags.
+// scenario checks one scenario: a single request, a flow of steps or a
+// WebSocket scenario, its weight and its tags.
 func (c *checker) scenario(path string, s *Scenario) {
 	switch {
 	case s.Weight == 0:
@@ -127,19 +132,15 @@ func (c *checker) scenario(path string, s *Scenario) {
 	case math.IsNaN(s.Weight) || math.IsInf(s.Weight, 0) || s.Weight < 0:
 		c.add(path+".weight", "want a positive, finite weight such as 30, not %v", s.Weight)
 	}
-	flow, single := len(s.Steps) > 0, c.p.single(path, s)
-	switch {
-	case flow && single:
-		c.add(path+".steps", "give request or steps, not both: a flow's requests are its steps")
-	case !flow && !single && c.p.has(path+".steps"):
-		c.add(path+".steps", "want at least one step, e.g. [{request: {url: /login}}]")
-	case !flow && !single:
-		c.add(path, "a scenario needs request or steps, e.g. {request: {url: /}}")
-	}
+	flow, single, ws := c.kind(path, s)
 	if single {
 		c.request(path+".request", &s.Request)
 	}
-	if flow {
+	if ws {
+		c.webSocket(path+".websocket", s.WebSocket)
+	}
+	switch {
+	case flow:
 		if hasExpect(&s.Expect) {
 			c.add(path+".expect", "a flow checks its steps' responses: move expect onto the step it is about")
 		}
@@ -149,7 +150,14 @@ func (c *checker) scenario(path string, s *Scenario) {
 		for i := range s.Steps {
 			c.step(fmt.Sprintf("%s.steps[%d]", path, i), &s.Steps[i])
 		}
-	} else {
+	case ws && !single:
+		if hasExpect(&s.Expect) {
+			c.add(path+".expect", "a websocket scenario has no response to check: a frame is ok when its ack arrives within ack_timeout")
+		}
+		if len(s.Extract) > 0 {
+			c.add(path+".extract", "a websocket scenario has no response to extract from: remove extract")
+		}
+	default:
 		c.expect(path+".expect", &s.Expect)
 		c.extract(path+".extract", s.Extract)
 	}
@@ -161,6 +169,27 @@ func (c *checker) scenario(path string, s *Scenario) {
 		}
 		c.template(p, s.Tags[key], false)
 	}
+}
+
+// kind reports whether a scenario is a flow, a single request and a
+// WebSocket scenario, adding a problem unless it is exactly one of them.
+func (c *checker) kind(path string, s *Scenario) (flow, single, ws bool) {
+	flow, single, ws = len(s.Steps) > 0, c.p.single(path, s), s.WebSocket != nil
+	switch {
+	case flow && single:
+		c.add(path+".steps", "give request or steps, not both: a flow's requests are its steps")
+	case !flow && !single && !ws && c.p.has(path+".steps"):
+		c.add(path+".steps", "want at least one step, e.g. [{request: {url: /login}}]")
+	case !flow && !single && !ws:
+		c.add(path, "a scenario needs request, steps or websocket, e.g. {request: {url: /}}")
+	}
+	if ws && single {
+		c.add(path+".websocket", "give request or websocket, not both: a websocket scenario sends frames over its sockets")
+	}
+	if ws && flow {
+		c.add(path+".websocket", "give steps or websocket, not both: a websocket scenario sends frames over its sockets")
+	}
+	return flow, single, ws
 }
 
 // login checks the steps each virtual user runs before its iterations.

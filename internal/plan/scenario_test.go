@@ -38,7 +38,7 @@ func TestScenarioRules(t *testing.T) {
 		{"weighted mix", head + "scenarios:\n- {weight: 2, request: {url: /a}}\n- {weight: 0.5, request: {url: /b}}\n", nil},
 		{"flow", head + "scenarios: [{steps: [{request: {url: /a}}, {request: {method: POST, url: /b}}]}]\n", nil},
 		{"neither", head + "scenarios: [{name: x}]\n", []string{
-			`p.yaml:3:13: scenarios[0]: a scenario needs request or steps, e.g. {request: {url: /}}`,
+			`p.yaml:3:13: scenarios[0]: a scenario needs request, steps or websocket, e.g. {request: {url: /}}`,
 		}},
 		{"both", head + "scenarios: [{request: {url: /a}, steps: [{request: {url: /b}}]}]\n", []string{
 			`p.yaml:3:34: scenarios[0].steps: give request or steps, not both: a flow's requests are its steps`,
@@ -95,8 +95,8 @@ func TestScenarioRules(t *testing.T) {
 		{"tag_limit", head + "scenarios: [{request: {url: /a}}]\ntag_limit: -1\n", []string{
 			`p.yaml:4:12: tag_limit: want 0 (the default, 50) or more, not -1`,
 		}},
-		{"planned scenario key", head + "scenarios: [{request: {url: /a}, websocket: {url: 'ws://h'}}]\n", []string{
-			`p.yaml:3:34: scenarios[0].websocket: key "websocket" is not supported yet`,
+		{"planned scenario key", head + "scenarios: [{request: {url: /a}, delivery: {sink: s}}]\n", []string{
+			`p.yaml:3:34: scenarios[0].delivery: key "delivery" is not supported yet`,
 		}},
 	})
 }

@@ -130,11 +130,12 @@ type HTTP struct {
 	MaxBodyBytes int `yaml:"max_body_bytes"`
 }
 
-// Scenario is what one iteration does: a single request, or a flow of
-// steps (exactly one of the two).
+// Scenario is what one iteration does: a single request, a flow of steps,
+// or a frame over a held WebSocket connection (exactly one of the three).
 type Scenario struct {
 	// Name labels the scenario in reports. Default: "METHOD path" of the
-	// request, or of a flow's first step. Names are unique.
+	// request, or of a flow's first step; "ws " and the url as written for
+	// a WebSocket scenario. Names are unique.
 	Name string `yaml:"name"`
 	// Weight is the scenario's share of iterations: a positive number,
 	// relative to the other scenarios' weights. Default 1.
@@ -150,9 +151,52 @@ type Scenario struct {
 	// Steps is a flow: requests sent in order within one iteration. A failed
 	// step ends the iteration.
 	Steps []Step `yaml:"steps"`
+	// WebSocket makes the scenario send frames over held WebSocket
+	// connections and time each to its matching ack (instead of request or
+	// steps).
+	WebSocket *WebSocket `yaml:"websocket"`
 	// Tags break the scenario's figures down by value, e.g.
 	// {site: "{{.user.site}}"}; values are templates.
 	Tags map[string]string `yaml:"tags"`
+}
+
+// WebSocket is a scenario of frames over held WebSocket connections.
+type WebSocket struct {
+	// URL is a ws:// or wss:// URL, or a path appended to the plan's target
+	// (http becomes ws, https wss). A template, rendered when a socket opens.
+	URL string `yaml:"url"`
+	// Connections is, in the open model, how many sockets are opened before
+	// the first step and held for the whole run; frames are spread over
+	// them. In the closed model each virtual user holds its own socket and
+	// this is ignored. Default 1.
+	Connections int `yaml:"connections"`
+	// Send is the frame an iteration sends (a template, rendered per frame).
+	// Empty: an idle soak, holding the sockets and sending nothing.
+	Send string `yaml:"send"`
+	// Ack says how to recognise the frame that acknowledges a sent one.
+	// Required with Send.
+	Ack *Ack `yaml:"ack"`
+	// AckTimeout is how long a frame may wait for its ack before it is a
+	// ws_no_ack failure. Default 10s.
+	AckTimeout Duration `yaml:"ack_timeout"`
+	// Headers are sent with the opening handshake (templates).
+	Headers map[string]string `yaml:"headers"`
+	// Subprotocols are offered in the handshake.
+	Subprotocols []string `yaml:"subprotocols"`
+	// MaxFrameBytes caps a received frame; a larger one closes the socket
+	// and is a protocol failure. Default 1 MiB.
+	MaxFrameBytes int `yaml:"max_frame_bytes"`
+}
+
+// Ack matches a received frame to a sent one: exactly one field is set.
+type Ack struct {
+	// JSON is a gjson path (e.g. "clientId"): the ack is the received frame
+	// whose value at the path equals the sent frame's value at the path.
+	JSON string `yaml:"json"`
+	// Regex is a regular expression whose first group (or whole match) is
+	// taken from the sent frame and from received frames; equal values
+	// match.
+	Regex string `yaml:"regex"`
 }
 
 // Step is one request of a flow.

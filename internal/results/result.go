@@ -93,6 +93,7 @@ type Step struct {
 	ServiceMS    metrics.Latency                 `json:"service_ms"`
 	Scenarios    []Breakdown                     `json:"scenarios"`
 	Tags         map[string]map[string]Breakdown `json:"tags"`
+	WebSocket    *Sockets                        `json:"websocket,omitempty"`
 	SLOPassed    *bool                           `json:"slo_passed,omitempty"`
 	Verdict      string                          `json:"verdict,omitempty"`
 	Warnings     []string                        `json:"warnings"`
@@ -114,6 +115,19 @@ type Breakdown struct {
 	LatencyMS    metrics.Latency  `json:"latency_ms"`
 	AvgBodyBytes float64          `json:"avg_body_bytes"`
 	Histogram    string           `json:"histogram,omitempty"`
+}
+
+// Sockets is what happened to a step's WebSocket sockets: how many were
+// open at its end, and what opened, failed to open, dropped or brought an
+// ack nobody waited for during it; connect_ms summarises every handshake
+// of the run so far.
+type Sockets struct {
+	Open        int64           `json:"open"`
+	Opened      int64           `json:"opened"`
+	Failed      int64           `json:"failed"`
+	Dropped     int64           `json:"dropped"`
+	UnknownAcks int64           `json:"unknown_acks"`
+	ConnectMS   metrics.Latency `json:"connect_ms"`
 }
 
 // Write stores r at path atomically: a temporary file in the same folder,

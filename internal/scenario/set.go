@@ -26,14 +26,18 @@ type Set struct {
 
 	obeyRetryAfter bool
 	ids            *ids
+	closed         bool     // the closed model: each user holds its own sockets
+	connects       connects // handshake times of every websocket scenario
 	idVars         []int    // indexes into vars of the vars watched for repeats
 	idVarNames     []string // their sources, as reported
 }
 
-// compiled is one scenario: its steps (one for a single request) and tags.
+// compiled is one scenario: its steps (one for a single request), or its
+// websocket frames, and its tags.
 type compiled struct {
 	name  string
 	steps []*request
+	ws    *wsScenario
 	tags  []tagText
 }
 
@@ -52,7 +56,8 @@ const LoginScenario = "login"
 
 // Compile builds the Set of a validated plan.
 func Compile(p *plan.Plan) (*Set, error) {
-	s := &Set{users: p.Users(), tagLimit: p.TagLimit, seed: uint64(p.Load.Seed), obeyRetryAfter: p.HTTP.ObeyRetryAfter, ids: newIDs()}
+	s := &Set{users: p.Users(), tagLimit: p.TagLimit, seed: uint64(p.Load.Seed), obeyRetryAfter: p.HTTP.ObeyRetryAfter, ids: newIDs(),
+		closed: p.Load.Model == plan.Closed, connects: connects{h: metrics.NewHistogram()}}
 	var total float64
 	for i := range p.Scenarios {
 		sc := &p.Scenarios[i]
@@ -120,7 +125,13 @@ func (s *Set) compileVars(p *plan.Plan) ([]string, error) {
 
 func (s *Set) compileScenario(p *plan.Plan, where string, sc *plan.Scenario) (*compiled, error) {
 	c := &compiled{name: sc.Name}
-	if len(sc.Steps) == 0 {
+	if sc.WebSocket != nil {
+		ws, err := compileWS(p, &s.tmpls, where, sc.WebSocket)
+		if err != nil {
+			return nil, err
+		}
+		c.ws = ws
+	} else if len(sc.Steps) == 0 {
 		r, err := compileRequest(p, &s.tmpls, where, sc.Name, &sc.Request, &sc.Expect, sc.Extract)
 		if err != nil {
 			return nil, err
@@ -205,12 +216,21 @@ func (s *Set) Seed() uint64 { return s.seed }
 // its outcome. A template that cannot render is an error: the plan asks for
 // something its first request cannot have.
 func (s *Set) Preflight(sess transport.Session) (transport.Outcome, error) {
-	r := s.scenarios[0].steps[0]
+	var r *request
+	for _, c := range s.scenarios {
+		if r == nil && len(c.steps) > 0 {
+			r = c.steps[0]
+		}
+	}
 	if len(s.login) > 0 {
 		r = s.login[0]
 	}
-	v := s.NewVU(0, sess)
 	var out transport.Outcome
+	if r == nil {
+		out.Kind = transport.OK // only websocket scenarios: opening the sockets is the preflight
+		return out, nil
+	}
+	v := s.NewVU(0, sess)
 	if err := v.begin(); err != nil {
 		return out, err
 	}

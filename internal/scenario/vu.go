@@ -38,13 +38,17 @@ type VU struct {
 	jar      jar
 	n        int64 // iterations begun
 
+	own    map[*wsScenario]*slot // the closed model's own sockets
+	waiter *waiter               // this user's frame waiting for its ack
+
 	// Scratch, reused by every iteration.
-	req     transport.Request
-	o       transport.Outcome
-	out     bytes.Buffer
-	scratch []byte
-	leaf    []byte
-	it      metrics.Iteration
+	req      transport.Request
+	o        transport.Outcome
+	out      bytes.Buffer
+	scratch  []byte
+	leaf     []byte
+	frameBuf []byte
+	it       metrics.Iteration
 }
 
 // NewVU returns virtual user id, performing its requests on sess.
@@ -130,6 +134,13 @@ func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) (pause time
 			val = "?"
 		}
 		v.it.Tags[t.key] = val
+	}
+	if c.ws != nil {
+		end, kind, body := v.frame(rec, c.ws, intended, u)
+		if !c.ws.idle {
+			v.finish(rec, sc, intended, end, kind, body)
+		}
+		return 0
 	}
 	end, kind, body := v.flow(rec, c.steps, intended, false)
 	v.finish(rec, sc, intended, end, kind, body)

@@ -33,6 +33,11 @@ const (
 	// Check is a response that failed a check (including an unexpected status
 	// outside 3xx/4xx/5xx, such as a 204 when only 200 is expected).
 	Check
+	// WSNoAck is a WebSocket frame whose ack did not arrive in time.
+	WSNoAck
+	// WSClosed is a WebSocket frame lost to its socket closing (or a frame
+	// that found its socket closed, waiting to be reopened).
+	WSClosed
 	// NumKinds is the number of kinds; arrays indexed by Kind use it.
 	NumKinds
 )
@@ -41,6 +46,7 @@ var kindNames = [NumKinds]string{
 	OK: "ok", Limited: "limited", Refused: "refused", Connect: "connect",
 	Timeout: "timeout", Reset: "reset", TLS: "tls", Protocol: "protocol",
 	HTTP4xx: "http_4xx", HTTP5xx: "http_5xx", Redirect: "redirect", Check: "check",
+	WSNoAck: "ws_no_ack", WSClosed: "ws_closed",
 }
 
 // String returns the class name used in result.json and tables.

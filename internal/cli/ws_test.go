@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// widgetServer acks every {"clientId"} frame after 2 ms on /widget, and
+// answers GET /api with 200.
+func widgetServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	up := websocket.Upgrader{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/widget", func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for {
+			_, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			var in struct {
+				ClientID string `json:"clientId"`
+			}
+			json.Unmarshal(msg, &in)
+			time.Sleep(2 * time.Millisecond)
+			if c.WriteMessage(websocket.TextMessage, []byte(fmt.Sprintf(`{"clientId":%q,"saved":true}`, in.ClientID))) != nil {
+				return
+			}
+		}
+	})
+	mux.HandleFunc("/api", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func writePlan(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Frames at a rate spread over 100 held sockets: the rate is held, every
+// frame is acked, and the latency is the server's ack delay.
+func TestWebSocketRateOver100Sockets(t *testing.T) {
+	srv := widgetServer(t)
+	plan := writePlan(t, fmt.Sprintf(`
+target: %s
+load: {rates: [400], step: 1s, warmup: 200ms}
+scenarios:
+  - name: widget
+    websocket:
+      url: /widget
+      connections: 100
+      send: '{"type":"message","clientId":"{{uuid}}","text":"hi"}'
+      ack: {json: clientId}
+      ack_timeout: 2s
+`, srv.URL))
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := run(t, context.Background(), "run", plan, "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
+	}
+	s := readResult(t, out).Steps[0]
+	if s.AchievedRate < 390 || s.AchievedRate > 410 || s.Failed != 0 {
+		t.Errorf("achieved %v/s with %d failed %v, want 400/s and none", s.AchievedRate, s.Failed, s.Errors)
+	}
+	if s.LatencyMS.P50 < 2 || s.LatencyMS.P50 > 20 {
+		t.Errorf("p50 = %v ms, want ≈ the 2 ms ack delay", s.LatencyMS.P50)
+	}
+	if s.WebSocket == nil || s.WebSocket.Open != 100 || s.WebSocket.Dropped != 0 {
+		t.Errorf("sockets = %+v, want 100 open", s.WebSocket)
+	}
+}
+
+// HTTP and websocket scenarios in one plan, by weight.
+func TestMixedHTTPAndWebSocket(t *testing.T) {
+	srv := widgetServer(t)
+	plan := writePlan(t, fmt.Sprintf(`
+target: %s
+load: {vus: [4], step: 500ms, warmup: 0s}
+scenarios:
+  - name: api
+    weight: 1
+    request: {url: /api}
+  - name: widget
+    weight: 1
+    websocket:
+      url: /widget
+      send: '{"clientId":"{{seq}}"}'
+      ack: {regex: '"clientId":"?([0-9]+)'}
+`, srv.URL))
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := run(t, context.Background(), "run", plan, "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
+	}
+	s := readResult(t, out).Steps[0]
+	if len(s.Scenarios) != 2 || s.Scenarios[0].OK == 0 || s.Scenarios[1].OK == 0 || s.Failed != 0 {
+		t.Errorf("scenarios = %+v, failed %d; want both ok", s.Scenarios, s.Failed)
+	}
+	if !strings.Contains(stdout, "widget") {
+		t.Errorf("no per-scenario table:\n%s", stdout)
+	}
+}

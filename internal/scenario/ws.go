@@ -1,0 +1,276 @@
+package scenario
+
+import (
+	"fmt"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// wsScenario is a compiled websocket scenario: frames over held sockets,
+// each timed to its matching ack.
+type wsScenario struct {
+	cfg     transport.SocketConfig
+	url     text
+	headers []header
+	send    text
+	idle    bool // no send: hold the sockets, send nothing
+	ack     ackMatcher
+	timeout time.Duration
+	conns   int
+	sockets *sockets // the held sockets of the open model
+}
+
+func compileWS(p *plan.Plan, ts *templates, where string, w *plan.WebSocket) (*wsScenario, error) {
+	ws := &wsScenario{
+		cfg: transport.SocketConfig{
+			Subprotocols: w.Subprotocols, MaxFrameBytes: w.MaxFrameBytes, Timeout: p.HTTP.Timeout.Duration,
+		},
+		idle: w.Send == "", timeout: w.AckTimeout.Duration, conns: max(w.Connections, 1),
+	}
+	if ws.cfg.MaxFrameBytes == 0 {
+		ws.cfg.MaxFrameBytes = 1 << 20
+	}
+	if ws.timeout == 0 {
+		ws.timeout = 10 * time.Second
+	}
+	var err error
+	if ws.url, err = ts.text(where+".websocket.url", p.WebSocketURL(w)); err != nil {
+		return nil, err
+	}
+	for _, h := range p.WebSocketHeaders(w) {
+		t, err := ts.text(where+".websocket.headers."+h[0], h[1])
+		if err != nil {
+			return nil, err
+		}
+		ws.headers = append(ws.headers, header{name: h[0], value: t})
+	}
+	if ws.send, err = ts.text(where+".websocket.send", w.Send); err != nil {
+		return nil, err
+	}
+	if w.Ack != nil {
+		if ws.ack, err = compileAck(w.Ack); err != nil {
+			return nil, fmt.Errorf("%s.websocket.ack: %w", where, err)
+		}
+	}
+	return ws, nil
+}
+
+// ackMatcher finds the key that pairs a sent frame with its ack.
+type ackMatcher struct {
+	path string
+	re   *regexp.Regexp
+}
+
+func compileAck(a *plan.Ack) (ackMatcher, error) {
+	if a.Regex != "" {
+		re, err := regexp.Compile(a.Regex)
+		return ackMatcher{re: re}, err
+	}
+	return ackMatcher{path: a.JSON}, nil
+}
+
+// key returns frame's key, and false when the frame has none.
+func (a ackMatcher) key(frame []byte) (string, bool) {
+	if a.re != nil {
+		m := a.re.FindSubmatch(frame)
+		switch {
+		case m == nil:
+			return "", false
+		case len(m) > 1:
+			return string(m[1]), true
+		}
+		return string(m[0]), true
+	}
+	r := gjson.GetBytes(frame, a.path)
+	if !r.Exists() {
+		return "", false
+	}
+	return r.Raw, true
+}
+
+// sockets is a set of held sockets of one websocket scenario, with what
+// they amounted to.
+type sockets struct {
+	ws     *wsScenario
+	dialer transport.SocketDialer
+	mu     sync.Mutex // guards slots while closed-model users add theirs
+	slots  []*slot
+	quit   chan struct{}
+	wg     sync.WaitGroup
+	stats  SocketStats
+}
+
+// SocketStats counts what happened to a plan's sockets since the run began.
+type SocketStats struct {
+	// Open is how many sockets are open now.
+	Open atomic.Int64
+	// Opened counts successful handshakes, reconnections included.
+	Opened atomic.Int64
+	// Failed counts handshakes that failed.
+	Failed atomic.Int64
+	// Dropped counts open sockets that closed under the run.
+	Dropped atomic.Int64
+	// UnknownAcks counts received frames that matched no frame in flight.
+	UnknownAcks atomic.Int64
+}
+
+// slot is one socket, reopened with backoff when it drops. Frames in flight
+// wait in pending, by ack key.
+type slot struct {
+	s       *sockets
+	cfg     transport.SocketConfig
+	mu      sync.Mutex
+	sock    transport.Socket // nil while down
+	pending map[string]*waiter
+}
+
+// waiter is a frame waiting for its ack; the reader sends the outcome.
+type waiter struct {
+	ch chan ack
+}
+
+type ack struct {
+	at     time.Time // when the ack was read
+	bytes  int
+	closed bool // the socket closed before the ack came
+}
+
+// open dials the slot's socket once; on success it starts the reader, which
+// keeps the socket open (reopening it with backoff) until quit.
+func (sl *slot) open() (time.Duration, error) {
+	start := time.Now()
+	sock, err := sl.s.dialer.Dial(sl.cfg)
+	took := time.Since(start)
+	if err != nil {
+		sl.s.stats.Failed.Add(1)
+		return took, err
+	}
+	sl.s.stats.Opened.Add(1)
+	sl.s.stats.Open.Add(1)
+	sl.mu.Lock()
+	sl.sock = sock
+	sl.mu.Unlock()
+	sl.s.wg.Add(1)
+	go sl.read(sock)
+	return took, nil
+}
+
+// read matches received frames to waiters until the socket fails, then
+// fails what was in flight and reopens the socket with backoff.
+func (sl *slot) read(sock transport.Socket) {
+	defer sl.s.wg.Done()
+	for {
+		frame, err := sock.Read()
+		if err != nil {
+			sl.down(sock)
+			sl.reopen()
+			return
+		}
+		at := time.Now()
+		key, ok := sl.s.ws.ack.key(frame)
+		var w *waiter
+		if ok {
+			sl.mu.Lock()
+			w = sl.pending[key]
+			delete(sl.pending, key)
+			sl.mu.Unlock()
+		}
+		if w == nil {
+			sl.s.stats.UnknownAcks.Add(1)
+			continue
+		}
+		w.ch <- ack{at: at, bytes: len(frame)}
+	}
+}
+
+// down marks the slot's socket gone and fails its frames in flight.
+func (sl *slot) down(sock transport.Socket) {
+	sock.Close()
+	sl.mu.Lock()
+	if sl.sock == sock {
+		sl.sock = nil
+		sl.s.stats.Open.Add(-1)
+		select {
+		case <-sl.s.quit:
+		default:
+			sl.s.stats.Dropped.Add(1)
+		}
+	}
+	for k, w := range sl.pending {
+		w.ch <- ack{closed: true}
+		delete(sl.pending, k)
+	}
+	sl.mu.Unlock()
+}
+
+// reopen dials again after 100 ms, doubling to 5 s between attempts, until
+// it succeeds or the sockets are closed.
+func (sl *slot) reopen() {
+	backoff := 100 * time.Millisecond
+	for {
+		t := time.NewTimer(backoff)
+		select {
+		case <-sl.s.quit:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if _, err := sl.open(); err == nil {
+			return
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// send writes frame, keyed key, and waits up to timeout for its ack.
+func (sl *slot) send(frame []byte, key string, w *waiter, timeout time.Duration) (ack, transport.Kind) {
+	sl.mu.Lock()
+	sock := sl.sock
+	if sock == nil {
+		sl.mu.Unlock()
+		return ack{}, transport.WSClosed
+	}
+	if sl.pending == nil {
+		sl.pending = map[string]*waiter{}
+	}
+	sl.pending[key] = w
+	sl.mu.Unlock()
+	if err := sock.WriteText(frame); err != nil {
+		sl.forget(key)
+		return ack{}, transport.WSClosed
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case a := <-w.ch:
+		if a.closed {
+			return a, transport.WSClosed
+		}
+		return a, transport.OK
+	case <-t.C:
+		if !sl.forget(key) {
+			a := <-w.ch // the reader got there first: take its answer
+			if a.closed {
+				return a, transport.WSClosed
+			}
+			return a, transport.OK
+		}
+		return ack{}, transport.WSNoAck
+	}
+}
+
+// forget removes key from pending and reports whether it was still there.
+func (sl *slot) forget(key string) bool {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	_, ok := sl.pending[key]
+	delete(sl.pending, key)
+	return ok
+}

@@ -1,0 +1,193 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+	"github.com/ceiling-dev/ceiling/internal/transport/wsx"
+)
+
+// widget is a websocket server that acks each {"clientId": ...} frame after
+// delay with a frame carrying the same clientId. noAck drops every frame;
+// closeAfter closes a socket after that many frames.
+type widget struct {
+	delay      time.Duration
+	noAck      bool
+	closeAfter int
+	conns      atomic.Int64
+}
+
+func (wg *widget) start(t *testing.T) string {
+	t.Helper()
+	up := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		wg.conns.Add(1)
+		defer c.Close()
+		for n := 1; ; n++ {
+			_, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			if wg.closeAfter > 0 && n >= wg.closeAfter {
+				return
+			}
+			if wg.noAck {
+				continue
+			}
+			var in struct {
+				ClientID string `json:"clientId"`
+			}
+			json.Unmarshal(msg, &in)
+			time.Sleep(wg.delay)
+			c.WriteMessage(websocket.TextMessage, []byte(fmt.Sprintf(`{"type":"ack","clientId":%q}`, in.ClientID)))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+// clock records with real offsets from its creation.
+type clock struct {
+	log
+	base time.Time
+}
+
+func (c *clock) Now() time.Duration { return time.Since(c.base) }
+
+func wsPlan(t *testing.T, url, model string, conns int, extra string) *Set {
+	t.Helper()
+	load := "{rates: [1]}"
+	if model == "closed" {
+		load = "{vus: [1]}"
+	}
+	return compile(t, fmt.Sprintf(`
+target: http://127.0.0.1:9
+load: %s
+scenarios:
+  - name: widget
+    websocket:
+      url: %s
+      connections: %d
+      send: '{"type":"message","clientId":"{{uuid}}","text":"hi"}'
+      ack: {json: clientId}
+      %s
+`, load, url, conns, extra))
+}
+
+func TestWSAckLatency(t *testing.T) {
+	w := &widget{delay: 20 * time.Millisecond}
+	s := wsPlan(t, w.start(t), "open", 3, "ack_timeout: 2s")
+	if err := s.OpenSockets(wsx.New(false), 2); err != nil {
+		t.Fatal(err)
+	}
+	defer s.CloseSockets()
+	c := &clock{base: time.Now()}
+	v := s.NewVU(0, nil)
+	for i := range 10 {
+		start := c.Now()
+		v.Iterate(c, start, Mix(1, uint64(i)))
+	}
+	for _, it := range c.iterations {
+		lat := it.End - it.Intended
+		if it.Kind != transport.OK || lat < 20*time.Millisecond || lat > 60*time.Millisecond {
+			t.Errorf("frame = %v in %v, want ok in ≈ 20ms", it.Kind, lat)
+		}
+	}
+	tot, _ := s.SocketTotals()
+	if tot.Open != 3 || tot.Opened != 3 || w.conns.Load() != 3 {
+		t.Errorf("sockets: %+v, server saw %d; want 3 open", tot, w.conns.Load())
+	}
+}
+
+func TestWSNoAck(t *testing.T) {
+	w := &widget{noAck: true}
+	s := wsPlan(t, w.start(t), "open", 1, "ack_timeout: 100ms")
+	if err := s.OpenSockets(wsx.New(false), 1); err != nil {
+		t.Fatal(err)
+	}
+	defer s.CloseSockets()
+	c := &clock{base: time.Now()}
+	v := s.NewVU(0, nil)
+	v.Iterate(c, c.Now(), 1)
+	if it := c.iterations[0]; it.Kind != transport.WSNoAck || it.End-it.Intended < 100*time.Millisecond {
+		t.Errorf("frame = %v after %v, want ws_no_ack after 100ms", it.Kind, it.End-it.Intended)
+	}
+}
+
+// A server that closes its sockets: frames in flight are ws_closed, the
+// drop is counted, and the socket is reopened.
+func TestWSServerCloses(t *testing.T) {
+	w := &widget{noAck: true, closeAfter: 1}
+	s := wsPlan(t, w.start(t), "open", 1, "ack_timeout: 2s")
+	if err := s.OpenSockets(wsx.New(false), 1); err != nil {
+		t.Fatal(err)
+	}
+	defer s.CloseSockets()
+	c := &clock{base: time.Now()}
+	v := s.NewVU(0, nil)
+	v.Iterate(c, c.Now(), 1)
+	if it := c.iterations[0]; it.Kind != transport.WSClosed {
+		t.Errorf("frame = %v, want ws_closed", it.Kind)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for w.conns.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	tot, _ := s.SocketTotals()
+	if tot.Dropped != 1 || w.conns.Load() < 2 {
+		t.Errorf("sockets %+v, server saw %d connections; want one drop and a reopen", tot, w.conns.Load())
+	}
+}
+
+// In the closed model each user opens its own socket on first use.
+func TestWSClosedModelOwnSocket(t *testing.T) {
+	w := &widget{}
+	s := wsPlan(t, w.start(t), "closed", 1, "")
+	if err := s.OpenSockets(wsx.New(false), 1); err != nil {
+		t.Fatal(err)
+	}
+	defer s.CloseSockets()
+	c := &clock{base: time.Now()}
+	for id := range 3 {
+		v := s.NewVU(id, nil)
+		for range 2 {
+			v.Iterate(c, c.Now(), 1)
+		}
+	}
+	if w.conns.Load() != 3 || len(c.iterations) != 6 {
+		t.Errorf("server saw %d sockets, %d iterations; want 3 and 6", w.conns.Load(), len(c.iterations))
+	}
+	for _, it := range c.iterations {
+		if it.Kind != transport.OK {
+			t.Errorf("frame = %v, want ok", it.Kind)
+		}
+	}
+}
+
+func FuzzAckKey(f *testing.F) {
+	f.Add([]byte(`{"clientId":"abc","x":1}`), "clientId", `"id":"([^"]+)"`)
+	f.Add([]byte(`not json`), "a.b", `(`)
+	f.Fuzz(func(t *testing.T, frame []byte, path, re string) {
+		m := ackMatcher{path: path}
+		if k, ok := m.key(frame); ok && k == "" {
+			t.Fatalf("key(%q, %q) = empty but found", frame, path)
+		}
+		if r, err := compileAck(&plan.Ack{Regex: re}); err == nil {
+			r.key(frame)
+		}
+	})
+}

@@ -1,0 +1,226 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// connects times handshakes.
+type connects struct {
+	mu sync.Mutex
+	h  *hdrhistogram.Histogram
+}
+
+func (c *connects) add(d time.Duration) {
+	c.mu.Lock()
+	_ = c.h.RecordValue(min(max(int64(d/time.Microsecond), metrics.LowestUS), metrics.HighestUS))
+	c.mu.Unlock()
+}
+
+// OpenSockets prepares the plan's websocket scenarios: in the open model it
+// opens every scenario's held sockets now, before the first step, at most
+// concurrency at a time; in the closed model each virtual user opens its
+// own on first use. It fails only when a scenario could open none of its
+// sockets; partial failures are counted (SocketTotals).
+func (s *Set) OpenSockets(d transport.SocketDialer, concurrency int) error {
+	for _, c := range s.scenarios {
+		ws := c.ws
+		if ws == nil {
+			continue
+		}
+		ws.sockets = &sockets{ws: ws, dialer: d, quit: make(chan struct{})}
+		if s.closed {
+			continue
+		}
+		if err := s.openHeld(ws, max(concurrency, 1)); err != nil {
+			return fmt.Errorf("open sockets of %s: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
+func (s *Set) openHeld(ws *wsScenario, concurrency int) error {
+	ss := ws.sockets
+	sem := make(chan struct{}, concurrency)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for i := range ws.conns {
+		sl, err := s.newSlot(ws, i)
+		if err != nil {
+			return err
+		}
+		ss.slots = append(ss.slots, sl)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			took, err := sl.open()
+			if err != nil {
+				mu.Lock()
+				first = cmpErr(first, err)
+				mu.Unlock()
+				return
+			}
+			s.connects.add(took)
+		}()
+	}
+	wg.Wait()
+	if ss.stats.Opened.Load() == 0 && first != nil {
+		return first
+	}
+	return nil
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// newSlot renders a socket's URL and headers as virtual user id would.
+func (s *Set) newSlot(ws *wsScenario, id int) (*slot, error) {
+	v := s.NewVU(id, nil)
+	if err := v.begin(); err != nil {
+		return nil, err
+	}
+	cfg := ws.cfg
+	var err error
+	if cfg.URL, err = v.renderString(ws.url); err != nil {
+		return nil, fmt.Errorf("render websocket url: %w", err)
+	}
+	for _, h := range ws.headers {
+		val, err := v.renderString(h.value)
+		if err != nil {
+			return nil, fmt.Errorf("render websocket header %s: %w", h.name, err)
+		}
+		cfg.Header = append(cfg.Header, [2]string{h.name, val})
+	}
+	return &slot{s: ws.sockets, cfg: cfg}, nil
+}
+
+// CloseSockets closes every socket and waits for their readers.
+func (s *Set) CloseSockets() {
+	for _, c := range s.scenarios {
+		if c.ws == nil || c.ws.sockets == nil {
+			continue
+		}
+		ss := c.ws.sockets
+		close(ss.quit)
+		for _, sl := range ss.allSlots() {
+			sl.mu.Lock()
+			if sl.sock != nil {
+				sl.sock.Close()
+			}
+			sl.mu.Unlock()
+		}
+		ss.wg.Wait()
+	}
+}
+
+func (ss *sockets) allSlots() []*slot {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return append([]*slot(nil), ss.slots...)
+}
+
+// SocketTotals is a snapshot of what happened to the plan's sockets.
+type SocketTotals struct {
+	Open, Opened, Failed, Dropped, UnknownAcks int64
+	// Connect summarises handshake times.
+	Connect metrics.Latency
+}
+
+// SocketTotals sums the plan's sockets so far; ok is false for a plan
+// without websocket scenarios.
+func (s *Set) SocketTotals() (t SocketTotals, ok bool) {
+	for _, c := range s.scenarios {
+		if c.ws == nil || c.ws.sockets == nil {
+			continue
+		}
+		ok = true
+		st := &c.ws.sockets.stats
+		t.Open += st.Open.Load()
+		t.Opened += st.Opened.Load()
+		t.Failed += st.Failed.Load()
+		t.Dropped += st.Dropped.Load()
+		t.UnknownAcks += st.UnknownAcks.Load()
+	}
+	s.connects.mu.Lock()
+	t.Connect = metrics.Summarize(s.connects.h)
+	s.connects.mu.Unlock()
+	return t, ok
+}
+
+// slotFor returns the socket a frame goes over: in the open model one of
+// the held sockets, chosen from u; in the closed model the user's own,
+// opened on first use.
+func (v *VU) slotFor(ws *wsScenario, u uint64) (*slot, error) {
+	ss := ws.sockets
+	if ss == nil {
+		return nil, errors.New("sockets not opened")
+	}
+	if !v.set.closed {
+		return ss.slots[Mix(u, 1)%uint64(len(ss.slots))], nil
+	}
+	if sl := v.own[ws]; sl != nil {
+		return sl, nil
+	}
+	sl, err := v.set.newSlot(ws, v.id)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	ss.slots = append(ss.slots, sl)
+	ss.mu.Unlock()
+	if v.own == nil {
+		v.own = map[*wsScenario]*slot{}
+	}
+	v.own[ws] = sl
+	took, err := sl.open()
+	if err == nil {
+		v.set.connects.add(took)
+	}
+	return sl, nil // a socket that failed to open reopens itself; frames meanwhile are ws_closed
+}
+
+// frame sends one frame of ws and times it, from intended, to its ack.
+func (v *VU) frame(rec Recorder, ws *wsScenario, intended time.Duration, u uint64) (time.Duration, transport.Kind, int64) {
+	sl, err := v.slotFor(ws, u)
+	if err != nil {
+		return rec.Now(), transport.Check, 0
+	}
+	if ws.idle {
+		return rec.Now(), transport.OK, 0
+	}
+	frame, err := v.render(v.frameBuf[:0], ws.send)
+	v.frameBuf = frame
+	if err != nil {
+		return rec.Now(), transport.Check, 0
+	}
+	key, ok := ws.ack.key(frame)
+	if !ok {
+		return rec.Now(), transport.Check, 0 // the sent frame carries no ack key
+	}
+	if v.waiter == nil {
+		v.waiter = &waiter{ch: make(chan ack, 1)}
+	}
+	start := rec.Now()
+	a, kind := sl.send(frame, key, v.waiter, ws.timeout)
+	end := rec.Now()
+	if kind == transport.OK {
+		end -= time.Since(a.at) // the ack arrived when the reader read it, not when this user woke
+	}
+	v.o = transport.Outcome{Kind: kind, BytesOut: int64(len(frame)), BytesIn: int64(a.bytes)}
+	rec.Exchange(intended, start, end, &v.o)
+	return end, kind, int64(a.bytes)
+}

@@ -1,0 +1,91 @@
+package wsx
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+func server(t *testing.T) string {
+	t.Helper()
+	up := websocket.Upgrader{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for {
+			mt, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			c.WriteMessage(mt, msg)
+		}
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.WriteMessage(websocket.TextMessage, []byte(strings.Repeat("x", 4096)))
+		time.Sleep(time.Second)
+	})
+	mux.HandleFunc("/forbidden", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+func TestEchoAndLimits(t *testing.T) {
+	base := server(t)
+	d := New(false)
+	s, err := d.Dial(transport.SocketConfig{URL: base + "/echo", Timeout: time.Second, MaxFrameBytes: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range []string{"hello", `{"clientId":"x"}`} {
+		if err := s.WriteText([]byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Read()
+		if err != nil || string(got) != msg {
+			t.Fatalf("Read() = %q, %v, want %q", got, err, msg)
+		}
+	}
+	s.Close()
+
+	big, err := d.Dial(transport.SocketConfig{URL: base + "/big", Timeout: time.Second, MaxFrameBytes: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := big.Read(); err == nil {
+		t.Errorf("a 4 KiB frame past a 1 KiB limit was read")
+	}
+	big.Close()
+}
+
+func TestDialFailures(t *testing.T) {
+	base := server(t)
+	d := New(false)
+	_, err := d.Dial(transport.SocketConfig{URL: base + "/forbidden", Timeout: time.Second})
+	if k := transport.ClassifySocketError(err); k != transport.HTTP4xx {
+		t.Errorf("handshake answered 403: %v (%v), want http_4xx", k, err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	_, err = d.Dial(transport.SocketConfig{URL: "ws://" + addr + "/", Timeout: time.Second})
+	if k := transport.ClassifySocketError(err); k != transport.Refused {
+		t.Errorf("closed port: %v (%v), want refused", k, err)
+	}
+}
