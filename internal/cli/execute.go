@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,6 +93,11 @@ func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
 			return nil, cannotRun("%w", err)
 		}
 		step.WebSocket = sockets.step(set)
+		if step.WebSocket != nil && step.Completed == 0 {
+			step.Warnings = slices.DeleteFunc(step.Warnings, func(w string) bool {
+				return strings.HasPrefix(w, results.NoExchangeWarning) // an idle soak sends nothing
+			})
+		}
 		step.Warnings = append(step.Warnings, socketWarnings(step.WebSocket)...)
 		res.Steps = append(res.Steps, step)
 		res.NoteDuplicates(set.Duplicates())

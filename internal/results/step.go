@@ -18,6 +18,9 @@ const (
 	LateShareWarn = 0.01
 )
 
+// NoExchangeWarning starts the warning of a step in which nothing completed.
+const NoExchangeWarning = "no exchange completed"
+
 // NewStep turns an executor's figures into a result step, with its
 // warnings. scenarios and tagKeys name the breakdowns' indexes.
 func NewStep(res *load.Result, scenarios, tagKeys []string) (Step, error) {
@@ -117,7 +120,7 @@ func stepWarnings(res *load.Result, st *Step) []string {
 		w = append(w, fmt.Sprintf("interrupted after %.1fs of %.0fs: a partial step, left out of the thresholds", st.DurationS, res.Step.Length.Seconds()))
 	}
 	if st.Completed == 0 {
-		w = append(w, "no exchange completed in this step: its figures are empty, not good")
+		w = append(w, NoExchangeWarning+" in this step: its figures are empty, not good")
 	}
 	if st.Sent > 0 && float64(st.Late)/float64(st.Sent) > LateShareWarn {
 		w = append(w, fmt.Sprintf("generator could not hold the rate: %d of %d arrivals (%.1f%%) started more than %v late (max lag %.0f ms); their latency includes the wait",
