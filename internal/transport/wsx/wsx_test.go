@@ -89,3 +89,31 @@ func TestDialFailures(t *testing.T) {
 		t.Errorf("closed port: %v (%v), want refused", k, err)
 	}
 }
+
+// Server pings are answered while the client waits for frames.
+func TestPingsAnswered(t *testing.T) {
+	pong := make(chan struct{}, 1)
+	up := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetPongHandler(func(string) error { pong <- struct{}{}; return nil })
+		c.WriteControl(websocket.PingMessage, []byte("hi"), time.Now().Add(time.Second))
+		c.ReadMessage() // runs the pong handler
+	}))
+	defer srv.Close()
+	s, err := New(false).Dial(transport.SocketConfig{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	go s.Read() // reading is what answers pings
+	select {
+	case <-pong:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the ping was not answered")
+	}
+}
