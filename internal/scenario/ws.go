@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"sync"
@@ -121,6 +122,8 @@ type SocketStats struct {
 	UnknownAcks atomic.Int64
 }
 
+var errSocketsClosed = errors.New("sockets closed")
+
 // slot is one socket, reopened with backoff when it drops. Frames in flight
 // wait in pending, by ack key.
 type slot struct {
@@ -152,12 +155,19 @@ func (sl *slot) open() (time.Duration, error) {
 		sl.s.stats.Failed.Add(1)
 		return took, err
 	}
+	sl.mu.Lock()
+	select {
+	case <-sl.s.quit: // closed while dialling: CloseSockets has already been through this slot
+		sl.mu.Unlock()
+		sock.Close()
+		return took, errSocketsClosed
+	default:
+	}
+	sl.sock = sock
+	sl.s.wg.Add(1)
+	sl.mu.Unlock()
 	sl.s.stats.Opened.Add(1)
 	sl.s.stats.Open.Add(1)
-	sl.mu.Lock()
-	sl.sock = sock
-	sl.mu.Unlock()
-	sl.s.wg.Add(1)
 	go sl.read(sock)
 	return took, nil
 }
