@@ -134,9 +134,17 @@ type slot struct {
 	pending map[string]*waiter
 }
 
-// waiter is a frame waiting for its ack; the reader sends the outcome.
+// waiter is a frame waiting for its ack; the reader sends the outcome. A
+// virtual user reuses its waiter, and its timer, for every frame.
 type waiter struct {
-	ch chan ack
+	ch    chan ack
+	timer *time.Timer
+}
+
+func newWaiter() *waiter {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &waiter{ch: make(chan ack, 1), timer: t}
 }
 
 type ack struct {
@@ -256,7 +264,8 @@ func (sl *slot) send(frame []byte, key string, w *waiter, timeout time.Duration)
 		sl.forget(key)
 		return ack{}, transport.WSClosed
 	}
-	t := time.NewTimer(timeout)
+	t := w.timer
+	t.Reset(timeout)
 	defer t.Stop()
 	select {
 	case a := <-w.ch:

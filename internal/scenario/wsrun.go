@@ -212,7 +212,7 @@ func (v *VU) frame(rec Recorder, ws *wsScenario, intended time.Duration, u uint6
 		return rec.Now(), transport.Check, 0 // the sent frame carries no ack key
 	}
 	if v.waiter == nil {
-		v.waiter = &waiter{ch: make(chan ack, 1)}
+		v.waiter = newWaiter()
 	}
 	start := rec.Now()
 	a, kind := sl.send(frame, key, v.waiter, ws.timeout)
