@@ -80,76 +80,15 @@ NPROC="$(nproc)"
 ((NPROC >= 2)) || die "needs at least 2 CPUs (nginx on CPU $SERVER_CPU, generator on CPU $GEN_CPU); this machine has $NPROC"
 
 # ---------------------------------------------------------------------------
-# CPU measurement.
-#
-# We want the user+sys CPU time of the generator process alone (all its
-# threads), not of nginx and not of this script. Reading utime+stime from
-# /proc/PID/stat only works while the process exists and is in clock ticks
-# (10 ms), so reading it "just before exit" is racy and coarse. GNU time
-# (/usr/bin/time) is often not installed and prints only 10 ms resolution.
-#
-# Instead a tiny python3 wrapper forks the generator, waits for it with
-# wait4(2) and records the rusage the kernel hands back for that exact child:
-# user and system time of all its threads, in microseconds, taken after the
-# process has fully exited, so nothing is missed and nothing is raced. The
-# wrapper's own CPU (python start-up) is not included: rusage of a child
-# covers only that child. `taskset -c N cmd` execs cmd, so the child is the
-# generator itself.
-#
-# The wrapper writes "user_s sys_s wall_s exit_code" to PREFIX.cpu and exits
-# with the generator's exit code (128+signal if it was killed). It also
-# copies the per-CPU lines of /proc/stat just before the fork and just after
-# the wait to PREFIX.stat0 / PREFIX.stat1, so the report can tell whether
-# something else ran on the generator's core (see "Disturbance" below).
+# CPU measurement: a python3 wrapper around wait4(2), written to
+# bench/out/cpurun.py, and `measure NAME CMD...`, which runs CMD pinned to
+# CPU $GEN_CPU through it. Both live in bench/lib.sh, shared with
+# bench/ws.sh; the comment there says why wait4 and not /proc or GNU time.
 # ---------------------------------------------------------------------------
+# shellcheck source=bench/lib.sh
+source "$REPO_ROOT/bench/lib.sh"
 CPURUN="$OUT/cpurun.py"
-cat >"$CPURUN" <<'PY'
-import os, signal, sys, time
-prefix, cmd = sys.argv[1], sys.argv[2:]
-
-def snapshot(path):
-    with open("/proc/stat") as src, open(path, "w") as dst:
-        dst.writelines(l for l in src if l.startswith("cpu") and l[3].isdigit())
-
-snapshot(prefix + ".stat0")
-t0 = time.monotonic()
-pid = os.fork()
-if pid == 0:
-    try:
-        os.execvp(cmd[0], cmd)
-    except OSError as e:
-        print(f"cpurun: {cmd[0]}: {e}", file=sys.stderr)
-    os._exit(127)
-# Ctrl-C reaches the generator too (same process group); stay alive to
-# record whatever it used before it stopped.
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-_, status, ru = os.wait4(pid, 0)
-wall = time.monotonic() - t0
-snapshot(prefix + ".stat1")
-code = os.waitstatus_to_exitcode(status)
-code = 128 - code if code < 0 else code
-with open(prefix + ".cpu", "w") as f:
-    f.write(f"{ru.ru_utime:.6f} {ru.ru_stime:.6f} {wall:.6f} {code}\n")
-sys.exit(code)
-PY
-
-# measure NAME CMD... : runs CMD pinned to the generator CPU, stdout+stderr
-# to $OUT/NAME.log, CPU figures to $OUT/NAME.cpu (and /proc/stat snapshots
-# to $OUT/NAME.stat0 and .stat1). Never fails the script;
-# the exit code is in the .cpu file and reported in the table.
-measure() {
-	local name="$1"
-	shift
-	local rc=0
-	rm -f "$OUT/$name.cpu" "$OUT/$name.stat0" "$OUT/$name.stat1"
-	python3 "$CPURUN" "$OUT/$name" taskset -c "$GEN_CPU" "$@" >"$OUT/$name.log" 2>&1 || rc=$?
-	if ((rc != 0)); then
-		log "$name exited with status $rc (see $OUT/$name.log); reporting what it produced"
-	fi
-	if [[ ! -s "$OUT/$name.cpu" ]]; then
-		echo "0 0 0 $rc" >"$OUT/$name.cpu"
-	fi
-}
+write_cpurun "$CPURUN"
 
 # ---------------------------------------------------------------------------
 # Build ceiling once.
@@ -166,12 +105,7 @@ CEILING="$OUT/ceiling"
 # background of this script, pinned to CPU 0; the trap stops exactly this
 # instance by its pid and nothing else.
 # ---------------------------------------------------------------------------
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for ((tries = 0; tries < 100; tries++)); do
-	port_in_use "$PORT" || break
-	PORT=$((PORT + 1))
-done
-port_in_use "$PORT" && die "no free port found near $PORT"
+PORT="$(free_port "$PORT")" || die "no free port found near $PORT"
 
 NGX_DIR="$OUT_ABS/nginx"
 mkdir -p "$NGX_DIR/tmp"
@@ -279,9 +213,7 @@ measure ceiling_open "$CEILING" run --url "$URL" --rate "$RATE" --step "${DURATI
 WRK_VERSION="$(wrk --version 2>&1 | head -n1 | sed 's/ Copyright.*//' || true)"
 NGINX_VERSION="$("$NGINX" -v 2>&1 | sed 's/^nginx version: //' || true)"
 CEILING_VERSION="$("$CEILING" version 2>&1 | head -n1 || true)"
-CPU_MODEL="$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^model name[[:space:]]*:[[:space:]]*//' || true)"
-[[ -n "$CPU_MODEL" ]] || CPU_MODEL="$(uname -m)"
-KERNEL="$(uname -sr)"
+machine_info
 
 # ---------------------------------------------------------------------------
 # Report. python3 parses wrk's "N requests in Xs" line and ceiling's JSON,

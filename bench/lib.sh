@@ -1,0 +1,153 @@
+# bench/lib.sh — shared by bench/compare.sh and bench/ws.sh; source it, do
+# not run it. It defines functions only and changes no shell options.
+#
+# The caller sets, before calling them:
+#   OUT      the output folder (bench/out), relative to the repository root
+#   GEN_CPU  the core the generator is pinned to
+# and defines log (a progress line on stderr).
+
+# ---------------------------------------------------------------------------
+# CPU measurement.
+#
+# We want the user+sys CPU time of the generator process alone (all its
+# threads), not of the target and not of the calling script. Reading
+# utime+stime from /proc/PID/stat only works while the process exists and is
+# in clock ticks (10 ms), so reading it "just before exit" is racy and
+# coarse. GNU time (/usr/bin/time) is often not installed and prints only
+# 10 ms resolution.
+#
+# Instead a tiny python3 wrapper forks the generator, waits for it with
+# wait4(2) and records the rusage the kernel hands back for that exact child:
+# user and system time of all its threads, in microseconds, taken after the
+# process has fully exited, so nothing is missed and nothing is raced. The
+# wrapper's own CPU (python start-up) is not included: rusage of a child
+# covers only that child. `taskset -c N cmd` execs cmd, so the child is the
+# generator itself.
+#
+# The wrapper writes "user_s sys_s wall_s exit_code" to PREFIX.cpu and exits
+# with the generator's exit code (128+signal if it was killed). It also
+# copies the per-CPU lines of /proc/stat just before the fork and just after
+# the wait to PREFIX.stat0 / PREFIX.stat1, so the report can tell whether
+# something else ran on the generator's core, and writes the child's pid to
+# PREFIX.pid as soon as it has forked.
+#
+# Memory: with CPURUN_SAMPLE=SECONDS in its environment the wrapper polls
+# the child instead of blocking in wait4, reading VmRSS and VmHWM from
+# /proc/PID/status every SECONDS while it runs. Either way it writes
+# "max_vmrss_kb last_vmhwm_kb ru_maxrss_kb samples" to PREFIX.rss (0 for
+# what it did not see), and each sample as "seconds_since_start vmrss_kb"
+# to PREFIX.rsslog, so a report can tell a transient peak from what is held. ru_maxrss is the kernel's peak resident set of the
+# child as wait4 returns it; on Linux it is carried across exec, so it is at
+# least the RSS of the forked python (about 10 MB) even if the generator
+# used less. Sampling costs the child nothing: it is read from outside.
+# ---------------------------------------------------------------------------
+
+# write_cpurun PATH: writes the wrapper described above to PATH.
+write_cpurun() {
+	cat >"$1" <<'PY'
+import os, signal, sys, time
+prefix, cmd = sys.argv[1], sys.argv[2:]
+sample = float(os.environ.get("CPURUN_SAMPLE") or 0)
+
+def snapshot(path):
+    with open("/proc/stat") as src, open(path, "w") as dst:
+        dst.writelines(l for l in src if l.startswith("cpu") and l[3].isdigit())
+
+def status_kb(pid):
+    """VmRSS and VmHWM of pid in kB, or None once it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            vals = {k: int(v.split()[0]) for k, v in (l.split(":", 1) for l in f)
+                    if k in ("VmRSS", "VmHWM")}
+    except (OSError, ValueError):
+        return None
+    return (vals["VmRSS"], vals["VmHWM"]) if len(vals) == 2 else None
+
+snapshot(prefix + ".stat0")
+t0 = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(cmd[0], cmd)
+    except OSError as e:
+        print(f"cpurun: {cmd[0]}: {e}", file=sys.stderr)
+    os._exit(127)
+# Ctrl-C reaches the generator too (same process group); stay alive to
+# record whatever it used before it stopped.
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+with open(prefix + ".pid", "w") as f:
+    f.write(f"{pid}\n")
+max_rss = last_hwm = samples = 0
+series = []
+if sample > 0:
+    while True:
+        got, status, ru = os.wait4(pid, os.WNOHANG)
+        if got == pid:
+            break
+        kb = status_kb(pid)
+        if kb:
+            max_rss, last_hwm, samples = max(max_rss, kb[0]), max(last_hwm, kb[1]), samples + 1
+            series.append(f"{time.monotonic() - t0:.2f} {kb[0]}\n")
+        time.sleep(sample)
+else:
+    _, status, ru = os.wait4(pid, 0)
+wall = time.monotonic() - t0
+snapshot(prefix + ".stat1")
+code = os.waitstatus_to_exitcode(status)
+code = 128 - code if code < 0 else code
+with open(prefix + ".cpu", "w") as f:
+    f.write(f"{ru.ru_utime:.6f} {ru.ru_stime:.6f} {wall:.6f} {code}\n")
+with open(prefix + ".rss", "w") as f:
+    f.write(f"{max_rss} {last_hwm} {ru.ru_maxrss} {samples}\n")
+if sample > 0:
+    with open(prefix + ".rsslog", "w") as f:
+        f.writelines(series)
+sys.exit(code)
+PY
+}
+
+# measure NAME CMD... : runs CMD pinned to $GEN_CPU through $CPURUN (which
+# write_cpurun must have written), stdout+stderr to $OUT/NAME.log, CPU
+# figures to $OUT/NAME.cpu, memory to $OUT/NAME.rss (and .rsslog when
+# sampling; /proc/stat
+# snapshots to $OUT/NAME.stat0 and .stat1). Never fails the script; the exit
+# code is in the .cpu file and reported in the table.
+measure() {
+	local name="$1"
+	shift
+	local rc=0
+	rm -f "$OUT/$name.cpu" "$OUT/$name.rss" "$OUT/$name.rsslog" "$OUT/$name.pid" "$OUT/$name.stat0" "$OUT/$name.stat1"
+	python3 "$CPURUN" "$OUT/$name" taskset -c "$GEN_CPU" "$@" >"$OUT/$name.log" 2>&1 || rc=$?
+	if ((rc != 0)); then
+		log "$name exited with status $rc (see $OUT/$name.log); reporting what it produced"
+	fi
+	if [[ ! -s "$OUT/$name.cpu" ]]; then
+		echo "0 0 0 $rc" >"$OUT/$name.cpu"
+	fi
+	if [[ ! -s "$OUT/$name.rss" ]]; then
+		echo "0 0 0 0" >"$OUT/$name.rss"
+	fi
+}
+
+# port_in_use PORT: true when something accepts TCP on 127.0.0.1:PORT.
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# free_port PORT: prints PORT, or the first free port after it (100 tries).
+free_port() {
+	local port="$1" tries
+	for ((tries = 0; tries < 100; tries++)); do
+		port_in_use "$port" || {
+			echo "$port"
+			return 0
+		}
+		port=$((port + 1))
+	done
+	return 1
+}
+
+# machine_info: sets CPU_MODEL and KERNEL for the report.
+machine_info() {
+	CPU_MODEL="$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^model name[[:space:]]*:[[:space:]]*//' || true)"
+	[[ -n "$CPU_MODEL" ]] || CPU_MODEL="$(uname -m)"
+	KERNEL="$(uname -sr)"
+}
