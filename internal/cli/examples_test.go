@@ -47,7 +47,7 @@ func TestExamplePlans(t *testing.T) {
 					t.Errorf("scenario %d = %s: %d completed, %d failed %v; want %s with no failure", i, b.Name, b.Completed, b.Failed, b.Errors, name)
 				}
 			}
-			if ws := s.WebSocket; strings.Contains(tt.plan, "sockets") && (ws == nil || ws.Open != 2000 || len(s.Warnings) != 0) {
+			if ws := s.WebSocket; strings.Contains(tt.plan, "sockets") && (ws == nil || ws.Open != 2000 || len(s.Warnings) != 0 || s.Sent != 0) {
 				t.Errorf("idle soak: sockets %+v, warnings %q; want 2000 open and no warning", ws, s.Warnings)
 			}
 			if tt.tag != "" && len(s.Tags[tt.tag]) == 0 {

@@ -93,7 +93,7 @@ func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
 			return nil, cannotRun("%w", err)
 		}
 		step.WebSocket = sockets.step(set)
-		if step.WebSocket != nil && step.Completed == 0 {
+		if step.WebSocket != nil && step.Completed == 0 && step.Sent == 0 {
 			step.Warnings = slices.DeleteFunc(step.Warnings, func(w string) bool {
 				return strings.HasPrefix(w, results.NoExchangeWarning) // an idle soak sends nothing
 			})

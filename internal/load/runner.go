@@ -87,7 +87,8 @@ type Result struct {
 	// WindowStart and WindowEnd bound the counted window, as offsets from
 	// the run's base.
 	WindowStart, WindowEnd time.Duration
-	// Sent counts exchanges started with an intended time in the window.
+	// Sent counts arrivals started with an intended time in the window
+	// (less the idle ones, which send nothing by design).
 	Sent int64
 	// Total is everything counted in the window.
 	Total *metrics.Tally
@@ -199,6 +200,9 @@ func (t *tap) Iteration(it *metrics.Iteration) {
 	it.Counted = t.sr.counts(it.Intended)
 	t.shard.RecordIteration(it)
 }
+
+// Idle records an arrival that sent nothing by design.
+func (t *tap) Idle(intended time.Duration) { t.shard.Idle(t.sr.counts(intended)) }
 
 // counts reports whether an exchange meant to start at intended belongs to
 // the step's counted window.

@@ -155,6 +155,9 @@ func (sr *stepRun) finish() *Result {
 		// exchanges started are those completed (plus any abandoned at a stop).
 		sr.sent = sr.total.Completed()
 	}
+	if sr.st.VUs == 0 {
+		sr.sent -= sr.total.Idle
+	}
 	end := sr.winEnd
 	if interrupted {
 		end = max(at, sr.winStart)

@@ -24,6 +24,17 @@ func (s *Shard) RecordIteration(it *Iteration) {
 	s.mu.Unlock()
 }
 
+// Idle counts an iteration that sent nothing by design; counted says
+// whether it belongs to the step's window.
+func (s *Shard) Idle(counted bool) {
+	if !counted {
+		return
+	}
+	s.mu.Lock()
+	s.cur.Idle++
+	s.mu.Unlock()
+}
+
 // Recorder is a set of shards collected together.
 type Recorder struct {
 	shards []*Shard

@@ -44,6 +44,9 @@ type Tally struct {
 	// RetryAfterMax is the longest wait one asked for.
 	RetryAfters   int64
 	RetryAfterMax time.Duration
+	// Idle counts counted iterations that sent nothing by design (an idle
+	// WebSocket soak): arrivals that are not lost exchanges.
+	Idle int64
 	// Retried counts exchanges sent twice because the first attempt met a
 	// keep-alive connection the server had closed.
 	Retried int64
@@ -86,6 +89,7 @@ func (t *Tally) Merge(o *Tally) {
 	t.BytesOut += o.BytesOut
 	t.Late += o.Late
 	t.Retried += o.Retried
+	t.Idle += o.Idle
 	t.RetryAfters += o.RetryAfters
 	t.RetryAfterMax = max(t.RetryAfterMax, o.RetryAfterMax)
 	t.MaxLag = max(t.MaxLag, o.MaxLag)

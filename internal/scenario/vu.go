@@ -23,6 +23,9 @@ type Recorder interface {
 	Exchange(intended, start, end time.Duration, out *transport.Outcome)
 	// Iteration records how an iteration ended. It must not keep it.
 	Iteration(it *metrics.Iteration)
+	// Idle records an iteration meant to start at intended that sent
+	// nothing by design (an idle soak), so it is not taken for a lost one.
+	Idle(intended time.Duration)
 }
 
 // VU is one virtual user.
@@ -137,7 +140,9 @@ func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) (pause time
 	}
 	if c.ws != nil {
 		end, kind, body := v.frame(rec, c.ws, intended, u)
-		if !c.ws.idle {
+		if c.ws.idle {
+			rec.Idle(intended)
+		} else {
 			v.finish(rec, sc, intended, end, kind, body)
 		}
 		return 0
