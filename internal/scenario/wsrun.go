@@ -52,8 +52,13 @@ func (s *Set) openHeld(ws *wsScenario, concurrency int) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
+	r := s.NewVU(0, nil) // renders every socket's URL and headers, as user i would
 	for i := range ws.conns {
-		sl, err := s.newSlot(ws, i)
+		r.id = i
+		if err := r.begin(); err != nil {
+			return err
+		}
+		sl, err := s.newSlot(ws, r)
 		if err != nil {
 			return err
 		}
@@ -87,12 +92,8 @@ func cmpErr(a, b error) error {
 	return b
 }
 
-// newSlot renders a socket's URL and headers as virtual user id would.
-func (s *Set) newSlot(ws *wsScenario, id int) (*slot, error) {
-	v := s.NewVU(id, nil)
-	if err := v.begin(); err != nil {
-		return nil, err
-	}
+// newSlot renders a socket's URL and headers with v's current data.
+func (s *Set) newSlot(ws *wsScenario, v *VU) (*slot, error) {
 	cfg := ws.cfg
 	var err error
 	if cfg.URL, err = v.renderString(ws.url); err != nil {
@@ -175,7 +176,7 @@ func (v *VU) slotFor(ws *wsScenario, u uint64) (*slot, error) {
 	if sl := v.own[ws]; sl != nil {
 		return sl, nil
 	}
-	sl, err := v.set.newSlot(ws, v.id)
+	sl, err := v.set.newSlot(ws, v)
 	if err != nil {
 		return nil, err
 	}

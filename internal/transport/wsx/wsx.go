@@ -23,7 +23,7 @@ var _ transport.SocketDialer = (*Dialer)(nil)
 // New returns a Dialer; insecure skips TLS certificate verification.
 func New(insecure bool) *Dialer {
 	return &Dialer{d: websocket.Dialer{
-		ReadBufferSize:  1024,
+		ReadBufferSize:  512,
 		WriteBufferSize: 1024,
 		WriteBufferPool: &sync.Pool{},
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: insecure}, //nolint:gosec // the plan asks for it
