@@ -6,19 +6,15 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
-	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
-	"github.com/ceiling-dev/ceiling/internal/slo"
 	"github.com/ceiling-dev/ceiling/internal/transport"
-	"github.com/ceiling-dev/ceiling/internal/transport/httpx"
 	"github.com/ceiling-dev/ceiling/internal/transport/wsx"
 )
 
@@ -40,99 +36,21 @@ func execute(e *env, p *plan.Plan, o *outputFlags) error {
 // runPlan runs a validated plan: preflight, every step, result.json after
 // each, the table at the end. Its error carries the exit code.
 func runPlan(e *env, p *plan.Plan, o *outputFlags) (*results.Result, error) {
-	terms, err := slo.Parse(p.SLO)
-	if err != nil {
-		return nil, badInput("%s: slo: %w", where(p, "slo"), err)
-	}
-	set, err := scenario.Compile(p)
-	if err != nil {
-		return nil, badInput("%w", err)
-	}
-	target := p.Target
-	if target == "" {
-		target = p.URL(&p.Scenarios[0])
-	}
-	ex := httpx.New(httpx.Config{
-		Timeout: p.HTTP.Timeout.Duration, HTTP2: p.HTTP.HTTP2, Insecure: p.HTTP.Insecure,
-		FollowRedirects: p.HTTP.FollowRedirects, MaxConns: p.HTTP.MaxConnections,
-		MaxBodyBytes: p.HTTP.MaxBodyBytes,
-	})
-	defer ex.Close()
-	if err := preflight(ex, set, p); err != nil {
-		return nil, err
-	}
-	if err := openSockets(set, p); err != nil {
-		return nil, err
-	}
-	defer set.CloseSockets()
-	var sockets sockets
 	steps := stepsOf(p)
-	res := &results.Result{
-		Schema: results.Schema, Command: reproduce(e.args), Name: p.Name, Target: target,
-		Host: host(), StartedAt: time.Now().Round(0), Warnings: []string{}, Steps: []results.Step{},
-		DuplicateIDs: []results.DuplicateID{},
+	s, err := openSession(e, p, o, len(steps), p.Strict != nil && *p.Strict)
+	if err != nil {
+		return nil, err
 	}
-	res.Evaluate(terms)
-	if err := results.Write(o.out, res); err != nil {
-		return nil, cannotRun("%w", err)
-	}
-	live := report.NewLive(e.stderr, e.terminal && !o.quiet, len(steps))
-	runner := load.NewRunner(load.Config{
-		Exchanger: ex, Scenarios: set, Timeout: p.HTTP.Timeout.Duration,
-		MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration,
-		Poisson: p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
-		OnTick: live.Tick,
-	})
-	if !o.quiet {
-		fmt.Fprintf(e.stderr, "ceiling: %s, %s\n", describeTarget(p), describePlan(p))
-	}
-	defer runner.Close()
+	defer s.close()
 	for _, st := range steps {
-		r := runner.Run(e.ctx, st)
-		step, err := results.NewStep(r, set.Names(), set.TagKeys())
-		if err != nil {
-			return nil, cannotRun("%w", err)
+		if _, err := s.step(st); err != nil {
+			return nil, err
 		}
-		step.WebSocket = sockets.step(set)
-		if step.WebSocket != nil && step.Completed == 0 && step.Sent == 0 {
-			step.Warnings = slices.DeleteFunc(step.Warnings, func(w string) bool {
-				return strings.HasPrefix(w, results.NoExchangeWarning) // an idle soak sends nothing
-			})
-		}
-		step.Warnings = append(step.Warnings, socketWarnings(step.WebSocket)...)
-		res.Steps = append(res.Steps, step)
-		res.NoteDuplicates(set.Duplicates())
-		res.Evaluate(terms)
-		if err := results.Write(o.out, res); err != nil {
-			return nil, cannotRun("%w", err)
-		}
-		if !o.quiet {
-			live.Done(r)
-		}
-		if e.ctx.Err() != nil {
-			res.Interrupted = true
+		if s.res.Interrupted {
 			break
 		}
 	}
-	ended := time.Now().Round(0)
-	res.EndedAt = &ended
-	res.Evaluate(terms)
-	res.Passed = res.Passed && !res.Interrupted
-	if err := results.Write(o.out, res); err != nil {
-		return nil, cannotRun("%w", err)
-	}
-	if !o.quiet {
-		fmt.Fprintln(e.stderr)
-	}
-	if o.md {
-		report.Markdown(e.stdout, res)
-	} else {
-		report.Text(e.stdout, res)
-	}
-	if !o.quiet {
-		fmt.Fprintf(e.stderr, "\nresult: %s\n", o.out)
-	}
-	return res, nil
+	return s.finish(nil)
 }
 
 // maxWorkers is the open model's worker cap: load.max_workers, lowered to

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"runtime"
+	"syscall"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
@@ -100,6 +101,18 @@ type Result struct {
 	Interrupted bool
 	// Workers is the number of workers (open) or users (closed) that ran.
 	Workers int
+	// GeneratorCPU is ceiling's own CPU use while the step ran, in percent
+	// of one core.
+	GeneratorCPU float64
+}
+
+// processCPU returns the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // Achieved returns OK and limited responses finished inside the window per
@@ -157,6 +170,7 @@ func (r *Runner) now() time.Duration { return time.Since(r.base) }
 // Run runs one step and returns its figures. It returns early, with
 // Interrupted set, when ctx is cancelled.
 func (r *Runner) Run(ctx context.Context, st Step) *Result {
+	cpu0, wall0 := processCPU(), time.Now()
 	sr := r.newStepRun(st)
 	unwatch := sr.watch(ctx)
 	defer unwatch()
@@ -166,7 +180,11 @@ func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	} else {
 		r.runOpen(ctx, sr)
 	}
-	return sr.finish()
+	res := sr.finish()
+	if wall := time.Since(wall0); wall > 0 {
+		res.GeneratorCPU = 100 * float64(processCPU()-cpu0) / float64(wall)
+	}
+	return res
 }
 
 func shardCount() int { return 4 * runtime.GOMAXPROCS(0) }

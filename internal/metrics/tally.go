@@ -44,6 +44,8 @@ type Tally struct {
 	// RetryAfterMax is the longest wait one asked for.
 	RetryAfters   int64
 	RetryAfterMax time.Duration
+	// Redirected counts OK answers that came after following a redirect.
+	Redirected int64
 	// Idle counts counted iterations that sent nothing by design (an idle
 	// WebSocket soak): arrivals that are not lost exchanges.
 	Idle int64
@@ -90,6 +92,7 @@ func (t *Tally) Merge(o *Tally) {
 	t.Late += o.Late
 	t.Retried += o.Retried
 	t.Idle += o.Idle
+	t.Redirected += o.Redirected
 	t.RetryAfters += o.RetryAfters
 	t.RetryAfterMax = max(t.RetryAfterMax, o.RetryAfterMax)
 	t.MaxLag = max(t.MaxLag, o.MaxLag)
@@ -161,6 +164,9 @@ func (t *Tally) add(s *Sample) {
 	t.BytesOut += s.Outcome.BytesOut
 	if s.Outcome.Retried {
 		t.Retried++
+	}
+	if s.Outcome.Redirected && s.Outcome.Kind == transport.OK {
+		t.Redirected++
 	}
 	if s.Outcome.RetryAfter > 0 {
 		t.RetryAfters++

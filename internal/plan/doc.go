@@ -24,9 +24,14 @@
 // URL and headers (RequestURL, RequestHeaders) and each WebSocket scenario's
 // (WebSocketURL, WebSocketHeaders).
 //
+// A plan also carries the thresholds of the step verdicts (Verdict, with
+// seed 004's defaults filled in by Validate) and whether validity warnings
+// fail the run (Strict, nil for the command's default).
+//
 // It does not send requests or frames, execute templates (TemplateFuncs holds stubs;
-// the runner binds real functions per virtual user) or evaluate SLO
-// expressions, checks or extraction; the cli turns a Plan into executors.
+// the runner binds real functions per virtual user), evaluate SLO
+// expressions, checks or extraction, or judge steps; the cli turns a Plan
+// into executors.
 //
 // Concurrency: a Plan is read-only once validated and may be shared;
 // Validate itself writes defaults and reads data.users, and must not run

@@ -3,6 +3,8 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,4 +50,31 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("duration %q: want a non-negative duration such as \"60s\"", s)
 	}
 	return d, nil
+}
+
+// errNotPercent is the message for any value that is not a percentage.
+var errNotPercent = errors.New(`want a percentage such as "1%"`)
+
+// UnmarshalYAML reads a percentage such as "1%" or "0.5%". A bare number is
+// refused: 1 could mean 1 % or 100 %.
+func (p *Percent) UnmarshalYAML(node ast.Node) error {
+	if tag, ok := node.(*ast.TagNode); ok {
+		node = tag.Value
+	}
+	s, ok := node.(*ast.StringNode)
+	if !ok {
+		return errNotPercent
+	}
+	num, found := strings.CutSuffix(strings.TrimSpace(s.Value), "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if !found || err != nil || math.IsNaN(v) || v < 0 || v > 100 {
+		return errNotPercent
+	}
+	p.Value = v
+	return nil
+}
+
+// MarshalYAML writes the percentage as "1%".
+func (p Percent) MarshalYAML() (any, error) {
+	return strconv.FormatFloat(p.Value, 'g', -1, 64) + "%", nil
 }

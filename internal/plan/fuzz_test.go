@@ -43,6 +43,12 @@ func FuzzParse(f *testing.F) {
 		"load: {vus: [2]}\nscenarios: [{websocket: {url: 'ws://[::1]:3000/w#f', send: '{{.x}}', ack: {}, headers: {Upgrade: x}}, request: {}}]\n",
 		head + "scenarios: [{websocket: {url: 'http://h/w', connections: -1, ack: {json: a, regex: '('}, ack_timeout: -1s, subprotocols: ['a b', '']}, expect: {status: [101]}, steps: []}]\n",
 		head + "scenarios: [{websocket: null, request: {url: /a}}, {websocket: {}, steps: [{request: {url: /b}}]}, {websocket: [1]}, {websocket: {ack: null, send: ''}}]\n",
+		// Verdict thresholds and strict runs.
+		withLoad + "verdict: {healthy_p95: 50ms, overloaded_p95: 2s, max_errors: 0.5%, min_rate: 90%}\nstrict: true\n",
+		withLoad + "verdict:\n  max_errors: ' 5 %'\n  min_rate: !!str 100%\nstrict: false\n",
+		withLoad + "verdict: {healthy_p95: 1s, overloaded_p95: 0s, max_errors: 1, min_rate: 150%}\nstrict: yes\n",
+		withLoad + "verdict: {max_errors: -0%, min_rate: 1e1%, healthy_p95: -1s, max_error: 1%}\nstrict: null\n",
+		withLoad + "verdict: {max_errors: [1%], min_rate: {a: 1}, overloaded_p95: .nan}\nstrict: [true]\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -89,6 +95,15 @@ func checkValid(t *testing.T, p *Plan) {
 	}
 	if p.Steps() < 1 || p.Duration() < 0 {
 		t.Errorf("Steps() = %d, Duration() = %v, want at least one step and a non-negative time", p.Steps(), p.Duration())
+	}
+	v := &p.Verdict
+	if !(0 < v.HealthyP95.Duration && v.HealthyP95.Duration <= v.OverloadedP95.Duration) {
+		t.Errorf("verdict p95s %v, %v: want 0 < healthy_p95 ≤ overloaded_p95", v.HealthyP95, v.OverloadedP95)
+	}
+	for _, share := range []*Percent{v.MaxErrors, v.MinRate} {
+		if share == nil || !(share.Value >= 0 && share.Value <= 100) {
+			t.Errorf("verdict share %v: want a percentage from 0 to 100", share)
+		}
 	}
 	if len(p.Scenarios) == 0 || p.TagLimit < 0 {
 		t.Fatalf("len(Scenarios) = %d, TagLimit = %d, want at least one scenario and a limit >= 0", len(p.Scenarios), p.TagLimit)

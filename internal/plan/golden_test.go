@@ -71,6 +71,7 @@ func TestParseMix(t *testing.T) {
 		TagLimit:  20,
 		Limited:   []int{429},
 		SLO:       "p99<300ms, errors<1%",
+		Verdict:   defaultVerdict(),
 	}
 	if diff := cmp.Diff(want, got, ignorePos); diff != "" {
 		t.Errorf("LoadFile(mix.yaml) mismatch (-want +got):\n%s", diff)

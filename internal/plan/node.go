@@ -37,7 +37,7 @@ func (d *decoder) leaf(path string, n ast.Node, v reflect.Value) {
 	}
 	var ye yaml.Error
 	if !errors.As(err, &ye) {
-		d.add(path, n, "%s", err.Error()) // from an UnmarshalYAML such as Duration's
+		d.add(path, n, "%s", err.Error()) // from an UnmarshalYAML: Duration's, Percent's
 		return
 	}
 	pos := nodePos(n)
@@ -54,8 +54,11 @@ func (d *decoder) leaf(path string, n ast.Node, v reflect.Value) {
 
 // want says what kind of value v takes.
 func want(v reflect.Value) string {
-	if v.Type() == reflect.TypeFor[Duration]() {
+	switch v.Type() {
+	case reflect.TypeFor[Duration]():
 		return errNotDuration.Error()
+	case reflect.TypeFor[Percent]():
+		return errNotPercent.Error()
 	}
 	switch v.Kind() {
 	case reflect.String:

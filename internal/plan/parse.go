@@ -165,7 +165,8 @@ func (d *decoder) covers(path string) bool {
 	return false
 }
 
-// nodeUnmarshaler is the goccy interface that Duration implements.
+// nodeUnmarshaler is the goccy interface that Duration and Percent
+// implement: the decoder hands them a scalar whole, as a leaf.
 var nodeUnmarshaler = reflect.TypeFor[yaml.NodeUnmarshaler]()
 
 // maxValues bounds the values one plan may decode into: aliases can make a

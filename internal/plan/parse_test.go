@@ -85,6 +85,7 @@ func TestParseFull(t *testing.T) {
 		TagLimit: DefaultTagLimit,
 		Limited:  []int{429, 503},
 		SLO:      "p99<200ms, errors<1%",
+		Verdict:  defaultVerdict(),
 	}
 	if diff := cmp.Diff(want, got, ignorePos); diff != "" {
 		t.Errorf("Parse(full) mismatch (-want +got):\n%s", diff)
@@ -107,6 +108,7 @@ func defaults() *Plan {
 		Scenarios: []Scenario{{Name: "GET /x", Weight: 1, Request: Request{Method: "GET", URL: "/x"}}},
 		TagLimit:  DefaultTagLimit,
 		Limited:   []int{429},
+		Verdict:   defaultVerdict(),
 	}
 }
 
@@ -210,7 +212,7 @@ func TestParseReportsEveryProblem(t *testing.T) {
 	}
 	got := problemsOf(t, err)
 	want := []string{
-		`plan.yaml:3:1: bogus: unknown key "bogus" (known keys: name, target, load, http, data, vars, login, scenarios, tag_limit, limited, slo)`,
+		`plan.yaml:3:1: bogus: unknown key "bogus" (known keys: name, target, load, http, data, vars, login, scenarios, tag_limit, limited, slo, verdict, strict)`,
 		`plan.yaml:5:15: load.rates[1]: want a positive rate per second, not -100`,
 		`plan.yaml:6:3: load.rats: unknown key "rats" (did you mean "rates"?)`,
 		`plan.yaml:7:9: load.step: want a duration such as "60s"`,

@@ -6,10 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -113,8 +116,12 @@ func (w *schemaWalk) structure(path string, typ reflect.Type, node map[string]an
 func (w *schemaWalk) value(path string, typ reflect.Type, node map[string]any) {
 	node = w.resolve(node)
 	switch {
-	case typ == reflect.TypeFor[Duration]():
-		return
+	case typ == reflect.TypeFor[Duration](), typ == reflect.TypeFor[Percent]():
+		// Scalars with their own UnmarshalYAML, not mappings: their
+		// patterns are checked by TestSchemaScalarPatterns.
+		if node["type"] != "string" {
+			w.t.Errorf("schema %q: want type string for a %s, not %v", path, typ, node["type"])
+		}
 	case typ.Kind() == reflect.Pointer:
 		w.value(path, typ.Elem(), node)
 	case typ.Kind() == reflect.Struct:
@@ -148,4 +155,53 @@ func (w *schemaWalk) at(path string) map[string]any {
 		node = next
 	}
 	return w.resolve(node)
+}
+
+// TestSchemaScalarPatterns checks that the schema's patterns for durations
+// and percentages accept and refuse what ceiling does, so that an editor
+// agrees with `ceiling validate` on the common spellings. (The patterns
+// leave out rare ones that ceiling accepts, such as "1e1%".)
+func TestSchemaScalarPatterns(t *testing.T) {
+	data, err := os.ReadFile(schemaFile)
+	if err != nil {
+		t.Fatalf("read schema: %v", err)
+	}
+	var root struct {
+		Defs map[string]struct {
+			Pattern string `json:"pattern"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(data, &root); err != nil {
+		t.Fatalf("parse schema: %v", err)
+	}
+	pattern := func(name string) *regexp.Regexp {
+		re, err := regexp.Compile(root.Defs[name].Pattern)
+		if err != nil || root.Defs[name].Pattern == "" {
+			t.Fatalf("schema $defs/%s pattern %q: %v", name, root.Defs[name].Pattern, err)
+		}
+		return re
+	}
+	tests := []struct {
+		def     string
+		samples []string
+		accepts func(s string) bool
+	}{
+		{"duration", []string{"250ms", "60s", "1m30s", "0s", "0", ".5s", "1.5h", "2h45m0.5s", "10µs", " 5s ", "60", "soon", "-1s", "1 s", "s", ""},
+			func(s string) bool { _, err := ParseDuration(s); return err == nil }},
+		{"percent", []string{"1%", "0.5%", ".5%", "5.%", "0%", "95%", "100%", "100.0%", "007%", " 1 % ", "1", "100.5%", "101%", "-1%", "%", "1%%", "x%", "1 %%", ""},
+			func(s string) bool {
+				var v struct {
+					P Percent `yaml:"p"`
+				}
+				return yaml.Unmarshal([]byte("p: "+strconv.Quote(s)), &v) == nil
+			}},
+	}
+	for _, tt := range tests {
+		re := pattern(tt.def)
+		for _, s := range tt.samples {
+			if got, want := re.MatchString(s), tt.accepts(s); got != want {
+				t.Errorf("schema $defs/%s pattern matches %q = %v, want %v as ceiling", tt.def, s, got, want)
+			}
+		}
+	}
 }

@@ -32,6 +32,13 @@ type Plan struct {
 	Limited []int `yaml:"limited"`
 	// SLO is a comma-separated list of thresholds, e.g. "p99<200ms, errors<1%".
 	SLO string `yaml:"slo"`
+	// Verdict sets the thresholds of the step verdicts.
+	Verdict Verdict `yaml:"verdict"`
+	// Strict makes validity warnings (redirects counted as success, bodies
+	// like an error page, duplicate ids, empty steps, percentiles shaped by
+	// the timeout) fail the run with exit 1. Nil: the command's default,
+	// false for run and true for find.
+	Strict *bool `yaml:"strict"`
 
 	// pos maps field paths ("load.rates[2]") to where they are in File.
 	// Nil for a plan built from flags.
@@ -40,6 +47,34 @@ type Plan struct {
 	// userColumns their column names, in file order.
 	users       []map[string]string
 	userColumns []string
+}
+
+// Verdict holds the thresholds of the step verdicts (seed 004's):
+// HEALTHY when p95 is below HealthyP95 and errors below MaxErrors;
+// OVERLOADED when p95 is above OverloadedP95, or errors above MaxErrors, or
+// the achieved rate below MinRate of the target; STRESSED in between.
+// Validate fills every threshold and checks HealthyP95 ≤ OverloadedP95.
+type Verdict struct {
+	// HealthyP95 is the p95 below which a step can be HEALTHY. Zero: the
+	// default, DefaultHealthyP95 (100ms).
+	HealthyP95 Duration `yaml:"healthy_p95"`
+	// OverloadedP95 is the p95 above which a step is OVERLOADED. Zero: the
+	// default, DefaultOverloadedP95 (500ms).
+	OverloadedP95 Duration `yaml:"overloaded_p95"`
+	// MaxErrors is the error share above which a step is OVERLOADED and
+	// below which it can be HEALTHY. Nil: DefaultMaxErrors (1%).
+	MaxErrors *Percent `yaml:"max_errors"`
+	// MinRate is the share of the target rate below which an open-model step
+	// is OVERLOADED. Nil: DefaultMinRate (95%).
+	MinRate *Percent `yaml:"min_rate"`
+}
+
+// Percent is a share written as "1%" or "0.5%", between 0 and 100. Like
+// Duration, it is a scalar with its own UnmarshalYAML: a bare number is
+// refused, since 1 could mean 1 % or 100 %.
+type Percent struct {
+	// Value is the percentage: 1 for "1%".
+	Value float64
 }
 
 // Data names the files a plan reads input from.

@@ -28,6 +28,16 @@ const (
 	DefaultTimeout = 10 * time.Second
 	// DefaultMaxBodyBytes caps a response body: 16 MiB.
 	DefaultMaxBodyBytes = 16 << 20
+	// DefaultHealthyP95 is the p95 below which a step can be HEALTHY.
+	DefaultHealthyP95 = 100 * time.Millisecond
+	// DefaultOverloadedP95 is the p95 above which a step is OVERLOADED.
+	DefaultOverloadedP95 = 500 * time.Millisecond
+	// DefaultMaxErrors is the error share, in percent, above which a step
+	// is OVERLOADED.
+	DefaultMaxErrors = 1.0
+	// DefaultMinRate is the share of the target rate, in percent, below
+	// which an open-model step is OVERLOADED.
+	DefaultMinRate = 95.0
 )
 
 // Validate fills defaults and checks every value, returning Problems that
@@ -56,6 +66,7 @@ func (p *Plan) check() Problems {
 	c.login()
 	c.scenarios()
 	c.statuses("limited", p.Limited)
+	c.verdict()
 	if p.TagLimit < 0 {
 		c.add("tag_limit", "want 0 (the default, %d) or more, not %d", DefaultTagLimit, p.TagLimit)
 	}
@@ -70,6 +81,19 @@ func (p *Plan) has(path string) bool {
 
 // fillDefaults sets every absent value that has a default.
 func (p *Plan) fillDefaults() {
+	v := &p.Verdict
+	if v.HealthyP95.Duration == 0 {
+		v.HealthyP95.Duration = DefaultHealthyP95
+	}
+	if v.OverloadedP95.Duration == 0 {
+		v.OverloadedP95.Duration = DefaultOverloadedP95
+	}
+	if v.MaxErrors == nil {
+		v.MaxErrors = &Percent{DefaultMaxErrors}
+	}
+	if v.MinRate == nil {
+		v.MinRate = &Percent{DefaultMinRate}
+	}
 	l := &p.Load
 	if l.Model == "" {
 		// A vus key that failed to decode still says which model was meant.
@@ -196,6 +220,37 @@ func (c *checker) ramp() {
 	}
 	if r.Over.Duration <= 0 {
 		c.add("load.ramp.over", "want a positive duration such as \"60s\", not %s", r.Over)
+	}
+}
+
+// verdict checks the thresholds of the step verdicts: positive p95s in
+// order, so that STRESSED lies between HEALTHY and OVERLOADED, and shares
+// from 0 % to 100 % (Percent's UnmarshalYAML refuses others in a file; a
+// plan built in Go is checked here).
+func (c *checker) verdict() {
+	v := &c.p.Verdict
+	healthy, overloaded := v.HealthyP95.Duration, v.OverloadedP95.Duration
+	if healthy < 0 {
+		c.add("verdict.healthy_p95", "want a positive duration such as \"100ms\", not %s", v.HealthyP95)
+	}
+	if overloaded < 0 {
+		c.add("verdict.overloaded_p95", "want a positive duration such as \"500ms\", not %s", v.OverloadedP95)
+	}
+	if healthy >= 0 && overloaded >= 0 && healthy > overloaded {
+		// Place it on the key that was written: the other one is a default.
+		path := "verdict.overloaded_p95"
+		if !c.p.has(path) && c.p.has("verdict.healthy_p95") {
+			path = "verdict.healthy_p95"
+		}
+		c.add(path, "healthy_p95 (%s) is above overloaded_p95 (%s): want healthy_p95 ≤ overloaded_p95", v.HealthyP95, v.OverloadedP95)
+	}
+	for _, s := range []struct {
+		path  string
+		share *Percent
+	}{{"verdict.max_errors", v.MaxErrors}, {"verdict.min_rate", v.MinRate}} {
+		if s.share != nil && !(s.share.Value >= 0 && s.share.Value <= 100) {
+			c.add(s.path, "want a percentage from 0%% to 100%%, not %v%%", s.share.Value)
+		}
 	}
 }
 

@@ -143,6 +143,26 @@ var validateCases = []struct {
 	{"bad limited", func(p *Plan) { p.Limited = []int{429, 1000} }, []string{
 		`limited[1]: want an HTTP status from 100 to 599, not 1000`,
 	}},
+	{"verdict and strict", func(p *Plan) {
+		p.Verdict = Verdict{HealthyP95: dur(time.Second), OverloadedP95: dur(time.Second), MaxErrors: &Percent{0}, MinRate: &Percent{100}}
+		p.Strict = boolp(true)
+	}, nil},
+	{"negative p95s", func(p *Plan) {
+		p.Verdict.HealthyP95, p.Verdict.OverloadedP95 = dur(-time.Second), dur(-time.Millisecond)
+	}, []string{
+		`verdict.healthy_p95: want a positive duration such as "100ms", not -1s`,
+		`verdict.overloaded_p95: want a positive duration such as "500ms", not -1ms`,
+	}},
+	{"healthy above overloaded", func(p *Plan) { p.Verdict.OverloadedP95 = dur(50 * time.Millisecond) }, []string{
+		`verdict.overloaded_p95: healthy_p95 (100ms) is above overloaded_p95 (50ms): want healthy_p95 ≤ overloaded_p95`,
+	}},
+	{"shares out of range", func(p *Plan) { p.Verdict.MaxErrors, p.Verdict.MinRate = &Percent{-1}, &Percent{math.NaN()} }, []string{
+		`verdict.max_errors: want a percentage from 0% to 100%, not -1%`,
+		`verdict.min_rate: want a percentage from 0% to 100%, not NaN%`,
+	}},
+	{"share above 100%", func(p *Plan) { p.Verdict.MinRate = &Percent{100.5} }, []string{
+		`verdict.min_rate: want a percentage from 0% to 100%, not 100.5%`,
+	}},
 }
 
 func TestValidate(t *testing.T) {
@@ -182,6 +202,7 @@ func TestValidateFillsDefaults(t *testing.T) {
 		Scenarios: []Scenario{{Name: "GET /api", Weight: 1, Request: Request{Method: "GET", URL: "/api"}}},
 		TagLimit:  DefaultTagLimit,
 		Limited:   []int{429},
+		Verdict:   defaultVerdict(),
 	}
 	if diff := cmp.Diff(want, p, ignorePos); diff != "" {
 		t.Errorf("Validate() defaults mismatch (-want +got):\n%s", diff)

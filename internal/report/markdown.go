@@ -33,7 +33,7 @@ func Markdown(w io.Writer, r *results.Result) {
 	for i := range align {
 		align[i] = "---:"
 	}
-	align[len(align)-1] = "---"
+	align[len(align)-1], align[len(align)-2] = "---", "---"
 	fmt.Fprintf(w, "|%s|\n", strings.Join(align, "|"))
 	for _, row := range rows(r) {
 		for i := range row {

@@ -27,15 +27,16 @@ func sample() *results.Result {
 		EndedAt:   &ended,
 		Steps: []results.Step{
 			{Index: 0, Model: "open", TargetRate: 200, Completed: 6000, OK: 6000, AchievedRate: 200,
-				LatencyMS: metrics.Latency{P50: 5.9, P95: 7.2, P99: 8.04, Max: 12.5}, SLOPassed: &pass},
+				LatencyMS: metrics.Latency{P50: 5.9, P95: 7.2, P99: 8.04, Max: 12.5}, SLOPassed: &pass, Verdict: "HEALTHY"},
 			{Index: 1, Model: "open", TargetRate: 400, Completed: 12000, OK: 11880, Limited: 120, AchievedRate: 399.1,
 				LatencyMS: metrics.Latency{P50: 6.3, P95: 9.1, P99: 11.2, Max: 40}, SLOPassed: &pass},
 			{Index: 2, Model: "open", TargetRate: 800, Completed: 24000, OK: 20000, Failed: 4000, AchievedRate: 666.7,
 				Errors: map[string]int64{"http_5xx": 3000, "timeout": 900, "reset": 100}, ErrorRate: 4000.0 / 24000,
-				Late: 35, MaxLagMS: 31.5,
+				Late: 35, MaxLagMS: 31.5, Verdict: "OVERLOADED", VerdictReason: "errors 16.7% > 1.0%",
 				LatencyMS: metrics.Latency{P50: 210, P95: 3300, P99: 3900, Max: 10000}, SLOPassed: &fail,
 				Warnings: []string{"generator could not hold the rate"}},
 		},
+		Invalid:    []string{"step 3: p99 3.9s reached the timeout (4s): the timeout, not the target, shaped the percentiles"},
 		Thresholds: []results.Threshold{{Expr: "p99<100ms", Value: 3900, OK: false}, {Expr: "errors<1%", Value: 16.67, OK: false}},
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // columns of the step table, in order.
-var columns = []string{"step", "target", "achieved", "p50", "p95", "p99", "max", "errors", "limited", "late", "slo"}
+var columns = []string{"step", "target", "achieved", "p50", "p95", "p99", "max", "errors", "limited", "late", "slo", "verdict"}
 
 // rows renders each step's cells.
 func rows(r *results.Result) [][]string {
@@ -42,10 +42,21 @@ func rows(r *results.Result) [][]string {
 		out = append(out, []string{
 			index, target, Rate(s.AchievedRate),
 			Millis(s.LatencyMS.P50), Millis(s.LatencyMS.P95), Millis(s.LatencyMS.P99), Millis(s.LatencyMS.Max),
-			errs, limited, late, slo,
+			errs, limited, late, slo, verdict(s),
 		})
 	}
 	return out
+}
+
+// verdict is the step's verdict, with its reason when it is not HEALTHY.
+func verdict(s results.Step) string {
+	switch {
+	case s.Verdict == "":
+		return "-"
+	case s.VerdictReason == "":
+		return s.Verdict
+	}
+	return s.Verdict + " (" + s.VerdictReason + ")"
 }
 
 // topErrors names the most frequent failure classes: "timeout 12, reset 3".
@@ -120,6 +131,12 @@ func footer(w io.Writer, r *results.Result, prefix string) {
 				mark = "FAIL"
 			}
 			fmt.Fprintf(w, "%s%s %s (worst step: %s)\n", prefix, mark, th.Expr, value(th))
+		}
+	}
+	if len(r.Invalid) > 0 {
+		fmt.Fprintln(w)
+		for _, msg := range r.Invalid {
+			fmt.Fprintf(w, "%sINVALID %s\n", prefix, msg)
 		}
 	}
 	warned := false

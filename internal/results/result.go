@@ -30,7 +30,10 @@ type Result struct {
 	// DuplicateIDs lists id values that repeated within the run, by source.
 	DuplicateIDs []DuplicateID `json:"duplicate_ids"`
 	Edge         *Edge         `json:"edge"`
-	Thresholds   []Threshold   `json:"thresholds"`
+	// Invalid lists what makes the run\'s figures untrustworthy (validity
+	// guards); a strict run fails when it is not empty.
+	Invalid    []string    `json:"invalid"`
+	Thresholds []Threshold `json:"thresholds"`
 }
 
 // Host describes where the run happened.
@@ -52,8 +55,12 @@ type DuplicateID struct {
 
 // Edge is the highest rate that met the SLO (filled by find).
 type Edge struct {
-	Rate float64 `json:"rate"`
-	Step int     `json:"step"`
+	// Rate is the edge rate per second (open model).
+	Rate float64 `json:"rate,omitempty"`
+	// VUs is the edge number of users (closed model).
+	VUs int `json:"vus,omitempty"`
+	// Step is the index of the step that confirmed it.
+	Step int `json:"step"`
 }
 
 // Threshold is one SLO term evaluated over the whole run.
@@ -66,40 +73,44 @@ type Threshold struct {
 // Step is one step's figures. Rates are per second; error_rate is a
 // fraction in [0, 1]; latencies are in milliseconds.
 type Step struct {
-	Index        int                             `json:"index"`
-	Interrupted  bool                            `json:"interrupted,omitempty"`
-	Model        string                          `json:"model"`
-	TargetRate   float64                         `json:"target_rate,omitempty"`
-	VUs          int                             `json:"vus,omitempty"`
-	DurationS    float64                         `json:"duration_s"`
-	WarmupS      float64                         `json:"warmup_s"`
-	Sent         int64                           `json:"sent"`
-	Completed    int64                           `json:"completed"`
-	OK           int64                           `json:"ok"`
-	Limited      int64                           `json:"limited"`
-	Failed       int64                           `json:"failed"`
-	Errors       map[string]int64                `json:"errors"`
-	AchievedRate float64                         `json:"achieved_rate"`
-	ErrorRate    float64                         `json:"error_rate"`
-	Late         int64                           `json:"late"`
-	Retried      int64                           `json:"retried"`
-	RetryAfters  int64                           `json:"retry_afters"`
-	RetryAfterS  float64                         `json:"retry_after_max_s"`
-	MaxLagMS     float64                         `json:"max_lag_ms"`
-	Workers      int                             `json:"workers"`
-	BytesIn      int64                           `json:"bytes_in"`
-	BytesOut     int64                           `json:"bytes_out"`
-	LatencyMS    metrics.Latency                 `json:"latency_ms"`
-	ServiceMS    metrics.Latency                 `json:"service_ms"`
-	Scenarios    []Breakdown                     `json:"scenarios"`
-	Tags         map[string]map[string]Breakdown `json:"tags"`
-	WebSocket    *Sockets                        `json:"websocket,omitempty"`
-	SLOPassed    *bool                           `json:"slo_passed,omitempty"`
-	Verdict      string                          `json:"verdict,omitempty"`
-	Warnings     []string                        `json:"warnings"`
-	Histogram    string                          `json:"histogram"`
-	ServiceHist  string                          `json:"service_histogram"`
-	Series       []load.Point                    `json:"series"`
+	Index            int                             `json:"index"`
+	Interrupted      bool                            `json:"interrupted,omitempty"`
+	Model            string                          `json:"model"`
+	TargetRate       float64                         `json:"target_rate,omitempty"`
+	VUs              int                             `json:"vus,omitempty"`
+	DurationS        float64                         `json:"duration_s"`
+	WarmupS          float64                         `json:"warmup_s"`
+	Sent             int64                           `json:"sent"`
+	Completed        int64                           `json:"completed"`
+	OK               int64                           `json:"ok"`
+	Limited          int64                           `json:"limited"`
+	Failed           int64                           `json:"failed"`
+	Errors           map[string]int64                `json:"errors"`
+	AchievedRate     float64                         `json:"achieved_rate"`
+	ErrorRate        float64                         `json:"error_rate"`
+	Late             int64                           `json:"late"`
+	Retried          int64                           `json:"retried"`
+	Redirected       int64                           `json:"redirected_ok"`
+	RetryAfters      int64                           `json:"retry_afters"`
+	RetryAfterS      float64                         `json:"retry_after_max_s"`
+	MaxLagMS         float64                         `json:"max_lag_ms"`
+	Workers          int                             `json:"workers"`
+	BytesIn          int64                           `json:"bytes_in"`
+	BytesOut         int64                           `json:"bytes_out"`
+	LatencyMS        metrics.Latency                 `json:"latency_ms"`
+	ServiceMS        metrics.Latency                 `json:"service_ms"`
+	Scenarios        []Breakdown                     `json:"scenarios"`
+	Tags             map[string]map[string]Breakdown `json:"tags"`
+	WebSocket        *Sockets                        `json:"websocket,omitempty"`
+	SLOPassed        *bool                           `json:"slo_passed,omitempty"`
+	Verdict          string                          `json:"verdict,omitempty"`
+	VerdictReason    string                          `json:"verdict_reason,omitempty"`
+	GeneratorLimited bool                            `json:"generator_limited"`
+	Generator        *Generator                      `json:"generator,omitempty"`
+	Warnings         []string                        `json:"warnings"`
+	Histogram        string                          `json:"histogram"`
+	ServiceHist      string                          `json:"service_histogram"`
+	Series           []load.Point                    `json:"series"`
 }
 
 // Breakdown is the figures of one scenario, or of one tag value, counted in
@@ -115,6 +126,14 @@ type Breakdown struct {
 	LatencyMS    metrics.Latency  `json:"latency_ms"`
 	AvgBodyBytes float64          `json:"avg_body_bytes"`
 	Histogram    string           `json:"histogram,omitempty"`
+}
+
+// Generator is what ceiling itself used during a step.
+type Generator struct {
+	// CPUPct is ceiling's CPU use, in percent of one core (2 cores busy = 200).
+	CPUPct float64 `json:"cpu_pct"`
+	// CPUs is how many cores ceiling could use (GOMAXPROCS).
+	CPUs int `json:"cpus"`
 }
 
 // Sockets is what happened to a step's WebSocket sockets: how many were

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/load"
@@ -35,10 +36,12 @@ func NewStep(res *load.Result, scenarios, tagKeys []string) (Step, error) {
 		AchievedRate: res.Achieved(),
 		Late:         t.Late,
 		Retried:      t.Retried,
+		Redirected:   t.Redirected,
 		RetryAfters:  t.RetryAfters,
 		RetryAfterS:  t.RetryAfterMax.Seconds(),
 		MaxLagMS:     float64(t.MaxLag) / float64(time.Millisecond),
 		Workers:      res.Workers,
+		Generator:    &Generator{CPUPct: res.GeneratorCPU, CPUs: runtime.GOMAXPROCS(0)},
 		BytesIn:      t.BytesIn, BytesOut: t.BytesOut,
 		LatencyMS: metrics.Summarize(t.Latency),
 		ServiceMS: metrics.Summarize(t.Service),
@@ -139,6 +142,21 @@ func stepWarnings(res *load.Result, st *Step) []string {
 		w = append(w, fmt.Sprintf("%d exchanges were still in flight after the drain and are missing from the figures", st.Sent-st.Completed))
 	}
 	return w
+}
+
+// FiguresOf returns the figures of one scenario (by name) for SLO terms
+// such as "send.p99<300ms", or the step's when name is empty. An unknown
+// scenario has no samples, so its terms fail.
+func (s *Step) FiguresOf(name string) slo.Figures {
+	if name == "" {
+		return s.Figures()
+	}
+	for _, b := range s.Scenarios {
+		if b.Name == name {
+			return slo.Figures{Latency: b.LatencyMS, Completed: b.Completed, Failed: b.Failed, Limited: b.Limited}
+		}
+	}
+	return slo.Figures{}
 }
 
 // Figures returns what SLO terms are evaluated against for this step.

@@ -31,7 +31,7 @@ func (r *Result) Evaluate(terms []slo.Term) {
 	for _, t := range terms {
 		th := Threshold{Expr: t.Text, OK: len(judged) > 0}
 		for n, i := range judged {
-			v, ok := t.Eval(r.Steps[i].Figures())
+			v, ok := t.Eval(r.Steps[i].FiguresOf(t.Scenario))
 			if n == 0 || worse(t.Op, v, th.Value) {
 				th.Value = v
 			}

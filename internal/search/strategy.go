@@ -18,7 +18,7 @@ type Config struct {
 	Factor float64
 	// Integer rounds levels to whole numbers (users).
 	Integer bool
-	// MaxSteps bounds the steps of a search. Zero: 30.
+	// MaxSteps bounds the steps of a search. Zero: 40.
 	MaxSteps int
 }
 
@@ -30,7 +30,7 @@ func (c Config) withDefaults() Config {
 		c.Factor = 2
 	}
 	if c.MaxSteps <= 0 {
-		c.MaxSteps = 30
+		c.MaxSteps = 40
 	}
 	return c
 }
@@ -80,14 +80,23 @@ func New(cfg Config) (*Strategy, error) {
 	if !(cfg.Start > 0) || math.IsInf(cfg.Start, 0) || (cfg.Max > 0 && cfg.Max < cfg.Start) {
 		return nil, fmt.Errorf("search: want 0 < start ≤ max, got start %g, max %g", cfg.Start, cfg.Max)
 	}
-	return &Strategy{cfg: cfg, next: cfg.round(cfg.Start)}, nil
+	if cfg.Integer {
+		cfg.Start = cfg.round(cfg.Start)
+	}
+	return &Strategy{cfg: cfg, next: cfg.Start}, nil
 }
 
+// round makes a computed level readable: whole users, or a rate to three
+// significant digits (565.685… becomes 566). The start is used as given.
 func (c Config) round(v float64) float64 {
 	if c.Integer {
 		return math.Max(1, math.Round(v))
 	}
-	return v
+	if v <= 0 {
+		return v
+	}
+	scale := math.Pow(10, 2-math.Floor(math.Log10(v)))
+	return math.Round(v*scale) / scale
 }
 
 // Next returns the level to run next and whether it confirms a candidate
@@ -117,19 +126,24 @@ func (s *Strategy) Record(pass bool) {
 	switch {
 	case len(s.probes) >= s.cfg.MaxSteps:
 		s.finish(Exhausted)
-	case s.pass == 0 && s.fail > 0 && s.fail <= s.cfg.round(s.cfg.Start):
+	case s.pass == 0 && s.fail > 0 && s.fail <= s.cfg.Start:
 		s.finish(StartFails)
 	case s.fail == 0:
 		s.raise()
 	case s.pass == 0:
-		s.next = s.cfg.round(s.cfg.Start) // every pass below the failure was overturned: start again
+		s.next = s.cfg.Start // every pass below the failure was overturned: start again
 
 	case wasConfirm && pass:
 		s.finish(Edge)
 	case s.narrow():
 		s.next, s.verify = s.pass, true
 	default:
-		s.next = s.cfg.round(math.Sqrt(s.pass * s.fail))
+		mid := s.cfg.round(math.Sqrt(s.pass * s.fail))
+		if mid <= s.pass || mid >= s.fail {
+			s.next, s.verify = s.pass, true // rounding left nothing between them
+			return
+		}
+		s.next = mid
 	}
 }
 

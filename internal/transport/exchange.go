@@ -42,6 +42,9 @@ type Outcome struct {
 	// RetryAfter is the wait a limited response asked for in its
 	// Retry-After header, zero when none (filled by the scenario layer).
 	RetryAfter time.Duration
+	// Redirected is true when the answer came after following a redirect
+	// (http.follow_redirects): a login page can hide behind it.
+	Redirected bool
 	// Retried is true when an idempotent request met a keep-alive
 	// connection the server had closed and was sent again on a new one.
 	Retried bool

@@ -132,6 +132,7 @@ func (s *h1Session) Do(r *transport.Request, out *transport.Outcome) {
 			return
 		}
 		resp, err = s.follow(r, resp.status, loc, deadline, out)
+		out.Redirected = true
 	}
 	out.BytesIn = resp.body
 	out.Header = s.cap.header

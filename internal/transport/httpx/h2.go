@@ -92,6 +92,7 @@ func (s *h2Session) Do(r *transport.Request, out *transport.Outcome) {
 		return
 	}
 	defer resp.Body.Close()
+	out.Redirected = resp.Request != nil && resp.Request.URL.String() != r.URL
 	s.header = s.header[:0]
 	for name, values := range resp.Header {
 		for _, v := range values {

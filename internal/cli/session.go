@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/report"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/scenario"
+	"github.com/ceiling-dev/ceiling/internal/slo"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+	"github.com/ceiling-dev/ceiling/internal/transport/httpx"
+)
+
+// session is one run under way: its transport, compiled scenarios, runner
+// and result, shared by run (the plan's steps) and find (steps the search
+// picks).
+type session struct {
+	e       *env
+	p       *plan.Plan
+	o       *outputFlags
+	terms   []slo.Term
+	rules   results.Rules
+	strict  bool
+	set     *scenario.Set
+	ex      transport.Exchanger
+	runner  *load.Runner
+	live    *report.Live
+	res     *results.Result
+	sockets sockets
+	index   int
+	found   *bool // find: whether an edge was found, which is what passed means
+}
+
+// openSession checks the SLO, compiles the plan, sends the preflight, opens
+// the websocket sockets and writes an empty result.json.
+func openSession(e *env, p *plan.Plan, o *outputFlags, steps int, strict bool) (*session, error) {
+	terms, err := slo.Parse(p.SLO)
+	if err != nil {
+		return nil, badInput("%s: slo: %w", where(p, "slo"), err)
+	}
+	set, err := scenario.Compile(p)
+	if err != nil {
+		return nil, badInput("%w", err)
+	}
+	for _, t := range terms {
+		if t.Scenario != "" && !slices.Contains(set.Names(), t.Scenario) {
+			return nil, badInput("%s: slo: %q names no scenario (scenarios: %s)", where(p, "slo"), t.Text, strings.Join(set.Names(), ", "))
+		}
+	}
+	s := &session{e: e, p: p, o: o, terms: terms, set: set, strict: strict, rules: rulesOf(p)}
+	s.ex = httpx.New(httpx.Config{
+		Timeout: p.HTTP.Timeout.Duration, HTTP2: p.HTTP.HTTP2, Insecure: p.HTTP.Insecure,
+		FollowRedirects: p.HTTP.FollowRedirects, MaxConns: p.HTTP.MaxConnections,
+		MaxBodyBytes: p.HTTP.MaxBodyBytes,
+	})
+	if err := preflight(s.ex, set, p); err != nil {
+		s.ex.Close()
+		return nil, err
+	}
+	if err := openSockets(set, p); err != nil {
+		s.ex.Close()
+		return nil, err
+	}
+	target := p.Target
+	if target == "" {
+		target = p.URL(&p.Scenarios[0])
+	}
+	s.res = &results.Result{
+		Schema: results.Schema, Command: reproduce(e.args), Name: p.Name, Target: target,
+		Host: host(), StartedAt: time.Now().Round(0), Warnings: []string{}, Steps: []results.Step{},
+		DuplicateIDs: []results.DuplicateID{}, Invalid: []string{},
+	}
+	s.judge()
+	if err := results.Write(o.out, s.res); err != nil {
+		s.close()
+		return nil, cannotRun("%w", err)
+	}
+	s.live = report.NewLive(e.stderr, e.terminal && !o.quiet, steps)
+	s.runner = load.NewRunner(load.Config{
+		Exchanger: s.ex, Scenarios: set, Timeout: p.HTTP.Timeout.Duration,
+		MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration,
+		Poisson: p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
+		OnTick: s.live.Tick,
+	})
+	if !o.quiet {
+		fmt.Fprintf(e.stderr, "ceiling: %s, %s\n", describeTarget(p), describePlan(p))
+	}
+	return s, nil
+}
+
+// rulesOf turns the plan's verdict thresholds into results' rules.
+func rulesOf(p *plan.Plan) results.Rules {
+	r := results.DefaultRules
+	v := p.Verdict
+	if v.HealthyP95.Duration > 0 {
+		r.HealthyP95MS = ms(v.HealthyP95.Duration)
+	}
+	if v.OverloadedP95.Duration > 0 {
+		r.OverloadedP95MS = ms(v.OverloadedP95.Duration)
+	}
+	if v.MaxErrors != nil {
+		r.MaxErrors = v.MaxErrors.Value / 100
+	}
+	if v.MinRate != nil {
+		r.MinRate = v.MinRate.Value / 100
+	}
+	r.TimeoutMS = ms(p.HTTP.Timeout.Duration)
+	return r
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// step runs one step, adds it to the result (numbered in the order run),
+// judges the run and writes result.json. It marks the run interrupted when
+// the context was cancelled.
+func (s *session) step(st load.Step) (*results.Step, error) {
+	st.Index = s.index
+	s.index++
+	r := s.runner.Run(s.e.ctx, st)
+	step, err := results.NewStep(r, s.set.Names(), s.set.TagKeys())
+	if err != nil {
+		return nil, cannotRun("%w", err)
+	}
+	step.WebSocket = s.sockets.step(s.set)
+	if step.WebSocket != nil && step.Completed == 0 && step.Sent == 0 {
+		step.Warnings = slices.DeleteFunc(step.Warnings, func(w string) bool {
+			return strings.HasPrefix(w, results.NoExchangeWarning) // an idle soak sends nothing
+		})
+	}
+	step.Warnings = append(step.Warnings, socketWarnings(step.WebSocket)...)
+	s.res.Steps = append(s.res.Steps, step)
+	s.res.NoteDuplicates(s.set.Duplicates())
+	s.judge()
+	if err := results.Write(s.o.out, s.res); err != nil {
+		return nil, cannotRun("%w", err)
+	}
+	if !s.o.quiet {
+		s.live.Done(r)
+	}
+	if s.e.ctx.Err() != nil {
+		s.res.Interrupted = true
+	}
+	return &s.res.Steps[len(s.res.Steps)-1], nil
+}
+
+// judge evaluates thresholds, verdicts and validity; a strict run does not
+// pass with a validity finding.
+func (s *session) judge() {
+	s.res.Evaluate(s.terms)
+	s.res.Judge(s.rules)
+	if s.strict && len(s.res.Invalid) > 0 {
+		s.res.Passed = false
+	}
+	if s.found != nil {
+		s.res.Passed = *s.found
+	}
+	s.res.Passed = s.res.Passed && !s.res.Interrupted
+}
+
+// finish writes the final result and prints the table; extra, if set,
+// prints after the table (find's answer).
+func (s *session) finish(extra func()) (*results.Result, error) {
+	ended := time.Now().Round(0)
+	s.res.EndedAt = &ended
+	s.judge()
+	if err := results.Write(s.o.out, s.res); err != nil {
+		return nil, cannotRun("%w", err)
+	}
+	if !s.o.quiet {
+		fmt.Fprintln(s.e.stderr)
+	}
+	if s.o.md {
+		report.Markdown(s.e.stdout, s.res)
+	} else {
+		report.Text(s.e.stdout, s.res)
+	}
+	if extra != nil {
+		extra()
+	}
+	if !s.o.quiet {
+		fmt.Fprintf(s.e.stderr, "\nresult: %s\n", s.o.out)
+	}
+	return s.res, nil
+}
+
+// close releases the runner, sockets and connections.
+func (s *session) close() {
+	if s.runner != nil {
+		s.runner.Close()
+	}
+	s.set.CloseSockets()
+	s.ex.Close()
+}

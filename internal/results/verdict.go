@@ -1,0 +1,146 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Verdicts of a step.
+const (
+	Healthy          = "HEALTHY"
+	Stressed         = "STRESSED"
+	Overloaded       = "OVERLOADED"
+	GeneratorLimited = "GENERATOR LIMITED"
+)
+
+// Rules are the verdict thresholds (seed 004's by default).
+type Rules struct {
+	// HealthyP95MS: below it, with errors under MaxErrors, a step is HEALTHY.
+	HealthyP95MS float64
+	// OverloadedP95MS: above it a step is OVERLOADED.
+	OverloadedP95MS float64
+	// MaxErrors is the error share (a fraction) above which a step is OVERLOADED.
+	MaxErrors float64
+	// MinRate is the share of the target rate below which an open step is OVERLOADED.
+	MinRate float64
+	// TimeoutMS is the exchange timeout: percentiles at it were shaped by it.
+	TimeoutMS float64
+}
+
+// DefaultRules are seed 004's thresholds.
+var DefaultRules = Rules{HealthyP95MS: 100, OverloadedP95MS: 500, MaxErrors: 0.01, MinRate: 0.95}
+
+// Generator limits: past them a step measured ceiling, not the target.
+const (
+	// GeneratorLateShare is the share of late arrivals past which the
+	// generator did not hold the rate.
+	GeneratorLateShare = 0.01
+	// GeneratorCPUShare is the share of the CPUs ceiling may use before it
+	// is taken as saturated.
+	GeneratorCPUShare = 0.95
+)
+
+// Judge sets every step's verdict, reason and generator limit, and the
+// run's validity findings (Invalid).
+func (r *Result) Judge(rules Rules) {
+	r.Invalid = []string{}
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		s.GeneratorLimited = s.generatorLimited()
+		s.Verdict, s.VerdictReason = s.verdict(rules)
+		for _, w := range s.validity(rules) {
+			r.Invalid = append(r.Invalid, fmt.Sprintf("step %d: %s", s.Index+1, w))
+		}
+	}
+	for _, d := range r.DuplicateIDs {
+		r.Invalid = append(r.Invalid, fmt.Sprintf("%s repeated %d times", d.Source, d.Count))
+	}
+}
+
+func (s *Step) generatorLimited() bool {
+	late := s.Sent > 0 && float64(s.Late)/float64(s.Sent) > GeneratorLateShare
+	cpu := s.Generator != nil && s.Generator.CPUs > 0 && s.Generator.CPUPct >= GeneratorCPUShare*100*float64(s.Generator.CPUs)
+	return late || cpu
+}
+
+// verdict applies the rules; the reason names the figure that decided.
+func (s *Step) verdict(rules Rules) (string, string) {
+	p95 := s.LatencyMS.P95
+	switch {
+	case s.GeneratorLimited:
+		return GeneratorLimited, s.generatorReason()
+	case s.Completed == 0:
+		return Overloaded, "no exchange completed"
+	case s.ErrorRate > rules.MaxErrors:
+		return Overloaded, fmt.Sprintf("errors %.1f%% > %.1f%%", 100*s.ErrorRate, 100*rules.MaxErrors)
+	case p95 > rules.OverloadedP95MS:
+		return Overloaded, fmt.Sprintf("p95 %s > %s", ms(p95), ms(rules.OverloadedP95MS))
+	case s.TargetRate > 0 && s.AchievedRate < rules.MinRate*s.TargetRate:
+		return Overloaded, fmt.Sprintf("achieved %.0f/s < %.0f%% of %.0f/s", s.AchievedRate, 100*rules.MinRate, s.TargetRate)
+	case p95 >= rules.HealthyP95MS:
+		return Stressed, fmt.Sprintf("p95 %s ≥ %s", ms(p95), ms(rules.HealthyP95MS))
+	}
+	return Healthy, ""
+}
+
+func (s *Step) generatorReason() string {
+	var why []string
+	if s.Sent > 0 && float64(s.Late)/float64(s.Sent) > GeneratorLateShare {
+		why = append(why, fmt.Sprintf("%.1f%% of arrivals late (max lag %s)", 100*float64(s.Late)/float64(s.Sent), ms(s.MaxLagMS)))
+	}
+	if g := s.Generator; g != nil && g.CPUPct >= GeneratorCPUShare*100*float64(g.CPUs) {
+		why = append(why, fmt.Sprintf("ceiling used %.0f%% CPU of %d cores", g.CPUPct, g.CPUs))
+	}
+	return "ceiling could not hold the rate: " + strings.Join(why, ", ")
+}
+
+// validity lists what makes the step's figures untrustworthy.
+func (s *Step) validity(rules Rules) []string {
+	var w []string
+	if s.Interrupted {
+		return nil
+	}
+	if s.Completed == 0 && s.Sent > 0 {
+		w = append(w, "no exchange completed")
+	}
+	if s.Redirected > 0 {
+		w = append(w, fmt.Sprintf("%d answers counted as ok came after following a redirect: check they are the page asked for, not a login page (compare avg body sizes), or set strict: false", s.Redirected))
+	}
+	if s.Errors["redirect"] > 0 {
+		w = append(w, fmt.Sprintf("%d redirects: a page that answers with a redirect (to a login page?) is not the page", s.Errors["redirect"]))
+	}
+	if rules.TimeoutMS > 0 && s.Completed > 0 && s.LatencyMS.P99 >= 0.99*rules.TimeoutMS {
+		w = append(w, fmt.Sprintf("p99 %s reached the timeout (%s): the timeout, not the target, shaped the percentiles", ms(s.LatencyMS.P99), ms(rules.TimeoutMS)))
+	}
+	w = append(w, s.sameBodies()...)
+	return w
+}
+
+// sameBodies finds scenarios that return bodies of exactly the same average
+// size: different pages rarely do, and a login page or an error page served
+// in their place does (seed 003's tell).
+func (s *Step) sameBodies() []string {
+	var w []string
+	for i, a := range s.Scenarios {
+		for _, b := range s.Scenarios[i+1:] {
+			if a.Completed > 0 && b.Completed > 0 && a.AvgBodyBytes > 0 && a.AvgBodyBytes == b.AvgBodyBytes {
+				w = append(w, fmt.Sprintf("scenarios %s and %s return bodies of the same average size (%.0f B): probably the same page (a login page or an error page) instead of theirs", a.Name, b.Name, a.AvgBodyBytes))
+			}
+		}
+	}
+	return w
+}
+
+func ms(v float64) string {
+	d := time.Duration(v * float64(time.Millisecond))
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}
