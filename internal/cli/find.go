@@ -177,6 +177,11 @@ func runFind(e *env, p *plan.Plan, o *outputFlags, cfg search.Config) error {
 		s.res.Edge = edgeOf(s.res, r.Edge, cfg.Integer)
 	}
 	answer := findAnswer(s, r, cfg.Integer)
+	s.res.Search = &results.Search{
+		Start: cfg.Start, Max: cfg.Max, Precision: cfg.Precision,
+		Outcome: r.Outcome.String(),
+		Answer:  answer,
+	}
 	if _, err := s.finish(func() { fmt.Fprintf(e.stdout, "\n%s\n", answer) }); err != nil {
 		return err
 	}

@@ -30,6 +30,8 @@ type Result struct {
 	// DuplicateIDs lists id values that repeated within the run, by source.
 	DuplicateIDs []DuplicateID `json:"duplicate_ids"`
 	Edge         *Edge         `json:"edge"`
+	// Search describes the find that produced Edge; nil for a run.
+	Search *Search `json:"search,omitempty"`
 	// Invalid lists what makes the run\'s figures untrustworthy (validity
 	// guards); a strict run fails when it is not empty.
 	Invalid    []string    `json:"invalid"`
@@ -51,6 +53,19 @@ type DuplicateID struct {
 	Source  string `json:"source"`
 	Count   int64  `json:"count"`
 	Example string `json:"example"`
+}
+
+// Search is what ceiling find searched and answered.
+type Search struct {
+	Start     float64 `json:"start"`
+	Max       float64 `json:"max,omitempty"`
+	Precision float64 `json:"precision"`
+	// Outcome is "edge", "start_fails", "no_failure", "generator_limited"
+	// or "exhausted".
+	Outcome string `json:"outcome"`
+	// Answer is the one-line answer, e.g. "edge: 480/s at p99<50ms, errors<1%;
+	// 500/s fails: p99 1.2 s".
+	Answer string `json:"answer"`
 }
 
 // Edge is the highest rate that met the SLO (filled by find).

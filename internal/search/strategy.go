@@ -62,6 +62,23 @@ const (
 	GeneratorLimited
 )
 
+// String names the outcome as result.json does.
+func (o Outcome) String() string {
+	switch o {
+	case Edge:
+		return "edge"
+	case StartFails:
+		return "start_fails"
+	case NoFailure:
+		return "no_failure"
+	case Exhausted:
+		return "exhausted"
+	case GeneratorLimited:
+		return "generator_limited"
+	}
+	return "unknown"
+}
+
 // Strategy proposes levels.
 type Strategy struct {
 	cfg    Config
