@@ -108,3 +108,30 @@ func TestStrictRunFailsOnRedirects(t *testing.T) {
 		t.Errorf("exit %d, stdout:\n%s\nwant 1 with an INVALID line about redirects", code, stdout)
 	}
 }
+
+// In the closed model find searches numbers of users: a target that serves
+// 6 requests at a time and refuses the 7th has its edge at 6 users.
+func TestFindUsers(t *testing.T) {
+	slots := make(chan struct{}, 6)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			time.Sleep(5 * time.Millisecond)
+			<-slots
+			w.Write([]byte("ok"))
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := run(t, context.Background(), "find", "--url", srv.URL, "--vus", "1", "--start", "1",
+		"--step", "400ms", "--warmup", "100ms", "--slo", "errors<1%", "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	if r.Edge == nil || r.Edge.VUs != 6 {
+		t.Errorf("edge = %+v, want 6 users:\n%s", r.Edge, stdout)
+	}
+}

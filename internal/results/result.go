@@ -36,6 +36,8 @@ type Result struct {
 	// guards); a strict run fails when it is not empty.
 	Invalid    []string    `json:"invalid"`
 	Thresholds []Threshold `json:"thresholds"`
+
+	noSamples []string // thresholds evaluated on no samples, by Evaluate, for Judge
 }
 
 // Host describes where the run happened.

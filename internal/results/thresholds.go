@@ -16,6 +16,7 @@ import (
 // step at all, every threshold fails.
 func (r *Result) Evaluate(terms []slo.Term) {
 	r.Thresholds = make([]Threshold, 0, len(terms))
+	r.noSamples = r.noSamples[:0]
 	var judged []int
 	for i := range r.Steps {
 		r.Steps[i].SLOPassed = nil
@@ -31,7 +32,11 @@ func (r *Result) Evaluate(terms []slo.Term) {
 	for _, t := range terms {
 		th := Threshold{Expr: t.Text, OK: len(judged) > 0}
 		for n, i := range judged {
-			v, ok := t.Eval(r.Steps[i].FiguresOf(t.Scenario))
+			f := r.Steps[i].FiguresOf(t.Scenario)
+			if f.Completed == 0 {
+				r.noSamples = append(r.noSamples, fmt.Sprintf("step %d: threshold %s evaluated on no samples: it fails, as no evidence is not a pass", r.Steps[i].Index+1, t.Text))
+			}
+			v, ok := t.Eval(f)
 			if n == 0 || worse(t.Op, v, th.Value) {
 				th.Value = v
 			}

@@ -53,6 +53,7 @@ func (r *Result) Judge(rules Rules) {
 			r.Invalid = append(r.Invalid, fmt.Sprintf("step %d: %s", s.Index+1, w))
 		}
 	}
+	r.Invalid = append(r.Invalid, r.noSamples...)
 	for _, d := range r.DuplicateIDs {
 		r.Invalid = append(r.Invalid, fmt.Sprintf("%s repeated %d times", d.Source, d.Count))
 	}
