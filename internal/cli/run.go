@@ -19,6 +19,9 @@ type quickFlags struct {
 	step, warmup, timeout string
 	think, arrival        string
 	seed                  int64
+	pid                   int
+	monitorCmd, prom      string
+	promMetrics           []string
 	slo                   string
 	http2, insecure       bool
 	followRedirects       bool
@@ -47,6 +50,10 @@ func (q *quickFlags) register(c *cobra.Command) {
 	f.StringVar(&q.arrival, "arrival", "", "open model arrivals: uniform or poisson")
 	f.Int64Var(&q.seed, "seed", 0, "seed of the scenario mix, poisson arrivals and random template values (same seed, same run)")
 	f.StringVar(&q.slo, "slo", "", "thresholds that decide the exit code, e.g. 'p99<200ms,errors<1%'")
+	f.IntVar(&q.pid, "pid", 0, "watch this running process (and its children): CPU and RSS per step")
+	f.StringVar(&q.monitorCmd, "monitor-cmd", "", "start the target with this shell command, wait until --target/--url answers, watch it, stop it at the end")
+	f.StringVar(&q.prom, "prom", "", "scrape this Prometheus endpoint every second (with --prom-metric)")
+	f.StringArrayVar(&q.promMetrics, "prom-metric", nil, "a metric to keep from --prom, e.g. queue_depth (repeatable)")
 	f.BoolVar(&q.http2, "http2", false, "use HTTP/2 (h2 over TLS, h2c over plain text)")
 	f.BoolVar(&q.insecure, "insecure", false, "skip TLS certificate verification")
 	f.BoolVar(&q.followRedirects, "follow-redirects", false, "follow redirects (a 3xx is otherwise a failure)")
@@ -182,6 +189,18 @@ func (q *quickFlags) apply(c *cobra.Command, p *plan.Plan) error {
 	}
 	if set("seed") {
 		p.Load.Seed = q.seed
+	}
+	if set("pid") {
+		p.Monitor.PID = q.pid
+	}
+	if set("monitor-cmd") {
+		p.Monitor.Command = q.monitorCmd
+		if p.Monitor.Ready == "" && p.Target == "" && len(p.Scenarios) > 0 {
+			p.Monitor.Ready = p.Scenarios[0].Request.URL
+		}
+	}
+	if set("prom") || set("prom-metric") {
+		p.Monitor.Prometheus = &plan.Prometheus{URL: q.prom, Metrics: q.promMetrics}
 	}
 	if set("slo") {
 		p.SLO = q.slo

@@ -34,6 +34,8 @@ type Plan struct {
 	SLO string `yaml:"slo"`
 	// Verdict sets the thresholds of the step verdicts.
 	Verdict Verdict `yaml:"verdict"`
+	// Monitor says how to watch the target while it is loaded.
+	Monitor Monitor `yaml:"monitor"`
 	// Strict makes validity warnings (redirects counted as success, bodies
 	// like an error page, duplicate ids, empty steps, percentiles shaped by
 	// the timeout) fail the run with exit 1. Nil: the command's default,
@@ -47,6 +49,42 @@ type Plan struct {
 	// userColumns their column names, in file order.
 	users       []map[string]string
 	userColumns []string
+}
+
+// Monitor says how to watch the target: a running process (PID), a command
+// ceiling starts and stops itself, a cgroup, and a Prometheus endpoint.
+type Monitor struct {
+	// PID is a running process to watch, with its children.
+	PID int `yaml:"pid"`
+	// Command starts the target (through /bin/sh -c) before the run and
+	// stops it after (SIGTERM, then SIGKILL after StopGrace). Not with PID.
+	Command string `yaml:"command"`
+	// Env adds variables to the command's environment.
+	Env map[string]string `yaml:"env"`
+	// Dir is the command's working folder. Default: the current one.
+	Dir string `yaml:"dir"`
+	// Ready is a URL that answers once the command's target is ready.
+	// Default: the plan's target.
+	Ready string `yaml:"ready"`
+	// ReadyTimeout bounds the wait for Ready. Default 30s.
+	ReadyTimeout Duration `yaml:"ready_timeout"`
+	// StopGrace is how long the command may take to stop after SIGTERM.
+	// Default 5s.
+	StopGrace Duration `yaml:"stop_grace"`
+	// Cgroup is a cgroup (v1 or v2) whose CPU and memory are read instead
+	// of a process tree's: a container's.
+	Cgroup string `yaml:"cgroup"`
+	// Prometheus is an endpoint scraped every second.
+	Prometheus *Prometheus `yaml:"prometheus"`
+}
+
+// Prometheus names an endpoint and the metrics kept from it.
+type Prometheus struct {
+	// URL serves the Prometheus text format.
+	URL string `yaml:"url"`
+	// Metrics are the names kept, each optionally with a label filter:
+	// queue_depth, http_requests_total{code="500"}.
+	Metrics []string `yaml:"metrics"`
 }
 
 // Verdict holds the thresholds of the step verdicts (seed 004's):

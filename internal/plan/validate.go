@@ -67,6 +67,7 @@ func (p *Plan) check() Problems {
 	c.scenarios()
 	c.statuses("limited", p.Limited)
 	c.verdict()
+	c.monitor()
 	if p.TagLimit < 0 {
 		c.add("tag_limit", "want 0 (the default, %d) or more, not %d", DefaultTagLimit, p.TagLimit)
 	}
