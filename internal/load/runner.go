@@ -104,6 +104,16 @@ type Result struct {
 	// GeneratorCPU is ceiling's own CPU use while the step ran, in percent
 	// of one core.
 	GeneratorCPU float64
+	// GCPause is the total of ceiling's garbage-collection pauses while the
+	// step ran.
+	GCPause time.Duration
+}
+
+// gcPauses returns the total stop-the-world pause time of the process so far.
+func gcPauses() time.Duration {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return time.Duration(m.PauseTotalNs)
 }
 
 // processCPU returns the CPU time this process has used, user and system.
@@ -170,7 +180,7 @@ func (r *Runner) now() time.Duration { return time.Since(r.base) }
 // Run runs one step and returns its figures. It returns early, with
 // Interrupted set, when ctx is cancelled.
 func (r *Runner) Run(ctx context.Context, st Step) *Result {
-	cpu0, wall0 := processCPU(), time.Now()
+	cpu0, wall0, gc0 := processCPU(), time.Now(), gcPauses()
 	sr := r.newStepRun(st)
 	unwatch := sr.watch(ctx)
 	defer unwatch()
@@ -184,6 +194,7 @@ func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	if wall := time.Since(wall0); wall > 0 {
 		res.GeneratorCPU = 100 * float64(processCPU()-cpu0) / float64(wall)
 	}
+	res.GCPause = gcPauses() - gc0
 	return res
 }
 

@@ -25,6 +25,10 @@ type Point struct {
 	P50 float64 `json:"p50_ms"`
 	P99 float64 `json:"p99_ms"`
 	Max float64 `json:"max_ms"`
+	// TargetCPU and TargetRSS are the monitored target's CPU (% of one
+	// core) and RSS (MB) in this second, when it is watched.
+	TargetCPU *float64 `json:"target_cpu_pct,omitempty"`
+	TargetRSS *float64 `json:"target_rss_mb,omitempty"`
 }
 
 // stepRun is the state of one running step shared by its scheduler, workers

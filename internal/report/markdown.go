@@ -28,6 +28,7 @@ func Markdown(w io.Writer, r *results.Result) {
 	}
 	fmt.Fprintf(w, "\nReproduce:\n\n```\n%s\n```\n\n", r.Command)
 
+	columns := columnsOf(r)
 	fmt.Fprintf(w, "| %s |\n", strings.Join(columns, " | "))
 	align := make([]string, len(columns))
 	for i := range align {

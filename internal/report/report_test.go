@@ -33,6 +33,8 @@ func sample() *results.Result {
 			{Index: 2, Model: "open", TargetRate: 800, Completed: 24000, OK: 20000, Failed: 4000, AchievedRate: 666.7,
 				Errors: map[string]int64{"http_5xx": 3000, "timeout": 900, "reset": 100}, ErrorRate: 4000.0 / 24000,
 				Late: 35, MaxLagMS: 31.5, Verdict: "OVERLOADED", VerdictReason: "errors 16.7% > 1.0%",
+				Target: &results.Target{CPUPct: 61, CPULimitPct: 100, RSSMB: 112, Samples: 30},
+				Notes:  []string{"latency rose without CPU saturation (p99 11.2ms → 3.9s at 61% of 100% CPU): something blocks (I/O, locks, a pool)"},
 				LatencyMS: metrics.Latency{P50: 210, P95: 3300, P99: 3900, Max: 10000}, SLOPassed: &fail,
 				Warnings: []string{"generator could not hold the rate"}},
 		},

@@ -8,8 +8,28 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
-// columns of the step table, in order.
+// columns of the step table, in order; a watched target adds "cpu" and
+// "rss" before "slo".
 var columns = []string{"step", "target", "achieved", "p50", "p95", "p99", "max", "errors", "limited", "late", "slo", "verdict"}
+
+// columnsOf returns the step table's columns for r.
+func columnsOf(r *results.Result) []string {
+	if !watched(r) {
+		return columns
+	}
+	out := append([]string{}, columns[:len(columns)-2]...)
+	return append(out, "cpu", "rss", "slo", "verdict")
+}
+
+// watched reports whether any step measured the target.
+func watched(r *results.Result) bool {
+	for _, s := range r.Steps {
+		if s.Target != nil && s.Target.Samples > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // rows renders each step's cells.
 func rows(r *results.Result) [][]string {
@@ -39,11 +59,19 @@ func rows(r *results.Result) [][]string {
 		if s.Interrupted {
 			index += " (partial)"
 		}
-		out = append(out, []string{
+		row := []string{
 			index, target, Rate(s.AchievedRate),
 			Millis(s.LatencyMS.P50), Millis(s.LatencyMS.P95), Millis(s.LatencyMS.P99), Millis(s.LatencyMS.Max),
-			errs, limited, late, slo, verdict(s),
-		})
+			errs, limited, late,
+		}
+		if watched(r) {
+			cpu, rss := "-", "-"
+			if t := s.Target; t != nil && t.Samples > 0 {
+				cpu, rss = fmt.Sprintf("%.0f%%", t.CPUPct), fmt.Sprintf("%.0f MB", t.RSSMB)
+			}
+			row = append(row, cpu, rss)
+		}
+		out = append(out, append(row, slo, verdict(s)))
 	}
 	return out
 }
@@ -89,6 +117,7 @@ func topErrors(errs map[string]int64) string {
 // the thresholds and warnings.
 func Text(w io.Writer, r *results.Result) {
 	rs := rows(r)
+	columns := columnsOf(r)
 	width := make([]int, len(columns))
 	for i, c := range columns {
 		width[i] = len(c)
@@ -137,6 +166,16 @@ func footer(w io.Writer, r *results.Result, prefix string) {
 		fmt.Fprintln(w)
 		for _, msg := range r.Invalid {
 			fmt.Fprintf(w, "%sINVALID %s\n", prefix, msg)
+		}
+	}
+	noted := false
+	for _, s := range r.Steps {
+		for _, msg := range s.Notes {
+			if !noted {
+				fmt.Fprintln(w)
+				noted = true
+			}
+			fmt.Fprintf(w, "%sNOTE step %d: %s\n", prefix, s.Index+1, msg)
 		}
 	}
 	warned := false

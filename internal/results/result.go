@@ -124,6 +124,8 @@ type Step struct {
 	VerdictReason    string                          `json:"verdict_reason,omitempty"`
 	GeneratorLimited bool                            `json:"generator_limited"`
 	Generator        *Generator                      `json:"generator,omitempty"`
+	Target           *Target                         `json:"target,omitempty"`
+	Notes            []string                        `json:"notes,omitempty"`
 	Warnings         []string                        `json:"warnings"`
 	Histogram        string                          `json:"histogram"`
 	ServiceHist      string                          `json:"service_histogram"`
@@ -151,6 +153,38 @@ type Generator struct {
 	CPUPct float64 `json:"cpu_pct"`
 	// CPUs is how many cores ceiling could use (GOMAXPROCS).
 	CPUs int `json:"cpus"`
+	// GCPauseMS is the total of ceiling's garbage-collection pauses.
+	GCPauseMS float64 `json:"gc_pause_ms"`
+}
+
+// Target is what the monitored target did during a step's window.
+type Target struct {
+	// CPUPct is its CPU use in percent of one core (2 busy cores = 200).
+	CPUPct float64 `json:"cpu_pct"`
+	// CPULimitPct is the most it could use (cores × 100, or its cgroup's quota).
+	CPULimitPct float64 `json:"cpu_limit_pct,omitempty"`
+	// RSSMB is its resident memory at the window's end; RSSMaxMB the peak.
+	RSSMB    float64 `json:"rss_mb"`
+	RSSMaxMB float64 `json:"rss_max_mb"`
+	// Threads and FDs are counts at the window's end (0 when unknown).
+	Threads int `json:"threads,omitempty"`
+	FDs     int `json:"fds,omitempty"`
+	// Metrics are the Prometheus metrics kept, by name{labels}.
+	Metrics map[string]Metric `json:"metrics,omitempty"`
+	// Exited is true when the target had exited by the window's end.
+	Exited bool `json:"exited,omitempty"`
+	// Samples counts the readings in the window; 0 means nothing measured.
+	Samples int `json:"samples"`
+}
+
+// Metric is one Prometheus series over a step's window: gauges give last,
+// max and mean; counters their rate per second.
+type Metric struct {
+	Last    float64 `json:"last"`
+	Max     float64 `json:"max"`
+	Mean    float64 `json:"mean"`
+	Rate    float64 `json:"rate,omitempty"`
+	Counter bool    `json:"counter,omitempty"`
 }
 
 // Sockets is what happened to a step's WebSocket sockets: how many were

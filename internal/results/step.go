@@ -41,8 +41,11 @@ func NewStep(res *load.Result, scenarios, tagKeys []string) (Step, error) {
 		RetryAfterS:  t.RetryAfterMax.Seconds(),
 		MaxLagMS:     float64(t.MaxLag) / float64(time.Millisecond),
 		Workers:      res.Workers,
-		Generator:    &Generator{CPUPct: res.GeneratorCPU, CPUs: runtime.GOMAXPROCS(0)},
-		BytesIn:      t.BytesIn, BytesOut: t.BytesOut,
+		Generator: &Generator{
+			CPUPct: res.GeneratorCPU, CPUs: runtime.GOMAXPROCS(0),
+			GCPauseMS: float64(res.GCPause) / float64(time.Millisecond),
+		},
+		BytesIn: t.BytesIn, BytesOut: t.BytesOut,
 		LatencyMS: metrics.Summarize(t.Latency),
 		ServiceMS: metrics.Summarize(t.Service),
 		Warnings:  []string{},

@@ -49,6 +49,11 @@ func (r *Result) Judge(rules Rules) {
 		s := &r.Steps[i]
 		s.GeneratorLimited = s.generatorLimited()
 		s.Verdict, s.VerdictReason = s.verdict(rules)
+		var prev *Step
+		if i > 0 {
+			prev = &r.Steps[i-1]
+		}
+		s.Notes = s.notes(prev, rules)
 		for _, w := range s.validity(rules) {
 			r.Invalid = append(r.Invalid, fmt.Sprintf("step %d: %s", s.Index+1, w))
 		}
@@ -144,4 +149,40 @@ func ms(v float64) string {
 		return d.Round(100 * time.Microsecond).String()
 	}
 	return d.Round(time.Microsecond).String()
+}
+
+// CPU shares behind the target notes.
+const (
+	// CPUBoundShare of its CPU limit makes a target CPU-bound.
+	CPUBoundShare = 0.95
+	// IdleCPUShare: below this share of its limit, a latency jump is not
+	// the CPU's doing.
+	IdleCPUShare = 0.80
+)
+
+// notes explain a step from the target's side: CPU-bound, or latency that
+// rose while the CPU had room (seed 000: "the CPU sat at 60 %, yet p99 went
+// from 6 ms to 482 ms": something blocked).
+func (s *Step) notes(prev *Step, rules Rules) []string {
+	t := s.Target
+	if t == nil || t.Samples == 0 {
+		return nil
+	}
+	var n []string
+	if t.Exited {
+		n = append(n, "the target exited during the step")
+	}
+	limit := t.CPULimitPct
+	if limit <= 0 {
+		return n
+	}
+	jumped := prev != nil && prev.Completed > 0 && s.LatencyMS.P99 > 2*prev.LatencyMS.P99 && s.LatencyMS.P99 > rules.HealthyP95MS
+	switch {
+	case t.CPUPct >= CPUBoundShare*limit:
+		n = append(n, fmt.Sprintf("CPU-bound: the target used %.0f%% of its %.0f%%", t.CPUPct, limit))
+	case jumped && t.CPUPct < IdleCPUShare*limit:
+		n = append(n, fmt.Sprintf("latency rose without CPU saturation (p99 %s → %s at %.0f%% of %.0f%% CPU): something blocks (I/O, locks, a pool)",
+			ms(prev.LatencyMS.P99), ms(s.LatencyMS.P99), t.CPUPct, limit))
+	}
+	return n
 }
