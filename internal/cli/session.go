@@ -32,6 +32,7 @@ type session struct {
 	live    *report.Live
 	res     *results.Result
 	sockets sockets
+	watch   *watch
 	index   int
 	found   *bool // find: whether an edge was found, which is what passed means
 }
@@ -53,17 +54,20 @@ func openSession(e *env, p *plan.Plan, o *outputFlags, steps int, strict bool) (
 		}
 	}
 	s := &session{e: e, p: p, o: o, terms: terms, set: set, strict: strict, rules: rulesOf(p)}
+	if s.watch, err = startWatch(e, p, o.out); err != nil {
+		return nil, err
+	}
 	s.ex = httpx.New(httpx.Config{
 		Timeout: p.HTTP.Timeout.Duration, HTTP2: p.HTTP.HTTP2, Insecure: p.HTTP.Insecure,
 		FollowRedirects: p.HTTP.FollowRedirects, MaxConns: p.HTTP.MaxConnections,
 		MaxBodyBytes: p.HTTP.MaxBodyBytes,
 	})
 	if err := preflight(s.ex, set, p); err != nil {
-		s.ex.Close()
+		s.closeTransport()
 		return nil, err
 	}
 	if err := openSockets(set, p); err != nil {
-		s.ex.Close()
+		s.closeTransport()
 		return nil, err
 	}
 	target := p.Target
@@ -89,6 +93,9 @@ func openSession(e *env, p *plan.Plan, o *outputFlags, steps int, strict bool) (
 	})
 	if !o.quiet {
 		fmt.Fprintf(e.stderr, "ceiling: %s, %s\n", describeTarget(p), describePlan(p))
+		if s.watch != nil {
+			fmt.Fprintf(e.stderr, "ceiling: %s\n", s.watch.describe(p))
+		}
 	}
 	return s, nil
 }
@@ -125,6 +132,14 @@ func (s *session) step(st load.Step) (*results.Step, error) {
 	step, err := results.NewStep(r, s.set.Names(), s.set.TagKeys())
 	if err != nil {
 		return nil, cannotRun("%w", err)
+	}
+	if w := s.watch; w != nil {
+		base := s.runner.Base()
+		step.Target = w.figures(base.Add(r.WindowStart), base.Add(r.WindowEnd))
+		w.annotate(step.Series, base)
+		if step.Target.Exited {
+			step.Warnings = append(step.Warnings, "the target exited: the figures after its exit measure a dead target"+w.logHint())
+		}
 	}
 	step.WebSocket = s.sockets.step(s.set)
 	if step.WebSocket != nil && step.Completed == 0 && step.Sent == 0 {
@@ -188,11 +203,18 @@ func (s *session) finish(extra func()) (*results.Result, error) {
 	return s.res, nil
 }
 
-// close releases the runner, sockets and connections.
+// close releases the runner, sockets, connections and the watched target.
 func (s *session) close() {
 	if s.runner != nil {
 		s.runner.Close()
 	}
+	s.closeTransport()
+}
+
+func (s *session) closeTransport() {
 	s.set.CloseSockets()
 	s.ex.Close()
+	if s.watch != nil {
+		s.watch.stop()
+	}
 }

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/monitor"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// watch is the monitored target: a command ceiling started, and the
+// watcher reading its CPU and memory (or a cgroup's) and its metrics.
+type watch struct {
+	target  *monitor.Target
+	watcher *monitor.Watcher
+	limit   float64 // the most CPU the target can use, in percent of one core
+	log     string
+}
+
+// startWatch starts what the plan's monitor section asks for. A command
+// target that cannot start or never becomes ready is exit 3. It returns nil
+// when nothing is to be watched.
+func startWatch(e *env, p *plan.Plan, out string) (*watch, error) {
+	m := &p.Monitor
+	if m.PID == 0 && m.Command == "" && m.Cgroup == "" && m.Prometheus == nil {
+		return nil, nil
+	}
+	w := &watch{limit: 100 * float64(runtime.NumCPU())}
+	pid := m.PID
+	if m.Command != "" {
+		w.log = out + ".target.log"
+		env := make([]string, 0, len(m.Env))
+		for k, v := range m.Env {
+			env = append(env, k+"="+v)
+		}
+		t, err := monitor.Launch(e.ctx, monitor.LaunchConfig{
+			Command: m.Command, Env: env, Dir: m.Dir, Ready: m.Ready,
+			ReadyTimeout: m.ReadyTimeout.Duration, StopGrace: m.StopGrace.Duration, Log: w.log,
+		})
+		if err != nil {
+			return nil, cannotRun("start the target: %w", err)
+		}
+		w.target, pid = t, t.PID()
+	}
+	var src monitor.Source
+	var err error
+	switch {
+	case m.Cgroup != "":
+		src, err = monitor.Cgroup(m.Cgroup)
+	case pid > 0:
+		src, err = monitor.Process(pid)
+	}
+	if err != nil {
+		w.stop()
+		return nil, cannotRun("watch the target: %w", err)
+	}
+	var scr *monitor.Scraper
+	if pr := m.Prometheus; pr != nil {
+		if scr, err = monitor.NewScraper(pr.URL, pr.Metrics, time.Second); err != nil {
+			w.stop()
+			return nil, badInput("%s: %w", where(p, "monitor.prometheus"), err)
+		}
+	}
+	w.watcher = monitor.NewWatcher(src, scr, time.Second)
+	w.watcher.Start()
+	return w, nil
+}
+
+// figures summarises the target over a step's window.
+func (w *watch) figures(from, to time.Time) *results.Target {
+	f := w.watcher.Window(from, to)
+	t := &results.Target{
+		CPUPct: f.CPUPct, CPULimitPct: w.limit, RSSMB: f.RSSMB, RSSMaxMB: f.RSSMaxMB,
+		Threads: f.Threads, FDs: f.FDs, Exited: f.Exited, Samples: f.Samples,
+	}
+	if len(f.Metrics) > 0 {
+		t.Metrics = map[string]results.Metric{}
+		for name, s := range f.Metrics {
+			t.Metrics[name] = results.Metric{Last: s.Last, Max: s.Max, Mean: s.Mean, Rate: s.Rate, Counter: s.Counter}
+		}
+	}
+	return t
+}
+
+// annotate adds the target's CPU and RSS to each point of a step's series:
+// the reading nearest the end of that second.
+func (w *watch) annotate(points []load.Point, base time.Time) {
+	if len(points) == 0 {
+		return
+	}
+	first := base.Add(time.Duration((points[0].T - 1) * float64(time.Second)))
+	last := base.Add(time.Duration(points[len(points)-1].T * float64(time.Second)))
+	readings := w.watcher.Series(first, last.Add(time.Second))
+	for i := range points {
+		at := base.Add(time.Duration(points[i].T * float64(time.Second)))
+		var best *monitor.SeriesPoint
+		for j := range readings {
+			if best == nil || absDur(readings[j].At.Sub(at)) < absDur(best.At.Sub(at)) {
+				best = &readings[j]
+			}
+		}
+		if best != nil && absDur(best.At.Sub(at)) <= time.Second {
+			cpu, rss := best.CPUPct, best.RSSMB
+			points[i].TargetCPU, points[i].TargetRSS = &cpu, &rss
+		}
+	}
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// logHint points at the command target's log, if there is one.
+func (w *watch) logHint() string {
+	if w.log == "" {
+		return ""
+	}
+	return " (its output is in " + w.log + ")"
+}
+
+// stop ends the watching and stops the command target.
+func (w *watch) stop() {
+	if w.watcher != nil {
+		w.watcher.Stop()
+	}
+	if w.target != nil {
+		w.target.Stop()
+	}
+}
+
+// describe says what is watched, for the first line of output.
+func (w *watch) describe(p *plan.Plan) string {
+	switch m := &p.Monitor; {
+	case m.Command != "":
+		return fmt.Sprintf("started %q (pid %d, log %s)", m.Command, w.target.PID(), w.log)
+	case m.Cgroup != "":
+		return "watching cgroup " + m.Cgroup
+	case m.PID > 0:
+		return fmt.Sprintf("watching pid %d", m.PID)
+	}
+	return "scraping " + p.Monitor.Prometheus.URL
+}

@@ -1,0 +1,244 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/procfs"
+)
+
+// Defaults for LaunchConfig's zero values.
+const (
+	DefaultReadyTimeout = 30 * time.Second
+	DefaultStopGrace    = 5 * time.Second
+)
+
+// readyPoll is how often Launch asks the ready URL; readyTry bounds one ask.
+const (
+	readyPoll = 50 * time.Millisecond
+	readyTry  = 500 * time.Millisecond
+)
+
+// LaunchConfig says how to start a command target.
+type LaunchConfig struct {
+	// Command is run through /bin/sh -c, in its own process group.
+	Command string
+	// Env holds "KEY=value" entries added to ceiling's own environment.
+	Env []string
+	// Dir is the working folder; empty means ceiling's own.
+	Dir string
+	// Ready is a URL that answers (with any HTTP status) once the target is
+	// ready; empty means the target is taken as ready once started.
+	Ready string
+	// ReadyTimeout bounds the wait for Ready; zero means DefaultReadyTimeout.
+	ReadyTimeout time.Duration
+	// StopGrace is how long Stop waits after SIGTERM before SIGKILL; zero
+	// means DefaultStopGrace.
+	StopGrace time.Duration
+	// Log is the file that receives the target's stdout and stderr
+	// (truncated first); empty means they are discarded.
+	Log string
+}
+
+// Target is a command started by Launch. Its methods are safe for
+// concurrent use.
+type Target struct {
+	cmd   *exec.Cmd
+	log   *os.File // nil when output is discarded
+	grace time.Duration
+
+	done    chan struct{} // closed once the shell has exited and been reaped
+	waitErr error         // the shell's exit, valid after done
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Launch starts c.Command and waits until c.Ready answers. If the target
+// exits first, or the timeout passes, or ctx is cancelled, Launch stops
+// what it started and returns an error saying which, pointing at the log.
+// ctx bounds only the wait: once Launch returns, the target lives until
+// Stop.
+func Launch(ctx context.Context, c LaunchConfig) (*Target, error) {
+	if c.Command == "" {
+		return nil, errors.New("launch target: empty command")
+	}
+	if c.ReadyTimeout <= 0 {
+		c.ReadyTimeout = DefaultReadyTimeout
+	}
+	if c.StopGrace <= 0 {
+		c.StopGrace = DefaultStopGrace
+	}
+	t := &Target{grace: c.StopGrace, done: make(chan struct{})}
+	cmd := exec.Command("/bin/sh", "-c", c.Command)
+	cmd.Env = append(os.Environ(), c.Env...)
+	cmd.Dir = c.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if c.Log != "" {
+		f, err := os.OpenFile(c.Log, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("launch target: open log: %w", err)
+		}
+		t.log = f
+		cmd.Stdout, cmd.Stderr = f, f
+	}
+	if err := cmd.Start(); err != nil {
+		t.closeLog()
+		return nil, fmt.Errorf("launch target: %w", err)
+	}
+	t.cmd = cmd
+	go func() {
+		t.waitErr = cmd.Wait()
+		t.closeLog()
+		close(t.done)
+	}()
+	if c.Ready == "" {
+		return t, nil
+	}
+	if err := t.waitReady(ctx, c.Ready, c.ReadyTimeout); err != nil {
+		_ = t.Stop()
+		return nil, fmt.Errorf("launch target: %w; %s", err, logHint(c.Log))
+	}
+	return t, nil
+}
+
+func logHint(log string) string {
+	if log == "" {
+		return "its output was discarded (set a log file to keep it)"
+	}
+	return "its output is in " + log
+}
+
+// waitReady asks url every readyPoll until it answers, the target exits,
+// timeout passes or ctx ends.
+func (t *Target) waitReady(ctx context.Context, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+	defer client.CloseIdleConnections()
+	tick := time.NewTicker(readyPoll)
+	defer tick.Stop()
+	for {
+		if ready(ctx, client, url) {
+			return nil
+		}
+		select {
+		case <-t.done:
+			return fmt.Errorf("target exited (%v) before %s answered", exitText(t.waitErr), url)
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("target not ready: %s did not answer within %s (it was stopped)", url, timeout)
+			}
+			return fmt.Errorf("wait for %s: %w (the target was stopped)", url, context.Cause(ctx))
+		case <-tick.C:
+		}
+	}
+}
+
+// ready reports whether url gives any HTTP response within readyTry.
+func ready(ctx context.Context, client *http.Client, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, readyTry)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return true
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+func (t *Target) closeLog() {
+	if t.log != nil {
+		t.log.Close()
+	}
+}
+
+// PID returns the process ID of the target's shell, the root of its process
+// tree and the leader of its process group.
+func (t *Target) PID() int { return t.cmd.Process.Pid }
+
+// Exited reports whether the target's shell has exited.
+func (t *Target) Exited() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop sends SIGTERM to the target's process group, waits up to the stop
+// grace for the group to end, then sends SIGKILL to what is left. It
+// returns once the shell has been reaped. A target that had already exited
+// is not an error. Calling Stop again returns the first result.
+func (t *Target) Stop() error {
+	t.stopOnce.Do(func() { t.stopErr = t.stop() })
+	return t.stopErr
+}
+
+func (t *Target) stop() error {
+	pgid := t.cmd.Process.Pid
+	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("stop target: %w", err)
+	}
+	deadline := time.NewTimer(t.grace)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	// Wait for the shell, then for the rest of its group.
+	done := t.done
+	for !t.Exited() || groupAlive(pgid) {
+		select {
+		case <-deadline.C:
+			err := syscall.Kill(-pgid, syscall.SIGKILL)
+			<-t.done
+			if err != nil && !errors.Is(err, syscall.ESRCH) {
+				return fmt.Errorf("stop target: %w", err)
+			}
+			return nil
+		case <-done:
+			done = nil // from now on, poll for the rest of the group
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// groupAlive reports whether a process of the group pgid is still running.
+// Zombies do not count: a member orphaned by the shell's exit waits for
+// PID 1 to reap it, which can take a while.
+func groupAlive(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	all, err := procfs.AllProcs()
+	if err != nil {
+		return true
+	}
+	for _, p := range all {
+		if st, err := p.Stat(); err == nil && st.PGRP == pgid && !gone(st) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,197 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// launch starts a target and stops it when the test ends.
+func launch(t *testing.T, c LaunchConfig) *Target {
+	t.Helper()
+	tg, err := Launch(context.Background(), c)
+	if err != nil {
+		t.Fatalf("Launch(%+v) = %v", c, err)
+	}
+	t.Cleanup(func() { _ = tg.Stop() })
+	return tg
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestLaunchReadyStop(t *testing.T) {
+	addr := freeAddr(t)
+	log := filepath.Join(t.TempDir(), "target.log")
+	start := time.Now()
+	tg := launch(t, LaunchConfig{
+		Command: shellQuote(testBinary(t)),
+		Env:     []string{helperEnv + "=serve", "MONITOR_TEST_ADDR=" + addr, "MONITOR_TEST_DELAY=300ms"},
+		Ready:   "http://" + addr + "/", ReadyTimeout: 5 * time.Second,
+		Log: log,
+	})
+	took := time.Since(start)
+	t.Logf("ready after %v (the target listens after 300ms)", took)
+	if took < 300*time.Millisecond || took > 2*time.Second {
+		t.Errorf("Launch returned after %v, want 300ms–2s", took)
+	}
+	if tg.Exited() || tg.PID() <= 0 {
+		t.Fatalf("after Launch: Exited() = %v, PID() = %d; want running", tg.Exited(), tg.PID())
+	}
+	src := watch(t, tg.PID())
+	if s, err := src.Read(); err != nil || !s.Alive || s.RSSBytes <= 0 {
+		t.Errorf("Read() of the target = %+v, %v; want alive with some RSS", s, err)
+	}
+	stopStart := time.Now()
+	if err := tg.Stop(); err != nil {
+		t.Errorf("Stop() = %v", err)
+	}
+	t.Logf("stopped by SIGTERM in %v", time.Since(stopStart))
+	if !tg.Exited() || time.Since(stopStart) > time.Second {
+		t.Errorf("after Stop: Exited() = %v after %v, want true well within the 5s grace", tg.Exited(), time.Since(stopStart))
+	}
+	if s, _ := src.Read(); s.Alive {
+		t.Errorf("Read() after Stop = %+v, want not alive", s)
+	}
+	if got := readFile(t, log); !strings.Contains(got, "listening") {
+		t.Errorf("log = %q, want the target's output", got)
+	}
+	if err := tg.Stop(); err != nil {
+		t.Errorf("second Stop() = %v", err)
+	}
+}
+
+func TestLaunchEnvDir(t *testing.T) {
+	dir, log := t.TempDir(), filepath.Join(t.TempDir(), "out.log")
+	tg := launch(t, LaunchConfig{Command: `echo "$GREETING"; pwd; echo oops >&2`, Env: []string{"GREETING=hello"}, Dir: dir, Log: log})
+	<-tg.done
+	if got, want := readFile(t, log), "hello\n"+dir+"\noops\n"; got != want {
+		t.Errorf("log = %q, want %q", got, want)
+	}
+}
+
+func TestLaunchNeverReady(t *testing.T) {
+	dir := t.TempDir()
+	pidFile, log := filepath.Join(dir, "pid"), filepath.Join(dir, "target.log")
+	addr := freeAddr(t) // nothing listens there
+	start := time.Now()
+	_, err := Launch(context.Background(), LaunchConfig{
+		Command: "echo $$ > " + shellQuote(pidFile) + "; echo starting; exec sleep 30",
+		Ready:   "http://" + addr + "/health", ReadyTimeout: 300 * time.Millisecond,
+		Log: log,
+	})
+	t.Logf("Launch of a target that never answers: %v (after %v)", err, time.Since(start))
+	if err == nil || !strings.Contains(err.Error(), "did not answer within 300ms") || !strings.Contains(err.Error(), log) {
+		t.Fatalf("Launch = %v, want an error saying it did not answer within 300ms, naming the log", err)
+	}
+	pid, perr := strconv.Atoi(strings.TrimSpace(readFile(t, pidFile)))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("kill(%d, 0) = %v after a failed Launch, want ESRCH (the target stopped)", pid, err)
+	}
+	if got := readFile(t, log); got != "starting\n" {
+		t.Errorf("log = %q, want the target's output", got)
+	}
+}
+
+func TestLaunchExitsBeforeReady(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "target.log")
+	_, err := Launch(context.Background(), LaunchConfig{
+		Command: "echo boom; exit 3", Ready: "http://" + freeAddr(t) + "/", ReadyTimeout: 5 * time.Second, Log: log,
+	})
+	t.Logf("Launch of a target that exits: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "exited (exit status 3)") || !strings.Contains(err.Error(), log) {
+		t.Fatalf("Launch = %v, want an error saying it exited with status 3, naming the log", err)
+	}
+	if got := readFile(t, log); got != "boom\n" {
+		t.Errorf("log = %q, want %q", got, "boom\n")
+	}
+}
+
+func TestLaunchCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := Launch(ctx, LaunchConfig{Command: "exec sleep 30", Ready: "http://" + freeAddr(t) + "/"})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "discarded") {
+		t.Errorf("Launch with a cancelled context = %v, want context.Canceled, saying the output was discarded", err)
+	}
+	if _, err := Launch(context.Background(), LaunchConfig{}); err == nil {
+		t.Errorf("Launch of no command = nil error, want one")
+	}
+}
+
+// TestLaunchExitMidWatch watches a target that exits on its own.
+func TestLaunchExitMidWatch(t *testing.T) {
+	tg := launch(t, LaunchConfig{Command: "sleep 0.4"})
+	w := NewWatcher(watch(t, tg.PID()), nil, 50*time.Millisecond)
+	start := time.Now()
+	w.Start()
+	select {
+	case <-tg.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the target did not exit")
+	}
+	time.Sleep(150 * time.Millisecond) // a reading or two after the exit
+	w.Stop()
+	end := time.Now()
+	if !tg.Exited() {
+		t.Errorf("Exited() = false after the target exited")
+	}
+	f := w.Window(start, end)
+	t.Logf("target exited mid-watch: %d samples, Exited %v", f.Samples, f.Exited)
+	if !f.Exited || f.Samples < 5 {
+		t.Errorf("Window = %+v, want Exited with ≥ 5 samples", f)
+	}
+	if early := w.Window(start, start.Add(200*time.Millisecond)); early.Exited {
+		t.Errorf("Window of the first 200ms = %+v, want not exited yet", early)
+	}
+	if err := tg.Stop(); err != nil {
+		t.Errorf("Stop() of an exited target = %v, want nil", err)
+	}
+}
+
+// TestLaunchStopKills stops a target that ignores SIGTERM: SIGKILL after
+// the grace.
+func TestLaunchStopKills(t *testing.T) {
+	tg := launch(t, LaunchConfig{Command: "trap '' TERM; sleep 30 & wait; wait", StopGrace: 300 * time.Millisecond})
+	time.Sleep(100 * time.Millisecond) // let the shell set its trap
+	start := time.Now()
+	if err := tg.Stop(); err != nil {
+		t.Errorf("Stop() = %v", err)
+	}
+	took := time.Since(start)
+	t.Logf("a TERM-ignoring target was killed after %v (grace 300ms)", took)
+	if !tg.Exited() || took < 300*time.Millisecond || took > 2*time.Second {
+		t.Errorf("Stop() took %v, Exited() = %v; want 300ms–2s and exited", took, tg.Exited())
+	}
+	if groupAlive(tg.PID()) {
+		t.Errorf("the target's process group still has running members after Stop")
+	}
+}

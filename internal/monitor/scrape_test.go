@@ -1,0 +1,192 @@
+package monitor
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// promServer serves scripted exposition bodies, one per request, repeating
+// the last.
+type promServer struct {
+	mu     sync.Mutex
+	bodies []string
+	status int
+	n      int
+}
+
+func (p *promServer) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	body, status := p.bodies[min(p.n, len(p.bodies)-1)], p.status
+	p.n++
+	p.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	if status != 0 {
+		w.WriteHeader(status)
+	}
+	fmt.Fprint(w, body)
+}
+
+func serveProm(t *testing.T, p *promServer) string {
+	t.Helper()
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/metrics"
+}
+
+func newScraper(t *testing.T, url string, metrics ...string) *Scraper {
+	t.Helper()
+	s, err := NewScraper(url, metrics, time.Second)
+	if err != nil {
+		t.Fatalf("NewScraper(%q, %q) = %v", url, metrics, err)
+	}
+	return s
+}
+
+const exposition = `# HELP queue_depth Items waiting.
+# TYPE queue_depth gauge
+queue_depth{lane="chat"} 5
+queue_depth{lane="bulk"} 2
+# TYPE requests_total counter
+requests_total{method="GET",code="200"} 100
+requests_total{code="500",method="GET"} 3
+# TYPE latency_seconds summary
+latency_seconds{quantile="0.5"} 0.1
+latency_seconds_sum 12.5
+latency_seconds_count 100
+# TYPE size_bytes histogram
+size_bytes_bucket{le="1"} 1
+size_bytes_bucket{le="+Inf"} 4
+size_bytes_sum 10
+size_bytes_count 4
+temperature{room="a \"b\"\\c"} 21.5
+other_metric 1
+`
+
+func TestScrapeSelects(t *testing.T) {
+	url := serveProm(t, &promServer{bodies: []string{exposition}})
+	s := newScraper(t, url, `queue_depth{lane="chat"}`, "requests_total", "latency_seconds",
+		"size_bytes_count", "temperature", "absent_metric")
+	got, err := s.Scrape()
+	if err != nil {
+		t.Fatalf("Scrape() = %v", err)
+	}
+	want := map[string]Point{
+		`queue_depth{lane="chat"}`:                {Value: 5},
+		`requests_total{code="200",method="GET"}`: {100, true},
+		`requests_total{code="500",method="GET"}`: {3, true},
+		`latency_seconds_sum`:                     {12.5, true},
+		`latency_seconds_count`:                   {100, true},
+		`size_bytes_count`:                        {4, true},
+		`temperature{room="a \"b\"\\c"}`:          {Value: 21.5},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Scrape() mismatch (-want +got):\n%s", d)
+	}
+}
+
+func TestScrapeErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		srv     *promServer
+		wantErr string
+	}{
+		{"status 500", &promServer{bodies: []string{"oops"}, status: 500}, "status 500"},
+		{"not the text format", &promServer{bodies: []string{"queue_depth{lane=chat} 5\n"}}, "scrape"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScraper(t, serveProm(t, tc.srv), "queue_depth")
+			if _, err := s.Scrape(); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Scrape() = %v, want an error with %q", err, tc.wantErr)
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		url := srv.URL
+		srv.Close()
+		if _, err := newScraper(t, url, "x").Scrape(); err == nil {
+			t.Errorf("Scrape() of a closed port = nil error, want one")
+		}
+	})
+}
+
+func TestNewScraperValidates(t *testing.T) {
+	tests := []struct {
+		name    string
+		url     string
+		metrics []string
+		wantErr string
+	}{
+		{"no scheme", "localhost:9090/metrics", []string{"x"}, "want an http"},
+		{"no metrics", "http://localhost:9090/metrics", nil, "no metrics"},
+		{"all bad selectors reported", "http://localhost:9090/metrics", []string{"a{b=c}", "{x=\"y\"}"}, "want a quoted value"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewScraper(tc.url, tc.metrics, 0)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("NewScraper(%q, %q) = %v, want an error with %q", tc.url, tc.metrics, err, tc.wantErr)
+			}
+		})
+	}
+	_, err := NewScraper("http://localhost:9090/metrics", []string{"a{b=c}", "{x=\"y\"}"}, 0)
+	if err == nil || !strings.Contains(err.Error(), "no name") {
+		t.Errorf("NewScraper with two bad selectors = %v, want both reported", err)
+	}
+}
+
+// TestWatcherScrapeWindow drives the watcher's sampling by hand at made-up
+// times, one second apart, so the figures are exact.
+func TestWatcherScrapeWindow(t *testing.T) {
+	gauges := []float64{5, 7, 3, 9, 4}
+	counters := []float64{100, 110, 130, 10, 40} // a restart before the fourth scrape
+	var bodies []string
+	for i := range gauges {
+		bodies = append(bodies, fmt.Sprintf("# TYPE q gauge\nq{lane=\"chat\"} %g\nq{lane=\"bulk\"} 1\n# TYPE served_total counter\nserved_total %g\n", gauges[i], counters[i]))
+	}
+	srv := &promServer{bodies: bodies}
+	w := NewWatcher(nil, newScraper(t, serveProm(t, srv), `q{lane="chat"}`, "served_total"), time.Second)
+	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	for i := range gauges {
+		w.sample(context.Background(), at(i))
+	}
+	srv.mu.Lock()
+	srv.status = 503
+	srv.mu.Unlock()
+	w.sample(context.Background(), at(5)) // a failed scrape
+
+	got := w.Window(at(1), at(3))
+	want := Figures{Samples: 3, Metrics: map[string]Stat{
+		`q{lane="chat"}`: {Last: 9, Max: 9, Mean: (7 + 3 + 9) / 3.0},
+		// 110 → 130 is +20; 130 → 10 is a restart, +10: 30 over 2 s.
+		"served_total": {Last: 10, Max: 130, Mean: (110 + 130 + 10) / 3.0, Rate: 15, Counter: true},
+	}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Window(1s, 3s) mismatch (-want +got):\n%s", d)
+	}
+	all := w.Window(at(0), at(5))
+	if all.Samples != 6 || all.Errors != 1 || all.Metrics["served_total"].Rate != (10+20+10+30)/4.0 {
+		t.Errorf("Window(0s, 5s) = %+v, want 6 samples, 1 error, served_total rate 17.5", all)
+	}
+	if w.Err() == nil || !strings.Contains(w.Err().Error(), "503") {
+		t.Errorf("Err() = %v, want the 503", w.Err())
+	}
+	series := w.Series(at(2), at(3))
+	wantSeries := []SeriesPoint{
+		{At: at(2), Metrics: map[string]float64{`q{lane="chat"}`: 3, "served_total": 130}},
+		{At: at(3), Metrics: map[string]float64{`q{lane="chat"}`: 9, "served_total": 10}},
+	}
+	if d := cmp.Diff(wantSeries, series); d != "" {
+		t.Errorf("Series(2s, 3s) mismatch (-want +got):\n%s", d)
+	}
+}

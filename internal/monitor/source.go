@@ -1,0 +1,35 @@
+package monitor
+
+import "time"
+
+// Sample is one reading of a Source.
+type Sample struct {
+	// At is when the reading was taken.
+	At time.Time
+	// CPU is the cumulative CPU time (user + system) of the watched process
+	// tree or cgroup. Only differences between readings mean anything: the
+	// origin is arbitrary.
+	CPU time.Duration
+	// RSSBytes is the resident memory of the tree, or the cgroup's memory
+	// use (which includes its page cache).
+	RSSBytes int64
+	// Threads is the number of threads in the tree; 0 when unknown (cgroup).
+	Threads int
+	// FDs is the number of open file descriptors in the tree; 0 when unknown.
+	FDs int
+	// Alive is false once the process (the tree's root) has exited or the
+	// cgroup has been removed. A dead source keeps reporting its last CPU.
+	Alive bool
+}
+
+// Source is something whose CPU and memory can be read: a process tree
+// (Process) or a cgroup (Cgroup). A Source is read by one goroutine at a
+// time.
+type Source interface {
+	// Read takes one reading. A target that has gone away is not an error:
+	// the Sample says Alive false.
+	Read() (Sample, error)
+}
+
+// mib is the unit of the MB figures: 2^20 bytes, as top and ps count.
+const mib = 1 << 20
