@@ -73,7 +73,7 @@ func runDemo(e *env, quick bool, dir string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\n%s\n", edgeSentence(res))
-	fmt.Fprintf(e.stdout, "\nThe target's capacity is %.0f/s by construction; the table shows where it bends.\n", capacity)
+	fmt.Fprintf(e.stdout, "\nThe target's nominal capacity is %.0f/s (4 lanes × 5 ms); the achieved column shows what it really served once overloaded, and the table where it bends.\n", capacity)
 	fmt.Fprintf(e.stdout, "Open %s for every figure, per step and per second.\n", out)
 	if res.Interrupted {
 		return &codedError{code: ExitInterrupted, err: fmt.Errorf("interrupted")}
