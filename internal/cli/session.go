@@ -33,6 +33,7 @@ type session struct {
 	res     *results.Result
 	sockets sockets
 	watch   *watch
+	sinks   *sinks
 	index   int
 	found   *bool // find: whether an edge was found, which is what passed means
 }
@@ -54,7 +55,14 @@ func openSession(e *env, p *plan.Plan, o *outputFlags, steps int, strict bool) (
 		}
 	}
 	s := &session{e: e, p: p, o: o, terms: terms, set: set, strict: strict, rules: rulesOf(p)}
+	if s.sinks, err = startSinks(p); err != nil {
+		return nil, err
+	}
+	if s.sinks != nil {
+		set.SetDeliveries(s.sinks.ledger)
+	}
 	if s.watch, err = startWatch(e, p, o.out); err != nil {
+		s.sinks.close()
 		return nil, err
 	}
 	s.ex = httpx.New(httpx.Config{
@@ -141,6 +149,9 @@ func (s *session) step(st load.Step) (*results.Step, error) {
 			step.Warnings = append(step.Warnings, "the target exited: the figures after its exit measure a dead target"+w.logHint())
 		}
 	}
+	if s.sinks != nil {
+		step.Delivery = s.sinks.stepFigures(step.Index)
+	}
 	step.WebSocket = s.sockets.step(s.set)
 	if step.WebSocket != nil && step.Completed == 0 && step.Sent == 0 {
 		step.Warnings = slices.DeleteFunc(step.Warnings, func(w string) bool {
@@ -180,6 +191,12 @@ func (s *session) judge() {
 // finish writes the final result and prints the table; extra, if set,
 // prints after the table (find's answer).
 func (s *session) finish(extra func()) (*results.Result, error) {
+	if s.sinks != nil && s.runner != nil {
+		if !s.o.quiet {
+			fmt.Fprintf(s.e.stderr, "ceiling: waiting up to %v for late deliveries\n", s.sinks.drain)
+		}
+		s.sinks.settle(s.e.ctx, s.res, time.Now(), s.runner.Base())
+	}
 	ended := time.Now().Round(0)
 	s.res.EndedAt = &ended
 	s.judge()
@@ -217,4 +234,5 @@ func (s *session) closeTransport() {
 	if s.watch != nil {
 		s.watch.stop()
 	}
+	s.sinks.close()
 }

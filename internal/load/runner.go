@@ -230,6 +230,15 @@ func (t *tap) Iteration(it *metrics.Iteration) {
 	t.shard.RecordIteration(it)
 }
 
+// StepOf returns the step's index when intended falls in its counted
+// window, else -1.
+func (t *tap) StepOf(intended time.Duration) int {
+	if t.sr.counts(intended) {
+		return t.sr.st.Index
+	}
+	return -1
+}
+
 // Idle records an arrival that sent nothing by design.
 func (t *tap) Idle(intended time.Duration) { t.shard.Idle(t.sr.counts(intended)) }
 

@@ -24,6 +24,13 @@
 // URL and headers (RequestURL, RequestHeaders) and each WebSocket scenario's
 // (WebSocketURL, WebSocketHeaders).
 //
+// Sinks are mock outside services the target calls (latency fixed or by
+// percentiles, error rate, a per-key rate limit whose key
+// SinkRateLimit.Key gives in the sink package's form, where the message id
+// is); a scenario's Delivery names a sink and the id template its accepted
+// iterations expect to arrive there. Validate fills the sinks' defaults and
+// checks both, ids as templates.
+//
 // A plan also carries the thresholds of the step verdicts (Verdict, with
 // seed 004's defaults filled in by Validate) and whether validity warnings
 // fail the run (Strict, nil for the command's default).

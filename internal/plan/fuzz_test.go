@@ -49,6 +49,14 @@ func FuzzParse(f *testing.F) {
 		withLoad + "verdict: {healthy_p95: 1s, overloaded_p95: 0s, max_errors: 1, min_rate: 150%}\nstrict: yes\n",
 		withLoad + "verdict: {max_errors: -0%, min_rate: 1e1%, healthy_p95: -1s, max_error: 1%}\nstrict: null\n",
 		withLoad + "verdict: {max_errors: [1%], min_rate: {a: 1}, overloaded_p95: .nan}\nstrict: [true]\n",
+		// Sinks and deliveries: seed 000's Slack mock, and mistakes.
+		head + slackSink + widget,
+		head + widget + "sinks: [{name: slack, latency: 50ms, error_rate: 1%, status: 202, body: ok, id: {regex: 'id=(\\w+)'}, drain: 0s}]\n",
+		head + widget + "sinks: [{name: slack, listen: '[::1]:0', latency: {p999: 1s, p50: 2s, p75: 1ms}, rate_limit: {per: '{{ .header.X-Team }}', rps: .inf}, id: {json: a, header: b}}]\n",
+		head + "sinks: [{name: a, listen: ':1', id: {json: x}}, {name: a, listen: 'h:1', latency: [1s], rate_limit: {per: '{{.json.}}'}, id: {}}, null]\n" +
+			"scenarios: [{steps: [{request: {url: /a}}], delivery: {sink: a, id: '{{seq}}'}}, {websocket: {url: /w}, delivery: {}}, {request: {url: /b}, delivery: null}]\n",
+		head + "sinks: [{name: s, id: {json: id}, latency: &l {p50: 1ms}}, {name: t, id: {json: id}, latency: {<<: *l, p99: !!str 2ms}, listen: 'x:65536'}]\n" +
+			"scenarios: [{request: {url: /a}, delivery: {sink: t, id: 'x{{.iteration}}'}}]\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -137,9 +145,56 @@ func checkValid(t *testing.T, p *Plan) {
 	for j := range p.Login {
 		checkRequest(t, p, &p.Login[j].Request)
 	}
+	checkSinks(t, p)
 	for path := range p.pos {
 		if w := p.Where(path); !strings.HasPrefix(w, p.File+":") {
 			t.Errorf("Where(%q) = %q, want %q:line:col", path, w, p.File)
+		}
+	}
+}
+
+// checkSinks asserts what the sinks and deliveries of an accepted plan
+// promise.
+func checkSinks(t *testing.T, p *Plan) {
+	t.Helper()
+	names, ports := map[string]bool{}, map[int]bool{}
+	for i := range p.Sinks {
+		s := &p.Sinks[i]
+		port, msg := listenProblem(s.Listen)
+		if !sinkName.MatchString(s.Name) || names[s.Name] || msg != "" || port != 0 && ports[port] {
+			t.Errorf("sink %d: name %q, listen %q: want a new name and a free host:port", i, s.Name, s.Listen)
+		}
+		names[s.Name], ports[port] = true, true
+		if s.Status < 200 || s.Status > 599 || s.ErrorRate == nil || !(s.ErrorRate.Value >= 0 && s.ErrorRate.Value <= 100) || s.Drain.Duration < 0 {
+			t.Errorf("sink %q: status %d, error_rate %v, drain %v", s.Name, s.Status, s.ErrorRate, s.Drain)
+		}
+		l := s.Latency
+		if _, err := l.MarshalYAML(); err != nil || l.Fixed.Duration < 0 || l.Fixed.Duration != 0 && len(l.Percentiles) > 0 {
+			t.Errorf("sink %q: latency %v (%v): want fixed or percentiles, known keys, not negative", s.Name, l, err)
+		}
+		var last time.Duration
+		for _, k := range latencyKeys {
+			if d, ok := l.Percentiles[k.q]; ok {
+				if d.Duration < last {
+					t.Errorf("sink %q: latency %v decreases", s.Name, l)
+				}
+				last = d.Duration
+			}
+		}
+		if r := s.RateLimit; r != nil {
+			if _, _, ok := parsePer(r.Per); !ok || !(r.RPS > 0 && !math.IsInf(r.RPS, 0)) || (r.Key() == "") != (r.Per == "") {
+				t.Errorf("sink %q: rate_limit %+v, key %q", s.Name, r, r.Key())
+			}
+		}
+		if id := s.ID; (id.JSON == "") == (id.Regex == "") || id.Header != "" || id.Cookie != "" {
+			t.Errorf("sink %q: id %+v, want json or regex", s.Name, id)
+		}
+	}
+	for i := range p.Scenarios {
+		if d := p.Scenarios[i].Delivery; d != nil {
+			if _, err := ParseTemplate("t", d.ID); !names[d.Sink] || !IsTemplate(d.ID) || err != nil {
+				t.Errorf("scenario %d: delivery %+v (%v): want a sink of the plan and an id template", i, d, err)
+			}
 		}
 	}
 }

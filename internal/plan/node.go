@@ -59,6 +59,8 @@ func want(v reflect.Value) string {
 		return errNotDuration.Error()
 	case reflect.TypeFor[Percent]():
 		return errNotPercent.Error()
+	case reflect.TypeFor[SinkLatency]():
+		return errNotLatency.Error()
 	}
 	switch v.Kind() {
 	case reflect.String:

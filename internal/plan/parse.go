@@ -166,7 +166,9 @@ func (d *decoder) covers(path string) bool {
 }
 
 // nodeUnmarshaler is the goccy interface that Duration and Percent
-// implement: the decoder hands them a scalar whole, as a leaf.
+// implement: the decoder hands them a scalar whole, as a leaf. SinkLatency
+// implements it too, but takes a mapping as well: the decoder reads it with
+// latency, which records each percentile's position.
 var nodeUnmarshaler = reflect.TypeFor[yaml.NodeUnmarshaler]()
 
 // maxValues bounds the values one plan may decode into: aliases can make a
@@ -187,6 +189,10 @@ func (d *decoder) value(path string, n ast.Node, v reflect.Value) {
 	}
 	if _, null := n.(*ast.NullNode); null {
 		return // absent: the zero value stays and a default may apply
+	}
+	if v.Type() == reflect.TypeFor[SinkLatency]() {
+		d.latency(path, n, v) // a scalar or a mapping, with its own positions
+		return
 	}
 	if reflect.PointerTo(v.Type()).Implements(nodeUnmarshaler) {
 		d.leaf(path, n, v)

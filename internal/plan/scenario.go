@@ -161,6 +161,9 @@ func (c *checker) scenario(path string, s *Scenario) {
 		c.expect(path+".expect", &s.Expect)
 		c.extract(path+".extract", s.Extract)
 	}
+	if s.Delivery != nil {
+		c.delivery(path+".delivery", s.Delivery)
+	}
 	for _, key := range slices.Sorted(maps.Keys(s.Tags)) {
 		p := path + ".tags." + key
 		if !isIdentifier(key) {

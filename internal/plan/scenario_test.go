@@ -95,9 +95,6 @@ func TestScenarioRules(t *testing.T) {
 		{"tag_limit", head + "scenarios: [{request: {url: /a}}]\ntag_limit: -1\n", []string{
 			`p.yaml:4:12: tag_limit: want 0 (the default, 50) or more, not -1`,
 		}},
-		{"planned scenario key", head + "scenarios: [{request: {url: /a}, delivery: {sink: s}}]\n", []string{
-			`p.yaml:3:34: scenarios[0].delivery: key "delivery" is not supported yet`,
-		}},
 	})
 }
 

@@ -122,6 +122,8 @@ func (w *schemaWalk) value(path string, typ reflect.Type, node map[string]any) {
 		if node["type"] != "string" {
 			w.t.Errorf("schema %q: want type string for a %s, not %v", path, typ, node["type"])
 		}
+	case typ == reflect.TypeFor[SinkLatency]():
+		w.latency(path, node)
 	case typ.Kind() == reflect.Pointer:
 		w.value(path, typ.Elem(), node)
 	case typ.Kind() == reflect.Struct:
@@ -143,6 +145,47 @@ func (w *schemaWalk) value(path string, typ reflect.Type, node map[string]any) {
 	}
 }
 
+// latency compares a SinkLatency's schema node, a scalar or a mapping with
+// its own UnmarshalYAML: one of a duration and an object whose properties
+// are exactly the percentile keys ceiling reads, each with a description.
+func (w *schemaWalk) latency(path string, node map[string]any) {
+	alts, _ := node["oneOf"].([]any)
+	var duration, object bool
+	for _, a := range alts {
+		alt, _ := a.(map[string]any)
+		if alt["$ref"] == "#/$defs/duration" {
+			duration = true
+			continue
+		}
+		alt = w.resolve(alt)
+		if alt["type"] != "object" {
+			continue
+		}
+		object = true
+		if alt["additionalProperties"] != false {
+			w.t.Errorf("schema %q: want additionalProperties: false on the percentiles", path)
+		}
+		props, _ := alt["properties"].(map[string]any)
+		var keys []string
+		for _, k := range latencyKeys {
+			keys = append(keys, k.key)
+		}
+		if diff := cmp.Diff(slices.Sorted(slices.Values(keys)), slices.Sorted(maps.Keys(props))); diff != "" {
+			w.t.Errorf("schema %q percentiles differ from ceiling's (-ceiling +schema):\n%s", path, diff)
+		}
+		for _, key := range keys {
+			prop, _ := props[key].(map[string]any)
+			if d, _ := prop["description"].(string); d == "" || prop["$ref"] != "#/$defs/duration" {
+				w.t.Errorf("schema %q: want a described duration, not %v", join(path, key), prop)
+			}
+			w.keys++
+		}
+	}
+	if !duration || !object {
+		w.t.Errorf("schema %q: want oneOf a duration and a mapping of percentiles, not %v", path, node)
+	}
+}
+
 // at returns the resolved schema node of a dotted path of plain keys.
 func (w *schemaWalk) at(path string) map[string]any {
 	node := w.root
@@ -157,10 +200,11 @@ func (w *schemaWalk) at(path string) map[string]any {
 	return w.resolve(node)
 }
 
-// TestSchemaScalarPatterns checks that the schema's patterns for durations
-// and percentages accept and refuse what ceiling does, so that an editor
+// TestSchemaScalarPatterns checks that the schema's patterns for durations,
+// percentages and rate-limit keys accept and refuse what ceiling does, so that an editor
 // agrees with `ceiling validate` on the common spellings. (The patterns
-// leave out rare ones that ceiling accepts, such as "1e1%".)
+// leave out rare ones that ceiling accepts, such as "1e1%", and the per
+// pattern accepts the rare "{{.json.header:x}}" that ceiling refuses.)
 func TestSchemaScalarPatterns(t *testing.T) {
 	data, err := os.ReadFile(schemaFile)
 	if err != nil {
@@ -188,6 +232,10 @@ func TestSchemaScalarPatterns(t *testing.T) {
 	}{
 		{"duration", []string{"250ms", "60s", "1m30s", "0s", "0", ".5s", "1.5h", "2h45m0.5s", "10µs", " 5s ", "60", "soon", "-1s", "1 s", "s", ""},
 			func(s string) bool { _, err := ParseDuration(s); return err == nil }},
+		{"per", []string{"", "{{.json.channel}}", "{{ .json.a.b }}", "{{.json.items.#.id}}", "{{.header.X-Channel}}", "{{ .header.x }}",
+			"channel", "header:X", "{{.channel}}", "{{.json.}}", "{{.json.a b}}", "{{.header.X A}}", "{{.header.X:Y}}", "{{.header.}}",
+			"{{.header.X}}}", " {{.json.a}}", "{{.json.a}}-x", "{{.json.{a}}}"},
+			func(s string) bool { _, _, ok := parsePer(s); return ok }},
 		{"percent", []string{"1%", "0.5%", ".5%", "5.%", "0%", "95%", "100%", "100.0%", "007%", " 1 % ", "1", "100.5%", "101%", "-1%", "%", "1%%", "x%", "1 %%", ""},
 			func(s string) bool {
 				var v struct {

@@ -34,6 +34,9 @@ type Plan struct {
 	SLO string `yaml:"slo"`
 	// Verdict sets the thresholds of the step verdicts.
 	Verdict Verdict `yaml:"verdict"`
+	// Sinks are mock outside services ceiling runs for the target to call;
+	// they record which message ids arrive.
+	Sinks []Sink `yaml:"sinks"`
 	// Monitor says how to watch the target while it is loaded.
 	Monitor Monitor `yaml:"monitor"`
 	// Strict makes validity warnings (redirects counted as success, bodies
@@ -49,6 +52,59 @@ type Plan struct {
 	// userColumns their column names, in file order.
 	users       []map[string]string
 	userColumns []string
+}
+
+// Sink is a mock outside service (a Slack webhook, a payment API) that the
+// target calls and that records which message ids arrive.
+type Sink struct {
+	// Name is how scenarios' delivery names it. Required, unique.
+	Name string `yaml:"name"`
+	// Listen is the address; the target must be configured to call it.
+	// Default 127.0.0.1:0 (a free port, useful only in tests).
+	Listen string `yaml:"listen"`
+	// Latency is how long it takes to answer: a duration ("50ms"), or a
+	// distribution by percentiles ({p50: 40ms, p99: 200ms}).
+	Latency SinkLatency `yaml:"latency"`
+	// ErrorRate is the share of requests answered 500. Default 0%.
+	ErrorRate *Percent `yaml:"error_rate"`
+	// Status is the status of a normal answer. Default 200.
+	Status int `yaml:"status"`
+	// Body is the body of a normal answer. Default {"ok":true}.
+	Body string `yaml:"body"`
+	// RateLimit answers 429 with Retry-After past rps requests per second
+	// per key.
+	RateLimit *SinkRateLimit `yaml:"rate_limit"`
+	// ID says where the message id is in each received body: json (a gjson
+	// path) or regex (exactly one).
+	ID Extract `yaml:"id"`
+	// Drain is how long to wait, after the load stops, for late deliveries.
+	// Default 60s.
+	Drain Duration `yaml:"drain"`
+}
+
+// SinkLatency is a fixed latency, or a distribution given by percentiles.
+type SinkLatency struct {
+	// Fixed is a single latency.
+	Fixed Duration
+	// Percentiles map quantiles (0.5 for p50) to latencies.
+	Percentiles map[float64]Duration
+}
+
+// SinkRateLimit is a per-key limit.
+type SinkRateLimit struct {
+	// Per is the key: "{{.json.channel}}" (a path into the JSON body) or
+	// "{{.header.X-Channel}}"; empty means one limit for all requests.
+	Per string `yaml:"per"`
+	// RPS is the requests per second allowed per key.
+	RPS float64 `yaml:"rps"`
+}
+
+// Delivery names the id an accepted iteration expects to arrive at a sink.
+type Delivery struct {
+	// Sink is a sink's name.
+	Sink string `yaml:"sink"`
+	// ID is a template rendering the message id, e.g. "{{.msgid}}".
+	ID string `yaml:"id"`
 }
 
 // Monitor says how to watch the target: a running process (PID), a command
@@ -224,6 +280,9 @@ type Scenario struct {
 	// Steps is a flow: requests sent in order within one iteration. A failed
 	// step ends the iteration.
 	Steps []Step `yaml:"steps"`
+	// Delivery says which id an accepted iteration expects to arrive at a
+	// sink.
+	Delivery *Delivery `yaml:"delivery"`
 	// WebSocket makes the scenario send frames over held WebSocket
 	// connections and time each to its matching ack (instead of request or
 	// steps).

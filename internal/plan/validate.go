@@ -67,6 +67,7 @@ func (p *Plan) check() Problems {
 	c.scenarios()
 	c.statuses("limited", p.Limited)
 	c.verdict()
+	c.sinks()
 	c.monitor()
 	if p.TagLimit < 0 {
 		c.add("tag_limit", "want 0 (the default, %d) or more, not %d", DefaultTagLimit, p.TagLimit)
@@ -122,6 +123,7 @@ func (p *Plan) fillDefaults() {
 		p.Limited = []int{429}
 	}
 	p.fillRequestDefaults()
+	p.fillSinks()
 }
 
 // checker collects the problems of one plan.

@@ -14,11 +14,24 @@ var columns = []string{"step", "target", "achieved", "p50", "p95", "p99", "max",
 
 // columnsOf returns the step table's columns for r.
 func columnsOf(r *results.Result) []string {
-	if !watched(r) {
-		return columns
-	}
 	out := append([]string{}, columns[:len(columns)-2]...)
-	return append(out, "cpu", "rss", "slo", "verdict")
+	if watched(r) {
+		out = append(out, "cpu", "rss")
+	}
+	if delivered(r) {
+		out = append(out, "delivered")
+	}
+	return append(out, "slo", "verdict")
+}
+
+// delivered reports whether any step counted deliveries.
+func delivered(r *results.Result) bool {
+	for _, s := range r.Steps {
+		if s.Delivery != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // watched reports whether any step measured the target.
@@ -71,9 +84,23 @@ func rows(r *results.Result) [][]string {
 			}
 			row = append(row, cpu, rss)
 		}
+		if delivered(r) {
+			d := "-"
+			if x := s.Delivery; x != nil {
+				d = fmt.Sprintf("%d/%d", x.Delivered, x.Expected)
+			}
+			row = append(row, d)
+		}
 		out = append(out, append(row, slo, verdict(s)))
 	}
 	return out
+}
+
+func ellipsis(more bool) string {
+	if more {
+		return ", …"
+	}
+	return ""
 }
 
 // verdict is the step's verdict, with its reason when it is not HEALTHY.
@@ -166,6 +193,13 @@ func footer(w io.Writer, r *results.Result, prefix string) {
 		fmt.Fprintln(w)
 		for _, msg := range r.Invalid {
 			fmt.Fprintf(w, "%sINVALID %s\n", prefix, msg)
+		}
+	}
+	if d := r.Delivery; d != nil {
+		fmt.Fprintf(w, "\n%sdelivery: %d of %d accepted ids delivered, %d lost, %d duplicates, send→delivery p50 %s p99 %s; the backlog cleared %.1fs after the load stopped\n",
+			prefix, d.Delivered, d.Expected, d.Lost, d.Duplicates, Millis(d.LatencyMS.P50), Millis(d.LatencyMS.P99), d.DrainS)
+		if len(d.LostIDs) > 0 {
+			fmt.Fprintf(w, "%slost ids (first %d): %s\n", prefix, len(d.LostIDs), strings.Join(d.LostIDs[:min(len(d.LostIDs), 5)], ", ")+ellipsis(len(d.LostIDs) > 5))
 		}
 	}
 	noted := false

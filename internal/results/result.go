@@ -32,6 +32,10 @@ type Result struct {
 	Edge         *Edge         `json:"edge"`
 	// Search describes the find that produced Edge; nil for a run.
 	Search *Search `json:"search,omitempty"`
+	// Delivery sums the run\'s delivery, after the drain; DeliverySeries
+	// has one point per second.
+	Delivery       *Delivery       `json:"delivery,omitempty"`
+	DeliverySeries []DeliveryPoint `json:"delivery_series,omitempty"`
 	// Invalid lists what makes the run\'s figures untrustworthy (validity
 	// guards); a strict run fails when it is not empty.
 	Invalid    []string    `json:"invalid"`
@@ -68,6 +72,14 @@ type Search struct {
 	// Answer is the one-line answer, e.g. "edge: 480/s at p99<50ms, errors<1%;
 	// 500/s fails: p99 1.2 s".
 	Answer string `json:"answer"`
+}
+
+// DeliveryPoint is one second of deliveries: first arrivals, and ids
+// accepted but not yet delivered.
+type DeliveryPoint struct {
+	T       float64 `json:"t_s"`
+	Arrived int64   `json:"arrived"`
+	Backlog int64   `json:"backlog"`
 }
 
 // Edge is the highest rate that met the SLO (filled by find).
@@ -125,6 +137,7 @@ type Step struct {
 	GeneratorLimited bool                            `json:"generator_limited"`
 	Generator        *Generator                      `json:"generator,omitempty"`
 	Target           *Target                         `json:"target,omitempty"`
+	Delivery         *Delivery                       `json:"delivery,omitempty"`
 	Notes            []string                        `json:"notes,omitempty"`
 	Warnings         []string                        `json:"warnings"`
 	Histogram        string                          `json:"histogram"`
@@ -145,6 +158,21 @@ type Breakdown struct {
 	LatencyMS    metrics.Latency  `json:"latency_ms"`
 	AvgBodyBytes float64          `json:"avg_body_bytes"`
 	Histogram    string           `json:"histogram,omitempty"`
+}
+
+// Delivery is what a step's (or the run's) accepted iterations delivered
+// to the plan's sinks: ids expected, delivered, lost (the first 100
+// listed), duplicated, and the send→delivery latency; drain_s is how long
+// after the load stopped the last expected id arrived (run level).
+type Delivery struct {
+	Expected   int64           `json:"expected"`
+	Delivered  int64           `json:"delivered"`
+	Lost       int64           `json:"lost"`
+	Duplicates int64           `json:"duplicates"`
+	Rejected   int64           `json:"rejected"`
+	LostIDs    []string        `json:"lost_ids"`
+	LatencyMS  metrics.Latency `json:"latency_ms"`
+	DrainS     float64         `json:"drain_s,omitempty"`
 }
 
 // Generator is what ceiling itself used during a step.

@@ -152,7 +152,11 @@ func stepWarnings(res *load.Result, st *Step) []string {
 // scenario has no samples, so its terms fail.
 func (s *Step) FiguresOf(name string) slo.Figures {
 	if name == "" {
-		return s.Figures()
+		f := s.Figures()
+		if d := s.Delivery; d != nil {
+			f.Expected, f.Delivered = d.Expected, d.Delivered
+		}
+		return f
 	}
 	for _, b := range s.Scenarios {
 		if b.Name == name {

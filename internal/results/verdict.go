@@ -164,11 +164,14 @@ const (
 // rose while the CPU had room (seed 000: "the CPU sat at 60 %, yet p99 went
 // from 6 ms to 482 ms": something blocked).
 func (s *Step) notes(prev *Step, rules Rules) []string {
+	var n []string
+	if d := s.Delivery; d != nil && d.Lost > 0 {
+		n = append(n, fmt.Sprintf("delivery fell behind: %d of %d accepted ids did not reach the sink", d.Lost, d.Expected))
+	}
 	t := s.Target
 	if t == nil || t.Samples == 0 {
-		return nil
+		return n
 	}
-	var n []string
 	if t.Exited {
 		n = append(n, "the target exited during the step")
 	}

@@ -58,7 +58,8 @@ func (l *log) Exchange(_, _, _ time.Duration, out *transport.Outcome) {
 	l.exchanges = append(l.exchanges, o)
 	l.mu.Unlock()
 }
-func (l *log) Idle(time.Duration) {}
+func (l *log) Idle(time.Duration)       {}
+func (l *log) StepOf(time.Duration) int { return 0 }
 func (l *log) Iteration(it *metrics.Iteration) {
 	l.mu.Lock()
 	c := *it

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/plan"
@@ -26,6 +27,7 @@ type Set struct {
 
 	obeyRetryAfter bool
 	ids            *ids
+	deliveries     Deliveries
 	closed         bool     // the closed model: each user holds its own sockets
 	connects       connects // handshake times of every websocket scenario
 	idVars         []int    // indexes into vars of the vars watched for repeats
@@ -35,11 +37,31 @@ type Set struct {
 // compiled is one scenario: its steps (one for a single request), or its
 // websocket frames, and its tags.
 type compiled struct {
-	name  string
-	steps []*request
-	ws    *wsScenario
-	tags  []tagText
+	name     string
+	steps    []*request
+	ws       *wsScenario
+	tags     []tagText
+	delivery *delivery
 }
+
+// delivery is a scenario's expected id at a sink.
+type delivery struct {
+	sink int // index into the plan's sinks
+	id   text
+}
+
+// Deliveries takes note of what accepted iterations expect to arrive at the
+// plan's sinks (package delivery implements it). Safe for concurrent use.
+type Deliveries interface {
+	// Expect notes that id is expected at sink, sent at at, in step (-1: warm-up).
+	Expect(sink int, id string, at time.Time, step int)
+	// Reject notes an iteration of step the target did not accept.
+	Reject(sink, step int)
+}
+
+// SetDeliveries makes accepted iterations report their delivery ids to d.
+// Call it before the first step.
+func (s *Set) SetDeliveries(d Deliveries) { s.deliveries = d }
 
 type namedText struct {
 	name string
@@ -145,6 +167,16 @@ func (s *Set) compileScenario(p *plan.Plan, where string, sc *plan.Scenario) (*c
 			return nil, err
 		}
 		c.steps = append(c.steps, r)
+	}
+	if d := sc.Delivery; d != nil {
+		id, err := s.tmpls.text(where+".delivery.id", d.ID)
+		if err != nil {
+			return nil, err
+		}
+		c.delivery = &delivery{sink: slices.IndexFunc(p.Sinks, func(k plan.Sink) bool { return k.Name == d.Sink }), id: id}
+		if c.delivery.sink < 0 {
+			return nil, fmt.Errorf("%s.delivery.sink: no sink named %q", where, d.Sink)
+		}
 	}
 	keys := make([]string, 0, len(sc.Tags))
 	for k := range sc.Tags {

@@ -26,6 +26,9 @@ type Recorder interface {
 	// Idle records an iteration meant to start at intended that sent
 	// nothing by design (an idle soak), so it is not taken for a lost one.
 	Idle(intended time.Duration)
+	// StepOf returns the index of the step whose counted window holds
+	// intended, or -1 (a warm-up).
+	StepOf(intended time.Duration) int
 }
 
 // VU is one virtual user.
@@ -144,12 +147,34 @@ func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) (pause time
 			rec.Idle(intended)
 		} else {
 			v.finish(rec, sc, intended, end, kind, body)
+			v.deliver(rec, c, intended, kind)
 		}
 		return 0
 	}
 	end, kind, body := v.flow(rec, c.steps, intended, false)
 	v.finish(rec, sc, intended, end, kind, body)
+	v.deliver(rec, c, intended, kind)
 	return v.pause(kind)
+}
+
+// deliver tells the ledger which id an accepted iteration expects at its
+// sink, or that the iteration was not accepted.
+func (v *VU) deliver(rec Recorder, c *compiled, intended time.Duration, kind transport.Kind) {
+	d, l := c.delivery, v.set.deliveries
+	if d == nil || l == nil {
+		return
+	}
+	step := rec.StepOf(intended)
+	if kind != transport.OK {
+		l.Reject(d.sink, step)
+		return
+	}
+	id, err := v.renderString(d.id)
+	if err != nil || id == "" {
+		l.Reject(d.sink, step)
+		return
+	}
+	l.Expect(d.sink, id, time.Now(), step)
 }
 
 // maxPause caps an obeyed Retry-After.

@@ -45,6 +45,7 @@ const (
 var metricKinds = map[string]kind{
 	"p50": duration, "p90": duration, "p95": duration, "p99": duration, "p999": duration,
 	"max": duration, "mean": duration, "errors": percent, "limited": percent, "rate": fraction,
+	"delivered": percent,
 }
 
 // Parse reads a comma-separated list of terms. An empty string has none.
@@ -91,7 +92,7 @@ func parseTerm(text string) (Term, *SyntaxError) {
 	}
 	k, ok := metricKinds[name]
 	if !ok {
-		return Term{}, &SyntaxError{Msg: fmt.Sprintf("unknown metric %q (want p50, p90, p95, p99, p999, max, mean, errors, limited or rate)", name)}
+		return Term{}, &SyntaxError{Msg: fmt.Sprintf("unknown metric %q (want p50, p90, p95, p99, p999, max, mean, errors, limited, delivered or rate)", name)}
 	}
 	t.Metric = name
 	raw := strings.TrimSpace(text[rest:])
@@ -136,6 +137,9 @@ type Figures struct {
 	Completed, Failed, Limited int64
 	// Achieved and Target are rates per second; Target 0 means none (closed model).
 	Achieved, Target float64
+	// Expected and Delivered count the delivery ids expected at sinks and
+	// those that arrived.
+	Expected, Delivered int64
 }
 
 // Eval returns the term's measured value and whether the threshold holds.
@@ -161,6 +165,11 @@ func (t Term) Eval(f Figures) (float64, bool) {
 		v = share(f.Failed, f.Completed)
 	case "limited":
 		v = share(f.Limited, f.Completed)
+	case "delivered":
+		if f.Expected == 0 {
+			return 0, false // nothing expected: no evidence
+		}
+		v = share(f.Delivered, f.Expected)
 	case "rate":
 		if f.Target <= 0 {
 			return 0, f.Completed > 0 // the closed model has no target to miss

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// forwarder is a target that accepts POST /msg {"id"} with 202 and forwards
+// each message to the sink from a pool of workers, each taking work; it
+// drops every dropEvery-th message and sends every dupEvery-th twice.
+func forwarder(t *testing.T, sinkURL string, workers int, work time.Duration, dropEvery, dupEvery int64) *httptest.Server {
+	t.Helper()
+	queue := make(chan string, 100000)
+	var n atomic.Int64
+	quit := make(chan struct{})
+	client := &http.Client{Timeout: 5 * time.Second}
+	for range workers {
+		go func() {
+			for {
+				select {
+				case <-quit:
+					return
+				case id := <-queue:
+					time.Sleep(work)
+					k := n.Add(1)
+					if dropEvery > 0 && k%dropEvery == 0 {
+						continue
+					}
+					times := 1
+					if dupEvery > 0 && k%dupEvery == 0 {
+						times = 2
+					}
+					for range times {
+						body, _ := json.Marshal(map[string]string{"channel": "c", "text": id})
+						if resp, err := client.Post(sinkURL+"/hooks/slack", "application/json", bytes.NewReader(body)); err == nil {
+							resp.Body.Close()
+						}
+					}
+				}
+			}
+		}()
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ ID string }
+		json.NewDecoder(r.Body).Decode(&in)
+		queue <- in.ID
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(func() { srv.Close(); close(quit) })
+	return srv
+}
+
+func deliveryPlan(t *testing.T, target string, port int, drain string) string {
+	return writePlan(t, fmt.Sprintf(`
+target: %s
+load: {rates: [200], step: 1s, warmup: 0s}
+vars: {msgid: "{{uuid}}"}
+sinks:
+  - name: slack
+    listen: 127.0.0.1:%d
+    id: {json: text}
+    drain: %s
+scenarios:
+  - name: send
+    request: {method: POST, url: /msg, json: {id: "{{.msgid}}"}}
+    expect: {status: [202]}
+    delivery: {sink: slack, id: "{{.msgid}}"}
+`, target, port, drain))
+}
+
+func freeLocalPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Every 10th message dropped and every 7th (unless dropped) sent twice:
+// ceiling reports both shares (10 % and 1/7 − 1/70 ≈ 12.9 %) and lists the
+// lost ids.
+func TestDeliveryLostAndDuplicated(t *testing.T) {
+	port := freeLocalPort(t)
+	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 4, 0, 10, 7)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := run(t, context.Background(), "run", deliveryPlan(t, srv.URL, port, "3s"), "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	d := r.Delivery
+	if d == nil || d.Expected < 190 || d.Expected > 210 {
+		t.Fatalf("delivery = %+v, want ≈ 200 expected", d)
+	}
+	lostShare := float64(d.Lost) / float64(d.Expected)
+	dupShare := float64(d.Duplicates) / float64(d.Expected)
+	if lostShare < 0.08 || lostShare > 0.12 || dupShare < 0.11 || dupShare > 0.15 {
+		t.Errorf("lost %d, duplicates %d of %d: want ≈ 10%% and ≈ 12.9%%", d.Lost, d.Duplicates, d.Expected)
+	}
+	if int64(len(d.LostIDs)) != d.Lost || d.Delivered+d.Lost != d.Expected {
+		t.Errorf("lost ids %d of %d lost; delivered %d + lost %d != expected %d", len(d.LostIDs), d.Lost, d.Delivered, d.Lost, d.Expected)
+	}
+	if s := r.Steps[0].Delivery; s == nil || s.Expected != d.Expected {
+		t.Errorf("step delivery = %+v, want the run's", s)
+	}
+	if len(r.Steps[0].Notes) == 0 {
+		t.Errorf("no note that delivery fell behind")
+	}
+}
+
+// A forwarder slower than the load builds a backlog that clears after the
+// load stops: the drain time says how long that took.
+func TestDeliveryDrainTime(t *testing.T) {
+	port := freeLocalPort(t)
+	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 1, 8*time.Millisecond, 0, 0)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := run(t, context.Background(), "run", deliveryPlan(t, srv.URL, port, "10s"), "--slo", "delivered>=99.9%", "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	if d := r.Delivery; d == nil || d.Lost != 0 || d.DrainS < 0.2 || d.DrainS > 5 {
+		t.Errorf("delivery = %+v, want everything delivered after a drain of about a second", d)
+	}
+	if len(r.DeliverySeries) == 0 {
+		t.Errorf("no delivery series")
+	}
+}

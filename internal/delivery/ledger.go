@@ -1,0 +1,281 @@
+package delivery
+
+import (
+	"context"
+	"hash/maphash"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/sink"
+)
+
+// Source is where a sink's arrivals are read from; *sink.Sink is one.
+type Source interface {
+	Arrivals(since int) ([]sink.Arrival, int)
+}
+
+// MaxLostIDs is how many lost ids a figure lists.
+const MaxLostIDs = 100
+
+// Ledger holds a run's expected ids and the arrivals at its sinks.
+type Ledger struct {
+	seed   maphash.Seed
+	sinks  []*track
+	shards [32]shard
+}
+
+type shard struct {
+	mu       sync.Mutex
+	expected map[key]*sent
+	rejected map[rejectKey]int64
+}
+
+type key struct {
+	sink int
+	id   string
+}
+
+type rejectKey struct{ sink, step int }
+
+// sent is one expected id: when the accepted iteration ended, in which
+// step, and what arrived for it.
+type sent struct {
+	at       time.Time
+	step     int
+	arrivals int       // deliveries seen (answered below 400)
+	first    time.Time // the first delivery
+}
+
+// track is one sink's reading position and the arrivals that matched no
+// expected id (yet).
+type track struct {
+	name   string
+	src    Source
+	since  int
+	orphan map[string][]time.Time // arrived before (or without) its Expect
+}
+
+// New returns a ledger over the sinks, in the plan's order.
+func New(names []string, srcs []Source) *Ledger {
+	l := &Ledger{seed: maphash.MakeSeed()}
+	for i := range names {
+		l.sinks = append(l.sinks, &track{name: names[i], src: srcs[i], orphan: map[string][]time.Time{}})
+	}
+	for i := range l.shards {
+		l.shards[i].expected = map[key]*sent{}
+		l.shards[i].rejected = map[rejectKey]int64{}
+	}
+	return l
+}
+
+func (l *Ledger) shard(k key) *shard {
+	return &l.shards[maphash.String(l.seed, k.id)%uint64(len(l.shards))]
+}
+
+// Expect notes that an accepted iteration of step (-1: warm-up, not
+// counted) expects id at sink from now on.
+func (l *Ledger) Expect(sinkIdx int, id string, at time.Time, step int) {
+	k := key{sinkIdx, id}
+	sh := l.shard(k)
+	sh.mu.Lock()
+	if _, dup := sh.expected[k]; !dup {
+		sh.expected[k] = &sent{at: at, step: step}
+	}
+	sh.mu.Unlock()
+}
+
+// Reject notes an iteration of step that the target did not accept: its id
+// is not expected anywhere.
+func (l *Ledger) Reject(sinkIdx, step int) {
+	sh := &l.shards[0]
+	sh.mu.Lock()
+	sh.rejected[rejectKey{sinkIdx, step}]++
+	sh.mu.Unlock()
+}
+
+// Poll reads the sinks' new arrivals and matches them.
+func (l *Ledger) Poll() {
+	for i, t := range l.sinks {
+		arrivals, next := t.src.Arrivals(t.since)
+		t.since = next
+		for _, a := range arrivals {
+			if a.Status >= 400 || a.ID == "" {
+				continue // refused by the sink: not delivered
+			}
+			l.arrive(i, t, a.ID, a.At)
+		}
+		// Ids that arrived before their Expect was noted (a fast target).
+		for id, ats := range t.orphan {
+			k := key{i, id}
+			sh := l.shard(k)
+			sh.mu.Lock()
+			s := sh.expected[k]
+			sh.mu.Unlock()
+			if s != nil {
+				delete(t.orphan, id)
+				for _, at := range ats {
+					l.arrive(i, t, id, at)
+				}
+			}
+		}
+	}
+}
+
+func (l *Ledger) arrive(i int, t *track, id string, at time.Time) {
+	k := key{i, id}
+	sh := l.shard(k)
+	sh.mu.Lock()
+	s := sh.expected[k]
+	if s != nil {
+		s.arrivals++
+		if s.arrivals == 1 || at.Before(s.first) {
+			s.first = at
+		}
+	}
+	sh.mu.Unlock()
+	if s == nil {
+		t.orphan[id] = append(t.orphan[id], at)
+	}
+}
+
+// Drain polls until every expected id has arrived, the timeout passes or
+// ctx ends, and returns how long after stop the last expected id arrived
+// (the timeout when some never did).
+func (l *Ledger) Drain(ctx context.Context, stop time.Time, timeout time.Duration) time.Duration {
+	deadline := stop.Add(timeout)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		l.Poll()
+		last, missing := l.lastArrival()
+		if missing == 0 {
+			return max(last.Sub(stop), 0)
+		}
+		if !time.Now().Before(deadline) {
+			return timeout
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(stop)
+		case <-tick.C:
+		}
+	}
+}
+
+// lastArrival returns the latest first delivery and how many counted
+// expected ids have none.
+func (l *Ledger) lastArrival() (time.Time, int) {
+	var last time.Time
+	missing := 0
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for _, s := range sh.expected {
+			if s.step < 0 {
+				continue // warm-up: not counted, not waited for
+			}
+			if s.arrivals == 0 {
+				missing++
+			} else if s.first.After(last) {
+				last = s.first
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return last, missing
+}
+
+// Figures are one step's (or the run's) delivery.
+type Figures struct {
+	Expected, Delivered, Lost, Duplicates, Rejected int64
+	// LostIDs lists the first MaxLostIDs lost ids, in the order they were sent.
+	LostIDs []string
+	// Latency summarises send → first delivery.
+	Latency metrics.Latency
+}
+
+// Step returns the figures of step (-1: every counted step).
+func (l *Ledger) Step(step int) Figures {
+	var f Figures
+	h := metrics.NewHistogram()
+	type lost struct {
+		id string
+		at time.Time
+	}
+	var lostIDs []lost
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for k, s := range sh.expected {
+			if s.step < 0 || (step >= 0 && s.step != step) {
+				continue
+			}
+			f.Expected++
+			switch {
+			case s.arrivals == 0:
+				f.Lost++
+				lostIDs = append(lostIDs, lost{k.id, s.at})
+			default:
+				f.Delivered++
+				f.Duplicates += int64(s.arrivals - 1)
+				us := int64(max(s.first.Sub(s.at), 0) / time.Microsecond)
+				_ = h.RecordValue(min(max(us, metrics.LowestUS), metrics.HighestUS))
+			}
+		}
+		for rk, n := range sh.rejected {
+			if rk.step >= 0 && (step < 0 || rk.step == step) {
+				f.Rejected += n
+			}
+		}
+		sh.mu.Unlock()
+	}
+	slices.SortFunc(lostIDs, func(a, b lost) int { return a.at.Compare(b.at) })
+	for _, x := range lostIDs[:min(len(lostIDs), MaxLostIDs)] {
+		f.LostIDs = append(f.LostIDs, x.id)
+	}
+	f.Latency = metrics.Summarize(h)
+	return f
+}
+
+// Point is one second of deliveries.
+type Point struct {
+	// T is the end of the second, in seconds from base.
+	T float64 `json:"t_s"`
+	// Arrived counts first deliveries in the second.
+	Arrived int64 `json:"arrived"`
+	// Backlog is the ids expected by the end of the second and not yet
+	// delivered.
+	Backlog int64 `json:"backlog"`
+}
+
+// Series returns one point per second from base to end.
+func (l *Ledger) Series(base, end time.Time) []Point {
+	n := int(end.Sub(base)/time.Second) + 1
+	if n <= 0 {
+		return nil
+	}
+	expected := make([]int64, n+1)
+	arrived := make([]int64, n+1)
+	sec := func(t time.Time) int { return min(max(int(t.Sub(base)/time.Second), 0), n) }
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for _, s := range sh.expected {
+			expected[sec(s.at)]++
+			if s.arrivals > 0 {
+				arrived[sec(s.first)]++
+			}
+		}
+		sh.mu.Unlock()
+	}
+	out := make([]Point, 0, n)
+	var cumE, cumA int64
+	for i := range n {
+		cumE += expected[i]
+		cumA += arrived[i]
+		out = append(out, Point{T: float64(i + 1), Arrived: arrived[i], Backlog: max(cumE-cumA, 0)})
+	}
+	return out
+}

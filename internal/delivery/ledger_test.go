@@ -1,0 +1,76 @@
+package delivery
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/sink"
+)
+
+// fakeSink hands out arrivals appended by the test.
+type fakeSink struct {
+	mu       sync.Mutex
+	arrivals []sink.Arrival
+}
+
+func (f *fakeSink) add(a ...sink.Arrival) {
+	f.mu.Lock()
+	f.arrivals = append(f.arrivals, a...)
+	f.mu.Unlock()
+}
+
+func (f *fakeSink) Arrivals(since int) ([]sink.Arrival, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if since >= len(f.arrivals) {
+		return nil, len(f.arrivals)
+	}
+	return append([]sink.Arrival(nil), f.arrivals[since:]...), len(f.arrivals)
+}
+
+func TestLedger(t *testing.T) {
+	t0 := time.Now()
+	f := &fakeSink{}
+	l := New([]string{"slack"}, []Source{f})
+	// An arrival before its Expect (a fast target) still matches.
+	f.add(sink.Arrival{ID: "a", At: t0.Add(30 * time.Millisecond), Status: 200})
+	l.Poll()
+	l.Expect(0, "a", t0, 0)
+	l.Expect(0, "b", t0, 0)
+	l.Expect(0, "c", t0, 1)
+	l.Expect(0, "w", t0, -1) // warm-up: not counted
+	l.Reject(0, 0)
+	f.add(
+		sink.Arrival{ID: "b", At: t0.Add(50 * time.Millisecond), Status: 429}, // refused: not delivered
+		sink.Arrival{ID: "b", At: t0.Add(80 * time.Millisecond), Status: 200},
+		sink.Arrival{ID: "b", At: t0.Add(90 * time.Millisecond), Status: 200}, // a duplicate
+		sink.Arrival{ID: "zz", At: t0, Status: 200},                           // never expected
+	)
+	l.Poll()
+	s0 := l.Step(0)
+	if s0.Expected != 2 || s0.Delivered != 2 || s0.Duplicates != 1 || s0.Lost != 0 || s0.Rejected != 1 {
+		t.Errorf("step 0 = %+v, want 2 expected, 2 delivered, 1 duplicate, 1 rejected", s0)
+	}
+	if s0.Latency.Max < 79 || s0.Latency.Max > 81 {
+		t.Errorf("max latency = %v ms, want 80 (the first accepted arrival of b)", s0.Latency.Max)
+	}
+	run := l.Step(-1)
+	if run.Expected != 3 || run.Lost != 1 || len(run.LostIDs) != 1 || run.LostIDs[0] != "c" {
+		t.Errorf("run = %+v, want c lost", run)
+	}
+	// c arrives during the drain.
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		f.add(sink.Arrival{ID: "c", At: time.Now(), Status: 200})
+	}()
+	stop := time.Now()
+	if d := l.Drain(context.Background(), stop, 2*time.Second); d < 90*time.Millisecond || d > time.Second {
+		t.Errorf("drain = %v, want ≈ 100ms", d)
+	}
+	series := l.Series(t0, time.Now())
+	if len(series) == 0 || series[0].Arrived < 2 {
+		t.Errorf("series = %+v", series)
+	}
+}
