@@ -142,6 +142,38 @@ func (q *quickFlags) apply(c *cobra.Command, p *plan.Plan) error {
 		}
 		sc.Request.Headers[name] = value
 	}
+	if err := q.applyLoad(set, p); err != nil {
+		return err
+	}
+	if err := q.applyTiming(set, p); err != nil {
+		return err
+	}
+	if set("pid") {
+		p.Monitor.PID = q.pid
+	}
+	if set("monitor-cmd") {
+		p.Monitor.Command = q.monitorCmd
+		if p.Monitor.Ready == "" && p.Target == "" && len(p.Scenarios) > 0 {
+			p.Monitor.Ready = p.Scenarios[0].Request.URL
+		}
+	}
+	if set("prom") || set("prom-metric") {
+		p.Monitor.Prometheus = &plan.Prometheus{URL: q.prom, Metrics: q.promMetrics}
+	}
+	if set("slo") {
+		p.SLO = q.slo
+	}
+	p.HTTP.HTTP2 = p.HTTP.HTTP2 || q.http2
+	p.HTTP.Insecure = p.HTTP.Insecure || q.insecure
+	p.HTTP.FollowRedirects = p.HTTP.FollowRedirects || q.followRedirects
+	if p.Load.Model == "" && len(p.Load.Rates) == 0 && p.Load.Ramp == nil && len(p.Load.VUs) == 0 {
+		return badInput("no load given: set --rate (requests per second) or --vus (virtual users)")
+	}
+	return nil
+}
+
+// applyLoad writes the load flags (model, levels) into p.
+func (q *quickFlags) applyLoad(set func(string) bool, p *plan.Plan) error {
 	if set("rate") && set("vus") {
 		return badInput("--rate (open model) and --vus (closed model) exclude each other")
 	}
@@ -159,6 +191,11 @@ func (q *quickFlags) apply(c *cobra.Command, p *plan.Plan) error {
 		}
 		p.Load.Model, p.Load.VUs, p.Load.Rates, p.Load.Ramp = plan.Closed, vus, nil, nil
 	}
+	return nil
+}
+
+// applyTiming writes the duration and arrival flags into p.
+func (q *quickFlags) applyTiming(set func(string) bool, p *plan.Plan) error {
 	durations := []struct {
 		flag, val string
 		dst       *time.Duration
@@ -189,27 +226,6 @@ func (q *quickFlags) apply(c *cobra.Command, p *plan.Plan) error {
 	}
 	if set("seed") {
 		p.Load.Seed = q.seed
-	}
-	if set("pid") {
-		p.Monitor.PID = q.pid
-	}
-	if set("monitor-cmd") {
-		p.Monitor.Command = q.monitorCmd
-		if p.Monitor.Ready == "" && p.Target == "" && len(p.Scenarios) > 0 {
-			p.Monitor.Ready = p.Scenarios[0].Request.URL
-		}
-	}
-	if set("prom") || set("prom-metric") {
-		p.Monitor.Prometheus = &plan.Prometheus{URL: q.prom, Metrics: q.promMetrics}
-	}
-	if set("slo") {
-		p.SLO = q.slo
-	}
-	p.HTTP.HTTP2 = p.HTTP.HTTP2 || q.http2
-	p.HTTP.Insecure = p.HTTP.Insecure || q.insecure
-	p.HTTP.FollowRedirects = p.HTTP.FollowRedirects || q.followRedirects
-	if p.Load.Model == "" && len(p.Load.Rates) == 0 && p.Load.Ramp == nil && len(p.Load.VUs) == 0 {
-		return badInput("no load given: set --rate (requests per second) or --vus (virtual users)")
 	}
 	return nil
 }
