@@ -307,3 +307,23 @@ func TestRunHTTP2(t *testing.T) {
 		}
 	}
 }
+
+// ceiling report renders a result written by run, as text or Markdown.
+func TestReportCommand(t *testing.T) {
+	srv := delayServer(t, time.Millisecond)
+	out := filepath.Join(t.TempDir(), "r.json")
+	if code, _, stderr := run(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--out", out, "--quiet"); code != ExitOK {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	code, md, _ := run(t, context.Background(), "report", out, "--format", "md")
+	if code != ExitOK || !strings.Contains(md, "| step | target |") || !strings.Contains(md, "Reproduce:") {
+		t.Errorf("report md = %d:\n%s", code, md)
+	}
+	code, text, _ := run(t, context.Background(), "report", out)
+	if code != ExitOK || !strings.Contains(text, "achieved") {
+		t.Errorf("report text = %d:\n%s", code, text)
+	}
+	if code, _, _ := run(t, context.Background(), "report", filepath.Join(t.TempDir(), "none.json")); code != ExitBadInput {
+		t.Errorf("missing file: exit %d, want 2", code)
+	}
+}
