@@ -88,10 +88,9 @@ func (f *findFlags) config(c *cobra.Command, p *plan.Plan) (search.Config, error
 		}
 		cfg.Max = v
 	}
-	prec, ok := strings.CutSuffix(strings.TrimSpace(f.precision), "%")
-	var pct float64
-	if _, err := fmt.Sscanf(prec, "%g", &pct); err != nil || !ok || pct <= 0 || pct >= 100 {
-		return cfg, badInput("--precision %q: want a percentage such as \"5%%\"", f.precision)
+	pct, err := plan.ParsePercent(f.precision)
+	if err != nil || pct <= 0 || pct >= 100 {
+		return cfg, badInput("--precision %q: want a percentage between 0 and 100 such as \"5%%\"", f.precision)
 	}
 	cfg.Precision = pct / 100
 	if cfg.Max > 0 && cfg.Max < cfg.Start {

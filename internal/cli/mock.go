@@ -3,11 +3,11 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/sink"
 )
 
@@ -102,10 +102,9 @@ func (f *mockFlags) options() (sink.Options, error) {
 		}
 		o.Latency.Percentiles = map[float64]time.Duration{0.5: p50, 0.99: p99}
 	}
-	pct, ok := strings.CutSuffix(strings.TrimSpace(f.errorRate), "%")
-	var v float64
-	if _, err := fmt.Sscanf(pct, "%g", &v); err != nil || !ok || v < 0 || v > 100 {
-		return o, badInput("--error-rate %q: want a percentage such as \"1%%\"", f.errorRate)
+	v, err := plan.ParsePercent(f.errorRate)
+	if err != nil {
+		return o, badInput("--error-rate: %w", err)
 	}
 	o.ErrorRate = v / 100
 	if f.limitRPS > 0 {

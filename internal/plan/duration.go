@@ -65,13 +65,23 @@ func (p *Percent) UnmarshalYAML(node ast.Node) error {
 	if !ok {
 		return errNotPercent
 	}
-	num, found := strings.CutSuffix(strings.TrimSpace(s.Value), "%")
-	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if !found || err != nil || math.IsNaN(v) || v < 0 || v > 100 {
+	v, err := ParsePercent(s.Value)
+	if err != nil {
 		return errNotPercent
 	}
 	p.Value = v
 	return nil
+}
+
+// ParsePercent parses a percentage such as "1%" or "0.5%", from 0 to 100,
+// as given to --precision and --error-rate. A bare number is refused.
+func ParsePercent(s string) (float64, error) {
+	num, found := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if !found || err != nil || math.IsNaN(v) || v < 0 || v > 100 {
+		return 0, fmt.Errorf("%q: %w", s, errNotPercent)
+	}
+	return v, nil
 }
 
 // MarshalYAML writes the percentage as "1%".
