@@ -269,6 +269,9 @@ func TestDemoQuick(t *testing.T) {
 	if !strings.Contains(stdout, "Held p99<100ms") {
 		t.Errorf("demo did not read the edge:\n%s", stdout)
 	}
+	if page, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil || !strings.Contains(string(page), "<svg") {
+		t.Errorf("demo report.html: %v, plots %v", err, strings.Count(string(page), "<svg"))
+	}
 }
 
 // HTTP/2 end to end: h2 over TLS with --insecure, and h2c.

@@ -68,13 +68,14 @@ func runDemo(e *env, quick bool, dir string) error {
 		return cannotRun("demo plan: %w", err)
 	}
 	out := filepath.Join(dir, "result.json")
-	res, err := runPlan(e, p, &outputFlags{out: out})
+	page := filepath.Join(dir, "report.html")
+	res, err := runPlan(e, p, &outputFlags{out: out, html: page})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\n%s\n", edgeSentence(res))
 	fmt.Fprintf(e.stdout, "\nThe target's nominal capacity is %.0f/s (4 lanes × 5 ms); the achieved column shows what it really served once overloaded, and the table where it bends.\n", capacity)
-	fmt.Fprintf(e.stdout, "Open %s for every figure, per step and per second.\n", out)
+	fmt.Fprintf(e.stdout, "Open %s for the plots, and %s for every figure, per step and per second.\n", page, out)
 	if res.Interrupted {
 		return &codedError{code: ExitInterrupted, err: fmt.Errorf("interrupted")}
 	}

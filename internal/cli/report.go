@@ -11,12 +11,15 @@ func reportCmd(e *env) *cobra.Command {
 	var format string
 	c := &cobra.Command{
 		Use:   "report RESULT.json",
-		Short: "Render a result as a terminal table or Markdown",
+		Short: "Render a result as a terminal table, Markdown or a self-contained HTML page",
 		Long: `Render a result.json written by run or find: --format text (the terminal
-table) or md (Markdown in the shape of the seeds' write-ups, with the command
-that reproduces the run).`,
-		Example: `  ceiling report result.json --format md > LOADTEST.md`,
-		Args:    cobra.ExactArgs(1),
+table), md (Markdown in the shape of the seeds' write-ups, with the command
+that reproduces the run) or html (one self-contained page with the tables and
+plots: load against latency, latency over time, the target's CPU and memory,
+the delivery backlog).`,
+		Example: `  ceiling report result.json --format md > LOADTEST.md
+  ceiling report result.json --format html > report.html`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			r, err := results.Read(args[0])
 			if err != nil {
@@ -28,13 +31,15 @@ that reproduces the run).`,
 			case "md", "markdown":
 				report.Markdown(e.stdout, r)
 			case "html":
-				return badInput("--format html is not available yet: use text or md")
+				if err := report.HTML(e.stdout, r); err != nil {
+					return cannotRun("%w", err)
+				}
 			default:
-				return badInput("--format %q: want text or md", format)
+				return badInput("--format %q: want text, md or html", format)
 			}
 			return nil
 		},
 	}
-	c.Flags().StringVar(&format, "format", "text", "text or md")
+	c.Flags().StringVar(&format, "format", "text", "text, md or html")
 	return c
 }

@@ -31,6 +31,7 @@ type quickFlags struct {
 type outputFlags struct {
 	out   string
 	md    bool
+	html  string
 	quiet bool
 }
 
@@ -63,6 +64,7 @@ func (o *outputFlags) register(c *cobra.Command) {
 	f := c.Flags()
 	f.StringVar(&o.out, "out", "result.json", "where to write result.json (rewritten after every step)")
 	f.BoolVar(&o.md, "md", false, "print the table as Markdown")
+	f.StringVar(&o.html, "html", "", "also write a self-contained HTML report with plots to this file")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -214,6 +215,11 @@ func (s *session) finish(extra func()) (*results.Result, error) {
 	if extra != nil {
 		extra()
 	}
+	if s.o.html != "" {
+		if err := writeHTML(s.o.html, s.res); err != nil {
+			return nil, err
+		}
+	}
 	if !s.o.quiet {
 		fmt.Fprintf(s.e.stderr, "\nresult: %s\n", s.o.out)
 	}
@@ -235,4 +241,20 @@ func (s *session) closeTransport() {
 		s.watch.stop()
 	}
 	s.sinks.close()
+}
+
+// writeHTML writes the HTML report next to the result.
+func writeHTML(path string, r *results.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return cannotRun("write report: %w", err)
+	}
+	if err := report.HTML(f, r); err != nil {
+		f.Close()
+		return cannotRun("write report: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return cannotRun("write report: %w", err)
+	}
+	return nil
 }

@@ -5,9 +5,11 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
@@ -88,5 +90,34 @@ func TestFormats(t *testing.T) {
 		if got := Percent(in); got != want {
 			t.Errorf("Percent(%v) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The HTML report is one self-contained page: tables readable without
+// JavaScript, plots as inline SVG, nothing fetched at view time.
+func TestHTML(t *testing.T) {
+	r := sample()
+	for i := range r.Steps {
+		for s := range 5 {
+			r.Steps[i].Series = append(r.Steps[i].Series, load.Point{T: float64(i*5 + s + 1), Completed: 10, P50: 5, P99: 9 + float64(i*100)})
+		}
+	}
+	var b bytes.Buffer
+	if err := HTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{"<!doctype html>", "<table>", "<th>p99</th>", "<svg", "Load against latency", "Latency over time", "INVALID step 3"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"<script", "src=\"http", "href=\"http", "@import"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page is not self-contained: it has %q", bad)
+		}
+	}
+	if n := strings.Count(page, "<svg"); n != 2 {
+		t.Errorf("%d plots, want 2 (no target or delivery series in the sample)", n)
 	}
 }

@@ -241,7 +241,10 @@ func Write(path string, r *Result) error {
 		return fmt.Errorf("write result: %w", err)
 	}
 	tmp := f.Name()
-	_, err = f.Write(append(data, '\n'))
+	err = f.Chmod(0o644) // CreateTemp makes it private; a result is for reading
+	if err == nil {
+		_, err = f.Write(append(data, '\n'))
+	}
 	if err == nil {
 		err = f.Sync()
 	}

@@ -1,0 +1,189 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/go-analyze/charts"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// HTML writes the run as one self-contained page: the setup, the step
+// table, the plots as inline SVG (no script, no network at view time), the
+// breakdowns and the findings. It reads without JavaScript.
+func HTML(w io.Writer, r *results.Result) error {
+	title := r.Name
+	if title == "" {
+		title = "ceiling load test"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title>\n<style>%s</style></head><body>\n", html.EscapeString(title), css)
+	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(title))
+	if r.Search != nil {
+		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(r.Search.Answer))
+	}
+	fmt.Fprintf(&b, "<p>%s · %s, %d CPUs · ceiling %s</p>\n<pre>%s</pre>\n",
+		html.EscapeString(r.StartedAt.UTC().Format("2006-01-02 15:04 MST")), html.EscapeString(r.Host.OS), r.Host.CPUs,
+		html.EscapeString(r.Host.Version), html.EscapeString(r.Command))
+	htmlTable(&b, columnsOf(r), rows(r))
+	plots, err := plotsOf(r)
+	if err != nil {
+		return err
+	}
+	for _, p := range plots {
+		fmt.Fprintf(&b, "<figure><figcaption>%s</figcaption>%s</figure>\n", html.EscapeString(p.caption), p.svg)
+	}
+	if rs := scenarioRows(r); rs != nil {
+		b.WriteString("<h2>Per scenario</h2>\n")
+		htmlTable(&b, header("scenario"), rs)
+	}
+	for _, k := range tagKeys(r) {
+		fmt.Fprintf(&b, "<h2>Per %s</h2>\n", html.EscapeString(k))
+		htmlTable(&b, header("tag "+k), tagRows(r, k))
+	}
+	var notes strings.Builder
+	footer(&notes, r, "")
+	if s := strings.TrimSpace(notes.String()); s != "" {
+		fmt.Fprintf(&b, "<h2>Findings</h2>\n<pre>%s</pre>\n", html.EscapeString(s))
+	}
+	b.WriteString("</body></html>\n")
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+const css = `body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+table{border-collapse:collapse;margin:1em 0}th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
+td:last-child,th:last-child{text-align:left;white-space:normal}
+th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}
+figure{margin:1.5em 0}figcaption{font-weight:600}.answer{font-size:1.3em;font-weight:600}svg{max-width:100%;height:auto}`
+
+func htmlTable(b *strings.Builder, head []string, rows [][]string) {
+	b.WriteString("<table><thead><tr>")
+	for _, h := range head {
+		fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(h))
+	}
+	b.WriteString("</tr></thead><tbody>\n")
+	for _, row := range rows {
+		b.WriteString("<tr>")
+		for _, c := range row {
+			fmt.Fprintf(b, "<td>%s</td>", html.EscapeString(c))
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</tbody></table>\n")
+}
+
+type plot struct {
+	caption string
+	svg     string
+}
+
+// plotsOf draws the run's plots: the rate against p99 across steps (the
+// hockey stick), latency over time, the target's CPU and RSS over time, and
+// the delivery backlog over time, each only when there is data for it.
+func plotsOf(r *results.Result) ([]plot, error) {
+	var out []plot
+	add := func(caption string, values [][]float64, labels, names []string) error {
+		if len(labels) < 2 {
+			return nil
+		}
+		p, err := charts.LineRender(values, charts.SVGOutputOptionFunc(), charts.DimensionsOptionFunc(900, 320),
+			charts.XAxisLabelsOptionFunc(labels), charts.LegendLabelsOptionFunc(names))
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", caption, err)
+		}
+		svg, err := p.Bytes()
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", caption, err)
+		}
+		out = append(out, plot{caption: caption, svg: string(svg)})
+		return nil
+	}
+	values, labels, names := stick(r)
+	if err := add(stickCaption(r), values, labels, names); err != nil {
+		return nil, err
+	}
+	var t []string
+	var p50, p99, cpu, rss []float64
+	for _, s := range r.Steps {
+		for _, p := range s.Series {
+			if p.Completed == 0 {
+				continue // a quiet second (warm-up, drain): no latency to show
+			}
+			t = append(t, fmt.Sprintf("%.0fs", p.T))
+			p50, p99 = append(p50, p.P50), append(p99, p.P99)
+			if p.TargetCPU != nil && p.TargetRSS != nil {
+				cpu, rss = append(cpu, *p.TargetCPU), append(rss, *p.TargetRSS)
+			}
+		}
+	}
+	if err := add("Latency over time (ms, per second)", [][]float64{p50, p99}, t, []string{"p50", "p99"}); err != nil {
+		return nil, err
+	}
+	if len(cpu) == len(t) {
+		if err := add("Target CPU (% of one core) and RSS (MB) over time", [][]float64{cpu, rss}, t, []string{"CPU %", "RSS MB"}); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.DeliverySeries) > 1 {
+		var dt []string
+		var arrived, backlog []float64
+		for _, p := range r.DeliverySeries {
+			dt = append(dt, fmt.Sprintf("%.0fs", p.T))
+			arrived, backlog = append(arrived, float64(p.Arrived)), append(backlog, float64(p.Backlog))
+		}
+		if err := add("Deliveries per second and backlog", [][]float64{arrived, backlog}, dt, []string{"arrived", "backlog"}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// stick returns p50 and p99 by level, levels sorted (a find tries them out
+// of order): the hockey stick.
+func stick(r *results.Result) ([][]float64, []string, []string) {
+	steps := slices.Clone(r.Steps)
+	level := func(s results.Step) float64 {
+		if s.Model == "closed" {
+			return float64(s.VUs)
+		}
+		return s.TargetRate
+	}
+	slices.SortStableFunc(steps, func(a, b results.Step) int {
+		switch {
+		case level(a) < level(b):
+			return -1
+		case level(a) > level(b):
+			return 1
+		}
+		return 0
+	})
+	var labels []string
+	var p50, p99 []float64
+	for _, s := range steps {
+		if s.Interrupted {
+			continue
+		}
+		l := Rate(s.TargetRate)
+		if s.Model == "closed" {
+			l = fmt.Sprintf("%d users", s.VUs)
+		}
+		if r.Edge != nil && s.Index == r.Edge.Step {
+			l += " (edge)"
+		}
+		labels = append(labels, l)
+		p50, p99 = append(p50, s.LatencyMS.P50), append(p99, s.LatencyMS.P99)
+	}
+	return [][]float64{p50, p99}, labels, []string{"p50 ms", "p99 ms"}
+}
+
+func stickCaption(r *results.Result) string {
+	if r.Edge != nil {
+		return "Load against latency: the edge is marked"
+	}
+	return "Load against latency"
+}
