@@ -108,3 +108,27 @@ func TestNoteDuplicates(t *testing.T) {
 		t.Errorf("warnings %q, duplicates %+v; want the other warning and one for clientId, count 3", r.Warnings, r.DuplicateIDs)
 	}
 }
+
+// A step is generator-limited when more than 1 % and at least 5 arrivals
+// were late, or ceiling's CPUs were saturated; one hiccup is not a limit.
+func TestGeneratorLimited(t *testing.T) {
+	tests := []struct {
+		late, sent int64
+		cpu        float64
+		want       bool
+	}{
+		{1, 40, 10, false},
+		{5, 400, 10, true},
+		{5, 1000, 10, false},
+		{0, 1000, 195, true},
+		{0, 1000, 150, false},
+	}
+	for _, tt := range tests {
+		s := Step{Late: tt.late, Sent: tt.sent, Completed: tt.sent, Generator: &Generator{CPUPct: tt.cpu, CPUs: 2}}
+		r := &Result{Steps: []Step{s}}
+		r.Judge(DefaultRules)
+		if got := r.Steps[0].GeneratorLimited; got != tt.want || (got && r.Steps[0].Verdict != GeneratorLimited) {
+			t.Errorf("late %d of %d, cpu %v%%: limited %v (%s), want %v", tt.late, tt.sent, tt.cpu, got, r.Steps[0].Verdict, tt.want)
+		}
+	}
+}

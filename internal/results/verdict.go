@@ -34,8 +34,12 @@ var DefaultRules = Rules{HealthyP95MS: 100, OverloadedP95MS: 500, MaxErrors: 0.0
 // Generator limits: past them a step measured ceiling, not the target.
 const (
 	// GeneratorLateShare is the share of late arrivals past which the
-	// generator did not hold the rate.
+	// generator did not hold the rate (with at least GeneratorLateMin late:
+	// one hiccup in a short step is not a limit).
 	GeneratorLateShare = 0.01
+	// GeneratorLateMin is the fewest late arrivals that can make a step
+	// generator-limited.
+	GeneratorLateMin = 5
 	// GeneratorCPUShare is the share of the CPUs ceiling may use before it
 	// is taken as saturated.
 	GeneratorCPUShare = 0.95
@@ -65,7 +69,7 @@ func (r *Result) Judge(rules Rules) {
 }
 
 func (s *Step) generatorLimited() bool {
-	late := s.Sent > 0 && float64(s.Late)/float64(s.Sent) > GeneratorLateShare
+	late := s.Late >= GeneratorLateMin && float64(s.Late)/float64(s.Sent) > GeneratorLateShare
 	cpu := s.Generator != nil && s.Generator.CPUs > 0 && s.Generator.CPUPct >= GeneratorCPUShare*100*float64(s.Generator.CPUs)
 	return late || cpu
 }
@@ -92,7 +96,7 @@ func (s *Step) verdict(rules Rules) (string, string) {
 
 func (s *Step) generatorReason() string {
 	var why []string
-	if s.Sent > 0 && float64(s.Late)/float64(s.Sent) > GeneratorLateShare {
+	if s.Late >= GeneratorLateMin && float64(s.Late)/float64(s.Sent) > GeneratorLateShare {
 		why = append(why, fmt.Sprintf("%.1f%% of arrivals late (max lag %s)", 100*float64(s.Late)/float64(s.Sent), ms(s.MaxLagMS)))
 	}
 	if g := s.Generator; g != nil && g.CPUPct >= GeneratorCPUShare*100*float64(g.CPUs) {
