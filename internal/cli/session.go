@@ -94,6 +94,13 @@ func openSession(e *env, p *plan.Plan, o *outputFlags, steps int, strict bool) (
 		return nil, cannotRun("%w", err)
 	}
 	s.live = report.NewLive(e.stderr, e.terminal && !o.quiet, steps)
+	if w := s.watch; w != nil && w.watcher != nil {
+		s.live.TargetCPU = func() (float64, bool) {
+			now := time.Now()
+			f := w.watcher.Window(now.Add(-3*time.Second), now)
+			return f.CPUPct, f.Samples >= 2
+		}
+	}
 	s.runner = load.NewRunner(load.Config{
 		Exchanger: s.ex, Scenarios: set, Timeout: p.HTTP.Timeout.Duration,
 		MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration,

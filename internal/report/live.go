@@ -15,6 +15,9 @@ type Live struct {
 	w        io.Writer
 	terminal bool
 	steps    int
+	// TargetCPU, if set, returns the watched target's CPU (in percent of
+	// one core) over the last seconds, and whether it is known.
+	TargetCPU func() (float64, bool)
 }
 
 // NewLive returns a progress writer for w; terminal says whether w is a
@@ -36,10 +39,16 @@ func (l *Live) Tick(p load.Progress) {
 	if c := p.Total.Completed(); c > 0 {
 		errs = float64(p.Total.Failed()) / float64(c)
 	}
-	fmt.Fprintf(l.w, "\r\x1b[Kstep %d/%d  %s  %s  achieved %s  p50 %s  p99 %s  errors %s",
+	cpu := ""
+	if l.TargetCPU != nil {
+		if v, ok := l.TargetCPU(); ok {
+			cpu = fmt.Sprintf("  target cpu %.0f%%", v)
+		}
+	}
+	fmt.Fprintf(l.w, "\r\x1b[Kstep %d/%d  %s  %s  achieved %s  p50 %s  p99 %s  errors %s%s",
 		p.Step.Index+1, l.steps, level(p.Step), phase, Rate(p.Achieved),
 		Millis(metrics.Quantile(p.Total.Latency, 0.5)), Millis(metrics.Quantile(p.Total.Latency, 0.99)),
-		Percent(errs))
+		Percent(errs), cpu)
 }
 
 // Done ends a step's line with its final figures.
