@@ -1,0 +1,82 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+)
+
+// The HTML report opened in headless Chromium: the page renders and its
+// plots are drawn (the screenshot has plenty of non-white pixels below the
+// table). The screenshot is kept as an artifact in $CEILING_ARTIFACTS, or in
+// the test's temporary folder. Skipped where Chromium is not installed
+// (.ci/run installs it).
+func TestHTMLInChromium(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed (Debian package chromium; .ci/run installs it)")
+	}
+	r := sample()
+	for i := range r.Steps {
+		for s := range 5 {
+			r.Steps[i].Series = append(r.Steps[i].Series, load.Point{T: float64(i*5 + s + 1), Completed: 10, P50: 5, P99: 9 + float64(i*100)})
+		}
+	}
+	dir := t.TempDir()
+	if a := os.Getenv("CEILING_ARTIFACTS"); a != "" {
+		dir = a
+		os.MkdirAll(dir, 0o755)
+	}
+	page := filepath.Join(dir, "report.html")
+	var b bytes.Buffer
+	if err := HTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "report.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+filepath.Join(t.TempDir(), "profile"), "--window-size=1200,1600",
+		"--screenshot="+shot, "file://"+page)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", shot)
+	// The plots sit below the title and the step table: count the drawn
+	// (non-white) pixels in the lower part of the page.
+	bounds := img.Bounds()
+	lower := image.Rect(bounds.Min.X, bounds.Min.Y+bounds.Dy()/3, bounds.Max.X, bounds.Max.Y)
+	drawn := 0
+	for y := lower.Min.Y; y < lower.Max.Y; y += 2 {
+		for x := lower.Min.X; x < lower.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r < 0xf000 || g < 0xf000 || bl < 0xf000 {
+				drawn++
+			}
+		}
+	}
+	if total := (lower.Dx() / 2) * (lower.Dy() / 2); drawn < total/50 {
+		t.Errorf("only %d of %d sampled pixels drawn below the table: the plots did not render", drawn, total)
+	}
+}
