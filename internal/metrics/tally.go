@@ -52,8 +52,9 @@ type Tally struct {
 	// Retried counts exchanges sent twice because the first attempt met a
 	// keep-alive connection the server had closed.
 	Retried int64
-	// MaxLag is the largest schedule lag (start − intended) seen.
-	MaxLag time.Duration
+	// MaxLag is the largest schedule lag (start − intended) seen, and
+	// LagSum the sum of every exchange's lag (for the mean).
+	MaxLag, LagSum time.Duration
 	// Clamped counts response times longer than HighestUS, recorded as HighestUS.
 	Clamped int64
 	// breakdowns hold the per-scenario and per-tag figures of iterations.
@@ -96,6 +97,7 @@ func (t *Tally) Merge(o *Tally) {
 	t.RetryAfters += o.RetryAfters
 	t.RetryAfterMax = max(t.RetryAfterMax, o.RetryAfterMax)
 	t.MaxLag = max(t.MaxLag, o.MaxLag)
+	t.LagSum += o.LagSum
 	t.Clamped += o.Clamped
 	t.Finished += o.Finished
 	t.breakdowns.merge(&o.breakdowns)
@@ -177,6 +179,7 @@ func (t *Tally) add(s *Sample) {
 	}
 	record(t.Service, s.End-s.Start)
 	lag := s.Start - s.Intended
+	t.LagSum += lag
 	if lag > LateAfter {
 		t.Late++
 	}

@@ -123,6 +123,7 @@ type Step struct {
 	RetryAfters      int64                           `json:"retry_afters"`
 	RetryAfterS      float64                         `json:"retry_after_max_s"`
 	MaxLagMS         float64                         `json:"max_lag_ms"`
+	MeanLagMS        float64                         `json:"mean_lag_ms"`
 	Workers          int                             `json:"workers"`
 	BytesIn          int64                           `json:"bytes_in"`
 	BytesOut         int64                           `json:"bytes_out"`

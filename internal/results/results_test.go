@@ -3,6 +3,7 @@ package results
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +131,51 @@ func TestGeneratorLimited(t *testing.T) {
 		if got := r.Steps[0].GeneratorLimited; got != tt.want || (got && r.Steps[0].Verdict != GeneratorLimited) {
 			t.Errorf("late %d of %d, cpu %v%%: limited %v (%s), want %v", tt.late, tt.sent, tt.cpu, got, r.Steps[0].Verdict, tt.want)
 		}
+	}
+}
+
+// The open model's start lag is recorded per exchange and summed; a lag
+// that is a large part of a fast target's latency is noted, with the
+// service time beside it, and a small one is not.
+func TestTimerLagNote(t *testing.T) {
+	tests := []struct {
+		name     string
+		lag, svc time.Duration
+		want     bool
+	}{
+		{"fast target, 0.6 ms lag", 600 * time.Microsecond, 200 * time.Microsecond, true},
+		{"slow target, 0.6 ms lag", 600 * time.Microsecond, 20 * time.Millisecond, false},
+		{"fast target, 20 µs lag", 20 * time.Microsecond, 200 * time.Microsecond, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			total := metrics.NewTally()
+			rec := metrics.NewRecorder(1)
+			for i := range 100 {
+				start := time.Duration(i)*time.Millisecond + tt.lag
+				rec.Shard(0).Record(&metrics.Sample{Intended: start - tt.lag, Start: start, End: start + tt.svc,
+					Outcome: transport.Outcome{Kind: transport.OK}, Counted: true, InWindow: true})
+			}
+			rec.Collect(total)
+			if total.LagSum != 100*tt.lag {
+				t.Fatalf("LagSum = %v, want %v", total.LagSum, 100*tt.lag)
+			}
+			st, err := NewStep(&load.Result{Step: load.Step{Rate: 100, Length: time.Second}, WindowEnd: time.Second, Sent: 100, Total: total}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := float64(tt.lag) / float64(time.Millisecond); st.MeanLagMS < 0.99*want || st.MeanLagMS > 1.01*want {
+				t.Errorf("MeanLagMS = %v, want %v", st.MeanLagMS, want)
+			}
+			r := &Result{Steps: []Step{st}}
+			r.Judge(DefaultRules)
+			got := false
+			for _, n := range r.Steps[0].Notes {
+				got = got || strings.HasPrefix(n, "timer lag:")
+			}
+			if got != tt.want {
+				t.Errorf("notes = %q, want a timer-lag note: %v", r.Steps[0].Notes, tt.want)
+			}
+		})
 	}
 }

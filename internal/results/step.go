@@ -40,6 +40,7 @@ func NewStep(res *load.Result, scenarios, tagKeys []string) (Step, error) {
 		RetryAfters:  t.RetryAfters,
 		RetryAfterS:  t.RetryAfterMax.Seconds(),
 		MaxLagMS:     float64(t.MaxLag) / float64(time.Millisecond),
+		MeanLagMS:    meanLagMS(t),
 		Workers:      res.Workers,
 		Generator: &Generator{
 			CPUPct: res.GeneratorCPU, CPUs: runtime.GOMAXPROCS(0),
@@ -117,6 +118,15 @@ func breakdown(s *metrics.Sub) Breakdown {
 		b.AvgBodyBytes = float64(s.BodyBytes) / float64(b.Completed)
 	}
 	return b
+}
+
+// meanLagMS is the mean schedule lag of the counted exchanges, in ms.
+func meanLagMS(t *metrics.Tally) float64 {
+	n := t.Completed()
+	if n == 0 {
+		return 0
+	}
+	return float64(t.LagSum) / float64(n) / float64(time.Millisecond)
 }
 
 func stepWarnings(res *load.Result, st *Step) []string {

@@ -167,10 +167,28 @@ const (
 // notes explain a step from the target's side: CPU-bound, or latency that
 // rose while the CPU had room (seed 000: "the CPU sat at 60 %, yet p99 went
 // from 6 ms to 482 ms": something blocked).
+// TimerLagShare is the share of the median latency past which the mean
+// schedule lag is noted, and TimerLagMinMS the least lag that is.
+const (
+	TimerLagShare = 0.25
+	TimerLagMinMS = 0.1
+)
+
+// timerLagShows reports whether the open model's own start lag is a
+// noticeable part of the latency: a fast target measured at a rate whose
+// arrivals are further apart than the timers' granularity.
+func (s *Step) timerLagShows() bool {
+	return s.Model == "open" && s.Completed > 0 && s.MeanLagMS >= TimerLagMinMS && s.MeanLagMS >= TimerLagShare*s.LatencyMS.P50
+}
+
 func (s *Step) notes(prev *Step, rules Rules) []string {
 	var n []string
 	if d := s.Delivery; d != nil && d.Lost > 0 {
 		n = append(n, fmt.Sprintf("delivery fell behind: %d of %d accepted ids did not reach the sink", d.Lost, d.Expected))
+	}
+	if s.timerLagShows() {
+		n = append(n, fmt.Sprintf("timer lag: exchanges started on average %s after their intended times (Go's timers wake at about 1 ms granularity while the generator idles); the latency includes it, service_ms (p50 %s) does not",
+			ms(s.MeanLagMS), ms(s.ServiceMS.P50)))
 	}
 	t := s.Target
 	if t == nil || t.Samples == 0 {
