@@ -10,6 +10,11 @@
 #      runs ceiling pinned to CPU 1, open model, 20,000 frames/s over 100
 #      held sockets, each frame acked by the target; measures ceiling's
 #      user+sys CPU time and divides it by the frames;
+#   3b. floor: on a fresh demo target, bench/wsfloor (the least a Go program
+#      can do: gorilla/websocket, one pacing goroutine with a Go timer, a
+#      reader per socket, no matching or measuring) sends the same frames;
+#      its CPU per frame is the machine's price of paced frames, and
+#      ceiling's figure is read against it as a ratio within the run;
 #   4. idle soak: starts a fresh demo target, and ceiling holds 10,000
 #      sockets open sending nothing; samples ceiling's resident memory
 #      while it runs;
@@ -116,8 +121,9 @@ log "open-file limit: $(ulimit -Sn)"
 CPURUN="$OUT/cpurun.py"
 write_cpurun "$CPURUN"
 
-log "building ceiling"
+log "building ceiling and the wsfloor baseline"
 go build -o "$OUT/ceiling" ./cmd/ceiling
+go build -o "$OUT/wsfloor" ./bench/wsfloor
 CEILING="$OUT/ceiling"
 
 PORT="$(free_port "$PORT")" || die "no free port found near $PORT"
@@ -217,6 +223,15 @@ start_target ws_target_frames
 log "frames: $RATE frames/s over $CONNS sockets, ${WARMUP}s warm-up + ${DURATION}s (ceiling on CPU $GEN_CPU)"
 rm -f "$OUT/ws.json"
 run_generator ws_frames "$CEILING" run "$FRAMES_PLAN" --out "$OUT/ws.json" --quiet
+stop_target
+sleep 1
+
+# ---------------------------------------------------------------------------
+# 1b. Floor: the same frames from the least a Go program can do.
+# ---------------------------------------------------------------------------
+start_target ws_target_floor
+log "floor: wsfloor, $RATE frames/s over $CONNS sockets, ${WARMUP}s + ${DURATION}s (CPU $GEN_CPU)"
+run_generator ws_floor "$OUT/wsfloor" -url "$WS_URL" -conns "$CONNS" -rate "$RATE" -warmup "${WARMUP}s" -duration "${DURATION}s"
 stop_target
 sleep 1
 
@@ -367,6 +382,36 @@ print(f"| {fmt(completed, ',d')} | {warm_frames:,} | {fcpu:.3f} | {fmt(per_count
       f"**{fmt(per_fair, '.2f')}** | {verdict}{' — ' + ', '.join(flags) if flags else ''} | "
       f"{fmt((fst or {}).get('achieved_rate'), ',.1f')} | {fmt((fst or {}).get('late'), ',d')} | "
       f"{fmt(lat.get('p50'), '.3f')} | {fmt(lat.get('p99'), '.3f')} | {errors_of(fst)} |")
+print()
+# The floor: wsfloor's CPU over every frame it sent (warm-up included, as
+# for ceiling's fair figure). Its log says "sent N acked M in S s".
+ou, os_, owall, orc = cpu_file("ws_floor")
+ocpu = ou + os_
+try:
+    words = open(f"{out}/ws_floor.log").read().split()
+    o_sent, o_acked = int(words[words.index("sent") + 1]), int(words[words.index("acked") + 1])
+except (OSError, ValueError, IndexError):
+    o_sent = o_acked = None
+o_per = ocpu * 1e6 / o_sent if o_sent else None
+ratio = per_fair / o_per if per_fair and o_per else None
+odist = disturbance("ws_floor", ocpu, owall)
+oflags = [f"exit {orc}"] if orc != 0 else []
+if odist and odist["disturbed"]:
+    oflags.append("⚠ disturbed")
+if o_sent and o_acked is not None and o_acked < o_sent:
+    oflags.append(f"⚠ {o_sent - o_acked:,} not acked")
+print()
+print("The floor: the same frames sent by bench/wsfloor, the least a Go program can do (gorilla/websocket, "
+      "one pacing goroutine with a Go timer, a reader per socket, no ack matching, no latency, no histograms):")
+print()
+print("| program | frames sent | acked | CPU s | µs/frame | ceiling ÷ floor |")
+print("|---|---:|---:|---:|---:|---:|")
+print(f"| wsfloor{' — ' + ', '.join(oflags) if oflags else ''} | {fmt(o_sent, ',d')} | {fmt(o_acked, ',d')} | "
+      f"{ocpu:.3f} | {fmt(o_per, '.2f')} | **{fmt(ratio, '.2f')}×** |")
+print()
+print("Paced frames cost mostly the kernel's and the runtime's price of waking an idle process (the timer, "
+      "then the acks) on this machine; the floor pays it too. ceiling ÷ floor is what ceiling's own work "
+      "adds; the 8 µs goal was set from a saturated loop, where no process sleeps.")
 print()
 print(f"CPU is the whole ceiling process, start to exit: start-up, opening the {env['CONNS']} sockets, "
       f"the {warmup} s warm-up ({warm_frames:,} frames at the target rate, assumed sent; ceiling does "
