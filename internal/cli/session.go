@@ -93,7 +93,7 @@ func openSession(e *env, p *plan.Plan, o *outputFlags, steps int, strict bool) (
 		s.close()
 		return nil, cannotRun("%w", err)
 	}
-	s.live = report.NewLive(e.stderr, e.terminal && !o.quiet, steps)
+	s.live = report.NewLive(e.stderr, e.terminal, steps)
 	if w := s.watch; w != nil && w.watcher != nil {
 		s.live.TargetCPU = func() (float64, bool) {
 			now := time.Now()
@@ -101,11 +101,15 @@ func openSession(e *env, p *plan.Plan, o *outputFlags, steps int, strict bool) (
 			return f.CPUPct, f.Samples >= 2
 		}
 	}
+	var tick func(load.Progress)
+	if !o.quiet {
+		tick = s.live.Tick
+	}
 	s.runner = load.NewRunner(load.Config{
 		Exchanger: s.ex, Scenarios: set, Timeout: p.HTTP.Timeout.Duration,
 		MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration,
 		Poisson: p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
-		OnTick: s.live.Tick,
+		OnTick: tick,
 	})
 	if !o.quiet {
 		fmt.Fprintf(e.stderr, "ceiling: %s, %s\n", describeTarget(p), describePlan(p))

@@ -9,12 +9,18 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 )
 
+// PlainEvery is how often a step's progress is written as a plain line
+// when the output is not a terminal (a CI log, a file).
+const PlainEvery = 5 * time.Second
+
 // Live writes progress while steps run: on a terminal one line per step,
-// rewritten in place each second; elsewhere nothing until a step ends.
+// rewritten in place each second; elsewhere a plain line every PlainEvery
+// of a step's counted window, and one when the step ends.
 type Live struct {
 	w        io.Writer
 	terminal bool
 	steps    int
+	plain    time.Duration // the window time of the last plain line
 	// TargetCPU, if set, returns the watched target's CPU (in percent of
 	// one core) over the last seconds, and whether it is known.
 	TargetCPU func() (float64, bool)
@@ -28,43 +34,56 @@ func NewLive(w io.Writer, terminal bool, steps int) *Live {
 
 // Tick shows a step's progress. It runs on the step's collector goroutine.
 func (l *Live) Tick(p load.Progress) {
-	if !l.terminal {
-		return
-	}
+	in := p.Elapsed - p.Step.Warmup
 	phase := "warm-up"
 	if !p.Warming {
-		phase = fmt.Sprintf("%4.0fs/%.0fs", (p.Elapsed - p.Step.Warmup).Seconds(), p.Step.Length.Seconds())
+		phase = fmt.Sprintf("%4.0fs/%.0fs", in.Seconds(), p.Step.Length.Seconds())
 	}
-	errs := 0.0
-	if c := p.Total.Completed(); c > 0 {
-		errs = float64(p.Total.Failed()) / float64(c)
-	}
-	cpu := ""
-	if l.TargetCPU != nil {
-		if v, ok := l.TargetCPU(); ok {
-			cpu = fmt.Sprintf("  target cpu %.0f%%", v)
+	prefix, end := "\r\x1b[K", ""
+	if !l.terminal {
+		if p.Warming || in < l.plain+PlainEvery {
+			if p.Warming {
+				l.plain = 0
+			}
+			return
 		}
+		l.plain = in.Truncate(PlainEvery)
+		prefix, end = "", "\n"
 	}
-	fmt.Fprintf(l.w, "\r\x1b[Kstep %d/%d  %s  %s  achieved %s  p50 %s  p99 %s  errors %s%s",
-		p.Step.Index+1, l.steps, level(p.Step), phase, Rate(p.Achieved),
-		Millis(metrics.Quantile(p.Total.Latency, 0.5)), Millis(metrics.Quantile(p.Total.Latency, 0.99)),
-		Percent(errs), cpu)
+	fmt.Fprintf(l.w, "%s%s  %s%s", prefix, l.line(p.Step, phase, p.Achieved, p.Total), l.cpu(), end)
 }
 
 // Done ends a step's line with its final figures.
 func (l *Live) Done(res *load.Result) {
-	lat := metrics.Summarize(res.Total.Latency)
-	errs := 0.0
-	if c := res.Total.Completed(); c > 0 {
-		errs = float64(res.Total.Failed()) / float64(c)
-	}
+	l.plain = 0
 	prefix := ""
 	if l.terminal {
 		prefix = "\r\x1b[K"
 	}
-	fmt.Fprintf(l.w, "%sstep %d/%d  %s  %.0fs  achieved %s  p50 %s  p99 %s  errors %s\n",
-		prefix, res.Step.Index+1, l.steps, level(res.Step), (res.WindowEnd - res.WindowStart).Round(time.Second).Seconds(),
-		Rate(res.Achieved()), Millis(lat.P50), Millis(lat.P99), Percent(errs))
+	took := fmt.Sprintf("%.0fs", (res.WindowEnd - res.WindowStart).Round(time.Second).Seconds())
+	fmt.Fprintf(l.w, "%s%s%s\n", prefix, l.line(res.Step, took, res.Achieved(), res.Total), l.cpu())
+}
+
+// line is a step's progress: step, load, phase, achieved rate, p50/p99 so
+// far and the error share.
+func (l *Live) line(st load.Step, phase string, achieved float64, t *metrics.Tally) string {
+	errs := 0.0
+	if c := t.Completed(); c > 0 {
+		errs = float64(t.Failed()) / float64(c)
+	}
+	return fmt.Sprintf("step %d/%d  %s  %s  achieved %s  p50 %s  p99 %s  errors %s",
+		st.Index+1, l.steps, level(st), phase, Rate(achieved),
+		Millis(metrics.Quantile(t.Latency, 0.5)), Millis(metrics.Quantile(t.Latency, 0.99)), Percent(errs))
+}
+
+// cpu is the watched target's recent CPU, or nothing.
+func (l *Live) cpu() string {
+	if l.TargetCPU != nil {
+		if v, ok := l.TargetCPU(); ok {
+			return fmt.Sprintf("  target cpu %.0f%%", v)
+		}
+	}
+	return ""
 }
 
 func level(s load.Step) string {

@@ -121,3 +121,37 @@ func TestHTML(t *testing.T) {
 		t.Errorf("%d plots, want 2 (no target or delivery series in the sample)", n)
 	}
 }
+
+// Off a terminal, progress is a plain line every PlainEvery of the counted
+// window (none in the warm-up) and one when the step ends; on a terminal
+// the line is rewritten in place every tick.
+func TestLiveLines(t *testing.T) {
+	st := load.Step{Index: 0, Rate: 100, Warmup: 2 * time.Second, Length: 12 * time.Second}
+	total := metrics.NewTally()
+	ticks := func(l *Live) {
+		for s := 1; s <= 14; s++ {
+			l.Tick(load.Progress{Step: st, Elapsed: time.Duration(s) * time.Second, Warming: s <= 2, Total: total, Achieved: 100})
+		}
+		l.Done(&load.Result{Step: st, WindowStart: 2 * time.Second, WindowEnd: 14 * time.Second, Total: total})
+	}
+	var plain bytes.Buffer
+	ticks(NewLive(&plain, false, 3))
+	lines := strings.Split(strings.TrimSuffix(plain.String(), "\n"), "\n")
+	want := []string{"5s/12s", "10s/12s", "12s"}
+	if len(lines) != len(want) || strings.Contains(plain.String(), "\r") {
+		t.Fatalf("plain output = %q, want %d lines without carriage returns", plain.String(), len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], "step 1/3  100/s") || !strings.Contains(lines[i], " "+w+"  ") {
+			t.Errorf("plain line %d = %q, want step 1/3 at %s", i, lines[i], w)
+		}
+	}
+	var term bytes.Buffer
+	ticks(NewLive(&term, true, 3))
+	if n := strings.Count(term.String(), "\r\x1b[K"); n != 15 {
+		t.Errorf("terminal output rewrote the line %d times, want 15 (14 ticks and the end)", n)
+	}
+	if n := strings.Count(term.String(), "\n"); n != 1 {
+		t.Errorf("terminal output has %d newlines, want 1 (the step's end)", n)
+	}
+}
