@@ -11,10 +11,11 @@ import (
 )
 
 // funcs returns the template functions bound to one VU: its own random
-// source, and the run's shared sequence.
-func funcs(rng *rand.Rand, seq *atomic.Int64) template.FuncMap {
+// sources (rng, seeded by the plan, for draws that repeat with the seed; ids
+// for uuids, which never repeat across runs), and the run's shared sequence.
+func funcs(rng, ids *rand.Rand, seq *atomic.Int64) template.FuncMap {
 	return template.FuncMap{
-		"uuid": func() string { return uuid(rng) },
+		"uuid": func() string { return uuid(ids) },
 		"seq":  func() int64 { return seq.Add(1) },
 		"randInt": func(a, b int) int {
 			if b <= a {
@@ -52,8 +53,10 @@ func pick(rng *rand.Rand, items []any) any {
 	return items[rng.IntN(len(items))]
 }
 
-// uuid returns a random (version 4) UUID drawn from rng. Each VU's source is
-// seeded apart, so ids are unique within a run unless 122 random bits
+// uuid returns a random (version 4) UUID drawn from rng. Each VU's source
+// is a stream of its own, seeded by a number drawn anew for every run, so
+// ids are unique within a run and across runs (a second run of a plan does
+// not resend the first one's idempotency keys) unless 122 random bits
 // collide.
 func uuid(rng *rand.Rand) string {
 	var b [16]byte

@@ -456,3 +456,29 @@ func TestFastRenderMatchesTemplate(t *testing.T) {
 		}
 	}
 }
+
+// uuids never repeat: not between the preflight and user 0 (which share
+// user 0's data), and not between two runs of the same plan with the same
+// seed; the seeded draws (randInt) do repeat with the seed.
+func TestUUIDsUniqueAcrossRunsAndPreflight(t *testing.T) {
+	const plan = "target: http://127.0.0.1:9\nload: {rates: [1]}\nvars: {u: \"{{uuid}}\", r: \"{{randInt 1 1000000}}\"}\nscenarios:\n  - request: {url: \"/{{.u}}\"}\n"
+	draw := func(s *Set, v *VU) (string, string) {
+		if err := v.begin(); err != nil {
+			t.Fatal(err)
+		}
+		return v.data["u"].(string), v.data["r"].(string)
+	}
+	a, b := compile(t, plan), compile(t, plan)
+	ua, ra := draw(a, a.NewVU(0, nil))
+	ub, rb := draw(b, b.NewVU(0, nil))
+	if ua == ub {
+		t.Errorf("two runs of one plan drew the same first uuid %s", ua)
+	}
+	if ra != rb {
+		t.Errorf("randInt with the same seed = %s and %s, want the same draw", ra, rb)
+	}
+	up, _ := draw(a, a.newVU(0, preflightStream, nil))
+	if up == ua {
+		t.Errorf("the preflight drew user 0's first uuid %s", up)
+	}
+}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,7 @@ type Set struct {
 	tagLimit  int
 	tmpls     templates
 	seed      uint64
+	nonce     uint64 // seeds uuid: random per run, so ids never repeat across runs
 	seq       atomic.Int64
 
 	obeyRetryAfter bool
@@ -78,7 +80,7 @@ const LoginScenario = "login"
 
 // Compile builds the Set of a validated plan.
 func Compile(p *plan.Plan) (*Set, error) {
-	s := &Set{users: p.Users(), tagLimit: p.TagLimit, seed: uint64(p.Load.Seed), obeyRetryAfter: p.HTTP.ObeyRetryAfter, ids: newIDs(),
+	s := &Set{users: p.Users(), tagLimit: p.TagLimit, seed: uint64(p.Load.Seed), nonce: rand.Uint64(), obeyRetryAfter: p.HTTP.ObeyRetryAfter, ids: newIDs(),
 		closed: p.Load.Model == plan.Closed, connects: connects{h: metrics.NewHistogram()}}
 	var total float64
 	for i := range p.Scenarios {
@@ -262,7 +264,7 @@ func (s *Set) Preflight(sess transport.Session) (transport.Outcome, error) {
 		out.Kind = transport.OK // only websocket scenarios: opening the sockets is the preflight
 		return out, nil
 	}
-	v := s.NewVU(0, sess)
+	v := s.newVU(0, preflightStream, sess) // user 0's data, its own random draws
 	if err := v.begin(); err != nil {
 		return out, err
 	}

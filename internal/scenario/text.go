@@ -102,7 +102,7 @@ func (v *VU) renderFast(dst []byte, ps []piece) ([]byte, error) {
 			}
 			dst = appendValue(dst, val)
 		case p.fn == "uuid":
-			dst = append(dst, uuid(v.rng)...)
+			dst = append(dst, uuid(v.ids)...)
 		case p.fn == "seq":
 			dst = strconv.AppendInt(dst, v.set.seq.Add(1), 10)
 		default:

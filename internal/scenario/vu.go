@@ -36,7 +36,8 @@ type VU struct {
 	set      *Set
 	id       int
 	sess     transport.Session
-	rng      *rand.Rand
+	rng      *rand.Rand // randInt, randString, pick: repeat with the plan's seed
+	ids      *rand.Rand // uuid: unique per run
 	tmpls    []*template.Template
 	data     map[string]any
 	persist  map[string]string // what the login extracted
@@ -59,13 +60,24 @@ type VU struct {
 
 // NewVU returns virtual user id, performing its requests on sess.
 func (s *Set) NewVU(id int, sess transport.Session) *VU {
+	return s.newVU(id, uint64(id)+1, sess)
+}
+
+// preflightStream is the random stream of the preflight's user, apart from
+// every virtual user's (stream id+1).
+const preflightStream = ^uint64(0)
+
+// newVU returns user id drawing from random stream stream: the seeded
+// draws repeat with the plan's seed, the uuids are the run's own.
+func (s *Set) newVU(id int, stream uint64, sess transport.Session) *VU {
 	v := &VU{
 		set: s, id: id, sess: sess,
-		rng:     rand.New(rand.NewPCG(s.seed, uint64(id)+1)),
+		rng:     rand.New(rand.NewPCG(s.seed, stream)),
+		ids:     rand.New(rand.NewPCG(s.nonce, stream)),
 		data:    map[string]any{},
 		persist: map[string]string{},
 	}
-	fm := funcs(v.rng, &s.seq)
+	fm := funcs(v.rng, v.ids, &s.seq)
 	v.tmpls = make([]*template.Template, len(s.tmpls.list))
 	for i, t := range s.tmpls.list {
 		c, err := t.Clone()
