@@ -2,10 +2,12 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
-	"strconv"
+	"net/url"
 	"sync/atomic"
 	"time"
 )
@@ -23,7 +25,47 @@ type Config struct {
 	// SendLimit is the example API's limit on sent messages per second per
 	// project; past it, 429. Zero: 100.
 	SendLimit float64
+
+	// The chat backend (GET /widget, /api/sites/{site}/messages).
+
+	// FloodRate is the flood brake's refill, in messages per second per
+	// site. Zero: 10. Below zero: no brake.
+	FloodRate float64
+	// FloodBurst is how many messages a site may send at once before the
+	// flood brake holds it to FloodRate. Zero: 600.
+	FloodBurst int
+	// Store is where messages are saved: "memory" or "file". Empty:
+	// "memory". Either way, one save at a time.
+	Store string
+	// Sync is when the file store waits for the disk: "normal" (fsync at
+	// most once a second in the background: a crash of the process loses
+	// nothing written, a power cut can lose the last second) or "full"
+	// (fsync after every commit while holding the writer, so saves queue
+	// behind the disk). Empty: "normal". The memory store ignores it.
+	Sync string
+	// DataDir is the file store's folder (messages.jsonl, one JSON line per
+	// saved message; created if missing, kept on Close). Empty: a temporary
+	// folder that Close removes; Server.Config reports it. The memory store
+	// ignores it.
+	DataDir string
+	// Webhook is the URL each newly saved message is posted to, as a Slack
+	// post. Empty: no webhook and no jobs, like a site without Slack.
+	Webhook string
+	// JobLanes is how many webhook posts may be in flight at once; a post
+	// holds its lane until answered. Zero: 8.
+	JobLanes int
+	// JobQueue is how many webhook jobs may wait for a lane; past it a job
+	// is dropped and counted. Zero: 100,000.
+	JobQueue int
 }
+
+// The values of Config.Store and Config.Sync.
+const (
+	storeMemory = "memory"
+	storeFile   = "file"
+	syncNormal  = "normal"
+	syncFull    = "full"
+)
 
 func (c Config) withDefaults() Config {
 	if c.Addr == "" {
@@ -41,7 +83,44 @@ func (c Config) withDefaults() Config {
 	if c.SendLimit <= 0 {
 		c.SendLimit = 100
 	}
+	if c.FloodRate == 0 {
+		c.FloodRate = 10
+	}
+	if c.FloodBurst <= 0 {
+		c.FloodBurst = 600
+	}
+	if c.Store == "" {
+		c.Store = storeMemory
+	}
+	if c.Sync == "" {
+		c.Sync = syncNormal
+	}
+	if c.JobLanes <= 0 {
+		c.JobLanes = 8
+	}
+	if c.JobQueue <= 0 {
+		c.JobQueue = 100_000
+	}
 	return c
+}
+
+// validate reports the first value Start cannot use.
+func (c Config) validate() error {
+	switch {
+	case c.Store != storeMemory && c.Store != storeFile:
+		return fmt.Errorf("store %q: want %q or %q", c.Store, storeMemory, storeFile)
+	case c.Sync != syncNormal && c.Sync != syncFull:
+		return fmt.Errorf("sync %q: want %q or %q", c.Sync, syncNormal, syncFull)
+	case math.IsNaN(c.FloodRate) || math.IsInf(c.FloodRate, 0):
+		return fmt.Errorf("flood rate %v: want a number", c.FloodRate)
+	}
+	if c.Webhook != "" {
+		u, err := url.Parse(c.Webhook)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("webhook %q: want an http:// or https:// URL", c.Webhook)
+		}
+	}
+	return nil
 }
 
 // Capacity returns the jobs per second the lanes can serve.
@@ -59,6 +138,7 @@ type Server struct {
 	quit     chan struct{}
 	served   atomic.Int64
 	rejected atomic.Int64
+	chat     *chat
 }
 
 type job struct {
@@ -68,11 +148,20 @@ type job struct {
 // Start listens and serves until Close.
 func Start(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
-	ln, err := net.Listen("tcp", cfg.Addr)
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("start demo target: %w", err)
+	}
+	ch, err := newChat(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start demo target: %w", err)
 	}
-	s := &Server{cfg: cfg, jobs: make(chan job, cfg.Queue), ln: ln, quit: make(chan struct{})}
+	cfg.DataDir = ch.store.dir
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		ch.close()
+		return nil, fmt.Errorf("start demo target: %w", err)
+	}
+	s := &Server{cfg: cfg, jobs: make(chan job, cfg.Queue), ln: ln, quit: make(chan struct{}), chat: ch}
 	for range cfg.Lanes {
 		go s.lane()
 	}
@@ -81,7 +170,7 @@ func Start(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /stats", s.stats)
 	newAPI(cfg.SendLimit).routes(mux)
-	mux.HandleFunc("GET /widget", widget())
+	ch.routes(mux)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -93,7 +182,9 @@ func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 // Config returns the configuration in force.
 func (s *Server) Config() Config { return s.cfg }
 
-// Close stops the server and its lanes.
+// Close stops the server and its lanes: it closes the widget sockets,
+// stops the webhook lanes without waiting for their backlog, and closes
+// the store (removing a data folder it created).
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -102,6 +193,9 @@ func (s *Server) Close() error {
 		s.srv.Close()
 	}
 	close(s.quit)
+	if cerr := s.chat.close(); err == nil {
+		err = cerr
+	}
 	return err
 }
 
@@ -144,8 +238,20 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(`{"saved":true}` + "\n"))
 }
 
+// stats answers the worker queue's figures (served, rejected, queued,
+// lanes) and the chat backend's.
 func (s *Server) stats(w http.ResponseWriter, _ *http.Request) {
+	n := &s.chat.count
+	depth := 0
+	if s.chat.jobs != nil {
+		depth = s.chat.jobs.depth()
+	}
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"served":%s,"rejected":%s,"queued":%d,"lanes":%d}`+"\n",
-		strconv.FormatInt(s.served.Load(), 10), strconv.FormatInt(s.rejected.Load(), 10), len(s.jobs), s.cfg.Lanes)
+	json.NewEncoder(w).Encode(map[string]int64{
+		"served": s.served.Load(), "rejected": s.rejected.Load(), "queued": int64(len(s.jobs)), "lanes": int64(s.cfg.Lanes),
+		"saved": n.saved.Load(), "duplicates": n.duplicate.Load(), "flood_rejected": n.flooded.Load(),
+		"queue_depth": int64(depth), "in_flight": n.inFlight.Load(), "dropped": n.dropped.Load(),
+		"webhook_ok": n.postOK.Load(), "webhook_retried": n.postRetried.Load(), "webhook_failed": n.postFailed.Load(),
+		"ws_connections": n.sockets.Load(),
+	})
 }
