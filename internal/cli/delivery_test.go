@@ -137,3 +137,37 @@ func TestDeliveryDrainTime(t *testing.T) {
 		t.Errorf("no delivery series")
 	}
 }
+
+// find waits for an overloaded step's backlog before the next probe, so
+// the backlog is not charged to it, and finds the forwarder's capacity
+// (2 workers × 10 ms: at most 200/s) by delivery.
+func TestFindSettlesDeliveries(t *testing.T) {
+	port := freeLocalPort(t)
+	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 2, 10*time.Millisecond, 0, 0)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := run(t, context.Background(), "find", deliveryPlan(t, srv.URL, port, "10s"),
+		"--slo", "delivered>=90%", "--start", "50", "--max", "800", "--precision", "25%", "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	if r.Edge == nil || r.Edge.Rate < 50 || r.Edge.Rate > 220 {
+		t.Fatalf("edge = %+v, want at most the forwarder's 200/s\n%s", r.Edge, stdout)
+	}
+	t.Log(stdout)
+	settled := false
+	for i, s := range r.Steps {
+		if i > 0 && r.Steps[i-1].SLOPassed != nil && !*r.Steps[i-1].SLOPassed && s.SettleS > 0.2 {
+			settled = true
+		}
+		if i == 0 && s.SettleS != 0 {
+			t.Errorf("step 1 settle_s = %v, want 0", s.SettleS)
+		}
+	}
+	if !settled {
+		for _, s := range r.Steps {
+			t.Logf("step %d: rate %v delivered %+v settle %v", s.Index+1, s.TargetRate, s.Delivery, s.SettleS)
+		}
+		t.Errorf("no step after a failed one waited for the backlog\n%s", stdout)
+	}
+}

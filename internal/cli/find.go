@@ -107,6 +107,10 @@ func parseLevel(s string) (float64, error) {
 	return rates[0], nil
 }
 
+// settleQuiet is how long find waits without a delivery arriving before it
+// stops waiting for an earlier step's backlog.
+const settleQuiet = time.Second
+
 // finder runs the steps the search asks for.
 type finder struct {
 	s      *session
@@ -119,6 +123,11 @@ func (f *finder) Run(_ context.Context, level float64, confirm bool) (search.Ste
 	st := load.Step{Rate: level, Warmup: warmupOf(f.s.p), Length: f.s.p.Load.Step.Duration}
 	if f.closed {
 		st = load.Step{VUs: int(level), Warmup: warmupOf(f.s.p), Length: f.s.p.Load.Step.Duration}
+	}
+	if f.last != nil && f.s.sinks != nil {
+		// Each probe starts clean: the deliveries an earlier step left
+		// queued would otherwise be charged to this one.
+		f.s.settled, _ = f.s.sinks.ledger.Settle(f.s.e.ctx, settleQuiet, f.s.sinks.drain)
 	}
 	step, err := f.s.step(st)
 	if err != nil {
@@ -164,6 +173,7 @@ func runFind(e *env, p *plan.Plan, o *outputFlags, cfg search.Config) error {
 		return err
 	}
 	defer s.close()
+	s.atStepEnd = true
 	f := &finder{s: s, closed: cfg.Integer}
 	r, err := search.Run(e.ctx, strat, f)
 	interrupted := errors.Is(err, errInterrupted)
@@ -268,7 +278,7 @@ func (s *session) whyFailed(level float64, users bool) string {
 
 func termValue(metric string, v float64) string {
 	switch metric {
-	case "errors", "limited":
+	case "errors", "limited", "delivered":
 		return fmt.Sprintf("%.1f%%", v)
 	case "rate":
 		return fmt.Sprintf("%.2f of the target", v)

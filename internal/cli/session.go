@@ -36,7 +36,11 @@ type session struct {
 	watch   *watch
 	sinks   *sinks
 	index   int
-	found   *bool // find: whether an edge was found, which is what passed means
+	found   *bool         // find: whether an edge was found, which is what passed means
+	settled time.Duration // find: the wait for earlier deliveries before the next step
+	// atStepEnd (find) keeps each step's delivered>= judged on what had
+	// arrived when it ended, also after the final drain.
+	atStepEnd bool
 }
 
 // openSession checks the SLO, compiles the plan, sends the preflight, opens
@@ -163,7 +167,12 @@ func (s *session) step(st load.Step) (*results.Step, error) {
 	}
 	if s.sinks != nil {
 		step.Delivery = s.sinks.stepFigures(step.Index)
+		if s.atStepEnd {
+			n := step.Delivery.Delivered
+			step.Delivery.AtStepEnd = &n
+		}
 	}
+	step.SettleS, s.settled = s.settled.Seconds(), 0
 	step.WebSocket = s.sockets.step(s.set)
 	if step.WebSocket != nil && step.Completed == 0 && step.Sent == 0 {
 		step.Warnings = slices.DeleteFunc(step.Warnings, func(w string) bool {

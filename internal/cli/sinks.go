@@ -81,7 +81,11 @@ func figures(f delivery.Figures) *results.Delivery {
 func (s *sinks) settle(ctx context.Context, res *results.Result, stop, base time.Time) {
 	drained := s.ledger.Drain(ctx, stop, s.drain)
 	for i := range res.Steps {
-		res.Steps[i].Delivery = figures(s.ledger.Step(res.Steps[i].Index))
+		f := figures(s.ledger.Step(res.Steps[i].Index))
+		if old := res.Steps[i].Delivery; old != nil {
+			f.AtStepEnd = old.AtStepEnd
+		}
+		res.Steps[i].Delivery = f
 	}
 	res.Delivery = figures(s.ledger.Step(-1))
 	res.Delivery.DrainS = drained.Seconds()

@@ -164,6 +164,34 @@ func (l *Ledger) Drain(ctx context.Context, stop time.Time, timeout time.Duratio
 	}
 }
 
+// Settle waits for the backlog of earlier steps to clear before another
+// step: until every counted expected id has arrived, or none has arrived
+// for quiet (the rest are late or lost, and waiting longer proves
+// nothing), or timeout passes, or ctx ends. It returns how long it waited
+// and how many counted ids were still missing.
+func (l *Ledger) Settle(ctx context.Context, quiet, timeout time.Duration) (time.Duration, int) {
+	start := time.Now()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	progress, best := start, -1
+	for {
+		l.Poll()
+		_, missing := l.lastArrival()
+		now := time.Now()
+		if best < 0 || missing < best {
+			progress, best = now, missing
+		}
+		if missing == 0 || now.Sub(progress) >= quiet || now.Sub(start) >= timeout {
+			return now.Sub(start), missing
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), missing
+		case <-tick.C:
+		}
+	}
+}
+
 // lastArrival returns the latest first delivery and how many counted
 // expected ids have none.
 func (l *Ledger) lastArrival() (time.Time, int) {

@@ -74,3 +74,32 @@ func TestLedger(t *testing.T) {
 		t.Errorf("series = %+v", series)
 	}
 }
+
+// Settle returns as soon as the backlog has cleared, and stops waiting when
+// arrivals stop making progress (the rest are lost) or at its timeout.
+func TestSettle(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeSink{}
+	l := New([]string{"slack"}, []Source{f})
+	t0 := time.Now()
+	l.Expect(0, "a", t0, 0)
+	l.Expect(0, "b", t0, 0)
+	l.Expect(0, "w", t0, -1) // warm-up: not waited for
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		f.add(sink.Arrival{ID: "a", At: time.Now(), Status: 200})
+		time.Sleep(100 * time.Millisecond)
+		f.add(sink.Arrival{ID: "b", At: time.Now(), Status: 200})
+	}()
+	if d, missing := l.Settle(ctx, time.Second, 5*time.Second); missing != 0 || d < 150*time.Millisecond || d > 2*time.Second {
+		t.Errorf("Settle = %v, %d missing; want ≈ 200ms, 0 missing", d, missing)
+	}
+	// c is lost: Settle gives up after quiet without progress.
+	l.Expect(0, "c", t0, 1)
+	if d, missing := l.Settle(ctx, 200*time.Millisecond, 5*time.Second); missing != 1 || d < 200*time.Millisecond || d > 2*time.Second {
+		t.Errorf("Settle with c lost = %v, %d missing; want ≈ 200ms, 1 missing", d, missing)
+	}
+	if d, missing := l.Settle(ctx, time.Hour, 150*time.Millisecond); missing != 1 || d < 150*time.Millisecond || d > 2*time.Second {
+		t.Errorf("Settle at its timeout = %v, %d missing; want ≈ 150ms, 1 missing", d, missing)
+	}
+}

@@ -88,6 +88,10 @@ func rows(r *results.Result) [][]string {
 			d := "-"
 			if x := s.Delivery; x != nil {
 				d = fmt.Sprintf("%d/%d", x.Delivered, x.Expected)
+				if x.AtStepEnd != nil && *x.AtStepEnd != x.Delivered {
+					// find judged the step on what had arrived by its end
+					d = fmt.Sprintf("%d/%d (%d later)", *x.AtStepEnd, x.Expected, x.Delivered)
+				}
 			}
 			row = append(row, d)
 		}

@@ -124,6 +124,7 @@ type Step struct {
 	RetryAfterS      float64                         `json:"retry_after_max_s"`
 	MaxLagMS         float64                         `json:"max_lag_ms"`
 	MeanLagMS        float64                         `json:"mean_lag_ms"`
+	SettleS          float64                         `json:"settle_s,omitempty"`
 	Workers          int                             `json:"workers"`
 	BytesIn          int64                           `json:"bytes_in"`
 	BytesOut         int64                           `json:"bytes_out"`
@@ -174,6 +175,9 @@ type Delivery struct {
 	LostIDs    []string        `json:"lost_ids"`
 	LatencyMS  metrics.Latency `json:"latency_ms"`
 	DrainS     float64         `json:"drain_s,omitempty"`
+	// AtStepEnd, set by find, is how many had been delivered when the step
+	// ended: what find judged the step's delivered>= thresholds on.
+	AtStepEnd *int64 `json:"delivered_at_step_end,omitempty"`
 }
 
 // Generator is what ceiling itself used during a step.

@@ -165,6 +165,9 @@ func (s *Step) FiguresOf(name string) slo.Figures {
 		f := s.Figures()
 		if d := s.Delivery; d != nil {
 			f.Expected, f.Delivered = d.Expected, d.Delivered
+			if d.AtStepEnd != nil {
+				f.Delivered = *d.AtStepEnd
+			}
 		}
 		return f
 	}
