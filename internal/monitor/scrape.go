@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -126,9 +127,13 @@ func (s *Scraper) keep(f *dto.MetricFamily, out map[string]Point) {
 	name := f.GetName()
 	for _, m := range f.GetMetric() {
 		for _, sr := range seriesOf(name, f.GetType(), m) {
+			labels := m.GetLabel()
+			if sr.labels != nil {
+				labels = sr.labels
+			}
 			for _, sel := range s.sels {
-				if sel.matches(sr.name, name, m.GetLabel()) {
-					out[canonical(sr.name, m.GetLabel())] = sr.p
+				if sel.matches(sr.name, name, labels) {
+					out[canonical(sr.name, labels)] = sr.p
 					break
 				}
 			}
@@ -136,34 +141,43 @@ func (s *Scraper) keep(f *dto.MetricFamily, out map[string]Point) {
 	}
 }
 
-// named is one series of a metric: its name and its point.
+// named is one series of a metric: its name, its point, and its labels
+// when they are not the metric's own (a summary's quantiles).
 type named struct {
-	name string
-	p    Point
+	name   string
+	p      Point
+	labels []*dto.LabelPair
 }
 
 // seriesOf returns the plain series of one metric of a family: one for a
 // counter, gauge or untyped metric; _sum and _count for a summary or a
-// histogram (quantiles and buckets are not kept).
+// histogram, and a summary's quantiles as gauges labelled quantile="0.99"
+// (a histogram's buckets are not kept).
 func seriesOf(family string, t dto.MetricType, m *dto.Metric) []named {
 	switch t {
 	case dto.MetricType_COUNTER:
-		return []named{{family, Point{m.GetCounter().GetValue(), true}}}
+		return []named{{name: family, p: Point{m.GetCounter().GetValue(), true}}}
 	case dto.MetricType_GAUGE:
-		return []named{{family, Point{Value: m.GetGauge().GetValue()}}}
+		return []named{{name: family, p: Point{Value: m.GetGauge().GetValue()}}}
 	case dto.MetricType_UNTYPED:
-		return []named{{family, Point{Value: m.GetUntyped().GetValue()}}}
+		return []named{{name: family, p: Point{Value: m.GetUntyped().GetValue()}}}
 	case dto.MetricType_SUMMARY:
 		sm := m.GetSummary()
-		return []named{
-			{family + "_sum", Point{sm.GetSampleSum(), true}},
-			{family + "_count", Point{float64(sm.GetSampleCount()), true}},
+		out := []named{
+			{name: family + "_sum", p: Point{sm.GetSampleSum(), true}},
+			{name: family + "_count", p: Point{float64(sm.GetSampleCount()), true}},
 		}
+		for _, q := range sm.GetQuantile() {
+			name, value := "quantile", strconv.FormatFloat(q.GetQuantile(), 'g', -1, 64)
+			labels := append(slices.Clone(m.GetLabel()), &dto.LabelPair{Name: &name, Value: &value})
+			out = append(out, named{name: family, p: Point{Value: q.GetValue()}, labels: labels})
+		}
+		return out
 	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
 		h := m.GetHistogram()
 		return []named{
-			{family + "_sum", Point{h.GetSampleSum(), true}},
-			{family + "_count", Point{float64(h.GetSampleCount()), true}},
+			{name: family + "_sum", p: Point{h.GetSampleSum(), true}},
+			{name: family + "_count", p: Point{float64(h.GetSampleCount()), true}},
 		}
 	}
 	return nil

@@ -59,6 +59,7 @@ requests_total{method="GET",code="200"} 100
 requests_total{code="500",method="GET"} 3
 # TYPE latency_seconds summary
 latency_seconds{quantile="0.5"} 0.1
+latency_seconds{quantile="0.99"} 0.4
 latency_seconds_sum 12.5
 latency_seconds_count 100
 # TYPE size_bytes histogram
@@ -84,11 +85,18 @@ func TestScrapeSelects(t *testing.T) {
 		`requests_total{code="500",method="GET"}`: {3, true},
 		`latency_seconds_sum`:                     {12.5, true},
 		`latency_seconds_count`:                   {100, true},
+		`latency_seconds{quantile="0.5"}`:         {Value: 0.1},
+		`latency_seconds{quantile="0.99"}`:        {Value: 0.4},
 		`size_bytes_count`:                        {4, true},
 		`temperature{room="a \"b\"\\c"}`:          {Value: 21.5},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Scrape() mismatch (-want +got):\n%s", d)
+	}
+	// One quantile of a summary, picked by its label, is a gauge.
+	q := newScraper(t, url, `latency_seconds{quantile="0.99"}`)
+	if got, err := q.Scrape(); err != nil || !cmp.Equal(got, map[string]Point{`latency_seconds{quantile="0.99"}`: {Value: 0.4}}) {
+		t.Errorf("Scrape() of one quantile = %v, %v", got, err)
 	}
 }
 
