@@ -264,7 +264,7 @@ func (s *session) whyFailed(level float64, users bool) string {
 	var why []string
 	for _, t := range s.terms {
 		if v, ok := t.Eval(st.FiguresOf(t.Scenario)); !ok {
-			why = append(why, fmt.Sprintf("%s %s", t.Metric, termValue(t.Metric, v)))
+			why = append(why, fmt.Sprintf("%s %s", t.Metric, report.TermValue(t.Metric, v)))
 		}
 	}
 	if len(why) == 0 && st.VerdictReason != "" {
@@ -274,14 +274,4 @@ func (s *session) whyFailed(level float64, users bool) string {
 		why = append(why, "its figures cannot be trusted (see the warnings)")
 	}
 	return strings.Join(why, ", ")
-}
-
-func termValue(metric string, v float64) string {
-	switch metric {
-	case "errors", "limited", "delivered":
-		return fmt.Sprintf("%.1f%%", v)
-	case "rate":
-		return fmt.Sprintf("%.2f of the target", v)
-	}
-	return report.Millis(v)
 }

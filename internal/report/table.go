@@ -241,11 +241,19 @@ func value(th results.Threshold) string {
 	if i := strings.LastIndexByte(expr, '.'); i >= 0 && !strings.ContainsAny(expr[:i], "<>") {
 		expr = expr[i+1:]
 	}
-	switch {
-	case strings.HasPrefix(expr, "errors"), strings.HasPrefix(expr, "limited"):
-		return fmt.Sprintf("%.2f%%", th.Value)
-	case strings.HasPrefix(expr, "rate"):
-		return fmt.Sprintf("%.3f of target", th.Value)
+	metric := expr[:strings.IndexFunc(expr+"<", func(r rune) bool { return strings.ContainsRune("<>=!", r) })]
+	return TermValue(strings.TrimSpace(metric), th.Value)
+}
+
+// TermValue writes the value of an SLO term's metric: a share for errors,
+// limited and delivered, a fraction of the target for rate, else a
+// duration from milliseconds.
+func TermValue(metric string, v float64) string {
+	switch metric {
+	case "errors", "limited", "delivered":
+		return fmt.Sprintf("%.2f%%", v)
+	case "rate":
+		return fmt.Sprintf("%.3f of target", v)
 	}
-	return Millis(th.Value)
+	return Millis(v)
 }
