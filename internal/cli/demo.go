@@ -1,9 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"math"
-	"net/url"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,184 +11,200 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ceiling-dev/ceiling/internal/demo"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/search"
 )
 
-// demoSLO is the threshold the demo reads its stairs against.
-const demoSLO = "p99<100ms, errors<1%"
+// The demo's chat backend and what it is held to. The target posts every
+// saved message to the sink from demoLanes lanes; the sink answers after
+// demoSinkLatency, so deliveries cap at demoLanes ÷ demoSinkLatency.
+const (
+	demoLanes       = 8
+	demoSinkLatency = 50 * time.Millisecond
+	demoSites       = 200
+	// demoStart and demoMax bound the search, in messages per second.
+	demoStart, demoMax float64 = 50, 3200
+)
+
+// demoTiming is how long the demo's steps are, and how finely it searches.
+type demoTiming struct {
+	step, warmup time.Duration
+	precision    float64
+	// delivered is the share of a step's messages that must reach the sink
+	// by the step's end: the tail of a step (the last ~60 ms of messages)
+	// is always in flight, a bigger share of a short step.
+	delivered string
+}
+
+var (
+	demoFull  = demoTiming{step: 3 * time.Second, warmup: time.Second, precision: 0.05, delivered: "95%"}
+	demoQuick = demoTiming{step: 2 * time.Second, warmup: 500 * time.Millisecond, precision: 0.3, delivered: "93%"}
+)
 
 func demoCmd(e *env) *cobra.Command {
 	var quick bool
 	var dir string
 	c := &cobra.Command{
 		Use:   "demo",
-		Short: "Run stairs against a built-in target with a real bottleneck (needs nothing else)",
-		Long: `Start a small built-in service on loopback (four worker lanes of 5 ms each, so
-800 jobs a second, with a bounded queue that answers 503 when full), run open-model
-stairs across its capacity, print the step table and write DIR/result.json.`,
+		Short: "Find the edge of a built-in chat backend, watched as a separate process (needs nothing else)",
+		Long: `Start the built-in chat backend (ceiling demo-target) as a separate process on
+loopback, and a Slack-like sink it posts every saved message to; then search for
+the highest rate of widget messages (WebSocket frames, each acked once saved) at
+which the acks stay fast and the messages reach the sink. Prints the step table
+and the edge, and writes DIR/result.json, DIR/report.html and DIR/plan.yaml (the
+plan it ran, to run again with ceiling find).`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return runDemo(e, quick, dir)
+			t := demoFull
+			if quick {
+				t = demoQuick
+			}
+			return runDemo(e, t, dir)
 		},
 	}
-	c.Flags().BoolVar(&quick, "quick", false, "a few seconds instead of about half a minute (for CI)")
-	c.Flags().StringVar(&dir, "out", "ceiling-demo", "folder for result.json")
+	c.Flags().BoolVar(&quick, "quick", false, "shorter steps and a coarser search: about 20 s instead of under a minute (for CI)")
+	c.Flags().StringVar(&dir, "out", "ceiling-demo", "folder for result.json, report.html and plan.yaml")
 	return c
 }
 
-func runDemo(e *env, quick bool, dir string) error {
+func runDemo(e *env, t demoTiming, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return cannotRun("create demo folder: %w", err)
 	}
-	srv, err := demo.Start(demo.Config{})
+	exe, err := os.Executable()
 	if err != nil {
-		return cannotRun("%w", err)
+		return cannotRun("find the ceiling binary to start the demo target: %w", err)
 	}
-	defer srv.Close()
-	capacity := srv.Config().Capacity()
-	rates := []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5}
-	step, warm := 4*time.Second, time.Second
-	if quick {
-		rates, step, warm = []float64{0.25, 0.75, 1.5}, time.Second, 500*time.Millisecond
-	}
-	for i := range rates {
-		rates[i] *= capacity
-	}
-	p := &plan.Plan{
-		Name:   "ceiling demo: a worker queue of 4 lanes × 5 ms (800/s)",
-		Target: srv.URL(),
-		Load: plan.Load{
-			Model: plan.Open, Rates: rates,
-			Step: plan.Duration{Duration: step}, Warmup: &plan.Duration{Duration: warm},
-		},
-		HTTP:      plan.HTTP{Timeout: plan.Duration{Duration: 5 * time.Second}},
-		Scenarios: []plan.Scenario{{Name: "send", Request: plan.Request{Method: "POST", URL: "/send", Body: `{"text":"hi"}`}}},
-		SLO:       demoSLO,
-	}
-	if err := p.Validate(); err != nil {
-		return cannotRun("demo plan: %w", err)
-	}
-	out := filepath.Join(dir, "result.json")
-	page := filepath.Join(dir, "report.html")
-	res, err := runPlan(e, p, &outputFlags{out: out, html: page})
+	ports, err := freePorts(2)
 	if err != nil {
+		return cannotRun("find free loopback ports: %w", err)
+	}
+	planFile := filepath.Join(dir, "plan.yaml")
+	text := demoPlan(exe, planFile, ports[0], ports[1], t)
+	if err := os.WriteFile(planFile, []byte(text), 0o644); err != nil {
+		return cannotRun("write %s: %w", planFile, err)
+	}
+	p, err := plan.Parse(planFile, []byte(text))
+	if err != nil {
+		return cannotRun("demo plan: %w", err) // a bug: the demo writes its own plan
+	}
+	out, page := filepath.Join(dir, "result.json"), filepath.Join(dir, "report.html")
+	cfg := search.Config{Start: demoStart, Max: demoMax, Precision: t.precision}
+	res, err := runFind(e, p, &outputFlags{out: out, html: page}, cfg)
+	var coded *codedError
+	if err != nil && !(errors.As(err, &coded) && coded.code == ExitThreshold) {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "\n%s\n", edgeSentence(res))
-	fmt.Fprintf(e.stdout, "\nThe target's nominal capacity is %.0f/s (4 lanes × 5 ms); the achieved column shows what it really served once overloaded, and the table where it bends.\n", capacity)
-	fmt.Fprintf(e.stdout, "Open %s for the plots, and %s for every figure, per step and per second.\n", page, out)
-	if res.Interrupted {
-		return &codedError{code: ExitInterrupted, err: fmt.Errorf("interrupted")}
+	if res != nil {
+		fmt.Fprintf(e.stdout, "\n%s\n", demoStory(res))
 	}
-	return nil
+	fmt.Fprintf(e.stdout, "\nOpen %s for the plots; %s has every figure, per step and per second.\n", page, out)
+	fmt.Fprintf(e.stdout, "Run it again with: ceiling find %s --max %g --precision %g%%\n", planFile, demoMax, 100*t.precision)
+	return err
 }
 
-// edgeSentence reads the stairs: the highest rate whose step held the SLO
-// and the first one above it that did not.
-func edgeSentence(r *results.Result) string {
-	var pass, fail *results.Step
+// demoPlan is the plan the demo runs, written out so that it can be read
+// and run again. The target is ceiling's own demo-target, started and
+// watched as a separate process.
+func demoPlan(exe, planFile string, targetPort, sinkPort int, t demoTiming) string {
+	target := fmt.Sprintf("127.0.0.1:%d", targetPort)
+	command := fmt.Sprintf("exec %s demo-target --addr %s --webhook http://127.0.0.1:%d/slack --job-lanes %d",
+		shellQuote(exe), target, sinkPort, demoLanes)
+	return fmt.Sprintf(`# Written by ceiling demo: the plan it ran. Run it again with
+#   ceiling find %[9]s --max %[11]g --precision %[12]g%%
+# (the ports were free when it was written).
+name: "ceiling demo: a chat backend whose messages must reach Slack"
+target: http://%[1]s
+load:
+  model: open
+  rates: [%[10]g]                        # find starts here and doubles until a step fails
+  step: %[2]s
+  warmup: %[3]s
+vars:
+  cid: "{{uuid}}"                       # unique per message (and per run)
+  site: "s-{{randInt 1 %[4]d}}"           # %[4]d sites, far below the flood brake's 10/s each
+scenarios:
+  - name: widget
+    websocket:
+      url: ws://%[1]s/widget
+      connections: 50
+      send: '{"type":"message","clientId":"{{.cid}}","site":"{{.site}}","text":"hello from the widget"}'
+      ack: {json: clientId}             # the target acks a message once it is saved
+      ack_timeout: 5s
+    delivery: {sink: slack, id: "{{.cid}}"}
+sinks:
+  - name: slack
+    listen: 127.0.0.1:%[5]d
+    latency: %[6]s                        # like Slack's webhook; it never says no
+    id: {json: clientId}
+    drain: 20s
+monitor:
+  command: %[7]s
+  ready: http://%[1]s/health
+  prometheus:
+    url: http://%[1]s/metrics
+    metrics: [demo_queue_depth, 'demo_save_seconds{quantile="0.99"}']
+slo: "p99<50ms, errors<1%%, delivered>=%[8]s"
+`, target, t.step, t.warmup, demoSites, sinkPort, demoSinkLatency, yamlQuote(command), t.delivered, planFile,
+		demoStart, demoMax, 100*t.precision)
+}
+
+// demoStory says what the search found and what broke first, in the terms
+// of the target's design.
+func demoStory(r *results.Result) string {
+	capacity := float64(demoLanes) / demoSinkLatency.Seconds()
+	var b strings.Builder
+	worstAck, firstFail := 0.0, (*results.Step)(nil)
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		if s.SLOPassed == nil {
-			continue
-		}
-		if *s.SLOPassed && fail == nil {
-			pass = s
-		} else if !*s.SLOPassed && fail == nil {
-			fail = s
+		worstAck = max(worstAck, s.LatencyMS.P99)
+		if firstFail == nil && s.SLOPassed != nil && !*s.SLOPassed {
+			firstFail = s
 		}
 	}
-	switch {
-	case pass == nil && fail == nil:
-		return "No step finished."
-	case pass == nil:
-		return fmt.Sprintf("Even the first step, %.0f/s, failed %s: p99 %.1f ms, errors %.1f%%.",
-			fail.TargetRate, demoSLO, fail.LatencyMS.P99, 100*fail.ErrorRate)
-	case fail == nil:
-		return fmt.Sprintf("Every step held %s, up to %.0f/s (p99 %.1f ms).", demoSLO, pass.TargetRate, pass.LatencyMS.P99)
-	}
-	return fmt.Sprintf("Held %s up to %.0f/s (p99 %.1f ms); %.0f/s fails: p99 %.1f ms, errors %.1f%%.",
-		demoSLO, pass.TargetRate, pass.LatencyMS.P99, fail.TargetRate, fail.LatencyMS.P99, 100*fail.ErrorRate)
-}
-
-// demoTargetCmd serves the demo target in the foreground until interrupted:
-// the example plans in docs/examples load it, and docs/demo-target.md
-// describes its chat backend and limits.
-func demoTargetCmd(e *env) *cobra.Command {
-	var f demoTargetFlags
-	c := &cobra.Command{
-		Use:    "demo-target",
-		Short:  "Serve the built-in demo target (the example plans load it)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			cfg, err := f.config(c.Flags().Changed)
-			if err != nil {
-				return err
+	fmt.Fprintf(&b, "What broke first: the target posts each saved message to the Slack-like sink from %d lanes, and the sink answers after %v, so at most %d ÷ %v = %.0f messages a second can be delivered.",
+		demoLanes, demoSinkLatency, demoLanes, demoSinkLatency, capacity)
+	if f := firstFail; f != nil && f.Delivery != nil && f.Delivery.AtStepEnd != nil && f.Delivery.Expected > 0 {
+		fmt.Fprintf(&b, " At %.0f/s only %d of %d messages had arrived by the step's end",
+			f.TargetRate, *f.Delivery.AtStepEnd, f.Delivery.Expected)
+		if f.Target != nil {
+			if m, ok := f.Target.Metrics["demo_queue_depth"]; ok {
+				fmt.Fprintf(&b, " and the job queue held up to %.0f", m.Max)
 			}
-			srv, err := demo.Start(cfg)
-			if err != nil {
-				return cannotRun("%w", err)
-			}
-			defer srv.Close()
-			fmt.Fprintf(e.stderr, "ceiling demo-target: serving on %s (Ctrl-C stops it)\n", srv.URL())
-			<-e.ctx.Done()
-			return nil
-		},
-	}
-	fl := c.Flags()
-	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address")
-	fl.StringVar(&f.webhook, "webhook", "", "post every saved chat message to this URL (like a Slack webhook); empty: no jobs")
-	fl.IntVar(&f.lanes, "job-lanes", 8, "webhook posts in flight at once: delivery capacity is lanes ÷ webhook latency")
-	fl.StringVar(&f.store, "store", "memory", "where chat messages are saved: memory or file (one writer at a time either way)")
-	fl.StringVar(&f.sync, "sync", "normal", "file store: fsync at most once a second (normal) or after every commit (full)")
-	fl.StringVar(&f.dataDir, "data-dir", "", "file store folder (default: a temporary folder removed on exit)")
-	fl.Float64Var(&f.floodRate, "flood-rate", 10, "flood brake: messages per second per site after the burst; below 0: no brake")
-	fl.IntVar(&f.floodBurst, "flood-burst", 600, "flood brake: messages a site may send at once")
-	return c
-}
-
-// demoTargetFlags are demo-target's flags.
-type demoTargetFlags struct {
-	addr, webhook, store, sync, dataDir string
-	lanes, floodBurst                   int
-	floodRate                           float64
-}
-
-// config checks the flags and maps them to the demo target's Config;
-// changed reports whether the user set a flag. Every problem is reported.
-func (f *demoTargetFlags) config(changed func(string) bool) (demo.Config, error) {
-	var bad []string
-	if f.store != "memory" && f.store != "file" {
-		bad = append(bad, fmt.Sprintf("--store %q: want memory or file", f.store))
-	}
-	if f.sync != "normal" && f.sync != "full" {
-		bad = append(bad, fmt.Sprintf("--sync %q: want normal (fsync once a second) or full (after every commit)", f.sync))
-	}
-	if f.store == "memory" && (changed("sync") || changed("data-dir")) {
-		bad = append(bad, "--sync and --data-dir: only with --store file (the memory store has no file)")
-	}
-	if f.lanes < 1 {
-		bad = append(bad, fmt.Sprintf("--job-lanes %d: want at least 1", f.lanes))
-	}
-	if f.floodBurst < 1 {
-		bad = append(bad, fmt.Sprintf("--flood-burst %d: want at least 1", f.floodBurst))
-	}
-	if math.IsNaN(f.floodRate) || math.IsInf(f.floodRate, 0) || f.floodRate == 0 {
-		bad = append(bad, fmt.Sprintf("--flood-rate %v: want messages per second above 0, or below 0 for no brake", f.floodRate))
-	}
-	if f.webhook != "" {
-		if u, err := url.Parse(f.webhook); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad = append(bad, fmt.Sprintf("--webhook %q: want an http:// or https:// URL", f.webhook))
 		}
+		b.WriteString(".")
 	}
-	if len(bad) > 0 {
-		return demo.Config{}, badInput("demo-target: %s", strings.Join(bad, "; "))
+	fmt.Fprintf(&b, " The acks never were the limit (worst p99 %.1f ms): saving a message is cheap, posting it is not.", worstAck)
+	return b.String()
+}
+
+// freePorts returns n loopback ports that were free a moment ago.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
-	return demo.Config{
-		Addr: f.addr, Webhook: f.webhook, JobLanes: f.lanes, Store: f.store, Sync: f.sync, DataDir: f.dataDir,
-		FloodRate: f.floodRate, FloodBurst: f.floodBurst,
-	}, nil
+	return ports, nil
+}
+
+// shellQuote quotes s for /bin/sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// yamlQuote writes s as a double-quoted YAML string.
+func yamlQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }

@@ -52,7 +52,8 @@ reached", never a server edge.`,
 			if err != nil {
 				return err
 			}
-			return runFind(e, p, &o, cfg)
+			_, err = runFind(e, p, &o, cfg)
+			return err
 		},
 	}
 	q.register(c)
@@ -162,15 +163,16 @@ func warmupOf(p *plan.Plan) time.Duration {
 	return p.Load.Warmup.Duration
 }
 
-// runFind searches for the edge and reports it.
-func runFind(e *env, p *plan.Plan, o *outputFlags, cfg search.Config) error {
+// runFind searches for the edge, reports it and returns the result (nil
+// when the search could not start).
+func runFind(e *env, p *plan.Plan, o *outputFlags, cfg search.Config) (*results.Result, error) {
 	strat, err := search.New(cfg)
 	if err != nil {
-		return badInput("%w", err)
+		return nil, badInput("%w", err)
 	}
 	s, err := openSession(e, p, o, 0, p.Strict == nil || *p.Strict)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer s.close()
 	s.atStepEnd = true
@@ -178,7 +180,7 @@ func runFind(e *env, p *plan.Plan, o *outputFlags, cfg search.Config) error {
 	r, err := search.Run(e.ctx, strat, f)
 	interrupted := errors.Is(err, errInterrupted)
 	if err != nil && !interrupted {
-		return err
+		return nil, err
 	}
 	found := r.Outcome == search.Edge || r.Outcome == search.NoFailure
 	s.found = &found
@@ -192,15 +194,15 @@ func runFind(e *env, p *plan.Plan, o *outputFlags, cfg search.Config) error {
 		Answer:  answer,
 	}
 	if _, err := s.finish(func() { fmt.Fprintf(e.stdout, "\n%s\n", answer) }); err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case interrupted:
-		return &codedError{code: ExitInterrupted, err: errInterrupted}
+		return s.res, &codedError{code: ExitInterrupted, err: errInterrupted}
 	case !found:
-		return &codedError{code: ExitThreshold, err: errors.New(answer)}
+		return s.res, &codedError{code: ExitThreshold, err: errors.New(answer)}
 	}
-	return nil
+	return s.res, nil
 }
 
 // edgeOf points at the last step run at the edge level (the confirmation).

@@ -116,7 +116,11 @@ func openSession(e *env, p *plan.Plan, o *outputFlags, steps int, strict bool) (
 		OnTick: tick,
 	})
 	if !o.quiet {
-		fmt.Fprintf(e.stderr, "ceiling: %s, %s\n", describeTarget(p), describePlan(p))
+		desc := describePlan(p)
+		if steps == 0 { // find
+			desc = fmt.Sprintf("a search: steps of %v after %v of warm-up, each level chosen from the last", p.Load.Step.Duration, warmupOf(p))
+		}
+		fmt.Fprintf(e.stderr, "ceiling: %s, %s\n", describeTarget(p), desc)
 		if s.watch != nil {
 			fmt.Fprintf(e.stderr, "ceiling: %s\n", s.watch.describe(p))
 		}

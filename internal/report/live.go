@@ -27,7 +27,8 @@ type Live struct {
 }
 
 // NewLive returns a progress writer for w; terminal says whether w is a
-// terminal that understands carriage returns.
+// terminal that understands carriage returns; steps is how many steps the
+// run has, or 0 when it is not known in advance (find).
 func NewLive(w io.Writer, terminal bool, steps int) *Live {
 	return &Live{w: w, terminal: terminal, steps: steps}
 }
@@ -71,8 +72,12 @@ func (l *Live) line(st load.Step, phase string, achieved float64, t *metrics.Tal
 	if c := t.Completed(); c > 0 {
 		errs = float64(t.Failed()) / float64(c)
 	}
-	return fmt.Sprintf("step %d/%d  %s  %s  achieved %s  p50 %s  p99 %s  errors %s",
-		st.Index+1, l.steps, level(st), phase, Rate(achieved),
+	n := fmt.Sprint(st.Index + 1)
+	if l.steps > 0 {
+		n += fmt.Sprintf("/%d", l.steps)
+	}
+	return fmt.Sprintf("step %s  %s  %s  achieved %s  p50 %s  p99 %s  errors %s",
+		n, level(st), phase, Rate(achieved),
 		Millis(metrics.Quantile(t.Latency, 0.5)), Millis(metrics.Quantile(t.Latency, 0.99)), Percent(errs))
 }
 

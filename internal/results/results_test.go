@@ -3,6 +3,7 @@ package results
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,14 +168,16 @@ func TestTimerLagNote(t *testing.T) {
 			if want := float64(tt.lag) / float64(time.Millisecond); st.MeanLagMS < 0.99*want || st.MeanLagMS > 1.01*want {
 				t.Errorf("MeanLagMS = %v, want %v", st.MeanLagMS, want)
 			}
-			r := &Result{Steps: []Step{st}}
+			r := &Result{Steps: []Step{st, st}}
 			r.Judge(DefaultRules)
-			got := false
-			for _, n := range r.Steps[0].Notes {
-				got = got || strings.HasPrefix(n, "timer lag:")
+			noted := func(s Step) bool {
+				return slices.ContainsFunc(s.Notes, func(n string) bool { return strings.HasPrefix(n, "timer lag:") })
 			}
-			if got != tt.want {
+			if got := noted(r.Steps[0]); got != tt.want {
 				t.Errorf("notes = %q, want a timer-lag note: %v", r.Steps[0].Notes, tt.want)
+			}
+			if noted(r.Steps[1]) {
+				t.Errorf("step 2 notes = %q, want the timer lag noted once, on the first step", r.Steps[1].Notes)
 			}
 		})
 	}

@@ -49,6 +49,7 @@ const (
 // run's validity findings (Invalid).
 func (r *Result) Judge(rules Rules) {
 	r.Invalid = []string{}
+	lagNoted := false
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		s.GeneratorLimited = s.generatorLimited()
@@ -58,6 +59,11 @@ func (r *Result) Judge(rules Rules) {
 			prev = &r.Steps[i-1]
 		}
 		s.Notes = s.notes(prev, rules)
+		if !lagNoted && s.timerLagShows() { // once: it is the generator's, the same on every step
+			lagNoted = true
+			s.Notes = append(s.Notes, fmt.Sprintf("timer lag: exchanges started on average %s after their intended times (Go's timers wake at about 1 ms granularity while the generator idles); the latency includes it, service_ms (p50 %s) does not; mean_lag_ms has it for every step",
+				ms(s.MeanLagMS), ms(s.ServiceMS.P50)))
+		}
 		for _, w := range s.validity(rules) {
 			r.Invalid = append(r.Invalid, fmt.Sprintf("step %d: %s", s.Index+1, w))
 		}
@@ -185,10 +191,6 @@ func (s *Step) notes(prev *Step, rules Rules) []string {
 	var n []string
 	if d := s.Delivery; d != nil && d.Lost > 0 {
 		n = append(n, fmt.Sprintf("delivery fell behind: %d of %d accepted ids did not reach the sink", d.Lost, d.Expected))
-	}
-	if s.timerLagShows() {
-		n = append(n, fmt.Sprintf("timer lag: exchanges started on average %s after their intended times (Go's timers wake at about 1 ms granularity while the generator idles); the latency includes it, service_ms (p50 %s) does not",
-			ms(s.MeanLagMS), ms(s.ServiceMS.P50)))
 	}
 	t := s.Target
 	if t == nil || t.Samples == 0 {
