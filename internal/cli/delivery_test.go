@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,19 +141,22 @@ func TestDeliveryDrainTime(t *testing.T) {
 
 // find waits for an overloaded step's backlog before the next probe, so
 // the backlog is not charged to it, and finds the forwarder's capacity
-// (2 workers × 10 ms: at most 200/s) by delivery.
+// (one worker × 20 ms: at most 50/s) by delivery.
 func TestFindSettlesDeliveries(t *testing.T) {
 	port := freeLocalPort(t)
-	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 2, 10*time.Millisecond, 0, 0)
+	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 1, 20*time.Millisecond, 0, 0)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := run(t, context.Background(), "find", deliveryPlan(t, srv.URL, port, "10s"),
-		"--slo", "delivered>=90%", "--start", "50", "--max", "800", "--precision", "25%", "--out", out, "--quiet")
+		"--slo", "delivered>=90%", "--start", "20", "--max", "400", "--precision", "30%", "--out", out, "--quiet")
 	if code != ExitOK {
+		if strings.Contains(stdout, "generator limit reached") {
+			t.Skipf("this machine was too busy to hold the rates (another test's load?):\n%s", stdout)
+		}
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	r := readResult(t, out)
-	if r.Edge == nil || r.Edge.Rate < 50 || r.Edge.Rate > 220 {
-		t.Fatalf("edge = %+v, want at most the forwarder's 200/s\n%s", r.Edge, stdout)
+	if r.Edge == nil || r.Edge.Rate < 20 || r.Edge.Rate > 55 {
+		t.Fatalf("edge = %+v, want at most the forwarder's 50/s\n%s", r.Edge, stdout)
 	}
 	t.Log(stdout)
 	settled := false

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -107,6 +108,60 @@ func breakdownTables(w io.Writer, r *results.Result, table func(io.Writer, []str
 		fmt.Fprintln(w)
 		table(w, header("tag "+k), tagRows(r, k))
 	}
+	if head, rows := metricRows(r); rows != nil {
+		fmt.Fprintln(w)
+		table(w, head, rows)
+	}
+}
+
+// metricRows is the watched target's Prometheus metrics per step: a
+// gauge's highest value in the step, a counter's rate per second; nil when
+// no step has any.
+func metricRows(r *results.Result) ([]string, [][]string) {
+	var names []string
+	counter := map[string]bool{}
+	for _, s := range r.Steps {
+		if s.Target == nil {
+			continue
+		}
+		for name, m := range s.Target.Metrics {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+			counter[name] = counter[name] || m.Counter
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	slices.Sort(names)
+	head := []string{"step", "target"}
+	for _, n := range names {
+		if counter[n] {
+			head = append(head, n+" /s")
+		} else {
+			head = append(head, n+" max")
+		}
+	}
+	var rows [][]string
+	for _, s := range r.Steps {
+		row := []string{fmt.Sprint(s.Index + 1), levelOf(s)}
+		for _, n := range names {
+			cell := "-"
+			if s.Target != nil {
+				if m, ok := s.Target.Metrics[n]; ok {
+					v := m.Max
+					if counter[n] {
+						v = m.Rate
+					}
+					cell = strconv.FormatFloat(v, 'g', 4, 64)
+				}
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	return head, rows
 }
 
 func header(name string) []string {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"io"
@@ -45,6 +46,10 @@ func HTML(w io.Writer, r *results.Result) error {
 		fmt.Fprintf(&b, "<h2>Per %s</h2>\n", html.EscapeString(k))
 		htmlTable(&b, header("tag "+k), tagRows(r, k))
 	}
+	if head, rows := metricRows(r); rows != nil {
+		b.WriteString("<h2>The target's metrics per step</h2>\n")
+		htmlTable(&b, head, rows)
+	}
 	var notes strings.Builder
 	footer(&notes, r, "")
 	if s := strings.TrimSpace(notes.String()); s != "" {
@@ -58,7 +63,7 @@ func HTML(w io.Writer, r *results.Result) error {
 const css = `body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:1em 0}th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
 td:last-child,th:last-child{text-align:left;white-space:normal}
-th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}
+th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap}
 figure{margin:1.5em 0}figcaption{font-weight:600}.answer{font-size:1.3em;font-weight:600}svg{max-width:100%;height:auto}`
 
 func htmlTable(b *strings.Builder, head []string, rows [][]string) {
@@ -103,12 +108,33 @@ func plotsOf(r *results.Result) ([]plot, error) {
 		out = append(out, plot{caption: caption, svg: string(svg)})
 		return nil
 	}
-	values, labels, names := stick(r)
-	if err := add(stickCaption(r), values, labels, names); err != nil {
+	steps, labels := byLevel(r)
+	var p50, p99, delivered []float64
+	for _, s := range steps {
+		p50, p99 = append(p50, s.LatencyMS.P50), append(p99, s.LatencyMS.P99)
+		if d := s.Delivery; d != nil && d.Expected > 0 {
+			n := d.Delivered
+			if d.AtStepEnd != nil {
+				n = *d.AtStepEnd
+			}
+			delivered = append(delivered, 100*float64(n)/float64(d.Expected))
+		}
+	}
+	if err := add(stickCaption(r), [][]float64{p50, p99}, labels, []string{"p50 ms", "p99 ms"}); err != nil {
 		return nil, err
 	}
+	if len(delivered) == len(steps) {
+		caption := "Load against delivery: % of each step's messages delivered"
+		if steps[0].Delivery.AtStepEnd != nil {
+			caption += " by its end"
+		}
+		if err := add(caption, [][]float64{delivered}, labels, []string{"delivered %"}); err != nil {
+			return nil, err
+		}
+	}
 	var t []string
-	var p50, p99, cpu, rss []float64
+	var cpu, rss []float64
+	p50, p99 = nil, nil
 	for _, s := range r.Steps {
 		for _, p := range s.Series {
 			if p.Completed == 0 {
@@ -143,42 +169,26 @@ func plotsOf(r *results.Result) ([]plot, error) {
 	return out, nil
 }
 
-// stick returns p50 and p99 by level, levels sorted (a find tries them out
-// of order): the hockey stick.
-func stick(r *results.Result) ([][]float64, []string, []string) {
-	steps := slices.Clone(r.Steps)
+// byLevel returns the finished steps sorted by level (a find tries them out
+// of order), and their labels, the edge marked: the x axis of the hockey
+// stick.
+func byLevel(r *results.Result) ([]results.Step, []string) {
+	steps := slices.DeleteFunc(slices.Clone(r.Steps), func(s results.Step) bool { return s.Interrupted })
 	level := func(s results.Step) float64 {
 		if s.Model == "closed" {
 			return float64(s.VUs)
 		}
 		return s.TargetRate
 	}
-	slices.SortStableFunc(steps, func(a, b results.Step) int {
-		switch {
-		case level(a) < level(b):
-			return -1
-		case level(a) > level(b):
-			return 1
-		}
-		return 0
-	})
-	var labels []string
-	var p50, p99 []float64
-	for _, s := range steps {
-		if s.Interrupted {
-			continue
-		}
-		l := Rate(s.TargetRate)
-		if s.Model == "closed" {
-			l = fmt.Sprintf("%d users", s.VUs)
-		}
+	slices.SortStableFunc(steps, func(a, b results.Step) int { return cmp.Compare(level(a), level(b)) })
+	labels := make([]string, len(steps))
+	for i, s := range steps {
+		labels[i] = levelOf(s)
 		if r.Edge != nil && s.Index == r.Edge.Step {
-			l += " (edge)"
+			labels[i] += " (edge)"
 		}
-		labels = append(labels, l)
-		p50, p99 = append(p50, s.LatencyMS.P50), append(p99, s.LatencyMS.P99)
 	}
-	return [][]float64{p50, p99}, labels, []string{"p50 ms", "p99 ms"}
+	return steps, labels
 }
 
 func stickCaption(r *results.Result) string {

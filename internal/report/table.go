@@ -45,13 +45,18 @@ func watched(r *results.Result) bool {
 }
 
 // rows renders each step's cells.
+// levelOf is a step's load: its rate, or its users in the closed model.
+func levelOf(s results.Step) string {
+	if s.Model == "closed" {
+		return fmt.Sprintf("%d users", s.VUs)
+	}
+	return Rate(s.TargetRate)
+}
+
 func rows(r *results.Result) [][]string {
 	out := make([][]string, 0, len(r.Steps))
 	for _, s := range r.Steps {
-		target := Rate(s.TargetRate)
-		if s.Model == "closed" {
-			target = fmt.Sprintf("%d users", s.VUs)
-		}
+		target := levelOf(s)
 		errs := Percent(s.ErrorRate)
 		if s.Failed > 0 {
 			errs = fmt.Sprintf("%s (%s)", errs, topErrors(s.Errors))
