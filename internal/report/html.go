@@ -61,13 +61,13 @@ func HTML(w io.Writer, r *results.Result) error {
 }
 
 const css = `body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
-table{border-collapse:collapse;margin:1em 0}th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
+table{border-collapse:collapse;margin:1em 0;font-size:13px}.wide{overflow-x:auto}th,td{padding:.25em .5em;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
 td:last-child,th:last-child{text-align:left;white-space:normal}
 th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap}
 figure{margin:1.5em 0}figcaption{font-weight:600}.answer{font-size:1.3em;font-weight:600}svg{max-width:100%;height:auto}`
 
 func htmlTable(b *strings.Builder, head []string, rows [][]string) {
-	b.WriteString("<table><thead><tr>")
+	b.WriteString("<div class=\"wide\"><table><thead><tr>")
 	for _, h := range head {
 		fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(h))
 	}
@@ -79,7 +79,7 @@ func htmlTable(b *strings.Builder, head []string, rows [][]string) {
 		}
 		b.WriteString("</tr>\n")
 	}
-	b.WriteString("</tbody></table>\n")
+	b.WriteString("</tbody></table></div>\n")
 }
 
 type plot struct {
