@@ -55,6 +55,13 @@ func HTML(w io.Writer, r *results.Result) error {
 	if s := strings.TrimSpace(notes.String()); s != "" {
 		fmt.Fprintf(&b, "<h2>Findings</h2>\n<pre>%s</pre>\n", html.EscapeString(s))
 	}
+	if u := Unmeasured(r); len(u) > 0 {
+		b.WriteString("<h2>What this run did not measure</h2>\n<ul>\n")
+		for _, line := range u {
+			fmt.Fprintf(&b, "<li>%s</li>\n", html.EscapeString(line))
+		}
+		b.WriteString("</ul>\n")
+	}
 	b.WriteString("</body></html>\n")
 	_, err = io.WriteString(w, b.String())
 	return err

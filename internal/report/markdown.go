@@ -16,6 +16,9 @@ func Markdown(w io.Writer, r *results.Result) {
 		title = "load test"
 	}
 	fmt.Fprintf(w, "## %s\n\n", title)
+	if r.Search != nil && r.Search.Answer != "" {
+		fmt.Fprintf(w, "**%s**\n\n", r.Search.Answer)
+	}
 	fmt.Fprintf(w, "| setup | |\n|---|---|\n")
 	if r.Target != "" {
 		fmt.Fprintf(w, "| target | %s |\n", mdEscape(r.Target))
@@ -47,6 +50,12 @@ func Markdown(w io.Writer, r *results.Result) {
 		fmt.Fprintf(w, "\nLatency is measured from each request's intended start, so queueing in the target or in the generator shows in the percentiles.\n")
 	}
 	footer(w, r, "- ")
+	if u := Unmeasured(r); len(u) > 0 {
+		fmt.Fprintf(w, "\n### What this run did not measure\n\n")
+		for _, line := range u {
+			fmt.Fprintf(w, "- %s\n", line)
+		}
+	}
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -155,3 +155,28 @@ func TestLiveLines(t *testing.T) {
 		t.Errorf("terminal output has %d newlines, want 1 (the step's end)", n)
 	}
 }
+
+// What a run did not measure follows from what it did.
+func TestUnmeasured(t *testing.T) {
+	has := func(lines []string, prefix string) bool {
+		for _, l := range lines {
+			if strings.HasPrefix(l, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	bare := &results.Result{Target: "http://127.0.0.1:8080", Steps: []results.Step{{Model: "closed", DurationS: 10}}}
+	u := Unmeasured(bare)
+	for _, p := range []string{"The network", "The target's own resources", "What happens after the answer", "Time: the longest step lasted 10 s", "Arrivals that do not wait"} {
+		if !has(u, p) {
+			t.Errorf("Unmeasured(bare loopback closed run) = %q, want a line starting %q", u, p)
+		}
+	}
+	full := &results.Result{Target: "https://api.example.com", Delivery: &results.Delivery{},
+		Steps: []results.Step{{Model: "open", DurationS: 120, Target: &results.Target{Samples: 120}}}}
+	u = Unmeasured(full)
+	if len(u) != 1 || !has(u, "Real outside services") {
+		t.Errorf("Unmeasured(watched, delivered, long, remote open run) = %q, want only the mocks' caveat", u)
+	}
+}
