@@ -39,9 +39,10 @@
 //     braked: they are no site's flood, and the plans and benchmarks that
 //     predate the brake send them.
 //
-// Memory stays bounded over a long run: a site keeps its newest 1000
-// messages, the duplicate index the newest 200,000 (site, clientId) pairs
-// over all sites, the store 10,000 sites, the job queue JobQueue jobs.
+// Memory stays bounded over a long run: a site keeps its newest 200
+// messages, the store 1000 sites (so at most 200,000 messages), the
+// duplicate index the newest 200,000 (site, clientId) pairs over all sites,
+// the job queue JobQueue jobs.
 //
 // The same server also carries the small API the example plans load
 // (docs/examples): a login that hands out bearer tokens, message listing,

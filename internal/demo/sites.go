@@ -27,7 +27,7 @@ func (c *chat) routes(mux *http.ServeMux) {
 }
 
 // listMessages answers the site's newest messages as a JSON array, newest
-// last: at most ?limit= (default 50, at most 1000) of
+// last: at most ?limit= (default 50, at most keepPerSite) of
 // {"clientId":...,"text":"...","at":"<RFC 3339>"}. A site with no
 // messages is [].
 func (c *chat) listMessages(w http.ResponseWriter, r *http.Request) {

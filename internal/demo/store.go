@@ -14,15 +14,16 @@ import (
 // The store's bounds: what it keeps does not grow with the length of a run.
 const (
 	// keepPerSite is how many of a site's newest messages the store keeps
-	// for listing.
-	keepPerSite = 1000
+	// for listing. With maxSites: at most 200,000 messages, about 30 MB
+	// with short texts (64 KiB each at worst).
+	keepPerSite = 200
 	// seenIDs is how many (site, clientId) pairs the duplicate index
 	// remembers, over all sites: 10 s of history at 20,000 messages a
 	// second, about 25 MB. An id older than that is saved again.
 	seenIDs = 200_000
 	// maxSites is how many sites keep messages; a new site past it evicts
 	// the site created first.
-	maxSites = 10_000
+	maxSites = 1000
 )
 
 // errClosed is a save after Close.
