@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -46,7 +47,10 @@ type Scraper struct {
 // NewScraper returns a Scraper of url keeping the series that metrics select.
 // A selector is a metric name, which keeps all its series, optionally with
 // label matchers: queue_depth{lane="chat"}. For a summary or a histogram,
-// its name keeps its _sum and _count, and name_sum or name_count keeps one.
+// its name keeps its _sum and _count (and a summary's quantiles, which
+// name{quantile="0.99"} picks one of), and name_sum or name_count keeps one.
+// Values that are not finite (a quantile with no recent observations is
+// NaN) are skipped.
 // Timeout bounds each scrape; zero means DefaultScrapeTimeout.
 func NewScraper(rawURL string, metrics []string, timeout time.Duration) (*Scraper, error) {
 	u, err := url.Parse(rawURL)
@@ -127,6 +131,9 @@ func (s *Scraper) keep(f *dto.MetricFamily, out map[string]Point) {
 	name := f.GetName()
 	for _, m := range f.GetMetric() {
 		for _, sr := range seriesOf(name, f.GetType(), m) {
+			if math.IsNaN(sr.p.Value) || math.IsInf(sr.p.Value, 0) {
+				continue // a quantile with no recent observations: nothing to keep
+			}
 			labels := m.GetLabel()
 			if sr.labels != nil {
 				labels = sr.labels

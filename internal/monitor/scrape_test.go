@@ -60,6 +60,7 @@ requests_total{code="500",method="GET"} 3
 # TYPE latency_seconds summary
 latency_seconds{quantile="0.5"} 0.1
 latency_seconds{quantile="0.99"} 0.4
+latency_seconds{quantile="0.999"} NaN
 latency_seconds_sum 12.5
 latency_seconds_count 100
 # TYPE size_bytes histogram

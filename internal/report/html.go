@@ -130,7 +130,7 @@ func plotsOf(r *results.Result) ([]plot, error) {
 	if err := add(stickCaption(r), [][]float64{p50, p99}, labels, []string{"p50 ms", "p99 ms"}); err != nil {
 		return nil, err
 	}
-	if len(delivered) == len(steps) {
+	if len(steps) > 0 && len(delivered) == len(steps) {
 		caption := "Load against delivery: % of each step's messages delivered"
 		if steps[0].Delivery.AtStepEnd != nil {
 			caption += " by its end"

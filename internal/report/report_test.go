@@ -180,3 +180,18 @@ func TestUnmeasured(t *testing.T) {
 		t.Errorf("Unmeasured(watched, delivered, long, remote open run) = %q, want only the mocks' caveat", u)
 	}
 }
+
+// A run stopped before any step finished still renders (Ctrl-C during the
+// first step of a run with --html).
+func TestHTMLWithoutFinishedSteps(t *testing.T) {
+	for name, r := range map[string]*results.Result{
+		"no steps":               {Schema: results.Schema},
+		"one interrupted step":   {Schema: results.Schema, Interrupted: true, Steps: []results.Step{{Model: "open", TargetRate: 100, Interrupted: true}}},
+		"interrupted, delivered": {Schema: results.Schema, Steps: []results.Step{{Model: "open", TargetRate: 100, Interrupted: true, Delivery: &results.Delivery{Expected: 5}}}},
+	} {
+		var b bytes.Buffer
+		if err := HTML(&b, r); err != nil || !strings.Contains(b.String(), "</html>") {
+			t.Errorf("HTML(%s) = %v", name, err)
+		}
+	}
+}

@@ -481,4 +481,8 @@ func TestUUIDsUniqueAcrossRunsAndPreflight(t *testing.T) {
 	if up == ua {
 		t.Errorf("the preflight drew user 0's first uuid %s", up)
 	}
+	us, _ := draw(a, a.newVU(0, socketStream, nil))
+	if us == ua || us == up {
+		t.Errorf("the held sockets' renderer drew a user's or the preflight's uuid %s", us)
+	}
 }

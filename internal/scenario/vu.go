@@ -67,6 +67,10 @@ func (s *Set) NewVU(id int, sess transport.Session) *VU {
 // every virtual user's (stream id+1).
 const preflightStream = ^uint64(0)
 
+// socketStream is the random stream that renders the held sockets' URLs and
+// headers, apart from the users' and the preflight's.
+const socketStream = ^uint64(0) - 1
+
 // newVU returns user id drawing from random stream stream: the seeded
 // draws repeat with the plan's seed, the uuids are the run's own.
 func (s *Set) newVU(id int, stream uint64, sess transport.Session) *VU {

@@ -52,7 +52,7 @@ func (s *Set) openHeld(ws *wsScenario, concurrency int) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
-	r := s.NewVU(0, nil) // renders every socket's URL and headers, as user i would
+	r := s.newVU(0, socketStream, nil) // renders every socket's URL and headers with .vu = i, on its own random stream
 	for i := range ws.conns {
 		r.id = i
 		if err := r.begin(); err != nil {
