@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -173,5 +174,26 @@ func TestFindSettlesDeliveries(t *testing.T) {
 			t.Logf("step %d: rate %v delivered %+v settle %v", s.Index+1, s.TargetRate, s.Delivery, s.SettleS)
 		}
 		t.Errorf("no step after a failed one waited for the backlog\n%s", stdout)
+	}
+}
+
+// Ids an earlier step lost are still missing when find settles before the
+// next step: that step says so.
+func TestFindWarnsOfMissingEarlierDeliveries(t *testing.T) {
+	port := freeLocalPort(t)
+	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 2, 0, 10, 0) // drops every 10th
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := run(t, context.Background(), "find", deliveryPlan(t, srv.URL, port, "2s"),
+		"--slo", "delivered>=50%", "--start", "20", "--max", "40", "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	if len(r.Steps) < 2 {
+		t.Fatalf("%d steps, want at least 2", len(r.Steps))
+	}
+	warned := slices.ContainsFunc(r.Steps[1].Warnings, func(w string) bool { return strings.Contains(w, "had not reached the sinks") })
+	if !warned || r.Steps[1].SettleS < 0.9 {
+		t.Errorf("step 2: settle_s %v, warnings %q; want a wait of the quiet second and a warning about step 1's lost ids", r.Steps[1].SettleS, r.Steps[1].Warnings)
 	}
 }

@@ -23,6 +23,8 @@ const (
 	demoLanes       = 8
 	demoSinkLatency = 50 * time.Millisecond
 	demoSites       = 200
+	// demoAckP99MS is the SLO's bound on the acks' p99, in ms.
+	demoAckP99MS = 50
 	// demoStart and demoMax bound the search, in messages per second.
 	demoStart, demoMax float64 = 50, 3200
 )
@@ -97,7 +99,7 @@ func runDemo(e *env, t demoTiming, dir string) error {
 		return err
 	}
 	if res != nil {
-		fmt.Fprintf(e.stdout, "\n%s\n", demoStory(res))
+		fmt.Fprintf(e.stdout, "\n%s\n", demoStory(res, t))
 	}
 	fmt.Fprintf(e.stdout, "\nOpen %s for the plots; %s has every figure, per step and per second.\n", page, out)
 	fmt.Fprintf(e.stdout, "Run it again with: ceiling find %s --max %g --precision %g%%\n", planFile, demoMax, 100*t.precision)
@@ -123,7 +125,7 @@ load:
   warmup: %[3]s
 vars:
   cid: "{{uuid}}"                       # unique per message (and per run)
-  site: "s-{{randInt 1 %[4]d}}"           # %[4]d sites, far below the flood brake's 10/s each
+  site: "s-{{randInt 1 %[4]d}}"           # %[4]d sites: 16/s each at the largest rate, within the flood brake's burst of 600
 scenarios:
   - name: widget
     websocket:
@@ -145,37 +147,51 @@ monitor:
   prometheus:
     url: http://%[1]s/metrics
     metrics: [demo_queue_depth, 'demo_save_seconds{quantile="0.99"}']
-slo: "p99<50ms, errors<1%%, delivered>=%[8]s"
+slo: "p99<%[13]dms, errors<1%%, delivered>=%[8]s"
 `, target, t.step, t.warmup, demoSites, sinkPort, demoSinkLatency, yamlQuote(command), t.delivered, planFile,
-		demoStart, demoMax, 100*t.precision)
+		demoStart, demoMax, 100*t.precision, demoAckP99MS)
 }
 
 // demoStory says what the search found and what broke first, in the terms
-// of the target's design.
-func demoStory(r *results.Result) string {
-	capacity := float64(demoLanes) / demoSinkLatency.Seconds()
-	var b strings.Builder
-	worstAck, firstFail := 0.0, (*results.Step)(nil)
+// of the target's design, from the figures of the first failed step: the
+// lanes story only when deliveries are what failed.
+func demoStory(r *results.Result, t demoTiming) string {
+	if r.Search == nil || r.Search.Outcome != search.Edge.String() {
+		return "No edge to explain: see the answer above."
+	}
+	var fail *results.Step
+	worstAck := 0.0
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		worstAck = max(worstAck, s.LatencyMS.P99)
-		if firstFail == nil && s.SLOPassed != nil && !*s.SLOPassed {
-			firstFail = s
+		if fail == nil && s.SLOPassed != nil && !*s.SLOPassed {
+			fail = s
 		}
 	}
-	fmt.Fprintf(&b, "What broke first: the target posts each saved message to the Slack-like sink from %d lanes, and the sink answers after %v, so at most %d ÷ %v = %.0f messages a second can be delivered.",
-		demoLanes, demoSinkLatency, demoLanes, demoSinkLatency, capacity)
-	if f := firstFail; f != nil && f.Delivery != nil && f.Delivery.AtStepEnd != nil && f.Delivery.Expected > 0 {
-		fmt.Fprintf(&b, " At %.0f/s only %d of %d messages had arrived by the step's end",
-			f.TargetRate, *f.Delivery.AtStepEnd, f.Delivery.Expected)
-		if f.Target != nil {
-			if m, ok := f.Target.Metrics["demo_queue_depth"]; ok {
-				fmt.Fprintf(&b, " and the job queue held up to %.0f", m.Max)
-			}
-		}
-		b.WriteString(".")
+	if fail == nil {
+		return "No step failed."
 	}
-	fmt.Fprintf(&b, " The acks never were the limit (worst p99 %.1f ms): saving a message is cheap, posting it is not.", worstAck)
+	want, _ := plan.ParsePercent(t.delivered)
+	d := fail.Delivery
+	deliveryFailed := d != nil && d.AtStepEnd != nil && d.Expected > 0 && 100*float64(*d.AtStepEnd)/float64(d.Expected) < want
+	ackFailed := fail.LatencyMS.P99 >= demoAckP99MS || fail.ErrorRate >= 0.01
+	if !deliveryFailed || ackFailed {
+		return fmt.Sprintf("What broke first, at %.0f/s: acks p99 %.1f ms, errors %.1f%%, not the delivery lanes; on a machine this busy the search measures the machine (see the warnings above).",
+			fail.TargetRate, fail.LatencyMS.P99, 100*fail.ErrorRate)
+	}
+	capacity := float64(demoLanes) / demoSinkLatency.Seconds()
+	var b strings.Builder
+	fmt.Fprintf(&b, "What broke first: the target posts each saved message to the Slack-like sink from %d lanes, and the sink answers after %v, so at most %d ÷ %v = %.0f messages a second can be delivered. At %.0f/s only %d of %d messages had arrived by the step's end",
+		demoLanes, demoSinkLatency, demoLanes, demoSinkLatency, capacity, fail.TargetRate, *d.AtStepEnd, d.Expected)
+	if fail.Target != nil {
+		if m, ok := fail.Target.Metrics["demo_queue_depth"]; ok {
+			fmt.Fprintf(&b, " and the job queue held up to %.0f", m.Max)
+		}
+	}
+	b.WriteString(".")
+	if worstAck < demoAckP99MS {
+		fmt.Fprintf(&b, " The acks never were the limit (worst p99 %.1f ms): saving a message is cheap, posting it is not.", worstAck)
+	}
 	return b.String()
 }
 

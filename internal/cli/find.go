@@ -114,9 +114,10 @@ const settleQuiet = time.Second
 
 // finder runs the steps the search asks for.
 type finder struct {
-	s      *session
-	closed bool
-	last   *results.Step
+	s       *session
+	closed  bool
+	last    *results.Step
+	missing int // ids of earlier steps that had not arrived at the last settle
 }
 
 // Run runs one step at level and says whether it passed.
@@ -128,7 +129,13 @@ func (f *finder) Run(_ context.Context, level float64, confirm bool) (search.Ste
 	if f.last != nil && f.s.sinks != nil {
 		// Each probe starts clean: the deliveries an earlier step left
 		// queued would otherwise be charged to this one.
-		f.s.settled, _ = f.s.sinks.ledger.Settle(f.s.e.ctx, settleQuiet, f.s.sinks.drain)
+		var missing int
+		f.s.settled, missing = f.s.sinks.ledger.Settle(f.s.e.ctx, settleQuiet, f.s.sinks.drain)
+		if missing > f.missing { // ids the previous steps left behind; more than were already given up for
+			f.s.settleWarning = fmt.Sprintf("%d ids accepted in earlier steps had not reached the sinks when this step began (after waiting %.1fs for them): lost, or still queued, in which case this step's deliveries wait behind them",
+				missing-f.missing, f.s.settled.Seconds())
+		}
+		f.missing = missing
 	}
 	step, err := f.s.step(st)
 	if err != nil {

@@ -38,6 +38,9 @@ type session struct {
 	index   int
 	found   *bool         // find: whether an edge was found, which is what passed means
 	settled time.Duration // find: the wait for earlier deliveries before the next step
+	// settleWarning (find) is put on the next step: the wait for earlier
+	// deliveries ended with some still missing.
+	settleWarning string
 	// atStepEnd (find) keeps each step's delivered>= judged on what had
 	// arrived when it ended, also after the final drain.
 	atStepEnd bool
@@ -177,6 +180,10 @@ func (s *session) step(st load.Step) (*results.Step, error) {
 		}
 	}
 	step.SettleS, s.settled = s.settled.Seconds(), 0
+	if s.settleWarning != "" {
+		step.Warnings = append(step.Warnings, s.settleWarning)
+		s.settleWarning = ""
+	}
 	step.WebSocket = s.sockets.step(s.set)
 	if step.WebSocket != nil && step.Completed == 0 && step.Sent == 0 {
 		step.Warnings = slices.DeleteFunc(step.Warnings, func(w string) bool {
