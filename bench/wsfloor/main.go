@@ -18,6 +18,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"sync"
@@ -57,7 +58,11 @@ func run(url string, conns int, rate float64, length time.Duration) error {
 		go func() {
 			defer wg.Done()
 			for {
-				if _, _, err := c.ReadMessage(); err != nil {
+				_, r, err := c.NextReader()
+				if err != nil {
+					return
+				}
+				if _, err := io.Copy(io.Discard, r); err != nil {
 					return
 				}
 				acks.Add(1)

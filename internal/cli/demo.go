@@ -103,6 +103,7 @@ func runDemo(e *env, t demoTiming, dir string) error {
 	}
 	fmt.Fprintf(e.stdout, "\nOpen %s for the plots; %s has every figure, per step and per second.\n", page, out)
 	fmt.Fprintf(e.stdout, "Run it again with: ceiling find %s --max %g --precision %g%%\n", planFile, demoMax, 100*t.precision)
+	fmt.Fprintf(e.stdout, "(the plan starts %s; after go run, that binary is gone: go build or go install ceiling first)\n", exe)
 	return err
 }
 

@@ -95,7 +95,7 @@ func rows(r *results.Result) [][]string {
 				d = fmt.Sprintf("%d/%d", x.Delivered, x.Expected)
 				if x.AtStepEnd != nil && *x.AtStepEnd != x.Delivered {
 					// find judged the step on what had arrived by its end
-					d = fmt.Sprintf("%d/%d (%d later)", *x.AtStepEnd, x.Expected, x.Delivered)
+					d = fmt.Sprintf("%d/%d (+%d later)", *x.AtStepEnd, x.Expected, x.Delivered-*x.AtStepEnd)
 				}
 			}
 			row = append(row, d)
