@@ -183,13 +183,13 @@ func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	cpu0, wall0, gc0 := processCPU(), time.Now(), gcPauses()
 	sr := r.newStepRun(st)
 	unwatch := sr.watch(ctx)
-	defer unwatch()
 	go sr.collect()
 	if st.VUs > 0 {
 		r.runClosed(ctx, sr)
 	} else {
 		r.runOpen(ctx, sr)
 	}
+	unwatch()
 	res := sr.finish()
 	if wall := time.Since(wall0); wall > 0 {
 		res.GeneratorCPU = 100 * float64(processCPU()-cpu0) / float64(wall)

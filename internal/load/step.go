@@ -127,9 +127,20 @@ func (sr *stepRun) achievedSoFar(now time.Duration) float64 {
 	return float64(sr.total.Finished) / d
 }
 
-// watch notes when ctx is cancelled; the returned func stops watching.
-func (sr *stepRun) watch(ctx context.Context) (stop func() bool) {
-	return context.AfterFunc(ctx, func() { sr.cancelled.Store(int64(sr.r.now()) + 1) })
+// watch notes when ctx is cancelled; the returned func stops watching and,
+// if the cancel was already being noted, waits until it is, so that finish
+// always sees a cancel that ended the step.
+func (sr *stepRun) watch(ctx context.Context) (unwatch func()) {
+	noted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		sr.cancelled.Store(int64(sr.r.now()) + 1)
+		close(noted)
+	})
+	return func() {
+		if !stop() {
+			<-noted
+		}
+	}
 }
 
 // waitWindow waits until the counted window ends, or ctx is cancelled.
