@@ -236,6 +236,13 @@ func findAnswer(s *session, r search.Result, users bool) string {
 		}
 		return report.Rate(v)
 	}
+	if r.Outcome == search.Unfinished {
+		last := "no level passed yet"
+		if r.Edge > 0 {
+			last = "the last passing level was " + lvl(r.Edge)
+		}
+		return fmt.Sprintf("interrupted before the edge was found: %s, and nothing above it was confirmed", last)
+	}
 	criteria := s.p.SLO
 	if criteria == "" {
 		criteria = "a verdict better than OVERLOADED"

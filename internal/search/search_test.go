@@ -138,8 +138,8 @@ func TestDriver(t *testing.T) {
 	}
 	s, _ = New(Config{Start: 100})
 	boom := errors.New("interrupted")
-	if _, err := Run(context.Background(), s, &fakeRunner{err: boom}); !errors.Is(err, boom) {
-		t.Errorf("Run error = %v, want the runner's", err)
+	if r, err := Run(context.Background(), s, &fakeRunner{err: boom}); !errors.Is(err, boom) || r.Outcome != Unfinished {
+		t.Errorf("Run = %v, %v; want the runner's error and an unfinished search (not an edge)", r.Outcome, err)
 	}
 	if _, err := New(Config{Start: 0}); err == nil {
 		t.Errorf("New(start 0) accepted")

@@ -60,6 +60,8 @@ const (
 	Exhausted
 	// GeneratorLimited: the generator could not drive a level.
 	GeneratorLimited
+	// Unfinished: the search was stopped (interrupted) before it ended.
+	Unfinished
 )
 
 // String names the outcome as result.json does.
@@ -75,6 +77,8 @@ func (o Outcome) String() string {
 		return "exhausted"
 	case GeneratorLimited:
 		return "generator_limited"
+	case Unfinished:
+		return "unfinished"
 	}
 	return "unknown"
 }
@@ -226,5 +230,9 @@ type Result struct {
 
 // Result returns the search's findings so far.
 func (s *Strategy) Result() Result {
-	return Result{Outcome: s.out, Edge: s.pass, FirstFail: s.fail, Probes: s.probes}
+	out := s.out
+	if !s.done {
+		out = Unfinished
+	}
+	return Result{Outcome: out, Edge: s.pass, FirstFail: s.fail, Probes: s.probes}
 }
