@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/load"
@@ -17,7 +16,9 @@ type watch struct {
 	target  *monitor.Target
 	watcher *monitor.Watcher
 	limit   float64 // the most CPU the target can use, in percent of one core
-	log     string
+	// limitWhy says what sets limit: "cores", "CPU affinity", a quota.
+	limitWhy string
+	log      string
 }
 
 // startWatch starts what the plan's monitor section asks for. A command
@@ -28,7 +29,7 @@ func startWatch(e *env, p *plan.Plan, out string) (*watch, error) {
 	if m.PID == 0 && m.Command == "" && m.Cgroup == "" && m.Prometheus == nil {
 		return nil, nil
 	}
-	w := &watch{limit: 100 * float64(runtime.NumCPU())}
+	w := &watch{}
 	pid := m.PID
 	if m.Command != "" {
 		w.log = out + ".target.log"
@@ -45,6 +46,7 @@ func startWatch(e *env, p *plan.Plan, out string) (*watch, error) {
 		}
 		w.target, pid = t, t.PID()
 	}
+	w.limit, w.limitWhy = monitor.CPULimit(pid, m.Cgroup)
 	var src monitor.Source
 	var err error
 	switch {
@@ -136,13 +138,14 @@ func (w *watch) stop() {
 
 // describe says what is watched, for the first line of output.
 func (w *watch) describe(p *plan.Plan) string {
+	limit := fmt.Sprintf("; it can use up to %.0f%% CPU (%s)", w.limit, w.limitWhy)
 	switch m := &p.Monitor; {
 	case m.Command != "":
-		return fmt.Sprintf("started %q (pid %d, log %s)", m.Command, w.target.PID(), w.log)
+		return fmt.Sprintf("started %q (pid %d, log %s)%s", m.Command, w.target.PID(), w.log, limit)
 	case m.Cgroup != "":
-		return "watching cgroup " + m.Cgroup
+		return "watching cgroup " + m.Cgroup + limit
 	case m.PID > 0:
-		return fmt.Sprintf("watching pid %d", m.PID)
+		return fmt.Sprintf("watching pid %d%s", m.PID, limit)
 	}
 	return "scraping " + p.Monitor.Prometheus.URL
 }
