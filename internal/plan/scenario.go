@@ -133,11 +133,12 @@ func (c *checker) scenario(path string, s *Scenario) {
 		c.add(path+".weight", "want a positive, finite weight such as 30, not %v", s.Weight)
 	}
 	flow, single, ws := c.kind(path, s)
+	login := c.loginNames(len(c.p.Login))
 	if single {
-		c.request(path+".request", &s.Request)
+		c.scope.within(login, func() { c.request(path+".request", &s.Request) })
 	}
 	if ws {
-		c.webSocket(path+".websocket", s.WebSocket)
+		c.scope.within(login, func() { c.webSocket(path+".websocket", s.WebSocket) })
 	}
 	switch {
 	case flow:
@@ -147,8 +148,10 @@ func (c *checker) scenario(path string, s *Scenario) {
 		if len(s.Extract) > 0 {
 			c.add(path+".extract", "a flow extracts from its steps' responses: move extract onto the step it is about")
 		}
+		visible := slices.Clone(login)
 		for i := range s.Steps {
-			c.step(fmt.Sprintf("%s.steps[%d]", path, i), &s.Steps[i])
+			c.scope.within(visible, func() { c.step(fmt.Sprintf("%s.steps[%d]", path, i), &s.Steps[i]) })
+			visible = append(visible, extractNames(s.Steps[i].Extract)...)
 		}
 	case ws && !single:
 		if hasExpect(&s.Expect) {
@@ -162,7 +165,13 @@ func (c *checker) scenario(path string, s *Scenario) {
 		c.extract(path+".extract", s.Extract)
 	}
 	if s.Delivery != nil {
-		c.delivery(path+".delivery", s.Delivery)
+		// Rendered once the iteration is over: everything it extracted is set.
+		after := slices.Clone(login)
+		after = append(after, extractNames(s.Extract)...)
+		for i := range s.Steps {
+			after = append(after, extractNames(s.Steps[i].Extract)...)
+		}
+		c.scope.within(after, func() { c.delivery(path+".delivery", s.Delivery) })
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.Tags)) {
 		p := path + ".tags." + key
@@ -170,8 +179,17 @@ func (c *checker) scenario(path string, s *Scenario) {
 			c.add(p, "want a tag name made of letters, digits and _, such as site, not %q", key)
 			continue
 		}
-		c.template(p, s.Tags[key], false)
+		c.scope.within(login, func() { c.template(p, s.Tags[key], false) }) // rendered before the requests
 	}
+}
+
+// loginNames returns the names the first n login steps extract.
+func (c *checker) loginNames(n int) []string {
+	var out []string
+	for i := range min(n, len(c.p.Login)) {
+		out = append(out, extractNames(c.p.Login[i].Extract)...)
+	}
+	return out
 }
 
 // kind reports whether a scenario is a flow, a single request and a
@@ -198,7 +216,7 @@ func (c *checker) kind(path string, s *Scenario) (flow, single, ws bool) {
 // login checks the steps each virtual user runs before its iterations.
 func (c *checker) login() {
 	for i := range c.p.Login {
-		c.step(fmt.Sprintf("login[%d]", i), &c.p.Login[i])
+		c.scope.within(c.loginNames(i), func() { c.step(fmt.Sprintf("login[%d]", i), &c.p.Login[i]) })
 	}
 }
 

@@ -79,6 +79,33 @@ type scope struct {
 	columns   []string // the users file's columns; nil when it could not be read
 	vars      []string // var names, sorted
 	extracted []string // names extracted anywhere in the plan, sorted
+	// from says where each extracted name is first extracted, for messages.
+	from map[string]string
+	// visible, when scoped, lists the extracted names set by the time the
+	// template being checked is rendered: the login's, and the earlier
+	// steps' of the same flow.
+	visible []string
+	scoped  bool
+}
+
+// within runs check with only the extracted names visible set; the login's
+// names are visible everywhere.
+func (s *scope) within(visible []string, check func()) {
+	saved, savedScoped := s.visible, s.scoped
+	s.visible, s.scoped = visible, true
+	check()
+	s.visible, s.scoped = saved, savedScoped
+}
+
+// extractNames returns the valid names ex extracts, sorted.
+func extractNames(ex map[string]Extract) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(ex)) {
+		if nameProblem(name) == "" {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // newScope collects the names a validated-so-far plan gives templates.
@@ -91,24 +118,24 @@ func newScope(p *Plan) *scope {
 	}
 	// Names with a problem of their own are left out, so that a hint never
 	// suggests them.
-	names := map[string]bool{}
-	add := func(ex map[string]Extract) {
-		for name := range ex {
-			if nameProblem(name) == "" {
-				names[name] = true
+	s.from = map[string]string{}
+	add := func(path string, ex map[string]Extract) {
+		for _, name := range extractNames(ex) {
+			if _, ok := s.from[name]; !ok {
+				s.from[name] = path
 			}
 		}
 	}
 	for i := range p.Login {
-		add(p.Login[i].Extract)
+		add(fmt.Sprintf("login[%d]", i), p.Login[i].Extract)
 	}
 	for i := range p.Scenarios {
-		add(p.Scenarios[i].Extract)
+		add(fmt.Sprintf("scenarios[%d]", i), p.Scenarios[i].Extract)
 		for j := range p.Scenarios[i].Steps {
-			add(p.Scenarios[i].Steps[j].Extract)
+			add(fmt.Sprintf("scenarios[%d].steps[%d]", i, j), p.Scenarios[i].Steps[j].Extract)
 		}
 	}
-	s.extracted = slices.Sorted(maps.Keys(names))
+	s.extracted = slices.Sorted(maps.Keys(s.from))
 	return s
 }
 
@@ -186,6 +213,10 @@ func (s *scope) refProblem(chain []string, inVars bool) string {
 			return fmt.Sprintf("template reads .%s, another var: vars are evaluated together and may not read each other", name)
 		}
 	case slices.Contains(s.extracted, name):
+		if s.scoped && !slices.Contains(s.visible, name) {
+			return fmt.Sprintf("template reads .%s, which %s extracts, not a step before this one (nor the login): it is not set when this is rendered; extract it in an earlier step of this flow, or in login",
+				name, s.from[name])
+		}
 	default:
 		known := s.known(inVars)
 		return fmt.Sprintf("template reads .%s, which is not set%s; known: %s",

@@ -129,9 +129,19 @@ func templateCases() []parseCase {
 	}
 	return []parseCase{
 		{"every kind of name", head + users + vars + login + "scenarios:\n" +
-			"- request: {url: '/{{.user.email}}/{{.vu}}/{{.iteration}}/{{.msgid}}/{{.token}}/{{.later}}/{{.id}}'}\n" +
+			"- request: {url: '/{{.user.email}}/{{.vu}}/{{.iteration}}/{{.msgid}}/{{.token}}'}\n" +
+			"- steps: [{request: {url: /y}, extract: {id: {regex: 'id=(\\d+)'}}}, {request: {url: '/{{.id}}/{{.token}}'}}]\n" +
+			"  delivery: {sink: s, id: '{{.id}}'}\n" +
+			"sinks: [{name: s, id: {json: id}}]\n", nil},
+		{"a name extracted elsewhere or later", head + login + "scenarios:\n" +
+			"- request: {url: '/{{.later}}'}\n" +
+			"  tags: {t: '{{.id}}'}\n" +
 			"- {request: {url: /x}, extract: {later: {header: X}}}\n" +
-			"- steps: [{request: {url: /y}, extract: {id: {regex: 'id=(\\d+)'}}}]\n", nil},
+			"- steps: [{request: {url: '/{{.id}}'}}, {request: {url: /y}, extract: {id: {regex: 'id=(\\d+)'}}}]\n", []string{
+			`p.yaml:5:18: scenarios[0].request.url: template reads .later, which scenarios[1] extracts, not a step before this one (nor the login): it is not set when this is rendered; extract it in an earlier step of this flow, or in login`,
+			`p.yaml:6:13: scenarios[0].tags.t: template reads .id, which scenarios[2].steps[1] extracts, not a step before this one (nor the login): it is not set when this is rendered; extract it in an earlier step of this flow, or in login`,
+			`p.yaml:8:27: scenarios[2].steps[0].request.url: template reads .id, which scenarios[2].steps[1] extracts, not a step before this one (nor the login): it is not set when this is rendered; extract it in an earlier step of this flow, or in login`,
+		}},
 		{"functions", sc(`/{{uuid}}/{{seq}}/{{randInt 1 9}}/{{randString 4}}/{{pick "a" "b"}}/{{now.Unix}}/{{printf "%03d" seq}}`), nil},
 		{"dot inside with", sc("/{{with .user}}{{.anything}}{{end}}") + users, nil},
 		{"unknown name", sc("/{{.tokne}}") + login + vars, []string{
