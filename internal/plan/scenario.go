@@ -215,9 +215,11 @@ func (c *checker) kind(path string, s *Scenario) (flow, single, ws bool) {
 
 // login checks the steps each virtual user runs before its iterations.
 func (c *checker) login() {
+	c.scope.login = true
 	for i := range c.p.Login {
 		c.scope.within(c.loginNames(i), func() { c.step(fmt.Sprintf("login[%d]", i), &c.p.Login[i]) })
 	}
+	c.scope.login = false
 }
 
 // step checks one step of a flow or of the login.
@@ -354,7 +356,9 @@ func (c *checker) vars() {
 		if msg := nameProblem(name); msg != "" {
 			c.add(p, "%s", msg)
 		}
-		c.template(p, c.p.Vars[name], true)
+		// Evaluated at the start of every iteration, after the login: they
+		// see what it extracted, not what the iteration's steps will.
+		c.scope.within(c.loginNames(len(c.p.Login)), func() { c.template(p, c.p.Vars[name], true) })
 	}
 }
 

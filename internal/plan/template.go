@@ -86,6 +86,9 @@ type scope struct {
 	// steps' of the same flow.
 	visible []string
 	scoped  bool
+	// login is set while the login's templates are checked: it runs before
+	// the vars are evaluated.
+	login bool
 }
 
 // within runs check with only the extracted names visible set; the login's
@@ -209,12 +212,15 @@ func (s *scope) refProblem(chain []string, inVars bool) string {
 			return fmt.Sprintf("template reads .%s, but .%s is a number without fields", strings.Join(chain, "."), name)
 		}
 	case slices.Contains(s.vars, name):
+		if s.login {
+			return fmt.Sprintf("template reads .%s, a var: the login runs before the vars are evaluated (so that vars can read what it extracts); use the value itself here", name)
+		}
 		if inVars {
 			return fmt.Sprintf("template reads .%s, another var: vars are evaluated together and may not read each other", name)
 		}
 	case slices.Contains(s.extracted, name):
 		if s.scoped && !slices.Contains(s.visible, name) {
-			return fmt.Sprintf("template reads .%s, which %s extracts, not a step before this one (nor the login): it is not set when this is rendered; extract it in an earlier step of this flow, or in login",
+			return fmt.Sprintf("template reads .%s, which %s extracts, so it has no value yet where this is rendered (only the login's values have, and in a flow those of earlier steps)",
 				name, s.from[name])
 		}
 	default:

@@ -133,14 +133,20 @@ func templateCases() []parseCase {
 			"- steps: [{request: {url: /y}, extract: {id: {regex: 'id=(\\d+)'}}}, {request: {url: '/{{.id}}/{{.token}}'}}]\n" +
 			"  delivery: {sink: s, id: '{{.id}}'}\n" +
 			"sinks: [{name: s, id: {json: id}}]\n", nil},
+		{"vars and the login", head + "login: [{request: {url: '/l/{{.msgid}}'}, extract: {token: {json: t}}}]\n" +
+			"vars: {msgid: '{{uuid}}', auth: '{{.token}}', bad: '{{.id}}'}\n" +
+			"scenarios: [{steps: [{request: {url: /y}, extract: {id: {json: id}}}]}]\n", []string{
+			`p.yaml:3:25: login[0].request.url: template reads .msgid, a var: the login runs before the vars are evaluated (so that vars can read what it extracts); use the value itself here`,
+			`p.yaml:4:52: vars.bad: template reads .id, which scenarios[0].steps[0] extracts, so it has no value yet where this is rendered (only the login's values have, and in a flow those of earlier steps)`,
+		}},
 		{"a name extracted elsewhere or later", head + login + "scenarios:\n" +
 			"- request: {url: '/{{.later}}'}\n" +
 			"  tags: {t: '{{.id}}'}\n" +
 			"- {request: {url: /x}, extract: {later: {header: X}}}\n" +
 			"- steps: [{request: {url: '/{{.id}}'}}, {request: {url: /y}, extract: {id: {regex: 'id=(\\d+)'}}}]\n", []string{
-			`p.yaml:5:18: scenarios[0].request.url: template reads .later, which scenarios[1] extracts, not a step before this one (nor the login): it is not set when this is rendered; extract it in an earlier step of this flow, or in login`,
-			`p.yaml:6:13: scenarios[0].tags.t: template reads .id, which scenarios[2].steps[1] extracts, not a step before this one (nor the login): it is not set when this is rendered; extract it in an earlier step of this flow, or in login`,
-			`p.yaml:8:27: scenarios[2].steps[0].request.url: template reads .id, which scenarios[2].steps[1] extracts, not a step before this one (nor the login): it is not set when this is rendered; extract it in an earlier step of this flow, or in login`,
+			`p.yaml:5:18: scenarios[0].request.url: template reads .later, which scenarios[1] extracts, so it has no value yet where this is rendered (only the login's values have, and in a flow those of earlier steps)`,
+			`p.yaml:6:13: scenarios[0].tags.t: template reads .id, which scenarios[2].steps[1] extracts, so it has no value yet where this is rendered (only the login's values have, and in a flow those of earlier steps)`,
+			`p.yaml:8:27: scenarios[2].steps[0].request.url: template reads .id, which scenarios[2].steps[1] extracts, so it has no value yet where this is rendered (only the login's values have, and in a flow those of earlier steps)`,
 		}},
 		{"functions", sc(`/{{uuid}}/{{seq}}/{{randInt 1 9}}/{{randString 4}}/{{pick "a" "b"}}/{{now.Unix}}/{{printf "%03d" seq}}`), nil},
 		{"dot inside with", sc("/{{with .user}}{{.anything}}{{end}}") + users, nil},

@@ -175,9 +175,11 @@ data: {users: %s}
 login:
   - request: {method: POST, url: /login, json: {email: "{{.user.email}}"}}
     extract: {token: {json: token}}
+vars:
+  auth: "Bearer {{.token}}"   # a var reads what the login extracted, from the first iteration on
 scenarios:
   - name: me
-    request: {url: /me, headers: {Authorization: "Bearer {{.token}}"}}
+    request: {url: /me, headers: {Authorization: "{{.auth}}"}}
     expect: {json: {ok: true, n: 3}}
 `, srv.URL, users(t, "ann@x.test,a", "bob@x.test,b")))
 	l := run(t, s, 2, 3)

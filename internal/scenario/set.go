@@ -265,8 +265,11 @@ func (s *Set) Preflight(sess transport.Session) (transport.Outcome, error) {
 		return out, nil
 	}
 	v := s.newVU(0, preflightStream, sess) // user 0's data, its own random draws
-	if err := v.begin(); err != nil {
-		return out, err
+	v.base()
+	if len(s.login) == 0 { // the login reads no vars, and the vars may read what it extracts
+		if err := v.evalVars(); err != nil {
+			return out, err
+		}
 	}
 	tr, err := v.build(r)
 	if err != nil {

@@ -100,8 +100,15 @@ func (v *VU) Session() transport.Session { return v.sess }
 // begin resets the iteration's data: the user's row, its number, the
 // iteration's number, what the login extracted, then the vars.
 func (v *VU) begin() error {
+	v.base()
+	return v.evalVars()
+}
+
+// base resets the iteration's data but for the vars: the user's row, its
+// number, the iteration's number and what the login extracted.
+func (v *VU) base() {
 	if len(v.tmpls) == 0 {
-		return nil // nothing renders: no data needed
+		return // nothing renders: no data needed
 	}
 	clear(v.data)
 	if n := len(v.set.users); n > 0 {
@@ -111,6 +118,13 @@ func (v *VU) begin() error {
 	v.data["iteration"] = v.n
 	for k, val := range v.persist {
 		v.data[k] = val
+	}
+}
+
+// evalVars renders the vars, which may read what base set.
+func (v *VU) evalVars() error {
+	if len(v.tmpls) == 0 {
+		return nil
 	}
 	for _, nt := range v.set.vars {
 		val, err := v.renderString(nt.text)
@@ -129,14 +143,9 @@ func (v *VU) begin() error {
 // limited answer when the plan obeys it, else zero.
 func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) (pause time.Duration) {
 	v.n++
-	if err := v.begin(); err != nil {
-		v.finish(rec, v.set.Pick(u), intended, rec.Now(), transport.Check, 0)
-		return 0
-	}
-	for j, i := range v.set.idVars {
-		v.set.ids.see(v.set.idVarNames[j], v.data[v.set.vars[i].name].(string))
-	}
+	v.base()
 	if len(v.set.login) > 0 && !v.loggedIn {
+		// The login runs first, so that the vars can read what it extracts.
 		end, kind, body := v.flow(rec, v.set.login, intended, true)
 		v.finish(rec, len(v.set.scenarios), intended, end, kind, body)
 		if kind != transport.OK {
@@ -144,6 +153,14 @@ func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) (pause time
 		}
 		v.loggedIn = true
 		intended = end
+		v.base() // with what the login extracted
+	}
+	if err := v.evalVars(); err != nil {
+		v.finish(rec, v.set.Pick(u), intended, rec.Now(), transport.Check, 0)
+		return 0
+	}
+	for j, i := range v.set.idVars {
+		v.set.ids.see(v.set.idVarNames[j], v.data[v.set.vars[i].name].(string))
 	}
 	sc := v.set.Pick(u)
 	c := v.set.scenarios[sc]
