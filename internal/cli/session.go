@@ -114,7 +114,7 @@ func openSession(e *env, p *plan.Plan, o *outputFlags, steps int, strict bool) (
 	}
 	s.runner = load.NewRunner(load.Config{
 		Exchanger: s.ex, Scenarios: set, Timeout: p.HTTP.Timeout.Duration,
-		MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration,
+		MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration, PreciseTimer: true,
 		Poisson: p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
 		OnTick: tick,
 	})

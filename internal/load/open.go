@@ -98,8 +98,8 @@ func (r *Runner) openSchedule(st Step) (schedule.Schedule, float64) {
 func (r *Runner) runOpen(ctx context.Context, sr *stepRun) {
 	sched, peak := r.openSchedule(sr.st)
 	p := &pool{sr: sr, work: make(chan arrival), quit: make(chan struct{}), cap: r.maxWorkers(peak)}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	w := newWaker(ctx, r.cfg.PreciseTimer, peak)
+	defer w.close()
 	done := ctx.Done()
 	for i := int64(0); !closed(done); i++ {
 		off, ok := sched.Offset(i)
@@ -107,7 +107,7 @@ func (r *Runner) runOpen(ctx context.Context, sr *stepRun) {
 			break
 		}
 		intended := sr.start + off
-		if d := intended - r.now(); d > 0 && !sleep(ctx, timer, d) {
+		if d := intended - r.now(); d > 0 && !w.wait(ctx, d) {
 			break
 		}
 		r.arrivals++
