@@ -114,7 +114,10 @@ func openSession(e *env, p *plan.Plan, o *outputFlags, steps int, strict bool) (
 	}
 	s.runner = load.NewRunner(load.Config{
 		Exchanger: s.ex, Scenarios: set, Timeout: p.HTTP.Timeout.Duration,
-		MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration, PreciseTimer: true,
+		MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration,
+		// CEILING_TIMER=go keeps Go's timers at every rate: a developer's
+		// switch for bench/timer.sh, which compares the two.
+		PreciseTimer: os.Getenv("CEILING_TIMER") != "go",
 		Poisson: p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
 		OnTick: tick,
 	})
