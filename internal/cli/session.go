@@ -118,7 +118,7 @@ func openSession(e *env, p *plan.Plan, o *outputFlags, steps int, strict bool) (
 		// CEILING_TIMER=go keeps Go's timers at every rate: a developer's
 		// switch for bench/timer.sh, which compares the two.
 		PreciseTimer: os.Getenv("CEILING_TIMER") != "go",
-		Poisson: p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
+		Poisson:      p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
 		OnTick: tick,
 	})
 	if !o.quiet {

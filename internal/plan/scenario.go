@@ -215,11 +215,11 @@ func (c *checker) kind(path string, s *Scenario) (flow, single, ws bool) {
 
 // login checks the steps each virtual user runs before its iterations.
 func (c *checker) login() {
-	c.scope.login = true
+	c.scope.early = true
 	for i := range c.p.Login {
 		c.scope.within(c.loginNames(i), func() { c.step(fmt.Sprintf("login[%d]", i), &c.p.Login[i]) })
 	}
-	c.scope.login = false
+	c.scope.early = false
 }
 
 // step checks one step of a flow or of the login.

@@ -86,9 +86,50 @@ type scope struct {
 	// steps' of the same flow.
 	visible []string
 	scoped  bool
-	// login is set while the login's templates are checked: it runs before
-	// the vars are evaluated.
-	login bool
+	// early is set while checking templates rendered before a user's login
+	// has run (the login's own, http.headers when there is a login, the
+	// open model's held sockets): the vars that read what the login
+	// extracts (lateVars) have no value there yet.
+	early    bool
+	lateVars map[string]bool
+}
+
+// VarsAfterLogin returns, sorted, the vars that read an extracted name
+// (which validation allows only for the login's): a user evaluates them
+// after its login has run, and the others before it, so that the login's
+// requests can read them.
+func (p *Plan) VarsAfterLogin() []string {
+	extracted := map[string]bool{}
+	for i := range p.Login {
+		for name := range p.Login[i].Extract {
+			extracted[name] = true
+		}
+	}
+	for i := range p.Scenarios {
+		for name := range p.Scenarios[i].Extract {
+			extracted[name] = true
+		}
+		for j := range p.Scenarios[i].Steps {
+			for name := range p.Scenarios[i].Steps[j].Extract {
+				extracted[name] = true
+			}
+		}
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(p.Vars)) {
+		if !IsTemplate(p.Vars[name]) {
+			continue
+		}
+		t, err := ParseTemplate("vars."+name, p.Vars[name])
+		if err != nil {
+			continue
+		}
+		refs, _ := templateUses(t)
+		if slices.ContainsFunc(refs, func(r []string) bool { return extracted[r[0]] }) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // within runs check with only the extracted names visible set; the login's
@@ -139,6 +180,10 @@ func newScope(p *Plan) *scope {
 		}
 	}
 	s.extracted = slices.Sorted(maps.Keys(s.from))
+	s.lateVars = map[string]bool{}
+	for _, name := range p.VarsAfterLogin() {
+		s.lateVars[name] = true
+	}
 	return s
 }
 
@@ -212,8 +257,8 @@ func (s *scope) refProblem(chain []string, inVars bool) string {
 			return fmt.Sprintf("template reads .%s, but .%s is a number without fields", strings.Join(chain, "."), name)
 		}
 	case slices.Contains(s.vars, name):
-		if s.login {
-			return fmt.Sprintf("template reads .%s, a var: the login runs before the vars are evaluated (so that vars can read what it extracts); use the value itself here", name)
+		if s.early && s.lateVars[name] {
+			return fmt.Sprintf("template reads .%s, a var that reads what the login extracts: it has no value yet where this is rendered, before the login has run", name)
 		}
 		if inVars {
 			return fmt.Sprintf("template reads .%s, another var: vars are evaluated together and may not read each other", name)

@@ -133,11 +133,14 @@ func templateCases() []parseCase {
 			"- steps: [{request: {url: /y}, extract: {id: {regex: 'id=(\\d+)'}}}, {request: {url: '/{{.id}}/{{.token}}'}}]\n" +
 			"  delivery: {sink: s, id: '{{.id}}'}\n" +
 			"sinks: [{name: s, id: {json: id}}]\n", nil},
-		{"vars and the login", head + "login: [{request: {url: '/l/{{.msgid}}'}, extract: {token: {json: t}}}]\n" +
+		{"vars and the login", head + "login: [{request: {url: '/l/{{.msgid}}/{{.auth}}'}, extract: {token: {json: t}}}]\n" +
 			"vars: {msgid: '{{uuid}}', auth: '{{.token}}', bad: '{{.id}}'}\n" +
-			"scenarios: [{steps: [{request: {url: /y}, extract: {id: {json: id}}}]}]\n", []string{
-			`p.yaml:3:25: login[0].request.url: template reads .msgid, a var: the login runs before the vars are evaluated (so that vars can read what it extracts); use the value itself here`,
+			"http: {headers: {X-A: '{{.auth}}', X-M: '{{.msgid}}'}}\n" +
+			"scenarios: [{steps: [{request: {url: '/y/{{.auth}}'}, extract: {id: {json: id}}}]}, {websocket: {url: 'ws://h/{{.auth}}', send: x, ack: {json: id}}}]\n", []string{
+			`p.yaml:3:25: login[0].request.url: template reads .auth, a var that reads what the login extracts: it has no value yet where this is rendered, before the login has run`,
 			`p.yaml:4:52: vars.bad: template reads .id, which scenarios[0].steps[0] extracts, so it has no value yet where this is rendered (only the login's values have, and in a flow those of earlier steps)`,
+			`p.yaml:5:23: http.headers.X-A: template reads .auth, a var that reads what the login extracts: it has no value yet where this is rendered, before the login has run`,
+			`p.yaml:6:103: scenarios[1].websocket.url: template reads .auth, a var that reads what the login extracts: it has no value yet where this is rendered, before the login has run`,
 		}},
 		{"a name extracted elsewhere or later", head + login + "scenarios:\n" +
 			"- request: {url: '/{{.later}}'}\n" +

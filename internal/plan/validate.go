@@ -298,7 +298,11 @@ func (c *checker) http() {
 	if h.MaxBodyBytes < 0 {
 		c.add("http.max_body_bytes", "want 0 (16 MiB) or more, not %d", h.MaxBodyBytes)
 	}
-	c.headers("http.headers", h.Headers, true)
+	// Sent with every request, the login's first one included: only the
+	// vars that need no login, and no extracted name, have values then.
+	c.scope.early = len(c.p.Login) > 0
+	c.scope.within(nil, func() { c.headers("http.headers", h.Headers, true) })
+	c.scope.early = false
 }
 
 // headers checks header names and values, and that no two names differ only

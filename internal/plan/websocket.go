@@ -79,7 +79,19 @@ func fillWebSocket(w *WebSocket) {
 
 // webSocket checks a WebSocket scenario at path (scenarios[i].websocket).
 func (c *checker) webSocket(path string, w *WebSocket) {
-	c.webSocketURL(path+".url", w)
+	if c.p.Load.Model == Closed {
+		// Each user opens its socket in its first iteration, after its login.
+		c.webSocketURL(path+".url", w)
+		c.headers(path+".headers", w.Headers, true)
+	} else {
+		// The held sockets open before the first step, with no login.
+		c.scope.early = true
+		c.scope.within(nil, func() {
+			c.webSocketURL(path+".url", w)
+			c.headers(path+".headers", w.Headers, true)
+		})
+		c.scope.early = false
+	}
 	switch {
 	case w.Connections < 0:
 		c.add(path+".connections", "want 0 (the default, 1) or more connections, not %d", w.Connections)
@@ -91,7 +103,6 @@ func (c *checker) webSocket(path string, w *WebSocket) {
 	if w.MaxFrameBytes < 0 {
 		c.add(path+".max_frame_bytes", "want 0 (1 MiB) or more, not %d", w.MaxFrameBytes)
 	}
-	c.headers(path+".headers", w.Headers, true)
 	c.handshake(path, w)
 	for i, sp := range w.Subprotocols {
 		if !isHeaderToken(sp) {

@@ -177,6 +177,8 @@ login:
     extract: {token: {json: token}}
 vars:
   auth: "Bearer {{.token}}"   # a var reads what the login extracted, from the first iteration on
+  rid: "{{uuid}}"             # and one that needs no login, sent with every request, the login's too
+http: {headers: {X-Request-Id: "{{.rid}}"}}
 scenarios:
   - name: me
     request: {url: /me, headers: {Authorization: "{{.auth}}"}}

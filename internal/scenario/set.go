@@ -68,6 +68,7 @@ func (s *Set) SetDeliveries(d Deliveries) { s.deliveries = d }
 type namedText struct {
 	name string
 	text text
+	late bool // a var evaluated after the login: it reads what the login extracts
 }
 
 type tagText struct {
@@ -129,13 +130,14 @@ func (s *Set) compileVars(p *plan.Plan) ([]string, error) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	late := p.VarsAfterLogin()
 	var unique []string
 	for _, n := range names {
 		t, err := s.tmpls.text("vars."+n, p.Vars[n])
 		if err != nil {
 			return nil, err
 		}
-		s.vars = append(s.vars, namedText{name: n, text: t})
+		s.vars = append(s.vars, namedText{name: n, text: t, late: slices.Contains(late, n)})
 		switch {
 		case uniqueByConstruction(p.Vars[n], nil):
 			unique = append(unique, n)
@@ -266,8 +268,11 @@ func (s *Set) Preflight(sess transport.Session) (transport.Outcome, error) {
 	}
 	v := s.newVU(0, preflightStream, sess) // user 0's data, its own random draws
 	v.base()
-	if len(s.login) == 0 { // the login reads no vars, and the vars may read what it extracts
-		if err := v.evalVars(); err != nil {
+	if err := v.evalVars(false); err != nil {
+		return out, err
+	}
+	if len(s.login) == 0 { // with a login, the vars after it are not needed by its first request
+		if err := v.evalVars(true); err != nil {
 			return out, err
 		}
 	}

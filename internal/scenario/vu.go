@@ -101,7 +101,10 @@ func (v *VU) Session() transport.Session { return v.sess }
 // iteration's number, what the login extracted, then the vars.
 func (v *VU) begin() error {
 	v.base()
-	return v.evalVars()
+	if err := v.evalVars(false); err != nil {
+		return err
+	}
+	return v.evalVars(true)
 }
 
 // base resets the iteration's data but for the vars: the user's row, its
@@ -121,12 +124,16 @@ func (v *VU) base() {
 	}
 }
 
-// evalVars renders the vars, which may read what base set.
-func (v *VU) evalVars() error {
+// evalVars renders the vars evaluated before the login (late false) or
+// after it (late true); they may read what base set.
+func (v *VU) evalVars(late bool) error {
 	if len(v.tmpls) == 0 {
 		return nil
 	}
 	for _, nt := range v.set.vars {
+		if nt.late != late {
+			continue
+		}
 		val, err := v.renderString(nt.text)
 		if err != nil {
 			return fmt.Errorf("vars.%s: %w", nt.name, err)
@@ -144,8 +151,13 @@ func (v *VU) evalVars() error {
 func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) (pause time.Duration) {
 	v.n++
 	v.base()
+	if err := v.evalVars(false); err != nil {
+		v.finish(rec, v.set.Pick(u), intended, rec.Now(), transport.Check, 0)
+		return 0
+	}
 	if len(v.set.login) > 0 && !v.loggedIn {
-		// The login runs first, so that the vars can read what it extracts.
+		// The login runs between the two kinds of vars: it may read the
+		// first, and the second read what it extracts.
 		end, kind, body := v.flow(rec, v.set.login, intended, true)
 		v.finish(rec, len(v.set.scenarios), intended, end, kind, body)
 		if kind != transport.OK {
@@ -153,9 +165,11 @@ func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) (pause time
 		}
 		v.loggedIn = true
 		intended = end
-		v.base() // with what the login extracted
+		for k, val := range v.persist { // what the login extracted
+			v.data[k] = val
+		}
 	}
-	if err := v.evalVars(); err != nil {
+	if err := v.evalVars(true); err != nil {
 		v.finish(rec, v.set.Pick(u), intended, rec.Now(), transport.Check, 0)
 		return 0
 	}

@@ -55,7 +55,8 @@ func (s *Set) openHeld(ws *wsScenario, concurrency int) error {
 	r := s.newVU(0, socketStream, nil) // renders every socket's URL and headers with .vu = i, on its own random stream
 	for i := range ws.conns {
 		r.id = i
-		if err := r.begin(); err != nil {
+		r.base() // no login: only the vars that need none
+		if err := r.evalVars(false); err != nil {
 			return err
 		}
 		sl, err := s.newSlot(ws, r)
