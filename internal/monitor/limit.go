@@ -13,21 +13,22 @@ import (
 )
 
 // CPULimit returns the most CPU a target can use, in percent of one core,
-// and what sets it: the machine's cores, narrowed by the process's CPU
-// affinity (taskset, cpusets) and by a CPU quota (cgroup v2 cpu.max, v1
-// cpu.cfs_quota_us ÷ cpu.cfs_period_us) on its cgroup or any ancestor. pid
-// 0 skips the affinity; cgroup "" reads pid's own cgroups (from
-// /proc/<pid>/cgroup), and a cgroup path (as for Cgroup) is read instead.
-// What cannot be read is left out: the limit is then the cores.
+// and what sets it: the CPUs the process may run on (its affinity: taskset,
+// cpusets; without a pid, the machine's online CPUs), narrowed by a CPU
+// quota (cgroup v2 cpu.max, v1 cpu.cfs_quota_us ÷ cpu.cfs_period_us) on its
+// cgroup or any ancestor. cgroup "" reads pid's own cgroups (from
+// /proc/<pid>/cgroup); a cgroup path (as for Cgroup) is read instead. What
+// cannot be read is left out.
 func CPULimit(pid int, cgroup string) (pct float64, why string) {
 	return cpuLimitAt(cgroupMount, "/proc", pid, cgroup)
 }
 
 func cpuLimitAt(root, proc string, pid int, cgroup string) (float64, string) {
-	pct, why := 100*float64(runtime.NumCPU()), "cores"
+	cores := onlineCPUs()
+	pct, why := 100*float64(cores), "cores"
 	if pid > 0 {
 		var set unix.CPUSet
-		if err := unix.SchedGetaffinity(pid, &set); err == nil && set.Count() > 0 && 100*float64(set.Count()) < pct {
+		if err := unix.SchedGetaffinity(pid, &set); err == nil && set.Count() > 0 && set.Count() < cores {
 			pct, why = 100*float64(set.Count()), "CPU affinity"
 		}
 	}
@@ -50,15 +51,50 @@ func cpuLimitAt(root, proc string, pid int, cgroup string) (float64, string) {
 // written: the group and its ancestors, in v2 and v1 layouts.
 func quotaDirs(root, path string) []string {
 	clean := filepath.Clean(path)
-	if clean == root || strings.HasPrefix(clean, root+"/") {
-		return ancestors(root, clean)
-	}
 	rel := strings.TrimPrefix(clean, "/")
+	if clean == root || strings.HasPrefix(clean, root+"/") {
+		// A full path: a v2 group, or a v1 controller's (memory's, say),
+		// whose quota is in the cpu controller at the same place.
+		out := ancestors(root, clean)
+		first, rest, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(clean, root), "/"), "/")
+		if first != "unified" && !strings.Contains(first, "cpu") && first != "memory" {
+			return out
+		}
+		rel = rest
+	}
 	var out []string
 	for _, base := range []string{root, filepath.Join(root, "unified"), filepath.Join(root, "cpu"), filepath.Join(root, "cpu,cpuacct"), filepath.Join(root, "cpuacct,cpu")} {
 		out = append(out, ancestors(base, filepath.Join(base, rel))...)
 	}
 	return out
+}
+
+// onlineCPUs counts the machine's online CPUs (/sys/devices/system/cpu/online,
+// such as "0-3,6"); runtime.NumCPU, which counts ceiling's own affinity,
+// when that cannot be read.
+func onlineCPUs() int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return runtime.NumCPU()
+	}
+	n := 0
+	for _, part := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		c := a
+		var err2 error
+		if isRange {
+			c, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || c < a {
+			return runtime.NumCPU()
+		}
+		n += c - a + 1
+	}
+	if n == 0 {
+		return runtime.NumCPU()
+	}
+	return n
 }
 
 // procQuotaDirs reads a /proc/<pid>/cgroup file: the v2 group ("0::/x")

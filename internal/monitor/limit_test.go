@@ -25,7 +25,7 @@ func write(t *testing.T, path, content string) {
 // layouts, found from a cgroup path or from /proc/<pid>/cgroup; none, or
 // one above the cores, leaves the cores.
 func TestCPULimitQuota(t *testing.T) {
-	cores := 100 * float64(runtime.NumCPU())
+	cores := 100 * float64(onlineCPUs())
 	root, proc := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(root, "docker", "cpu.max"), "max 100000\n")
 	write(t, filepath.Join(root, "docker", "half", "cpu.max"), "50000 100000\n")
@@ -47,6 +47,7 @@ func TestCPULimitQuota(t *testing.T) {
 		{"v2 quota on an ancestor", 0, filepath.Join(root, "docker", "half", "inner"), 50},
 		{"v2 without a quota", 0, "docker", cores},
 		{"v1 quota", 0, "/v1/quarter", 25},
+		{"v1 quota, from the memory controller's path", 0, filepath.Join(root, "memory", "v1", "quarter"), 25},
 		{"v1 without a quota", 0, "v1/free", cores},
 		{"a quota above the cores", 0, "wide", cores},
 		{"from /proc, v1", 42, "", 25},
