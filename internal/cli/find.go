@@ -114,10 +114,9 @@ const settleQuiet = time.Second
 
 // finder runs the steps the search asks for.
 type finder struct {
-	s       *session
-	closed  bool
-	last    *results.Step
-	missing int // ids of earlier steps that had not arrived at the last settle
+	s      *session
+	closed bool
+	last   *results.Step
 }
 
 // Run runs one step at level and says whether it passed.
@@ -129,13 +128,12 @@ func (f *finder) Run(_ context.Context, level float64, confirm bool) (search.Ste
 	if f.last != nil && f.s.sinks != nil {
 		// Each probe starts clean: the deliveries an earlier step left
 		// queued would otherwise be charged to this one.
-		var missing int
-		f.s.settled, missing = f.s.sinks.ledger.Settle(f.s.e.ctx, settleQuiet, f.s.sinks.drain)
-		if missing > f.missing { // ids the previous steps left behind; more than were already given up for
-			f.s.settleWarning = fmt.Sprintf("%d ids accepted in earlier steps had not reached the sinks when this step began (after waiting %.1fs for them): lost, or still queued, in which case this step's deliveries wait behind them",
-				missing-f.missing, f.s.settled.Seconds())
+		f.s.settled, _ = f.s.sinks.ledger.Settle(f.s.e.ctx, settleQuiet, f.s.sinks.drain)
+		// The previous step's ids still missing: lost, or still queued.
+		if prev := f.s.sinks.ledger.Step(f.last.Index); prev.Lost > 0 {
+			f.s.settleWarning = fmt.Sprintf("%d ids accepted in the step before had not reached the sinks when this step began (after waiting %.1fs for them): lost, or still queued, in which case this step's deliveries wait behind them",
+				prev.Lost, f.s.settled.Seconds())
 		}
-		f.missing = missing
 	}
 	step, err := f.s.step(st)
 	if err != nil {
@@ -237,11 +235,17 @@ func findAnswer(s *session, r search.Result, users bool) string {
 		return report.Rate(v)
 	}
 	if r.Outcome == search.Unfinished {
-		last := "no level passed yet"
+		var got []string
 		if r.Edge > 0 {
-			last = "the last passing level was " + lvl(r.Edge)
+			got = append(got, lvl(r.Edge)+" passed")
 		}
-		return fmt.Sprintf("interrupted before the edge was found: %s, and nothing above it was confirmed", last)
+		if r.FirstFail > 0 {
+			got = append(got, lvl(r.FirstFail)+" failed")
+		}
+		if len(got) == 0 {
+			got = append(got, "no level was judged")
+		}
+		return fmt.Sprintf("interrupted before the edge was found: %s, and the search had not narrowed and confirmed it", strings.Join(got, ", "))
 	}
 	criteria := s.p.SLO
 	if criteria == "" {

@@ -66,8 +66,8 @@ type Search struct {
 	Start     float64 `json:"start"`
 	Max       float64 `json:"max,omitempty"`
 	Precision float64 `json:"precision"`
-	// Outcome is "edge", "start_fails", "no_failure", "generator_limited"
-	// or "exhausted".
+	// Outcome is "edge", "start_fails", "no_failure", "generator_limited",
+	// "exhausted", or "unfinished" (interrupted).
 	Outcome string `json:"outcome"`
 	// Answer is the one-line answer, e.g. "edge: 480/s at p99<50ms, errors<1%;
 	// 500/s fails: p99 1.2 s".
