@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"iter"
 	"maps"
 	"reflect"
 	"slices"
@@ -100,19 +101,9 @@ type scope struct {
 // requests can read them.
 func (p *Plan) VarsAfterLogin() []string {
 	extracted := map[string]bool{}
-	for i := range p.Login {
-		for name := range p.Login[i].Extract {
+	for _, ex := range p.extracts() {
+		for name := range ex {
 			extracted[name] = true
-		}
-	}
-	for i := range p.Scenarios {
-		for name := range p.Scenarios[i].Extract {
-			extracted[name] = true
-		}
-		for j := range p.Scenarios[i].Steps {
-			for name := range p.Scenarios[i].Steps[j].Extract {
-				extracted[name] = true
-			}
 		}
 	}
 	var out []string
@@ -130,6 +121,28 @@ func (p *Plan) VarsAfterLogin() []string {
 		}
 	}
 	return out
+}
+
+// extracts yields every extract of the plan with its path, in plan order:
+// the login's steps, then each scenario's own and its steps'.
+func (p *Plan) extracts() iter.Seq2[string, map[string]Extract] {
+	return func(yield func(string, map[string]Extract) bool) {
+		for i := range p.Login {
+			if !yield(fmt.Sprintf("login[%d]", i), p.Login[i].Extract) {
+				return
+			}
+		}
+		for i := range p.Scenarios {
+			if !yield(fmt.Sprintf("scenarios[%d]", i), p.Scenarios[i].Extract) {
+				return
+			}
+			for j := range p.Scenarios[i].Steps {
+				if !yield(fmt.Sprintf("scenarios[%d].steps[%d]", i, j), p.Scenarios[i].Steps[j].Extract) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // within runs check with only the extracted names visible set; the login's
@@ -163,20 +176,11 @@ func newScope(p *Plan) *scope {
 	// Names with a problem of their own are left out, so that a hint never
 	// suggests them.
 	s.from = map[string]string{}
-	add := func(path string, ex map[string]Extract) {
+	for path, ex := range p.extracts() {
 		for _, name := range extractNames(ex) {
 			if _, ok := s.from[name]; !ok {
 				s.from[name] = path
 			}
-		}
-	}
-	for i := range p.Login {
-		add(fmt.Sprintf("login[%d]", i), p.Login[i].Extract)
-	}
-	for i := range p.Scenarios {
-		add(fmt.Sprintf("scenarios[%d]", i), p.Scenarios[i].Extract)
-		for j := range p.Scenarios[i].Steps {
-			add(fmt.Sprintf("scenarios[%d].steps[%d]", i, j), p.Scenarios[i].Steps[j].Extract)
 		}
 	}
 	s.extracted = slices.Sorted(maps.Keys(s.from))
