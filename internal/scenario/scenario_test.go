@@ -490,3 +490,13 @@ func TestUUIDsUniqueAcrossRunsAndPreflight(t *testing.T) {
 		t.Errorf("the held sockets' renderer drew a user's or the preflight's uuid %s", us)
 	}
 }
+
+// begin sets an iteration's data as Iterate does for a user that needs no
+// login: its row, numbers, what a login extracted, then both kinds of vars.
+func (v *VU) begin() error {
+	v.base()
+	if err := v.evalVars(false); err != nil {
+		return err
+	}
+	return v.evalVars(true)
+}

@@ -97,16 +97,6 @@ func (s *Set) newVU(id int, stream uint64, sess transport.Session) *VU {
 // Session returns the VU's transport session.
 func (v *VU) Session() transport.Session { return v.sess }
 
-// begin resets the iteration's data: the user's row, its number, the
-// iteration's number, what the login extracted, then the vars.
-func (v *VU) begin() error {
-	v.base()
-	if err := v.evalVars(false); err != nil {
-		return err
-	}
-	return v.evalVars(true)
-}
-
 // base resets the iteration's data but for the vars: the user's row, its
 // number, the iteration's number and what the login extracted.
 func (v *VU) base() {
