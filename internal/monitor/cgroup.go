@@ -35,8 +35,12 @@ var _ Source = (*cgroup)(nil)
 //
 // v2 reads cpu.stat's usage_usec and memory.current; v1 reads
 // cpuacct.usage and memory.usage_in_bytes. Both memory figures include the
-// group's page cache. Threads and FDs stay 0.
+// group's page cache. Threads and FDs stay 0. It needs Linux: elsewhere it
+// returns an error matching errors.ErrUnsupported.
 func Cgroup(path string) (Source, error) {
+	if err := linuxOnly("watching a cgroup"); err != nil {
+		return nil, fmt.Errorf("watch cgroup %s: %w", path, err)
+	}
 	return cgroupAt(cgroupMount, path)
 }
 

@@ -30,6 +30,13 @@
 // statm and an fd count for each process of the tree: about 0.4 ms with 70
 // processes on the machine, 0.04 % of a core at 1 Hz.
 //
+// Platforms: Process and Cgroup read /proc and /sys/fs/cgroup, so they work
+// on Linux only; elsewhere they return an error matching
+// errors.ErrUnsupported, and CPULimit counts the cores (runtime.NumCPU).
+// Launch and the Scraper work everywhere ceiling builds, but on Windows the
+// command runs through cmd.exe and Stop kills only that shell, not the
+// processes it started (see Target.Stop).
+//
 // Concurrency: a Source and a Scraper are each read by one goroutine at a
 // time (the Watcher's); they are not safe for concurrent Read or Scrape
 // calls. A Watcher's Start and Stop are called by its owner; Window and

@@ -9,10 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
-
-	"github.com/prometheus/procfs"
 )
 
 // Defaults for LaunchConfig's zero values.
@@ -29,7 +26,9 @@ const (
 
 // LaunchConfig says how to start a command target.
 type LaunchConfig struct {
-	// Command is run through /bin/sh -c, in its own process group.
+	// Command is run through /bin/sh -c, in its own process group; on
+	// Windows through cmd.exe /d /s /c, in its own process group too (so
+	// that a Ctrl-C in ceiling's console does not reach it).
 	Command string
 	// Env holds "KEY=value" entries added to ceiling's own environment.
 	Env []string
@@ -41,7 +40,7 @@ type LaunchConfig struct {
 	// ReadyTimeout bounds the wait for Ready; zero means DefaultReadyTimeout.
 	ReadyTimeout time.Duration
 	// StopGrace is how long Stop waits after SIGTERM before SIGKILL; zero
-	// means DefaultStopGrace.
+	// means DefaultStopGrace. Windows has no SIGTERM: Stop kills at once.
 	StopGrace time.Duration
 	// Log is the file that receives the target's stdout and stderr
 	// (truncated first); empty means they are discarded.
@@ -78,10 +77,9 @@ func Launch(ctx context.Context, c LaunchConfig) (*Target, error) {
 		c.StopGrace = DefaultStopGrace
 	}
 	t := &Target{grace: c.StopGrace, done: make(chan struct{})}
-	cmd := exec.Command("/bin/sh", "-c", c.Command)
+	cmd := shellCommand(c.Command)
 	cmd.Env = append(os.Environ(), c.Env...)
 	cmd.Dir = c.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if c.Log != "" {
 		f, err := os.OpenFile(c.Log, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 		if err != nil {
@@ -191,54 +189,11 @@ func (t *Target) Exited() bool {
 // grace for the group to end, then sends SIGKILL to what is left. It
 // returns once the shell has been reaped. A target that had already exited
 // is not an error. Calling Stop again returns the first result.
+//
+// On Windows, Stop kills the shell (os.Process.Kill) at once: Windows has
+// neither SIGTERM nor a way to signal a process group, so the processes the
+// shell started are not reached and may outlive it.
 func (t *Target) Stop() error {
 	t.stopOnce.Do(func() { t.stopErr = t.stop() })
 	return t.stopErr
-}
-
-func (t *Target) stop() error {
-	pgid := t.cmd.Process.Pid
-	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("stop target: %w", err)
-	}
-	deadline := time.NewTimer(t.grace)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	// Wait for the shell, then for the rest of its group.
-	done := t.done
-	for !t.Exited() || groupAlive(pgid) {
-		select {
-		case <-deadline.C:
-			err := syscall.Kill(-pgid, syscall.SIGKILL)
-			<-t.done
-			if err != nil && !errors.Is(err, syscall.ESRCH) {
-				return fmt.Errorf("stop target: %w", err)
-			}
-			return nil
-		case <-done:
-			done = nil // from now on, poll for the rest of the group
-		case <-tick.C:
-		}
-	}
-	return nil
-}
-
-// groupAlive reports whether a process of the group pgid is still running.
-// Zombies do not count: a member orphaned by the shell's exit waits for
-// PID 1 to reap it, which can take a while.
-func groupAlive(pgid int) bool {
-	if syscall.Kill(-pgid, 0) != nil {
-		return false
-	}
-	all, err := procfs.AllProcs()
-	if err != nil {
-		return true
-	}
-	for _, p := range all {
-		if st, err := p.Stat(); err == nil && st.PGRP == pgid && !gone(st) {
-			return true
-		}
-	}
-	return false
 }

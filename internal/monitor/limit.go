@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // CPULimit returns the most CPU a target can use, in percent of one core,
@@ -18,7 +16,8 @@ import (
 // quota (cgroup v2 cpu.max, v1 cpu.cfs_quota_us ÷ cpu.cfs_period_us) on its
 // cgroup or any ancestor. cgroup "" reads pid's own cgroups (from
 // /proc/<pid>/cgroup); a cgroup path (as for Cgroup) is read instead. What
-// cannot be read is left out.
+// cannot be read is left out: on macOS and Windows, which have no /sys,
+// cgroups or affinity to read here, the limit is runtime.NumCPU cores.
 func CPULimit(pid int, cgroup string) (pct float64, why string) {
 	return cpuLimitAt(cgroupMount, "/proc", pid, cgroup)
 }
@@ -27,9 +26,8 @@ func cpuLimitAt(root, proc string, pid int, cgroup string) (float64, string) {
 	cores := onlineCPUs()
 	pct, why := 100*float64(cores), "cores"
 	if pid > 0 {
-		var set unix.CPUSet
-		if err := unix.SchedGetaffinity(pid, &set); err == nil && set.Count() > 0 && set.Count() < cores {
-			pct, why = 100*float64(set.Count()), "CPU affinity"
+		if n := affinity(pid); n > 0 && n < cores {
+			pct, why = 100*float64(n), "CPU affinity"
 		}
 	}
 	var dirs []string

@@ -50,7 +50,12 @@ var _ Source = (*process)(nil)
 
 // Process returns a Source for the process pid and all its descendants,
 // which are found again on every Read by walking the PPid links in /proc.
+// It needs Linux: elsewhere it returns an error matching
+// errors.ErrUnsupported.
 func Process(pid int) (Source, error) {
+	if err := linuxOnly("watching a process's CPU and memory"); err != nil {
+		return nil, fmt.Errorf("watch process %d: %w", pid, err)
+	}
 	pfs, err := procfs.NewFS(procfs.DefaultMountPoint)
 	if err != nil {
 		return nil, fmt.Errorf("open /proc: %w", err)

@@ -1,6 +1,10 @@
 package monitor
 
-import "time"
+import (
+	"errors"
+	"runtime"
+	"time"
+)
 
 // Sample is one reading of a Source.
 type Sample struct {
@@ -33,3 +37,22 @@ type Source interface {
 
 // mib is the unit of the MB figures: 2^20 bytes, as top and ps count.
 const mib = 1 << 20
+
+// linuxOnly returns nil on Linux and elsewhere an error saying that what
+// (such as "watching a cgroup") needs Linux: Process and Cgroup read /proc
+// and /sys/fs/cgroup, which only Linux has. The error matches
+// errors.ErrUnsupported, so that a caller can carry on without the figures.
+func linuxOnly(what string) error {
+	if runtime.GOOS == "linux" {
+		return nil
+	}
+	return linuxOnlyError(what)
+}
+
+// linuxOnlyError is linuxOnly's error: what needs Linux.
+type linuxOnlyError string
+
+func (e linuxOnlyError) Error() string { return string(e) + " is supported on Linux only" }
+
+// Is makes errors.Is(err, errors.ErrUnsupported) true.
+func (e linuxOnlyError) Is(target error) bool { return target == errors.ErrUnsupported }

@@ -155,7 +155,7 @@ func nodePos(n ast.Node) position {
 // int64 (uint64 past its range), float64 or bool. Strings are kept as
 // written, so "010" stays text; null leaves v nil.
 func (d *decoder) anything(path string, n ast.Node, v reflect.Value) {
-	switch n.(type) {
+	switch n := n.(type) {
 	case *ast.MappingNode, *ast.MappingValueNode:
 		entries, _ := d.mapping(path, n)
 		m := make(map[string]any, len(entries))
@@ -168,9 +168,8 @@ func (d *decoder) anything(path string, n ast.Node, v reflect.Value) {
 		}
 		v.Set(reflect.ValueOf(m))
 	case *ast.SequenceNode:
-		seq := n.(*ast.SequenceNode)
-		s := make([]any, len(seq.Values))
-		for i, item := range seq.Values {
+		s := make([]any, len(n.Values))
+		for i, item := range n.Values {
 			p := fmt.Sprintf("%s[%d]", path, i)
 			d.pos[p] = nodePos(item)
 			d.value(p, item, reflect.ValueOf(&s[i]).Elem())

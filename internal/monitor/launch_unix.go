@@ -1,0 +1,73 @@
+//go:build unix
+
+package monitor
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/procfs"
+)
+
+// shellCommand runs command through /bin/sh -c in a process group of its
+// own, which Stop signals as a whole.
+func shellCommand(command string) *exec.Cmd {
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+func (t *Target) stop() error {
+	pgid := t.cmd.Process.Pid
+	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("stop target: %w", err)
+	}
+	deadline := time.NewTimer(t.grace)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	// Wait for the shell, then for the rest of its group.
+	done := t.done
+	for !t.Exited() || groupAlive(pgid) {
+		select {
+		case <-deadline.C:
+			err := syscall.Kill(-pgid, syscall.SIGKILL)
+			<-t.done
+			if err != nil && !errors.Is(err, syscall.ESRCH) {
+				return fmt.Errorf("stop target: %w", err)
+			}
+			return nil
+		case <-done:
+			done = nil // from now on, poll for the rest of the group
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// groupAlive reports whether a process of the group pgid is still running.
+// Zombies do not count: a member orphaned by the shell's exit waits for
+// PID 1 to reap it, which can take a while. Without /proc (macOS, the BSDs)
+// zombies cannot be told apart and count as running, until reaped.
+func groupAlive(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	if runtime.GOOS != "linux" {
+		return true
+	}
+	all, err := procfs.AllProcs()
+	if err != nil {
+		return true
+	}
+	for _, p := range all {
+		if st, err := p.Stat(); err == nil && st.PGRP == pgid && !gone(st) {
+			return true
+		}
+	}
+	return false
+}
