@@ -5,31 +5,42 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/ceiling-dev/ceiling/"
 
-// layer orders the packages: a package may import only packages of a lower
-// layer (CONVENTIONS.md). sink and demo stand in for real servers and import
-// nothing from the load path.
+// layer orders the packages, as docs/architecture.md draws them: a package
+// may import only packages of a lower layer. sink and demo stand in for
+// real servers and import nothing from the load path.
 var layer = map[string]int{
-	"internal/transport": 0, "internal/schedule": 0, "internal/segment": 0, "internal/plan": 0,
+	"internal/transport": 0, "internal/schedule": 0, "internal/plan": 0,
 	"internal/metrics": 1,
 	"internal/slo":     2, "internal/scenario": 2,
 	"internal/transport/httpx": 3, "internal/transport/wsx": 3,
 	"internal/load": 3, "internal/monitor": 3, "internal/sink": 3, "internal/demo": 3,
-	"internal/delivery": 4, "internal/search": 4, "internal/sweep": 4, "internal/results": 4,
+	"internal/delivery": 4, "internal/search": 4, "internal/results": 4,
 	"internal/report": 5,
-	"internal/k8s":    6, "internal/cli": 6,
-	"cmd/ceiling": 7,
+	"internal/run":    6,
+	"internal/cli":    7,
+	"cmd/ceiling":     8,
 }
 
 // standalone packages must not import any other package of ours.
 var standalone = map[string]bool{"internal/demo": true, "internal/sink": true}
 
+// formats are the file format and its renderers: they depend on no
+// executor, directly or not, so that results of any run (or of agents, or
+// a merge) read the same.
+var formats = map[string][]string{
+	"internal/results": {"internal/load", "internal/scenario", "internal/run"},
+	"internal/report":  {"internal/load", "internal/scenario", "internal/run"},
+}
+
 func TestLayers(t *testing.T) {
+	imports := map[string][]string{} // package → our packages it imports
 	root := filepath.Join("..", "..")
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
@@ -55,6 +66,7 @@ func TestLayers(t *testing.T) {
 				continue
 			}
 			dep := strings.TrimPrefix(p, module)
+			imports[rel] = append(imports[rel], dep)
 			if standalone[rel] {
 				t.Errorf("%s: %s stands in for a real server and may not import %s", path, rel, dep)
 			}
@@ -67,4 +79,34 @@ func TestLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for pkg := range layer {
+		if _, err := os.Stat(filepath.Join(root, pkg)); err != nil {
+			t.Errorf("layers_test.go lists %s, which does not exist", pkg)
+		}
+	}
+	for pkg, banned := range formats {
+		deps := closure(imports, pkg)
+		for _, b := range banned {
+			if slices.Contains(deps, b) {
+				t.Errorf("%s depends on %s: the result format and its renderers must not depend on the executor", pkg, b)
+			}
+		}
+	}
+}
+
+// closure returns every package pkg depends on, directly or not.
+func closure(imports map[string][]string, pkg string) []string {
+	var seen []string
+	todo := []string{pkg}
+	for len(todo) > 0 {
+		p := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, d := range imports[p] {
+			if !slices.Contains(seen, d) {
+				seen = append(seen, d)
+				todo = append(todo, d)
+			}
+		}
+	}
+	return seen
 }

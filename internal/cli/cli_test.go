@@ -17,7 +17,7 @@ import (
 )
 
 // run calls Main and returns its exit code, stdout and stderr.
-func run(t *testing.T, ctx context.Context, args ...string) (ExitCode, string, string) {
+func ceiling(t *testing.T, ctx context.Context, args ...string) (ExitCode, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Main(ctx, args, &out, &errb)
@@ -46,7 +46,7 @@ func readResult(t *testing.T, path string) *results.Result {
 func TestRunFixed20ms(t *testing.T) {
 	srv := delayServer(t, 20*time.Millisecond)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := run(t, context.Background(), "run", "--url", srv.URL, "--rate", "50,100",
+	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "50,100",
 		"--step", "600ms", "--warmup", "200ms", "--out", out, "--slo", "p99<1s", "--quiet")
 	if code != ExitOK {
 		t.Fatalf("exit = %d, want 0; stderr:\n%s", code, stderr)
@@ -93,7 +93,7 @@ func TestRunStallShowsInP99(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := run(t, context.Background(), "run", "--url", srv.URL, "--rate", "100", "--step", "2500ms", "--warmup", "0s", "--out", out, "--quiet")
+	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "100", "--step", "2500ms", "--warmup", "0s", "--out", out, "--quiet")
 	if code != ExitOK {
 		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
 	}
@@ -109,7 +109,7 @@ func TestRunStallShowsInP99(t *testing.T) {
 func TestRunClosed10Users10ms(t *testing.T) {
 	srv := delayServer(t, 10*time.Millisecond)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := run(t, context.Background(), "run", "--url", srv.URL, "--vus", "10", "--step", "1s", "--warmup", "200ms", "--out", out, "--quiet")
+	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--vus", "10", "--step", "1s", "--warmup", "200ms", "--out", out, "--quiet")
 	if code != ExitOK {
 		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
 	}
@@ -124,7 +124,7 @@ func TestRunClosed10Users10ms(t *testing.T) {
 func TestExitThreshold(t *testing.T) {
 	srv := delayServer(t, 20*time.Millisecond)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, _ := run(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--slo", "p99<5ms", "--out", out, "--quiet")
+	code, stdout, _ := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--slo", "p99<5ms", "--out", out, "--quiet")
 	if code != ExitThreshold {
 		t.Errorf("exit = %d, want 1 (p99 of 20ms fails p99<5ms)", code)
 	}
@@ -142,7 +142,7 @@ func TestRedirectIsFailure(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, _ := run(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--slo", "errors<1%", "--out", out, "--quiet")
+	code, stdout, _ := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--slo", "errors<1%", "--out", out, "--quiet")
 	s := readResult(t, out).Steps[0]
 	if code != ExitThreshold || s.OK != 0 || s.Errors["redirect"] == 0 {
 		t.Errorf("exit %d, ok %d, errors %v; want 1, 0, redirects", code, s.OK, s.Errors)
@@ -160,7 +160,7 @@ func TestExitUnreachable(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := run(t, context.Background(), "run", "--url", "http://"+addr+"/", "--rate", "10", "--step", "1s", "--out", out)
+	code, _, stderr := ceiling(t, context.Background(), "run", "--url", "http://"+addr+"/", "--rate", "10", "--step", "1s", "--out", out)
 	if code != ExitCannotRun {
 		t.Errorf("exit = %d, want 3", code)
 	}
@@ -197,7 +197,7 @@ func TestExitBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := run(t, context.Background(), tt.args...)
+			code, _, stderr := ceiling(t, context.Background(), tt.args...)
 			if code != ExitBadInput {
 				t.Errorf("exit = %d, want 2; stderr: %s", code, stderr)
 			}
@@ -213,7 +213,7 @@ func TestExitBadInput(t *testing.T) {
 func TestValidateOK(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "ok.yaml")
 	os.WriteFile(p, []byte("target: http://127.0.0.1:1\nload: {rates: [10, 20], step: 30s, warmup: 5s}\nscenarios:\n  - request: {url: /}\n"), 0o644)
-	code, stdout, stderr := run(t, context.Background(), "validate", p)
+	code, stdout, stderr := ceiling(t, context.Background(), "validate", p)
 	if code != ExitOK || !strings.Contains(stdout, "ok: 2 steps") || !strings.Contains(stdout, "1m10s") {
 		t.Errorf("validate = %d %q %q, want 0 and a summary of 2 steps, 1m10s", code, stdout, stderr)
 	}
@@ -226,7 +226,7 @@ func TestInterruptKeepsFinishedSteps(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(1500*time.Millisecond, cancel)
-	code, _, _ := run(t, ctx, "run", "--url", srv.URL, "--rate", "50,50,50", "--step", "1s", "--warmup", "0s", "--out", out, "--quiet")
+	code, _, _ := ceiling(t, ctx, "run", "--url", srv.URL, "--rate", "50,50,50", "--step", "1s", "--warmup", "0s", "--out", out, "--quiet")
 	if code != ExitInterrupted {
 		t.Errorf("exit = %d, want 130", code)
 	}
@@ -240,7 +240,7 @@ func TestInterruptKeepsFinishedSteps(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	code, stdout, _ := run(t, context.Background(), "version")
+	code, stdout, _ := ceiling(t, context.Background(), "version")
 	if code != ExitOK || !strings.HasPrefix(stdout, "ceiling ") {
 		t.Errorf("version = %d %q", code, stdout)
 	}
@@ -252,7 +252,7 @@ func TestDemoQuick(t *testing.T) {
 	}
 	t.Setenv(asCeiling, "1") // the demo target is this binary, run as ceiling demo-target
 	dir := t.TempDir()
-	code, stdout, stderr := run(t, context.Background(), "demo", "--quick", "--out", dir)
+	code, stdout, stderr := ceiling(t, context.Background(), "demo", "--quick", "--out", dir)
 	if code != ExitOK {
 		t.Fatalf("demo exit = %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -288,7 +288,7 @@ func TestDemoQuick(t *testing.T) {
 		t.Errorf("demo report.html: %v, plots %v", err, strings.Count(string(page), "<svg"))
 	}
 	// The plan it wrote is a valid plan.
-	if code, out, errOut := run(t, context.Background(), "validate", filepath.Join(dir, "plan.yaml")); code != ExitOK {
+	if code, out, errOut := ceiling(t, context.Background(), "validate", filepath.Join(dir, "plan.yaml")); code != ExitOK {
 		t.Errorf("validate plan.yaml = %d\n%s%s", code, out, errOut)
 	}
 }
@@ -317,7 +317,7 @@ func TestRunHTTP2(t *testing.T) {
 		"h2 no -k": {"--url", tlsSrv.URL},
 	} {
 		out := filepath.Join(t.TempDir(), "r.json")
-		code, _, stderr := run(t, context.Background(), append([]string{"run", "--http2", "--rate", "50", "--step", "300ms", "--warmup", "0s", "--slo", "errors<1%", "--out", out, "--quiet"}, args...)...)
+		code, _, stderr := ceiling(t, context.Background(), append([]string{"run", "--http2", "--rate", "50", "--step", "300ms", "--warmup", "0s", "--slo", "errors<1%", "--out", out, "--quiet"}, args...)...)
 		if name == "h2 no -k" {
 			if code != ExitCannotRun || !strings.Contains(stderr, "tls") {
 				t.Errorf("%s: exit %d, stderr %q; want 3 with a TLS hint", name, code, stderr)
@@ -334,18 +334,18 @@ func TestRunHTTP2(t *testing.T) {
 func TestReportCommand(t *testing.T) {
 	srv := delayServer(t, time.Millisecond)
 	out := filepath.Join(t.TempDir(), "r.json")
-	if code, _, stderr := run(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--out", out, "--quiet"); code != ExitOK {
+	if code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--out", out, "--quiet"); code != ExitOK {
 		t.Fatalf("run: %d %s", code, stderr)
 	}
-	code, md, _ := run(t, context.Background(), "report", out, "--format", "md")
+	code, md, _ := ceiling(t, context.Background(), "report", out, "--format", "md")
 	if code != ExitOK || !strings.Contains(md, "| step | target |") || !strings.Contains(md, "Reproduce:") {
 		t.Errorf("report md = %d:\n%s", code, md)
 	}
-	code, text, _ := run(t, context.Background(), "report", out)
+	code, text, _ := ceiling(t, context.Background(), "report", out)
 	if code != ExitOK || !strings.Contains(text, "achieved") {
 		t.Errorf("report text = %d:\n%s", code, text)
 	}
-	if code, _, _ := run(t, context.Background(), "report", filepath.Join(t.TempDir(), "none.json")); code != ExitBadInput {
+	if code, _, _ := ceiling(t, context.Background(), "report", filepath.Join(t.TempDir(), "none.json")); code != ExitBadInput {
 		t.Errorf("missing file: exit %d, want 2", code)
 	}
 }

@@ -96,7 +96,7 @@ func TestDeliveryLostAndDuplicated(t *testing.T) {
 	port := freeLocalPort(t)
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 4, 0, 10, 7)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := run(t, context.Background(), "run", deliveryPlan(t, srv.URL, port, "3s"), "--out", out, "--quiet")
+	code, stdout, stderr := ceiling(t, context.Background(), "run", deliveryPlan(t, srv.URL, port, "3s"), "--out", out, "--quiet")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -127,7 +127,7 @@ func TestDeliveryDrainTime(t *testing.T) {
 	port := freeLocalPort(t)
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 1, 8*time.Millisecond, 0, 0)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := run(t, context.Background(), "run", deliveryPlan(t, srv.URL, port, "10s"), "--slo", "delivered>=99.9%", "--out", out, "--quiet")
+	code, stdout, stderr := ceiling(t, context.Background(), "run", deliveryPlan(t, srv.URL, port, "10s"), "--slo", "delivered>=99.9%", "--out", out, "--quiet")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -147,7 +147,7 @@ func TestFindSettlesDeliveries(t *testing.T) {
 	port := freeLocalPort(t)
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 1, 20*time.Millisecond, 0, 0)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := run(t, context.Background(), "find", deliveryPlan(t, srv.URL, port, "10s"),
+	code, stdout, stderr := ceiling(t, context.Background(), "find", deliveryPlan(t, srv.URL, port, "10s"),
 		"--slo", "delivered>=90%", "--start", "20", "--max", "400", "--precision", "30%", "--out", out, "--quiet")
 	if code != ExitOK {
 		if strings.Contains(stdout, "generator limit reached") {
@@ -183,7 +183,7 @@ func TestFindWarnsOfMissingEarlierDeliveries(t *testing.T) {
 	port := freeLocalPort(t)
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 2, 0, 10, 0) // drops every 10th
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := run(t, context.Background(), "find", deliveryPlan(t, srv.URL, port, "2s"),
+	code, stdout, stderr := ceiling(t, context.Background(), "find", deliveryPlan(t, srv.URL, port, "2s"),
 		"--slo", "delivered>=50%", "--start", "20", "--max", "40", "--out", out, "--quiet")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)

@@ -27,7 +27,7 @@ func TestDemoTargetBadFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			args := append([]string{"demo-target", "--addr", "127.0.0.1:0"}, tt.args...)
-			code, _, stderr := run(t, context.Background(), args...)
+			code, _, stderr := ceiling(t, context.Background(), args...)
 			if code != ExitBadInput {
 				t.Fatalf("exit = %d, want %d; stderr:\n%s", code, ExitBadInput, stderr)
 			}
@@ -48,7 +48,7 @@ func TestDemoTargetBadFlags(t *testing.T) {
 func TestDemoTargetServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	code, _, stderr := run(t, ctx, "demo-target", "--addr", "127.0.0.1:0", "--store", "file", "--sync", "full",
+	code, _, stderr := ceiling(t, ctx, "demo-target", "--addr", "127.0.0.1:0", "--store", "file", "--sync", "full",
 		"--data-dir", t.TempDir(), "--webhook", "http://127.0.0.1:1/hook", "--job-lanes", "2", "--flood-rate", "-1", "--flood-burst", "10")
 	if code != ExitOK || !strings.HasPrefix(stderr, "ceiling demo-target: serving on http://127.0.0.1:") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("exit = %d, stderr %q; want 0 and one line: serving on …", code, stderr)

@@ -3,8 +3,12 @@
 // terminal and decides the exit code; cmd/ceiling calls Main and exits with
 // what it returns.
 //
+// It owns no run logic: it builds a plan from a file and the flags, opens a
+// run.Session with the outputs the flags ask for, and prints what the
+// session returns (the live progress, the table, find's answer).
+//
 // Errors travel up as Go errors that carry an exit code (see ExitCode);
-// anything else is an internal failure, exit 3.
+// run's errors get theirs from their type (runError).
 //
 // Concurrency: Main runs one command; the context it gets is cancelled on the
 // first interrupt.

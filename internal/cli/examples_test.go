@@ -33,7 +33,7 @@ func TestExamplePlans(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "r.json")
 			args := append([]string{"run", filepath.Join("..", "..", "docs", "examples", tt.plan),
 				"--target", srv.URL(), "--step", "500ms", "--warmup", "200ms", "--out", out, "--quiet"}, tt.load...)
-			code, _, stderr := run(t, context.Background(), args...)
+			code, _, stderr := ceiling(t, context.Background(), args...)
 			if code != ExitOK {
 				t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
 			}

@@ -41,7 +41,7 @@ func capacityServer(t *testing.T, rate float64) *httptest.Server {
 func TestFindKnownCapacity(t *testing.T) {
 	srv := capacityServer(t, 400)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := run(t, context.Background(), "find", "--url", srv.URL, "--start", "50", "--precision", "10%",
+	code, stdout, stderr := ceiling(t, context.Background(), "find", "--url", srv.URL, "--start", "50", "--precision", "10%",
 		"--step", "600ms", "--warmup", "200ms", "--slo", "errors<1%", "--out", out, "--quiet")
 	if code != ExitOK {
 		t.Fatalf("exit = %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -63,7 +63,7 @@ func TestFindKnownCapacity(t *testing.T) {
 func TestFindStartFails(t *testing.T) {
 	srv := capacityServer(t, 20)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, _ := run(t, context.Background(), "find", "--url", srv.URL, "--start", "100",
+	code, stdout, _ := ceiling(t, context.Background(), "find", "--url", srv.URL, "--start", "100",
 		"--step", "400ms", "--warmup", "0s", "--slo", "errors<1%", "--out", out, "--quiet")
 	if code != ExitThreshold || !strings.Contains(stdout, "even the start, 100/s, fails: errors") {
 		t.Errorf("exit %d, stdout:\n%s\nwant 1 and the reason", code, stdout)
@@ -87,7 +87,7 @@ func TestFindRedirectToLogin(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	// Followed, the redirect lands on a 200: the strict find must not call
 	// that a healthy dashboard.
-	code, stdout, _ := run(t, context.Background(), "find", "--url", srv.URL+"/dashboard", "--follow-redirects", "--start", "20",
+	code, stdout, _ := ceiling(t, context.Background(), "find", "--url", srv.URL+"/dashboard", "--follow-redirects", "--start", "20",
 		"--max", "80", "--step", "300ms", "--warmup", "0s", "--out", out, "--quiet")
 	r := readResult(t, out)
 	if code != ExitThreshold || r.Edge != nil || !strings.Contains(stdout, "INVALID step 1") || !strings.Contains(stdout, "login page") {
@@ -103,7 +103,7 @@ func TestStrictRunFailsOnRedirects(t *testing.T) {
 	defer srv.Close()
 	plan := writePlan(t, "target: "+srv.URL+"\nload: {rates: [20], step: 300ms, warmup: 0s}\nstrict: true\nscenarios:\n  - request: {url: /dashboard}\n")
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, _ := run(t, context.Background(), "run", plan, "--out", out, "--quiet")
+	code, stdout, _ := ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
 	if code != ExitThreshold || !strings.Contains(stdout, "INVALID step 1: ") || !strings.Contains(stdout, "redirects") {
 		t.Errorf("exit %d, stdout:\n%s\nwant 1 with an INVALID line about redirects", code, stdout)
 	}
@@ -125,7 +125,7 @@ func TestFindUsers(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := run(t, context.Background(), "find", "--url", srv.URL, "--vus", "1", "--start", "1",
+	code, stdout, stderr := ceiling(t, context.Background(), "find", "--url", srv.URL, "--vus", "1", "--start", "1",
 		"--step", "400ms", "--warmup", "100ms", "--slo", "errors<1%", "--out", out, "--quiet")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)

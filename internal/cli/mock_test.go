@@ -56,7 +56,7 @@ func TestMock(t *testing.T) {
 	if stats.Received != 3 || stats.IDs != 2 || stats.Duplicates != 1 {
 		t.Errorf("stats = %+v, want 3 received, 2 ids, 1 duplicate", stats)
 	}
-	code, _, stderr := run(t, context.Background(), "mock", "--error-rate", "5")
+	code, _, stderr := ceiling(t, context.Background(), "mock", "--error-rate", "5")
 	if code != ExitBadInput || !strings.Contains(stderr, "--error-rate") {
 		t.Errorf("bad --error-rate: exit %d, %q", code, stderr)
 	}

@@ -23,7 +23,7 @@ func TestPrometheusPerStep(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := run(t, context.Background(), "run", "--url", srv.URL+"/x", "--rate", "100", "--step", "2500ms", "--warmup", "0s",
+	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL+"/x", "--rate", "100", "--step", "2500ms", "--warmup", "0s",
 		"--prom", srv.URL+"/metrics", "--prom-metric", "queue_depth", "--prom-metric", "hits_total", "--out", out, "--quiet")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -20,9 +20,9 @@ func validateCmd(e *env) *cobra.Command {
 				return badInput("%w", err)
 			}
 			if _, err := slo.Parse(p.SLO); err != nil {
-				return badInput("%s: slo: %w", where(p, "slo"), err)
+				return badInput("%s: slo: %w", p.Where("slo"), err)
 			}
-			fmt.Fprintf(e.stdout, "%s: ok: %s\n", args[0], describePlan(p))
+			fmt.Fprintf(e.stdout, "%s: ok: %s\n", args[0], p.Describe())
 			return nil
 		},
 	}

@@ -74,7 +74,7 @@ scenarios:
       ack_timeout: 2s
 `, srv.URL))
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := run(t, context.Background(), "run", plan, "--out", out, "--quiet")
+	code, _, stderr := ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
 	if code != ExitOK {
 		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
 	}
@@ -108,7 +108,7 @@ scenarios:
       ack: {regex: '"clientId":"?([0-9]+)'}
 `, srv.URL))
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := run(t, context.Background(), "run", plan, "--out", out, "--quiet")
+	code, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
 	if code != ExitOK {
 		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
 	}

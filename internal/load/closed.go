@@ -16,18 +16,18 @@ func (r *Runner) runClosed(ctx context.Context, sr *stepRun) {
 	sr.workers = sr.st.VUs
 	inflight.Add(sr.st.VUs)
 	exited.Add(sr.st.VUs)
+	r.running.Add(sr.st.VUs)
 	for id := range sr.st.VUs {
 		vu, t := r.vu(id), sr.tap(id)
 		go func() {
+			defer r.running.Done()
 			defer exited.Done()
 			defer inflight.Done()
 			r.user(ctx, sr, vu, t)
 		}()
 	}
 	sr.waitWindow(ctx)
-	if r.drain(ctx, &inflight) {
-		exited.Wait()
-	}
+	sr.end(r.drain(ctx, &inflight), &exited, sr.st.VUs)
 }
 
 func (r *Runner) user(ctx context.Context, sr *stepRun, vu *scenario.VU, t *tap) {
@@ -40,7 +40,7 @@ func (r *Runner) user(ctx context.Context, sr *stepRun, vu *scenario.VU, t *tap)
 		if now >= sr.winEnd {
 			return
 		}
-		wait := max(vu.Iterate(t, now, scenario.Mix(seed, k)), r.cfg.Think)
+		wait := max(vu.Iterate(sr.work, t, now, scenario.Mix(seed, k)), r.cfg.Think)
 		if wait > 0 && !sleep(ctx, timer, wait) {
 			return
 		}

@@ -18,7 +18,11 @@
 //
 // Stopping is two-level: cancelling the context stops new work at once, and
 // in-flight exchanges get Config.Grace to finish before the step returns what
-// it has. Nothing here exits the process or prints.
+// it has. No goroutine of a step outlives it: work still in flight when the
+// drain (or the grace) ends is given up on (iterations stop before their
+// next request or frame, and sessions that can be aborted are), and the
+// step returns once every worker has, so a virtual user is never used by
+// two workers. Nothing here exits the process or prints.
 //
 // Concurrency: a Runner runs one step at a time; its OnTick callback runs on
 // the step's collector goroutine.

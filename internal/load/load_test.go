@@ -268,9 +268,9 @@ func BenchmarkIteration(b *testing.B) {
 	vu := r.vu(0)
 	b.ReportAllocs()
 	for b.Loop() {
-		vu.Iterate(t, r.now(), 1)
+		vu.Iterate(context.Background(), t, r.now(), 1)
 	}
-	if n := testing.AllocsPerRun(1000, func() { vu.Iterate(t, r.now(), 1) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { vu.Iterate(context.Background(), t, r.now(), 1) }); n != 0 {
 		b.Fatalf("an iteration allocates %v times", n)
 	}
 }

@@ -28,35 +28,37 @@ type pool struct {
 
 // dispatch hands a over: to an idle worker, else to a new worker while under
 // the cap, else it waits for a worker (the arrival is then late, and its
-// latency, counted from its intended time, shows the wait). It returns false
-// when ctx is cancelled while waiting.
-func (p *pool) dispatch(ctx context.Context, a arrival) bool {
+// latency, counted from its intended time, shows the wait). ok is false
+// when ctx is cancelled while waiting; waited says it had to wait.
+func (p *pool) dispatch(ctx context.Context, a arrival) (ok, waited bool) {
 	p.inflight.Add(1)
 	select {
 	case p.work <- a:
-		return true
+		return true, false
 	default:
 	}
 	if p.sr.workers < p.cap {
 		id := p.sr.workers
 		p.sr.workers++
 		p.exited.Add(1)
+		p.sr.r.running.Add(1)
 		go p.worker(p.sr.r.vu(id), p.sr.tap(id), a)
-		return true
+		return true, false
 	}
 	select {
 	case p.work <- a:
-		return true
+		return true, true
 	case <-ctx.Done():
 		p.inflight.Done()
-		return false
+		return false, true
 	}
 }
 
 func (p *pool) worker(vu *scenario.VU, t *tap, a arrival) {
+	defer p.sr.r.running.Done()
 	defer p.exited.Done()
 	for {
-		vu.Iterate(t, a.intended, a.pick)
+		vu.Iterate(p.sr.work, t, a.intended, a.pick)
 		p.inflight.Done()
 		select {
 		case a = <-p.work:
@@ -94,7 +96,7 @@ func (r *Runner) openSchedule(st Step) (schedule.Schedule, float64) {
 
 // runOpen fires the step's arrivals at their intended offsets with one
 // reused timer, then waits for the window to end and for the exchanges in
-// flight to finish.
+// flight to finish (or gives up on them, see Run).
 func (r *Runner) runOpen(ctx context.Context, sr *stepRun) {
 	sched, peak := r.openSchedule(sr.st)
 	p := &pool{sr: sr, work: make(chan arrival), quit: make(chan struct{}), cap: r.maxWorkers(peak)}
@@ -107,23 +109,31 @@ func (r *Runner) runOpen(ctx context.Context, sr *stepRun) {
 			break
 		}
 		intended := sr.start + off
-		if d := intended - r.now(); d > 0 && !w.wait(ctx, d) {
-			break
+		behind := true
+		if d := intended - r.now(); d > 0 {
+			if !w.wait(ctx, d) {
+				break
+			}
+			behind = false
 		}
 		r.arrivals++
-		if !p.dispatch(ctx, arrival{intended: intended, pick: scenario.Mix(r.cfg.Scenarios.Seed(), r.arrivals)}) {
+		ok, waited := p.dispatch(ctx, arrival{intended: intended, pick: scenario.Mix(r.cfg.Scenarios.Seed(), r.arrivals)})
+		if !ok {
 			break
 		}
 		if intended >= sr.winStart {
 			sr.sent++
+			// On time, the arrival started at its intended time, inside the
+			// window; behind, the clock says whether it still did.
+			if !behind && !waited || r.now() < sr.winEnd {
+				sr.started.Add(1)
+			}
 		}
 	}
 	sr.waitWindow(ctx)
 	drained := r.drain(ctx, &p.inflight)
 	close(p.quit)
-	if drained {
-		p.exited.Wait()
-	}
+	sr.end(drained, &p.exited, sr.workers)
 }
 
 // drain waits for in-flight exchanges and reports whether they all ended.

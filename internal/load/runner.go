@@ -3,7 +3,7 @@ package load
 import (
 	"context"
 	"runtime"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
@@ -93,9 +93,12 @@ type Result struct {
 	// WindowStart and WindowEnd bound the counted window, as offsets from
 	// the run's base.
 	WindowStart, WindowEnd time.Duration
-	// Sent counts arrivals started with an intended time in the window
-	// (less the idle ones, which send nothing by design).
+	// Sent counts arrivals with an intended time in the window that were
+	// handed to a worker (less the idle ones, which send nothing by design).
 	Sent int64
+	// Started counts the open model's arrivals of the window that started
+	// before the window ended: all of them, unless the generator fell behind.
+	Started int64
 	// Total is everything counted in the window.
 	Total *metrics.Tally
 	// Series holds one point per second of the step.
@@ -121,33 +124,44 @@ func gcPauses() time.Duration {
 	return time.Duration(m.PauseTotalNs)
 }
 
-// processCPU returns the CPU time this process has used, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
+// Achieved returns the rate the step achieved: in the open model the
+// arrivals of the window that started inside it, per second of the window
+// (what the target rate asked for; requests still in flight when the window
+// ends count, their responses come in the drain); in the closed model, as
+// there is no target rate, the Throughput.
+func (r *Result) Achieved() float64 {
+	if r.Step.VUs > 0 {
+		return r.Throughput()
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return perSecond(r.Started, r.WindowEnd-r.WindowStart)
 }
 
-// Achieved returns OK and limited responses finished inside the window per
-// second.
-func (r *Result) Achieved() float64 {
-	d := (r.WindowEnd - r.WindowStart).Seconds()
+// Throughput returns the responses (OK or limited) that ended inside the
+// window, per second of it. A flow's every request counts.
+func (r *Result) Throughput() float64 {
+	return perSecond(r.Total.Finished, r.WindowEnd-r.WindowStart)
+}
+
+func perSecond(n int64, d time.Duration) float64 {
 	if d <= 0 {
 		return 0
 	}
-	return float64(r.Total.Finished) / d
+	return float64(n) / d.Seconds()
 }
 
 // Runner runs steps against one target, all timed from one base. Its
 // virtual users (one per open-model worker, one per closed-model user) live
-// across steps, with their sessions, cookies and logins.
+// across steps, with their sessions, cookies and logins. A user is used by
+// one worker at a time: no worker of a step outlives it (see Run), so the
+// next step never hands a user to a new worker while an old one runs.
 type Runner struct {
 	cfg      Config
 	base     time.Time
 	vus      []*scenario.VU // by worker id; grown by one goroutine at a time
 	arrivals uint64         // open-model arrivals so far, for picking scenarios
+	running  sync.WaitGroup // every worker and user goroutine, until it returns
+	stop     context.Context
+	cancel   context.CancelFunc // cancels stop: the parent of every step's work
 }
 
 // NewRunner returns a runner whose offsets count from now.
@@ -158,15 +172,31 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	return &Runner{cfg: cfg, base: time.Now()}
+	stop, cancel := context.WithCancel(context.Background())
+	return &Runner{cfg: cfg, base: time.Now(), stop: stop, cancel: cancel}
 }
 
-// Close closes every virtual user's session. Call it after the last step.
+// Close ends the runner: it aborts what is in flight (the iterations stop,
+// the sessions' exchanges fail), waits for every worker, then closes every
+// virtual user's session. Call it once, after the last Run has returned.
 func (r *Runner) Close() {
+	r.cancel()
+	r.abort(len(r.vus))
+	r.running.Wait()
 	for _, v := range r.vus {
 		v.Session().Close()
 	}
 	r.vus = nil
+}
+
+// abort ends the exchanges in progress of the first n virtual users, where
+// their sessions can (transport.Aborter); the others end within the timeout.
+func (r *Runner) abort(n int) {
+	for _, v := range r.vus[:min(n, len(r.vus))] {
+		if a, ok := v.Session().(transport.Aborter); ok {
+			a.Abort()
+		}
+	}
 }
 
 // vu returns virtual user id, creating the users up to it.
@@ -184,6 +214,12 @@ func (r *Runner) now() time.Duration { return time.Since(r.base) }
 
 // Run runs one step and returns its figures. It returns early, with
 // Interrupted set, when ctx is cancelled.
+//
+// No goroutine of the step outlives it. After the window the step waits for
+// its in-flight work up to the timeout plus the grace (only the grace once
+// ctx is cancelled); past that it gives up on it: iterations stop before
+// their next request or frame, and the exchanges in progress are aborted
+// (they end as timeouts). Run returns once every worker has.
 func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	cpu0, wall0, gc0 := processCPU(), time.Now(), gcPauses()
 	sr := r.newStepRun(st)

@@ -12,23 +12,15 @@ import (
 // Point is one second of a step.
 type Point struct {
 	// T is the end of the second, in seconds from the run's start.
-	T float64 `json:"t_s"`
+	T float64
 	// Completed counts counted exchanges that ended in this second.
-	Completed int64 `json:"completed"`
+	Completed int64
 	// OK, Failed and Limited split Completed.
-	OK      int64 `json:"ok"`
-	Failed  int64 `json:"failed"`
-	Limited int64 `json:"limited"`
+	OK, Failed, Limited int64
 	// Rate is responses finished in the window per second, in this second.
-	Rate float64 `json:"rate"`
+	Rate float64
 	// P50, P99 and Max are response times of this second, in milliseconds.
-	P50 float64 `json:"p50_ms"`
-	P99 float64 `json:"p99_ms"`
-	Max float64 `json:"max_ms"`
-	// TargetCPU and TargetRSS are the monitored target's CPU (% of one
-	// core) and RSS (MB) in this second, when it is watched.
-	TargetCPU *float64 `json:"target_cpu_pct,omitempty"`
-	TargetRSS *float64 `json:"target_rss_mb,omitempty"`
+	P50, P99, Max float64
 }
 
 // stepRun is the state of one running step shared by its scheduler, workers
@@ -39,10 +31,15 @@ type stepRun struct {
 	start            time.Duration
 	winStart, winEnd time.Duration
 	rec              *metrics.Recorder
-	sent             int64 // written by the scheduler only, read after it ends
+	sent             int64        // written by the scheduler only, read after it ends
+	started          atomic.Int64 // written by the scheduler, read by the collector
 	workers          int
-	last             time.Duration // end of the last flushed second, collector's own
-	cancelled        atomic.Int64  // 1 + the offset at which the context was cancelled; 0 if not
+	// work is the context of the step's iterations: cancelled when the step
+	// gives up on its in-flight work, or when the runner is closed.
+	work      context.Context
+	giveUp    context.CancelFunc
+	last      time.Duration // end of the last flushed second, collector's own
+	cancelled atomic.Int64  // 1 + the offset at which the context was cancelled; 0 if not
 
 	mu     sync.Mutex // guards total and series against the collector
 	total  *metrics.Tally
@@ -54,7 +51,9 @@ type stepRun struct {
 
 func (r *Runner) newStepRun(st Step) *stepRun {
 	start := r.now()
+	work, giveUp := context.WithCancel(r.stop)
 	return &stepRun{
+		work: work, giveUp: giveUp,
 		r: r, st: st, start: start,
 		winStart: start + st.Warmup,
 		winEnd:   start + st.Warmup + st.Length,
@@ -119,12 +118,27 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 	sr.mu.Unlock()
 }
 
+// achievedSoFar is the achieved rate of the window so far (see
+// Result.Achieved). The caller holds mu.
 func (sr *stepRun) achievedSoFar(now time.Duration) float64 {
-	d := (min(now, sr.winEnd) - sr.winStart).Seconds()
-	if d <= 0 {
-		return 0
+	n := sr.started.Load()
+	if sr.st.VUs > 0 {
+		n = sr.total.Finished
 	}
-	return float64(sr.total.Finished) / d
+	return perSecond(n, min(now, sr.winEnd)-sr.winStart)
+}
+
+// end waits for the step's workers, counted by exited. drained says whether
+// the in-flight work ended within the drain; if not, the step gives up on
+// it: the iterations' context is cancelled and the sessions of the step's
+// first users virtual users aborted, so that every worker returns promptly.
+func (sr *stepRun) end(drained bool, exited *sync.WaitGroup, users int) {
+	if !drained {
+		sr.giveUp()
+		sr.r.abort(users)
+	}
+	exited.Wait()
+	sr.giveUp()
 }
 
 // watch notes when ctx is cancelled; the returned func stops watching and,
@@ -179,7 +193,7 @@ func (sr *stepRun) finish() *Result {
 	}
 	return &Result{
 		Step: sr.st, WindowStart: sr.winStart, WindowEnd: end,
-		Sent: sr.sent, Total: sr.total, Series: sr.series,
+		Sent: sr.sent, Started: sr.started.Load(), Total: sr.total, Series: sr.series,
 		Interrupted: interrupted, Workers: sr.workers,
 	}
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -50,4 +51,19 @@ func addSat(a, b time.Duration) time.Duration {
 		return math.MaxInt64
 	}
 	return a + b
+}
+
+// Describe says what a validated plan's load is and how long it takes,
+// e.g. "3 steps at [50 100 200]/s, about 3m15s in all".
+func (p *Plan) Describe() string {
+	var levels string
+	switch {
+	case len(p.Load.VUs) > 0:
+		levels = fmt.Sprintf("%d steps of %v users", len(p.Load.VUs), p.Load.VUs)
+	case p.Load.Ramp != nil:
+		levels = fmt.Sprintf("a ramp from %g/s to %g/s", p.Load.Ramp.From, p.Load.Ramp.To)
+	default:
+		levels = fmt.Sprintf("%d steps at %v/s", len(p.Load.Rates), p.Load.Rates)
+	}
+	return fmt.Sprintf("%s, about %v in all", levels, p.Duration().Round(time.Second))
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
 // The HTML report opened in headless Chromium: the page renders and its
@@ -27,7 +27,7 @@ func TestHTMLInChromium(t *testing.T) {
 	r := sample()
 	for i := range r.Steps {
 		for s := range 5 {
-			r.Steps[i].Series = append(r.Steps[i].Series, load.Point{T: float64(i*5 + s + 1), Completed: 10, P50: 5, P99: 9 + float64(i*100)})
+			r.Steps[i].Series = append(r.Steps[i].Series, results.Point{T: float64(i*5 + s + 1), Completed: 10, P50: 5, P99: 9 + float64(i*100)})
 		}
 	}
 	dir := t.TempDir()

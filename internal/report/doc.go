@@ -1,9 +1,13 @@
 // Package report renders results for people: the step table for the
 // terminal, the same table in Markdown in the shape of hand-written load
-// test write-ups (with the command that reproduces the run), and the live
-// progress line shown while a step runs.
+// test write-ups (with the command that reproduces the run), one
+// self-contained HTML page with the tables and plots (inline SVG, no
+// script), the live progress line shown while a step runs, and find's
+// one-line answer and the demo's story of what broke first.
 //
-// It reads results and progress; it measures nothing.
+// It takes values (a result, a search's outcome, a step's progress); it
+// measures nothing and depends on no executor, so a result from any run,
+// agent or merge renders the same.
 //
 // Concurrency: renderers are functions of their input; a Live writer is used
 // from one goroutine at a time.

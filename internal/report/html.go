@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -203,4 +204,19 @@ func stickCaption(r *results.Result) string {
 		return "Load against latency: the edge is marked"
 	}
 	return "Load against latency"
+}
+
+// WriteHTML writes r's HTML page to the file at path.
+func WriteHTML(path string, r *results.Result) error {
+	f, err := os.Create(path)
+	if err == nil {
+		err = HTML(f, r)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
 }

@@ -4,14 +4,34 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/ceiling-dev/ceiling/internal/load"
-	"github.com/ceiling-dev/ceiling/internal/metrics"
 )
 
 // PlainEvery is how often a step's progress is written as a plain line
 // when the output is not a terminal (a CI log, a file).
 const PlainEvery = 5 * time.Second
+
+// Progress is a step's state as the live line shows it.
+type Progress struct {
+	// Index is the step's position in the run, from 0.
+	Index int
+	// Rate is the open model's target rate per second (a ramp's mean);
+	// VUs the closed model's number of users.
+	Rate float64
+	VUs  int
+	// Warmup and Length are the step's planned warm-up and counted window.
+	Warmup, Length time.Duration
+	// Elapsed is the time since the step began, warm-up included; for a
+	// step that is Done, the length of the window it counted.
+	Elapsed time.Duration
+	// Warming is true during the warm-up.
+	Warming bool
+	// Done marks the step's final figures.
+	Done bool
+	// Achieved is the achieved rate so far, per second; P50 and P99 the
+	// response times so far, in milliseconds; ErrorRate the share of
+	// completed exchanges that failed.
+	Achieved, P50, P99, ErrorRate float64
+}
 
 // Live writes progress while steps run: on a terminal one line per step,
 // rewritten in place each second; elsewhere a plain line every PlainEvery
@@ -33,12 +53,16 @@ func NewLive(w io.Writer, terminal bool, steps int) *Live {
 	return &Live{w: w, terminal: terminal, steps: steps}
 }
 
-// Tick shows a step's progress. It runs on the step's collector goroutine.
-func (l *Live) Tick(p load.Progress) {
-	in := p.Elapsed - p.Step.Warmup
+// Update shows a step's progress, or ends its line when p is Done.
+func (l *Live) Update(p Progress) {
+	if p.Done {
+		l.done(p)
+		return
+	}
+	in := p.Elapsed - p.Warmup
 	phase := "warm-up"
 	if !p.Warming {
-		phase = fmt.Sprintf("%4.0fs/%.0fs", in.Seconds(), p.Step.Length.Seconds())
+		phase = fmt.Sprintf("%4.0fs/%.0fs", in.Seconds(), p.Length.Seconds())
 	}
 	prefix, end := "\r\x1b[K", ""
 	if !l.terminal {
@@ -51,34 +75,33 @@ func (l *Live) Tick(p load.Progress) {
 		l.plain = in.Truncate(PlainEvery)
 		prefix, end = "", "\n"
 	}
-	fmt.Fprintf(l.w, "%s%s  %s%s", prefix, l.line(p.Step, phase, p.Achieved, p.Total), l.cpu(), end)
+	fmt.Fprintf(l.w, "%s%s  %s%s", prefix, l.line(p, phase), l.cpu(), end)
 }
 
-// Done ends a step's line with its final figures.
-func (l *Live) Done(res *load.Result) {
+// done ends a step's line with its final figures.
+func (l *Live) done(p Progress) {
 	l.plain = 0
 	prefix := ""
 	if l.terminal {
 		prefix = "\r\x1b[K"
 	}
-	took := fmt.Sprintf("%.0fs", (res.WindowEnd - res.WindowStart).Round(time.Second).Seconds())
-	fmt.Fprintf(l.w, "%s%s%s\n", prefix, l.line(res.Step, took, res.Achieved(), res.Total), l.cpu())
+	took := fmt.Sprintf("%.0fs", p.Elapsed.Round(time.Second).Seconds())
+	fmt.Fprintf(l.w, "%s%s%s\n", prefix, l.line(p, took), l.cpu())
 }
 
 // line is a step's progress: step, load, phase, achieved rate, p50/p99 so
 // far and the error share.
-func (l *Live) line(st load.Step, phase string, achieved float64, t *metrics.Tally) string {
-	errs := 0.0
-	if c := t.Completed(); c > 0 {
-		errs = float64(t.Failed()) / float64(c)
-	}
-	n := fmt.Sprint(st.Index + 1)
+func (l *Live) line(p Progress, phase string) string {
+	n := fmt.Sprint(p.Index + 1)
 	if l.steps > 0 {
 		n += fmt.Sprintf("/%d", l.steps)
 	}
+	level := Rate(p.Rate)
+	if p.VUs > 0 {
+		level = fmt.Sprintf("%d users", p.VUs)
+	}
 	return fmt.Sprintf("step %s  %s  %s  achieved %s  p50 %s  p99 %s  errors %s",
-		n, level(st), phase, Rate(achieved),
-		Millis(metrics.Quantile(t.Latency, 0.5)), Millis(metrics.Quantile(t.Latency, 0.99)), Percent(errs))
+		n, level, phase, Rate(p.Achieved), Millis(p.P50), Millis(p.P99), Percent(p.ErrorRate))
 }
 
 // cpu is the watched target's recent CPU, or nothing.
@@ -89,11 +112,4 @@ func (l *Live) cpu() string {
 		}
 	}
 	return ""
-}
-
-func level(s load.Step) string {
-	if s.VUs > 0 {
-		return fmt.Sprintf("%d users", s.VUs)
-	}
-	return Rate(s.TargetRate())
 }

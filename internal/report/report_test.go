@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
@@ -99,7 +98,7 @@ func TestHTML(t *testing.T) {
 	r := sample()
 	for i := range r.Steps {
 		for s := range 5 {
-			r.Steps[i].Series = append(r.Steps[i].Series, load.Point{T: float64(i*5 + s + 1), Completed: 10, P50: 5, P99: 9 + float64(i*100)})
+			r.Steps[i].Series = append(r.Steps[i].Series, results.Point{T: float64(i*5 + s + 1), Completed: 10, P50: 5, P99: 9 + float64(i*100)})
 		}
 	}
 	var b bytes.Buffer
@@ -126,13 +125,16 @@ func TestHTML(t *testing.T) {
 // window (none in the warm-up) and one when the step ends; on a terminal
 // the line is rewritten in place every tick.
 func TestLiveLines(t *testing.T) {
-	st := load.Step{Index: 0, Rate: 100, Warmup: 2 * time.Second, Length: 12 * time.Second}
-	total := metrics.NewTally()
+	st := Progress{Index: 0, Rate: 100, Warmup: 2 * time.Second, Length: 12 * time.Second, Achieved: 100}
 	ticks := func(l *Live) {
 		for s := 1; s <= 14; s++ {
-			l.Tick(load.Progress{Step: st, Elapsed: time.Duration(s) * time.Second, Warming: s <= 2, Total: total, Achieved: 100})
+			p := st
+			p.Elapsed, p.Warming = time.Duration(s)*time.Second, s <= 2
+			l.Update(p)
 		}
-		l.Done(&load.Result{Step: st, WindowStart: 2 * time.Second, WindowEnd: 14 * time.Second, Total: total})
+		end := st
+		end.Elapsed, end.Done = 12*time.Second, true
+		l.Update(end)
 	}
 	var plain bytes.Buffer
 	ticks(NewLive(&plain, false, 3))

@@ -44,7 +44,6 @@ func watched(r *results.Result) bool {
 	return false
 }
 
-// rows renders each step's cells.
 // levelOf is a step's load: its rate, or its users in the closed model.
 func levelOf(s results.Step) string {
 	if s.Model == "closed" {
@@ -53,6 +52,7 @@ func levelOf(s results.Step) string {
 	return Rate(s.TargetRate)
 }
 
+// rows renders each step's cells.
 func rows(r *results.Result) [][]string {
 	out := make([][]string, 0, len(r.Steps))
 	for _, s := range r.Steps {

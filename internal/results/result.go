@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 )
 
@@ -116,6 +115,7 @@ type Step struct {
 	Failed           int64                           `json:"failed"`
 	Errors           map[string]int64                `json:"errors"`
 	AchievedRate     float64                         `json:"achieved_rate"`
+	Throughput       float64                         `json:"throughput"`
 	ErrorRate        float64                         `json:"error_rate"`
 	Late             int64                           `json:"late"`
 	Retried          int64                           `json:"retried"`
@@ -136,6 +136,7 @@ type Step struct {
 	SLOPassed        *bool                           `json:"slo_passed,omitempty"`
 	Verdict          string                          `json:"verdict,omitempty"`
 	VerdictReason    string                          `json:"verdict_reason,omitempty"`
+	VerdictReasons   []string                        `json:"verdict_reasons"`
 	GeneratorLimited bool                            `json:"generator_limited"`
 	Generator        *Generator                      `json:"generator,omitempty"`
 	Target           *Target                         `json:"target,omitempty"`
@@ -144,7 +145,7 @@ type Step struct {
 	Warnings         []string                        `json:"warnings"`
 	Histogram        string                          `json:"histogram"`
 	ServiceHist      string                          `json:"service_histogram"`
-	Series           []load.Point                    `json:"series"`
+	Series           []Point                         `json:"series"`
 }
 
 // Breakdown is the figures of one scenario, or of one tag value, counted in

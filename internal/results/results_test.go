@@ -4,58 +4,20 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
-	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/slo"
-	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
-func loadResult(t *testing.T, rate float64, lat time.Duration, kinds map[transport.Kind]int) *load.Result {
-	t.Helper()
-	total := metrics.NewTally()
-	rec := metrics.NewRecorder(1)
-	for k, n := range kinds {
-		for range n {
-			rec.Shard(0).Record(&metrics.Sample{End: lat, Outcome: transport.Outcome{Kind: k}, Counted: true, InWindow: true})
-		}
-	}
-	rec.Collect(total)
-	return &load.Result{
-		Step:        load.Step{Index: 0, Rate: rate, Length: time.Second},
-		WindowStart: 0, WindowEnd: time.Second,
-		Sent: total.Completed(), Total: total,
-	}
-}
-
-func TestNewStep(t *testing.T) {
-	st, err := NewStep(loadResult(t, 100, 20*time.Millisecond, map[transport.Kind]int{transport.OK: 90, transport.Redirect: 10}), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Completed != 100 || st.OK != 90 || st.Failed != 10 || st.Errors["redirect"] != 10 {
-		t.Errorf("counts = %d/%d/%d %v, want 100/90/10 with 10 redirects", st.Completed, st.OK, st.Failed, st.Errors)
-	}
-	if st.ErrorRate != 0.1 || st.AchievedRate != 90 {
-		t.Errorf("error rate, achieved = %v, %v, want 0.1, 90 (failures are not throughput)", st.ErrorRate, st.AchievedRate)
-	}
-	if len(st.Warnings) != 1 {
-		t.Errorf("warnings = %q, want one about redirects", st.Warnings)
-	}
-	h, err := metrics.Decode(st.Histogram)
-	if err != nil || h.TotalCount() != 100 {
-		t.Errorf("decoded histogram count = %v (err %v), want 100", h.TotalCount(), err)
-	}
+// step is a step of 100 exchanges that took lat each, at rate.
+func step(rate float64, lat float64) Step {
+	return Step{Model: "open", TargetRate: rate, DurationS: 1, Sent: 100, Completed: 100, OK: 100, AchievedRate: rate,
+		LatencyMS: metrics.Latency{P50: lat, P90: lat, P95: lat, P99: lat, P999: lat, Max: lat, Mean: lat}}
 }
 
 func TestEvaluatePerStep(t *testing.T) {
-	fast, _ := NewStep(loadResult(t, 100, 5*time.Millisecond, map[transport.Kind]int{transport.OK: 100}), nil, nil)
-	slow, _ := NewStep(loadResult(t, 200, 300*time.Millisecond, map[transport.Kind]int{transport.OK: 100}), nil, nil)
-	r := &Result{Steps: []Step{fast, slow}}
+	r := &Result{Steps: []Step{step(100, 5), step(200, 300)}}
 	terms, _ := slo.Parse("p99<200ms, errors<1%")
 	r.Evaluate(terms)
 	if r.Passed {
@@ -80,8 +42,7 @@ func TestEvaluatePerStep(t *testing.T) {
 func TestWriteReadAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "result.json")
-	st, _ := NewStep(loadResult(t, 100, 5*time.Millisecond, map[transport.Kind]int{transport.OK: 10}), nil, nil)
-	r := &Result{Schema: Schema, Command: "ceiling run x", Steps: []Step{st}}
+	r := &Result{Schema: Schema, Command: "ceiling run x", Steps: []Step{step(100, 5)}}
 	for range 2 {
 		if err := Write(path, r); err != nil {
 			t.Fatal(err)
@@ -91,7 +52,7 @@ func TestWriteReadAtomic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Steps) != 1 || back.Steps[0].Completed != 10 || back.Command != "ceiling run x" {
+	if len(back.Steps) != 1 || back.Steps[0].Completed != 100 || back.Command != "ceiling run x" {
 		t.Errorf("Read = %+v, want the written result", back)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -104,7 +65,7 @@ func TestWriteReadAtomic(t *testing.T) {
 func TestNoteDuplicates(t *testing.T) {
 	r := &Result{Warnings: []string{"other"}}
 	for n := range int64(3) {
-		r.NoteDuplicates([]scenario.Duplicate{{Source: "vars.clientId", Count: n + 1, Example: "a"}}, false)
+		r.NoteDuplicates([]DuplicateID{{Source: "vars.clientId", Count: n + 1, Example: "a"}}, false)
 	}
 	if len(r.Warnings) != 2 || r.Warnings[0] != "other" || len(r.DuplicateIDs) != 1 || r.DuplicateIDs[0].Count != 3 {
 		t.Errorf("warnings %q, duplicates %+v; want the other warning and one for clientId, count 3", r.Warnings, r.DuplicateIDs)
@@ -135,49 +96,30 @@ func TestGeneratorLimited(t *testing.T) {
 	}
 }
 
-// The open model's start lag is recorded per exchange and summed; a lag
-// that is a large part of a fast target's latency is noted, with the
-// service time beside it, and a small one is not.
-func TestTimerLagNote(t *testing.T) {
+// A verdict lists every figure past a rule, the deciding one first; a
+// healthy step lists none (an empty list, never null in result.json).
+func TestVerdictReasons(t *testing.T) {
 	tests := []struct {
-		name     string
-		lag, svc time.Duration
-		want     bool
+		name    string
+		step    Step
+		verdict string
+		reasons []string
 	}{
-		{"fast target, 0.6 ms lag", 600 * time.Microsecond, 200 * time.Microsecond, true},
-		{"slow target, 0.6 ms lag", 600 * time.Microsecond, 20 * time.Millisecond, false},
-		{"fast target, 20 µs lag", 20 * time.Microsecond, 200 * time.Microsecond, false},
+		{"healthy", step(100, 5), Healthy, []string{}},
+		{"stressed", step(100, 250), Stressed, []string{"p95 250ms ≥ 100ms"}},
+		{"overloaded thrice", func() Step {
+			s := step(100, 800)
+			s.Failed, s.OK, s.ErrorRate, s.AchievedRate = 10, 90, 0.1, 50
+			return s
+		}(), Overloaded, []string{"errors 10.0% > 1.0%", "p95 800ms > 500ms", "achieved 50/s < 95% of 100/s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			total := metrics.NewTally()
-			rec := metrics.NewRecorder(1)
-			for i := range 100 {
-				start := time.Duration(i)*time.Millisecond + tt.lag
-				rec.Shard(0).Record(&metrics.Sample{Intended: start - tt.lag, Start: start, End: start + tt.svc,
-					Outcome: transport.Outcome{Kind: transport.OK}, Counted: true, InWindow: true})
-			}
-			rec.Collect(total)
-			if total.LagSum != 100*tt.lag {
-				t.Fatalf("LagSum = %v, want %v", total.LagSum, 100*tt.lag)
-			}
-			st, err := NewStep(&load.Result{Step: load.Step{Rate: 100, Length: time.Second}, WindowEnd: time.Second, Sent: 100, Total: total}, nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := float64(tt.lag) / float64(time.Millisecond); st.MeanLagMS < 0.99*want || st.MeanLagMS > 1.01*want {
-				t.Errorf("MeanLagMS = %v, want %v", st.MeanLagMS, want)
-			}
-			r := &Result{Steps: []Step{st, st}}
+			r := &Result{Steps: []Step{tt.step}}
 			r.Judge(DefaultRules)
-			noted := func(s Step) bool {
-				return slices.ContainsFunc(s.Notes, func(n string) bool { return strings.HasPrefix(n, "timer lag:") })
-			}
-			if got := noted(r.Steps[0]); got != tt.want {
-				t.Errorf("notes = %q, want a timer-lag note: %v", r.Steps[0].Notes, tt.want)
-			}
-			if noted(r.Steps[1]) {
-				t.Errorf("step 2 notes = %q, want the timer lag noted once, on the first step", r.Steps[1].Notes)
+			s := r.Steps[0]
+			if s.Verdict != tt.verdict || !slices.Equal(s.VerdictReasons, tt.reasons) || s.VerdictReasons == nil {
+				t.Errorf("verdict = %s %q, want %s %q", s.Verdict, s.VerdictReasons, tt.verdict, tt.reasons)
 			}
 		})
 	}

@@ -1,160 +1,27 @@
 package results
 
-import (
-	"fmt"
-	"runtime"
-	"time"
+import "github.com/ceiling-dev/ceiling/internal/slo"
 
-	"github.com/ceiling-dev/ceiling/internal/load"
-	"github.com/ceiling-dev/ceiling/internal/metrics"
-	"github.com/ceiling-dev/ceiling/internal/scenario"
-	"github.com/ceiling-dev/ceiling/internal/slo"
-	"github.com/ceiling-dev/ceiling/internal/transport"
-)
-
-// Share limits past which a step carries a warning.
-const (
-	// LateShareWarn is the share of late arrivals past which the generator is
-	// said not to have held the rate.
-	LateShareWarn = 0.01
-)
-
-// NoExchangeWarning starts the warning of a step in which nothing completed.
-const NoExchangeWarning = "no exchange completed"
-
-// NewStep turns an executor's figures into a result step, with its
-// warnings. scenarios and tagKeys name the breakdowns' indexes.
-func NewStep(res *load.Result, scenarios, tagKeys []string) (Step, error) {
-	t := res.Total
-	st := Step{
-		Index:       res.Step.Index,
-		Interrupted: res.Interrupted,
-		Model:       "open",
-		DurationS:   (res.WindowEnd - res.WindowStart).Seconds(),
-		WarmupS:     res.Step.Warmup.Seconds(),
-		Sent:        res.Sent, Completed: t.Completed(), OK: t.OK(), Limited: t.Limited(), Failed: t.Failed(),
-		AchievedRate: res.Achieved(),
-		Late:         t.Late,
-		Retried:      t.Retried,
-		Redirected:   t.Redirected,
-		RetryAfters:  t.RetryAfters,
-		RetryAfterS:  t.RetryAfterMax.Seconds(),
-		MaxLagMS:     float64(t.MaxLag) / float64(time.Millisecond),
-		MeanLagMS:    meanLagMS(t),
-		Workers:      res.Workers,
-		Generator: &Generator{
-			CPUPct: res.GeneratorCPU, CPUs: runtime.GOMAXPROCS(0),
-			GCPauseMS: float64(res.GCPause) / float64(time.Millisecond),
-		},
-		BytesIn: t.BytesIn, BytesOut: t.BytesOut,
-		LatencyMS: metrics.Summarize(t.Latency),
-		ServiceMS: metrics.Summarize(t.Service),
-		Warnings:  []string{},
-		Series:    res.Series,
-	}
-	if res.Step.VUs > 0 {
-		st.Model, st.VUs = "closed", res.Step.VUs
-	} else {
-		st.TargetRate = res.Step.TargetRate()
-	}
-	st.Errors = errorsOf(&t.Kinds)
-	if st.Completed > 0 {
-		st.ErrorRate = float64(st.Failed) / float64(st.Completed)
-	}
-	var err error
-	if st.Histogram, err = metrics.Encode(t.Latency); err != nil {
-		return st, err
-	}
-	if st.ServiceHist, err = metrics.Encode(t.Service); err != nil {
-		return st, err
-	}
-	if err := st.breakdowns(t, scenarios, tagKeys); err != nil {
-		return st, err
-	}
-	st.Warnings = stepWarnings(res, &st)
-	return st, nil
-}
-
-// breakdowns fills the per-scenario and per-tag figures.
-func (st *Step) breakdowns(t *metrics.Tally, scenarios, tagKeys []string) error {
-	st.Scenarios = []Breakdown{}
-	for i, sub := range t.Scenarios {
-		if i >= len(scenarios) || (scenarios[i] == scenario.LoginScenario && sub.Completed() == 0) {
-			continue
-		}
-		b := breakdown(sub)
-		b.Name = scenarios[i]
-		var err error
-		if b.Histogram, err = metrics.Encode(sub.Latency); err != nil {
-			return err
-		}
-		st.Scenarios = append(st.Scenarios, b)
-	}
-	st.Tags = map[string]map[string]Breakdown{}
-	for k, values := range t.Tags {
-		if k >= len(tagKeys) {
-			continue
-		}
-		m := map[string]Breakdown{}
-		for v, sub := range values {
-			if sub.Completed() > 0 {
-				m[v] = breakdown(sub)
-			}
-		}
-		st.Tags[tagKeys[k]] = m
-	}
-	return nil
-}
-
-func breakdown(s *metrics.Sub) Breakdown {
-	b := Breakdown{
-		Completed: s.Completed(), OK: s.OK(), Failed: s.Failed(), Limited: s.Limited(),
-		LatencyMS: metrics.Summarize(s.Latency),
-	}
-	if b.Failed > 0 {
-		b.Errors = errorsOf(&s.Kinds)
-	}
-	if b.Completed > 0 {
-		b.AvgBodyBytes = float64(s.BodyBytes) / float64(b.Completed)
-	}
-	return b
-}
-
-// meanLagMS is the mean schedule lag of the counted exchanges, in ms.
-func meanLagMS(t *metrics.Tally) float64 {
-	n := t.Completed()
-	if n == 0 {
-		return 0
-	}
-	return float64(t.LagSum) / float64(n) / float64(time.Millisecond)
-}
-
-func stepWarnings(res *load.Result, st *Step) []string {
-	w := []string{}
-	t := res.Total
-	if res.Interrupted {
-		w = append(w, fmt.Sprintf("interrupted after %.1fs of %.0fs: a partial step, left out of the thresholds", st.DurationS, res.Step.Length.Seconds()))
-	}
-	if st.Completed == 0 {
-		w = append(w, NoExchangeWarning+" in this step: its figures are empty, not good")
-	}
-	if st.Sent > 0 && float64(st.Late)/float64(st.Sent) > LateShareWarn {
-		w = append(w, fmt.Sprintf("generator could not hold the rate: %d of %d arrivals (%.1f%%) started more than %v late (max lag %.0f ms); their latency includes the wait",
-			st.Late, st.Sent, 100*float64(st.Late)/float64(st.Sent), metrics.LateAfter, st.MaxLagMS))
-	}
-	if n := t.Kinds[transport.Redirect]; n > 0 {
-		w = append(w, fmt.Sprintf("%d responses were redirects (3xx), counted as failures: expect the status or set http.follow_redirects if they are intended", n))
-	}
-	if t.Folded > 0 {
-		w = append(w, fmt.Sprintf("%d iterations carried tag values past the limit of distinct values (tag_limit) and are counted under %q", t.Folded, metrics.Other))
-	}
-	if t.Clamped > 0 {
-		w = append(w, fmt.Sprintf("%d response times exceeded the histogram's range and were recorded as %v", t.Clamped, time.Duration(metrics.HighestUS)*time.Microsecond))
-	}
-	if st.Sent > st.Completed && !res.Interrupted {
-		w = append(w, fmt.Sprintf("%d exchanges were still in flight after the drain and are missing from the figures", st.Sent-st.Completed))
-	}
-	return w
+// Point is one second of a step, in series[].
+type Point struct {
+	// T is the end of the second, in seconds from the run's start.
+	T float64 `json:"t_s"`
+	// Completed counts counted exchanges that ended in this second.
+	Completed int64 `json:"completed"`
+	// OK, Failed and Limited split Completed.
+	OK      int64 `json:"ok"`
+	Failed  int64 `json:"failed"`
+	Limited int64 `json:"limited"`
+	// Rate is responses finished in the window per second, in this second.
+	Rate float64 `json:"rate"`
+	// P50, P99 and Max are response times of this second, in milliseconds.
+	P50 float64 `json:"p50_ms"`
+	P99 float64 `json:"p99_ms"`
+	Max float64 `json:"max_ms"`
+	// TargetCPU and TargetRSS are the monitored target's CPU (% of one
+	// core) and RSS (MB) in this second, when it is watched.
+	TargetCPU *float64 `json:"target_cpu_pct,omitempty"`
+	TargetRSS *float64 `json:"target_rss_mb,omitempty"`
 }
 
 // FiguresOf returns the figures of one scenario (by name) for SLO terms
@@ -185,15 +52,4 @@ func (s *Step) Figures() slo.Figures {
 		Latency: s.LatencyMS, Completed: s.Completed, Failed: s.Failed, Limited: s.Limited,
 		Achieved: s.AchievedRate, Target: s.TargetRate,
 	}
-}
-
-// errorsOf names the failure classes that occurred, with their counts.
-func errorsOf(c *metrics.Counts) map[string]int64 {
-	m := map[string]int64{}
-	for k := transport.Kind(0); k < transport.NumKinds; k++ {
-		if k.Failed() && c[k] > 0 {
-			m[k.String()] = c[k]
-		}
-	}
-	return m
 }

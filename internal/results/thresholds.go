@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/slo"
 )
 
@@ -60,7 +59,7 @@ func worse(op string, v, w float64) bool {
 
 // NoteDuplicates records the repeated ids of the run so far, with a warning
 // for each source; full says the detector reached its memory bound.
-func (r *Result) NoteDuplicates(d []scenario.Duplicate, full bool) {
+func (r *Result) NoteDuplicates(d []DuplicateID, full bool) {
 	r.DuplicateIDs = r.DuplicateIDs[:0]
 	kept := r.Warnings[:0]
 	for _, w := range r.Warnings {
@@ -70,7 +69,7 @@ func (r *Result) NoteDuplicates(d []scenario.Duplicate, full bool) {
 	}
 	r.Warnings = kept
 	for _, x := range d {
-		r.DuplicateIDs = append(r.DuplicateIDs, DuplicateID{Source: x.Source, Count: x.Count, Example: x.Example})
+		r.DuplicateIDs = append(r.DuplicateIDs, x)
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s repeated %d times (e.g. %q): it comes from data or a literal, and a target that drops or merges repeats makes these figures wrong; use {{uuid}} or {{seq}}",
 			duplicateWarning, x.Source, x.Count, x.Example))
 	}

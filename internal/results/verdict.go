@@ -53,7 +53,8 @@ func (r *Result) Judge(rules Rules) {
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		s.GeneratorLimited = s.generatorLimited()
-		s.Verdict, s.VerdictReason = s.verdict(rules)
+		s.Verdict, s.VerdictReasons = s.verdict(rules)
+		s.VerdictReason = strings.Join(s.VerdictReasons, "; ")
 		var prev *Step
 		if i > 0 {
 			prev = &r.Steps[i-1]
@@ -80,24 +81,34 @@ func (s *Step) generatorLimited() bool {
 	return late || cpu
 }
 
-// verdict applies the rules; the reason names the figure that decided.
-func (s *Step) verdict(rules Rules) (string, string) {
+// verdict applies the rules. The reasons name every figure past a rule of
+// the verdict given, the deciding one first: an OVERLOADED step lists each
+// of its errors, p95 and achieved rate that is over; a HEALTHY one none.
+func (s *Step) verdict(rules Rules) (string, []string) {
 	p95 := s.LatencyMS.P95
 	switch {
 	case s.GeneratorLimited:
-		return GeneratorLimited, s.generatorReason()
+		return GeneratorLimited, []string{s.generatorReason()}
 	case s.Completed == 0:
-		return Overloaded, "no exchange completed"
-	case s.ErrorRate > rules.MaxErrors:
-		return Overloaded, fmt.Sprintf("errors %.1f%% > %.1f%%", 100*s.ErrorRate, 100*rules.MaxErrors)
-	case p95 > rules.OverloadedP95MS:
-		return Overloaded, fmt.Sprintf("p95 %s > %s", ms(p95), ms(rules.OverloadedP95MS))
-	case s.TargetRate > 0 && s.AchievedRate < rules.MinRate*s.TargetRate:
-		return Overloaded, fmt.Sprintf("achieved %.0f/s < %.0f%% of %.0f/s", s.AchievedRate, 100*rules.MinRate, s.TargetRate)
-	case p95 >= rules.HealthyP95MS:
-		return Stressed, fmt.Sprintf("p95 %s ≥ %s", ms(p95), ms(rules.HealthyP95MS))
+		return Overloaded, []string{"no exchange completed"}
 	}
-	return Healthy, ""
+	var over []string
+	if s.ErrorRate > rules.MaxErrors {
+		over = append(over, fmt.Sprintf("errors %.1f%% > %.1f%%", 100*s.ErrorRate, 100*rules.MaxErrors))
+	}
+	if p95 > rules.OverloadedP95MS {
+		over = append(over, fmt.Sprintf("p95 %s > %s", ms(p95), ms(rules.OverloadedP95MS)))
+	}
+	if s.TargetRate > 0 && s.AchievedRate < rules.MinRate*s.TargetRate {
+		over = append(over, fmt.Sprintf("achieved %.0f/s < %.0f%% of %.0f/s", s.AchievedRate, 100*rules.MinRate, s.TargetRate))
+	}
+	switch {
+	case len(over) > 0:
+		return Overloaded, over
+	case p95 >= rules.HealthyP95MS:
+		return Stressed, []string{fmt.Sprintf("p95 %s ≥ %s", ms(p95), ms(rules.HealthyP95MS))}
+	}
+	return Healthy, []string{}
 }
 
 func (s *Step) generatorReason() string {
@@ -170,9 +181,6 @@ const (
 	IdleCPUShare = 0.80
 )
 
-// notes explain a step from the target's side: CPU-bound, or latency that
-// rose while the CPU had room (seed 000: "the CPU sat at 60 %, yet p99 went
-// from 6 ms to 482 ms": something blocked).
 // TimerLagShare is the share of the median latency past which the mean
 // schedule lag is noted, and TimerLagMinMS the least lag that is.
 const (
@@ -187,6 +195,9 @@ func (s *Step) timerLagShows() bool {
 	return s.Model == "open" && s.Completed > 0 && s.MeanLagMS >= TimerLagMinMS && s.MeanLagMS >= TimerLagShare*s.LatencyMS.P50
 }
 
+// notes explain a step from the target's side: CPU-bound, or latency that
+// rose while the CPU had room (seed 000: "the CPU sat at 60 %, yet p99 went
+// from 6 ms to 482 ms": something blocked).
 func (s *Step) notes(prev *Step, rules Rules) []string {
 	var n []string
 	if d := s.Delivery; d != nil && d.Lost > 0 {
@@ -212,4 +223,16 @@ func (s *Step) notes(prev *Step, rules Rules) []string {
 			ms(prev.LatencyMS.P99), ms(s.LatencyMS.P99), t.CPUPct, limit))
 	}
 	return n
+}
+
+// StepInvalid reports whether a validity finding (Invalid) is about the
+// step of that index.
+func (r *Result) StepInvalid(index int) bool {
+	prefix := fmt.Sprintf("step %d: ", index+1)
+	for _, w := range r.Invalid {
+		if strings.HasPrefix(w, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -149,7 +150,7 @@ func run(t *testing.T, s *Set, vus, iterations int) *log {
 	for id := range vus {
 		v := s.NewVU(id, ex.Session())
 		for i := range iterations {
-			v.Iterate(l, 0, Mix(7, uint64(id*1000+i)))
+			v.Iterate(context.Background(), l, 0, Mix(7, uint64(id*1000+i)))
 		}
 		v.Session().Close()
 	}
@@ -389,7 +390,7 @@ func TestRetryAfter(t *testing.T) {
 		ex := httpx.New(httpx.Config{Timeout: time.Second})
 		v := s.NewVU(0, ex.Session())
 		l := &log{}
-		pause := v.Iterate(l, 0, 1)
+		pause := v.Iterate(context.Background(), l, 0, 1)
 		ex.Close()
 		if got := l.exchanges[0]; got.Kind != transport.Limited || got.RetryAfter != 2*time.Second {
 			t.Errorf("exchange = %v with Retry-After %v, want limited with 2s", got.Kind, got.RetryAfter)

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -44,6 +45,10 @@ type VU struct {
 	loggedIn bool
 	jar      jar
 	n        int64 // iterations begun
+
+	// done is the context of the iteration under way: once it is closed
+	// the iteration stops before its next request or frame (see Iterate).
+	done <-chan struct{}
 
 	own    map[*wsScenario]*slot // the closed model's own sockets
 	waiter *waiter               // this user's frame waiting for its ack
@@ -138,7 +143,14 @@ func (v *VU) evalVars(late bool) error {
 // (a uniform 64-bit number, see Mix) picks by weight. It returns how long
 // the user should wait before its next iteration: the Retry-After of a
 // limited answer when the plan obeys it, else zero.
-func (v *VU) Iterate(rec Recorder, intended time.Duration, u uint64) (pause time.Duration) {
+//
+// ctx bounds the iteration: once it is done, a flow sends no further
+// request and a websocket scenario no further frame nor waits longer for
+// an ack. An iteration cut so ends as a timeout (ws_no_ack for a frame), as
+// does an exchange that failed because its connection was aborted then: it
+// did not finish in the time its step allowed.
+func (v *VU) Iterate(ctx context.Context, rec Recorder, intended time.Duration, u uint64) (pause time.Duration) {
+	v.done = ctx.Done()
 	v.n++
 	v.base()
 	if err := v.evalVars(false); err != nil {
@@ -260,6 +272,9 @@ func (v *VU) flow(rec Recorder, steps []*request, intended time.Duration, login 
 		}
 		start := rec.Now()
 		if i > 0 {
+			if v.cut() {
+				return start, transport.Timeout, body
+			}
 			intended = start
 		}
 		if err != nil {
@@ -267,6 +282,9 @@ func (v *VU) flow(rec Recorder, steps []*request, intended time.Duration, login 
 		}
 		v.sess.Do(tr, &v.o)
 		end = rec.Now()
+		if v.o.Kind.Failed() && v.cut() {
+			v.o.Kind = transport.Timeout // aborted at the step's end, not failed by the target
+		}
 		if v.o.Kind == transport.OK {
 			v.o.Kind = v.verify(r, login)
 		}
@@ -283,6 +301,16 @@ func (v *VU) flow(rec Recorder, steps []*request, intended time.Duration, login 
 		}
 	}
 	return end, transport.OK, body
+}
+
+// cut reports whether the iteration's context is done. It does not block.
+func (v *VU) cut() bool {
+	select {
+	case <-v.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // verify runs r's checks and extractions on the last outcome.

@@ -247,8 +247,9 @@ func (sl *slot) reopen() {
 	}
 }
 
-// send writes frame, keyed key, and waits up to timeout for its ack.
-func (sl *slot) send(frame []byte, key string, w *waiter, timeout time.Duration) (ack, transport.Kind) {
+// send writes frame, keyed key, and waits up to timeout for its ack, or
+// until done is closed (the step gave up on its in-flight work).
+func (sl *slot) send(frame []byte, key string, w *waiter, timeout time.Duration, done <-chan struct{}) (ack, transport.Kind) {
 	sl.mu.Lock()
 	sock := sl.sock
 	if sock == nil {
@@ -273,16 +274,17 @@ func (sl *slot) send(frame []byte, key string, w *waiter, timeout time.Duration)
 			return a, transport.WSClosed
 		}
 		return a, transport.OK
+	case <-done:
 	case <-t.C:
-		if !sl.forget(key) {
-			a := <-w.ch // the reader got there first: take its answer
-			if a.closed {
-				return a, transport.WSClosed
-			}
-			return a, transport.OK
-		}
-		return ack{}, transport.WSNoAck
 	}
+	if !sl.forget(key) {
+		a := <-w.ch // the reader got there first: take its answer
+		if a.closed {
+			return a, transport.WSClosed
+		}
+		return a, transport.OK
+	}
+	return ack{}, transport.WSNoAck
 }
 
 // forget removes key from pending and reports whether it was still there.

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -99,7 +100,7 @@ func TestWSAckLatency(t *testing.T) {
 	v := s.NewVU(0, nil)
 	for i := range 10 {
 		start := c.Now()
-		v.Iterate(c, start, Mix(1, uint64(i)))
+		v.Iterate(context.Background(), c, start, Mix(1, uint64(i)))
 	}
 	for _, it := range c.iterations {
 		lat := it.End - it.Intended
@@ -122,7 +123,7 @@ func TestWSNoAck(t *testing.T) {
 	defer s.CloseSockets()
 	c := &clock{base: time.Now()}
 	v := s.NewVU(0, nil)
-	v.Iterate(c, c.Now(), 1)
+	v.Iterate(context.Background(), c, c.Now(), 1)
 	if it := c.iterations[0]; it.Kind != transport.WSNoAck || it.End-it.Intended < 100*time.Millisecond {
 		t.Errorf("frame = %v after %v, want ws_no_ack after 100ms", it.Kind, it.End-it.Intended)
 	}
@@ -139,7 +140,7 @@ func TestWSServerCloses(t *testing.T) {
 	defer s.CloseSockets()
 	c := &clock{base: time.Now()}
 	v := s.NewVU(0, nil)
-	v.Iterate(c, c.Now(), 1)
+	v.Iterate(context.Background(), c, c.Now(), 1)
 	if it := c.iterations[0]; it.Kind != transport.WSClosed {
 		t.Errorf("frame = %v, want ws_closed", it.Kind)
 	}
@@ -165,7 +166,7 @@ func TestWSClosedModelOwnSocket(t *testing.T) {
 	for id := range 3 {
 		v := s.NewVU(id, nil)
 		for range 2 {
-			v.Iterate(c, c.Now(), 1)
+			v.Iterate(context.Background(), c, c.Now(), 1)
 		}
 	}
 	if w.conns.Load() != 3 || len(c.iterations) != 6 {

@@ -217,7 +217,10 @@ func (v *VU) frame(rec Recorder, ws *wsScenario, intended time.Duration, u uint6
 		v.waiter = newWaiter()
 	}
 	start := rec.Now()
-	a, kind := sl.send(frame, key, v.waiter, ws.timeout)
+	if v.cut() {
+		return start, transport.WSNoAck, 0
+	}
+	a, kind := sl.send(frame, key, v.waiter, ws.timeout, v.done)
 	end := rec.Now()
 	if kind == transport.OK {
 		end -= time.Since(a.at) // the ack arrived when the reader read it, not when this user woke

@@ -88,14 +88,25 @@ func (o *Outcome) EachHeader(name string, fn func(value []byte) bool) {
 }
 
 // Session performs exchanges for one worker or virtual user. It keeps that
-// user's scratch buffers (and, later, its cookies); it is not safe for
-// concurrent use.
+// user's connections and scratch buffers (the user's cookies are the
+// scenario layer's); it is not safe for concurrent use.
 type Session interface {
 	// Do performs req and fills out. It never returns a Go error: failures
 	// are classified into out.Kind.
 	Do(req *Request, out *Outcome)
 	// Close releases the session's connections.
 	Close()
+}
+
+// Aborter is a Session whose exchange in progress can be ended from another
+// goroutine: the executor aborts the sessions of a step whose in-flight work
+// outlasted the drain, so that no worker outlives its step.
+type Aborter interface {
+	// Abort makes the exchange in progress, if any, fail at once (a dial in
+	// progress still runs to its deadline). It is safe to call from any
+	// goroutine, at any time; the session stays usable, and its next
+	// exchange opens a new connection.
+	Abort()
 }
 
 // Exchanger creates sessions that share one connection pool. It is safe for

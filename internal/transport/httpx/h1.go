@@ -5,11 +5,10 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"io"
 	"net"
 	"net/url"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/transport"
@@ -28,7 +27,10 @@ type H1 struct {
 	sessions map[*h1Session]struct{}
 }
 
-var _ transport.Exchanger = (*H1)(nil)
+var (
+	_ transport.Exchanger = (*H1)(nil)
+	_ transport.Aborter   = (*h1Session)(nil)
+)
 
 func newH1(c Config) *H1 {
 	return &H1{
@@ -76,9 +78,12 @@ type h1Session struct {
 	h *H1
 
 	// conns is written only by the session's own goroutine, under mu; that
-	// goroutine reads it without mu, and H1.Close reads it under mu.
+	// goroutine reads it without mu, and H1.Close and Abort read it under mu.
 	mu    sync.Mutex
 	conns []*h1Conn
+	// aborted is set by Abort: the connections were closed under the
+	// session, and its next exchange forgets them first.
+	aborted atomic.Bool
 
 	last *transport.Request // the request enc was built from
 	url  string             // the URL line was parsed from
@@ -94,6 +99,14 @@ func (s *h1Session) Close() {
 	s.h.mu.Lock()
 	delete(s.h.sessions, s)
 	s.h.mu.Unlock()
+}
+
+// Abort closes the session's connections from any goroutine: an exchange
+// in progress on one fails at once. The session stays usable: its next
+// exchange dials anew.
+func (s *h1Session) Abort() {
+	s.aborted.Store(true)
+	s.closeConns(false)
 }
 
 // closeConns closes every connection; forget (the owner only) also empties
@@ -112,6 +125,10 @@ func (s *h1Session) closeConns(forget bool) {
 // Do performs one exchange, following redirects when configured.
 func (s *h1Session) Do(r *transport.Request, out *transport.Outcome) {
 	*out = transport.Outcome{BytesOut: int64(len(r.Body))}
+	if s.aborted.Load() {
+		s.aborted.Store(false)
+		s.closeConns(true)
+	}
 	if !r.Static || r != s.last {
 		if err := s.encode(r); err != nil {
 			out.Kind = transport.Protocol
@@ -207,44 +224,12 @@ func (s *h1Session) roundTrip(line *requestLine, enc []byte, now, deadline time.
 	}
 }
 
-// stale reports errors of a keep-alive connection the server had closed.
-func stale(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-}
-
 func idempotent(method string) bool {
 	switch method {
 	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
 		return true
 	}
 	return false
-}
-
-// closedByPeer looks, without blocking or consuming anything, whether the
-// peer has closed c or sent bytes nobody asked for; either makes an idle
-// connection unusable.
-func closedByPeer(c net.Conn) bool {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return true
-	}
-	var buf [1]byte
-	var rerr error
-	err = rc.Read(func(fd uintptr) bool {
-		_, _, rerr = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return true
-	})
-	switch {
-	case err != nil:
-		return true
-	case errors.Is(rerr, syscall.EAGAIN):
-		return false // open, nothing to read: usable
-	}
-	return true // EOF, unsolicited bytes, or an error
 }
 
 // conn returns the session's connection to line.addr, dialling one if

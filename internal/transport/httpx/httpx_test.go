@@ -271,3 +271,40 @@ func TestReusedDynamicRequest(t *testing.T) {
 		}
 	}
 }
+
+// Abort, from another goroutine, ends a session's exchange in progress at
+// once, and the session's next exchange succeeds on a new connection.
+func TestAbortDuringExchange(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	ex := New(Config{Timeout: 5 * time.Second})
+	defer ex.Close()
+	s := ex.Session()
+	defer s.Close()
+	var out transport.Outcome
+	s.Do(&transport.Request{Method: "GET", URL: srv.URL + "/ok"}, &out) // a keep-alive connection
+	done := make(chan transport.Kind)
+	go func() {
+		var out transport.Outcome
+		s.Do(&transport.Request{Method: "GET", URL: srv.URL + "/slow"}, &out)
+		done <- out.Kind
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	s.(transport.Aborter).Abort()
+	select {
+	case k := <-done:
+		if k == transport.OK {
+			t.Errorf("aborted exchange = ok, want a failure")
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("aborted exchange ended after %v, want at once", d)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("exchange did not end when aborted")
+	}
+	s.Do(&transport.Request{Method: "GET", URL: srv.URL + "/ok"}, &out)
+	if out.Kind != transport.OK || out.Retried {
+		t.Errorf("exchange after the abort = %v (retried %v), want ok on a new connection", out.Kind, out.Retried)
+	}
+}

@@ -1,10 +1,11 @@
-package cli
+package run
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
-	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -19,12 +20,15 @@ type watch struct {
 	// limitWhy says what sets limit: "cores", "CPU affinity", a quota.
 	limitWhy string
 	log      string
+	// unmeasured is true when this OS cannot read the command target's
+	// CPU and memory.
+	unmeasured bool
 }
 
-// startWatch starts what the plan's monitor section asks for. A command
-// target that cannot start or never becomes ready is exit 3. It returns nil
-// when nothing is to be watched.
-func startWatch(e *env, p *plan.Plan, out string) (*watch, error) {
+// startWatch starts what the plan's monitor section asks for; a command
+// target's output goes to log. It returns nil when nothing is to be
+// watched.
+func startWatch(ctx context.Context, p *plan.Plan, log string) (*watch, error) {
 	m := &p.Monitor
 	if m.PID == 0 && m.Command == "" && m.Cgroup == "" && m.Prometheus == nil {
 		return nil, nil
@@ -32,32 +36,42 @@ func startWatch(e *env, p *plan.Plan, out string) (*watch, error) {
 	w := &watch{}
 	pid := m.PID
 	if m.Command != "" {
-		w.log = out + ".target.log"
+		w.log = log
 		env := make([]string, 0, len(m.Env))
 		for k, v := range m.Env {
 			env = append(env, k+"="+v)
 		}
-		t, err := monitor.Launch(e.ctx, monitor.LaunchConfig{
+		t, err := monitor.Launch(ctx, monitor.LaunchConfig{
 			Command: m.Command, Env: env, Dir: m.Dir, Ready: m.Ready,
 			ReadyTimeout: m.ReadyTimeout.Duration, StopGrace: m.StopGrace.Duration, Log: w.log,
 		})
 		if err != nil {
-			return nil, cannotRun("start the target: %w", err)
+			return nil, fmt.Errorf("start the target: %w", err)
 		}
 		w.target, pid = t, t.PID()
 	}
 	w.limit, w.limitWhy = monitor.CPULimit(pid, m.Cgroup)
 	var src monitor.Source
 	var err error
+	key := "monitor.pid"
 	switch {
 	case m.Cgroup != "":
+		key = "monitor.cgroup"
 		src, err = monitor.Cgroup(m.Cgroup)
 	case pid > 0:
 		src, err = monitor.Process(pid)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, errors.ErrUnsupported) && m.Command != "" && m.Cgroup == "":
+		// This OS cannot read a process's CPU and memory: the target still
+		// runs, unmeasured, and its metrics are still scraped.
+		src, err, w.unmeasured = nil, nil, true
+	case errors.Is(err, errors.ErrUnsupported):
 		w.stop()
-		return nil, cannotRun("watch the target: %w", err)
+		return nil, badInput("%s: %w", where(p, key), err)
+	case err != nil:
+		w.stop()
+		return nil, fmt.Errorf("watch the target: %w", err)
 	}
 	var scr *monitor.Scraper
 	if pr := m.Prometheus; pr != nil {
@@ -89,7 +103,7 @@ func (w *watch) figures(from, to time.Time) *results.Target {
 
 // annotate adds the target's CPU and RSS to each point of a step's series:
 // the reading nearest the end of that second.
-func (w *watch) annotate(points []load.Point, base time.Time) {
+func (w *watch) annotate(points []results.Point, base time.Time) {
 	if len(points) == 0 {
 		return
 	}
@@ -139,6 +153,9 @@ func (w *watch) stop() {
 // describe says what is watched, for the first line of output.
 func (w *watch) describe(p *plan.Plan) string {
 	limit := fmt.Sprintf("; it can use up to %.0f%% CPU (%s)", w.limit, w.limitWhy)
+	if w.unmeasured {
+		limit = "; its CPU and memory are measured on Linux only"
+	}
 	switch m := &p.Monitor; {
 	case m.Command != "":
 		return fmt.Sprintf("started %q (pid %d, log %s)%s", m.Command, w.target.PID(), w.log, limit)

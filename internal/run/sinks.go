@@ -1,7 +1,8 @@
-package cli
+package run
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/delivery"
@@ -48,7 +49,7 @@ func startSinks(p *plan.Plan) (*sinks, error) {
 		started, err := sink.Start(o)
 		if err != nil {
 			s.close()
-			return nil, cannotRun("start sink %s: %w", k.Name, err)
+			return nil, fmt.Errorf("start sink %s: %w", k.Name, err)
 		}
 		s.list = append(s.list, started)
 		names = append(names, k.Name)

@@ -1,0 +1,143 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Quick holds the values of the quick flags of run and find (--url,
+// --rate, --step, ...): they make a plan without a file, or amend one. Each
+// field is the flag of the same name; Apply writes those the user set.
+type Quick struct {
+	Target, URL, Method, Body string
+	Headers                   []string
+	Rate, VUs                 string
+	Step, Warmup, Timeout     string
+	Think, Arrival            string
+	Seed                      int64
+	PID                       int
+	MonitorCmd, Prom          string
+	PromMetrics               []string
+	SLO                       string
+	HTTP2, Insecure           bool
+	FollowRedirects           bool
+}
+
+// Apply writes into p the quick flags the user set: set reports whether a
+// flag (by name, without the dashes) was given. Errors name the flag.
+func (p *Plan) Apply(q *Quick, set func(flag string) bool) error {
+	if set("target") {
+		p.Target = q.Target
+	}
+	if len(p.Scenarios) == 0 {
+		p.Scenarios = []Scenario{{}}
+	}
+	sc := &p.Scenarios[0]
+	if set("url") {
+		sc.Request.URL = q.URL
+	}
+	if set("method") {
+		sc.Request.Method = strings.ToUpper(q.Method)
+	}
+	if set("body") {
+		sc.Request.Body = q.Body
+	}
+	for _, h := range q.Headers {
+		name, value, err := ParseHeader(h)
+		if err != nil {
+			return fmt.Errorf("--header %q: %w", h, err)
+		}
+		if sc.Request.Headers == nil {
+			sc.Request.Headers = map[string]string{}
+		}
+		sc.Request.Headers[name] = value
+	}
+	if err := q.applyLoad(set, p); err != nil {
+		return err
+	}
+	if err := q.applyTiming(set, p); err != nil {
+		return err
+	}
+	if set("pid") {
+		p.Monitor.PID = q.PID
+	}
+	if set("monitor-cmd") {
+		p.Monitor.Command = q.MonitorCmd
+		if p.Monitor.Ready == "" && p.Target == "" && len(p.Scenarios) > 0 {
+			p.Monitor.Ready = p.Scenarios[0].Request.URL
+		}
+	}
+	if set("prom") || set("prom-metric") {
+		p.Monitor.Prometheus = &Prometheus{URL: q.Prom, Metrics: q.PromMetrics}
+	}
+	if set("slo") {
+		p.SLO = q.SLO
+	}
+	p.HTTP.HTTP2 = p.HTTP.HTTP2 || q.HTTP2
+	p.HTTP.Insecure = p.HTTP.Insecure || q.Insecure
+	p.HTTP.FollowRedirects = p.HTTP.FollowRedirects || q.FollowRedirects
+	if p.Load.Model == "" && len(p.Load.Rates) == 0 && p.Load.Ramp == nil && len(p.Load.VUs) == 0 {
+		return errors.New("no load given: set --rate (requests per second) or --vus (virtual users)")
+	}
+	return nil
+}
+
+// applyLoad writes the load flags (model, levels) into p.
+func (q *Quick) applyLoad(set func(string) bool, p *Plan) error {
+	if set("rate") && set("vus") {
+		return errors.New("--rate (open model) and --vus (closed model) exclude each other")
+	}
+	if set("rate") {
+		rates, err := ParseRates(q.Rate)
+		if err != nil {
+			return fmt.Errorf("--rate: %w", err)
+		}
+		p.Load.Model, p.Load.Rates, p.Load.Ramp, p.Load.VUs = Open, rates, nil, nil
+	}
+	if set("vus") {
+		vus, err := ParseVUs(q.VUs)
+		if err != nil {
+			return fmt.Errorf("--vus: %w", err)
+		}
+		p.Load.Model, p.Load.VUs, p.Load.Rates, p.Load.Ramp = Closed, vus, nil, nil
+	}
+	return nil
+}
+
+// applyTiming writes the duration and arrival flags into p.
+func (q *Quick) applyTiming(set func(string) bool, p *Plan) error {
+	durations := []struct {
+		flag, val string
+		dst       *time.Duration
+	}{
+		{"step", q.Step, &p.Load.Step.Duration},
+		{"timeout", q.Timeout, &p.HTTP.Timeout.Duration},
+		{"think", q.Think, &p.Load.Think.Duration},
+	}
+	for _, d := range durations {
+		if !set(d.flag) {
+			continue
+		}
+		v, err := ParseDuration(d.val)
+		if err != nil {
+			return fmt.Errorf("--%s: %w", d.flag, err)
+		}
+		*d.dst = v
+	}
+	if set("warmup") {
+		v, err := ParseDuration(q.Warmup)
+		if err != nil {
+			return fmt.Errorf("--warmup: %w", err)
+		}
+		p.Load.Warmup = &Duration{Duration: v}
+	}
+	if set("arrival") {
+		p.Load.Arrival = q.Arrival
+	}
+	if set("seed") {
+		p.Load.Seed = q.Seed
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package run
+
+import (
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/schedule"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+	"github.com/ceiling-dev/ceiling/internal/transport/httpx"
+)
+
+// This file maps a plan to what the lower layers are configured with: the
+// steps, the executor, the transport and the verdict rules. Nothing else
+// in ceiling reads these plan keys.
+
+// Steps lists the steps a plan runs in order: one per rate or per number of
+// users, or one for a ramp.
+func Steps(p *plan.Plan) []load.Step {
+	warm := warmupOf(p)
+	var steps []load.Step
+	switch {
+	case p.Load.Model == plan.Closed:
+		for i, v := range p.Load.VUs {
+			steps = append(steps, load.Step{Index: i, VUs: v, Warmup: warm, Length: p.Load.Step.Duration})
+		}
+	case p.Load.Ramp != nil:
+		steps = append(steps, load.Step{
+			Ramp:   &schedule.Linear{From: p.Load.Ramp.From, To: p.Load.Ramp.To},
+			Warmup: warm, Length: p.Load.Ramp.Over.Duration,
+		})
+	default:
+		for i, r := range p.Load.Rates {
+			steps = append(steps, load.Step{Index: i, Rate: r, Warmup: warm, Length: p.Load.Step.Duration})
+		}
+	}
+	return steps
+}
+
+// Level returns a step of the plan's model at one level: a rate per second
+// in the open model, a number of users in the closed one.
+func Level(p *plan.Plan, level float64) load.Step {
+	st := load.Step{Rate: level, Warmup: warmupOf(p), Length: p.Load.Step.Duration}
+	if p.Load.Model == plan.Closed {
+		st.Rate, st.VUs = 0, int(level)
+	}
+	return st
+}
+
+func warmupOf(p *plan.Plan) time.Duration {
+	if p.Load.Warmup == nil {
+		return 0
+	}
+	return p.Load.Warmup.Duration
+}
+
+// rulesOf turns the plan's verdict thresholds into results' rules.
+func rulesOf(p *plan.Plan) results.Rules {
+	r := results.DefaultRules
+	v := p.Verdict
+	if v.HealthyP95.Duration > 0 {
+		r.HealthyP95MS = ms(v.HealthyP95.Duration)
+	}
+	if v.OverloadedP95.Duration > 0 {
+		r.OverloadedP95MS = ms(v.OverloadedP95.Duration)
+	}
+	if v.MaxErrors != nil {
+		r.MaxErrors = v.MaxErrors.Value / 100
+	}
+	if v.MinRate != nil {
+		r.MinRate = v.MinRate.Value / 100
+	}
+	r.TimeoutMS = ms(p.HTTP.Timeout.Duration)
+	return r
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// maxWorkers is the open model's worker cap: load.max_workers, lowered to
+// http.max_connections when that is set, since each worker holds one
+// connection. Zero leaves the executor's default.
+func maxWorkers(p *plan.Plan) int {
+	w, c := p.Load.MaxWorkers, p.HTTP.MaxConnections
+	if c > 0 && (w == 0 || c < w) {
+		return c
+	}
+	return w
+}
+
+// longestWait is the longest one exchange of the plan may take: the HTTP
+// timeout, or a websocket frame's ack timeout when that is longer. It bounds
+// the drain after each step.
+func longestWait(p *plan.Plan) time.Duration {
+	d := p.HTTP.Timeout.Duration
+	for i := range p.Scenarios {
+		if ws := p.Scenarios[i].WebSocket; ws != nil {
+			d = max(d, ws.AckTimeout.Duration)
+		}
+	}
+	return d
+}
+
+// exchanger returns the plan's HTTP transport.
+func exchanger(p *plan.Plan) transport.Exchanger {
+	return httpx.New(httpx.Config{
+		Timeout: p.HTTP.Timeout.Duration, HTTP2: p.HTTP.HTTP2, Insecure: p.HTTP.Insecure,
+		FollowRedirects: p.HTTP.FollowRedirects, MaxConns: p.HTTP.MaxConnections,
+		MaxBodyBytes: p.HTTP.MaxBodyBytes,
+	})
+}
+
+// loadConfig is the executor's configuration for the plan.
+func loadConfig(p *plan.Plan, o *Options) load.Config {
+	return load.Config{
+		Timeout: longestWait(p), MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration,
+		PreciseTimer: !o.GoTimer,
+		Poisson:      p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
+		Grace: o.Grace,
+	}
+}

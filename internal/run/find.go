@@ -1,0 +1,101 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/report"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/search"
+)
+
+// settleQuiet is how long a search waits without a delivery arriving before
+// it stops waiting for an earlier step's backlog.
+const settleQuiet = time.Second
+
+// Finder runs the steps a search asks for on a session, one per level, and
+// judges each: it is the search's Runner. A search is strict: a step whose
+// figures a validity guard doubts does not pass (unless the plan says
+// strict: false).
+type Finder struct {
+	s    *Session
+	last *results.Step
+}
+
+var _ search.Runner = (*Finder)(nil)
+
+// NewFinder prepares s for a search: strict unless the plan says not, and
+// each step's deliveries judged on what had arrived by its end.
+func NewFinder(s *Session) *Finder {
+	s.strict = s.p.Strict == nil || *s.p.Strict
+	s.atStepEnd = true
+	return &Finder{s: s}
+}
+
+// Run runs one step at level and says whether it passed: its SLO held, its
+// verdict is better than OVERLOADED, and nothing made its figures
+// untrustworthy. Before each step after the first it waits for the
+// deliveries the last one left queued, which would otherwise be charged to
+// this one. It returns ErrInterrupted when ctx was cancelled.
+func (f *Finder) Run(ctx context.Context, level float64, _ bool) (search.Step, error) {
+	s := f.s
+	if f.last != nil && s.sinks != nil {
+		s.settled, _ = s.sinks.ledger.Settle(ctx, settleQuiet, s.sinks.drain)
+		// The previous step's ids still missing: lost, or still queued.
+		if prev := s.sinks.ledger.Step(f.last.Index); prev.Lost > 0 {
+			s.settleWarning = fmt.Sprintf("%d ids accepted in the step before had not reached the sinks when this step began (after waiting %.1fs for them): lost, or still queued, in which case this step's deliveries wait behind them",
+				prev.Lost, s.settled.Seconds())
+		}
+	}
+	step, err := s.Step(ctx, Level(s.p, level))
+	if err != nil {
+		return search.Step{}, err
+	}
+	f.last = &step
+	pass := step.Verdict != results.Overloaded && step.Verdict != results.GeneratorLimited &&
+		(step.SLOPassed == nil || *step.SLOPassed) && !s.res.StepInvalid(step.Index)
+	return search.Step{Pass: pass, GeneratorLimited: step.GeneratorLimited}, nil
+}
+
+// Find searches for the edge on s, then writes the answer into the result
+// (its edge, the search and the one-line answer) and finishes the session.
+// The result passes when an edge was found; an interrupted search leaves an
+// unfinished answer and an interrupted result, not an error. A bad cfg is
+// an InputError.
+func Find(ctx context.Context, s *Session, cfg search.Config) (*results.Result, error) {
+	strat, err := search.New(cfg)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	r, err := search.Run(ctx, strat, NewFinder(s))
+	if err != nil && !errors.Is(err, ErrInterrupted) {
+		return nil, err
+	}
+	found := r.Outcome == search.Edge || r.Outcome == search.NoFailure
+	s.found = &found
+	if found {
+		s.res.Edge = edgeOf(s.res, r.Edge, cfg.Integer)
+	}
+	s.res.Search = &results.Search{
+		Start: cfg.Start, Max: cfg.Max, Precision: cfg.Precision, Outcome: r.Outcome.String(),
+		Answer: report.FindAnswer(report.Answer{Search: r, Users: cfg.Integer, Criteria: s.p.SLO, Terms: s.terms, Result: s.res}),
+	}
+	return s.Finish(ctx)
+}
+
+// edgeOf points at the last step run at the edge level (the confirmation).
+func edgeOf(res *results.Result, level float64, users bool) *results.Edge {
+	e := &results.Edge{Rate: level}
+	if users {
+		e.Rate, e.VUs = 0, int(level)
+	}
+	for i := range res.Steps {
+		st := &res.Steps[i]
+		if st.TargetRate == level || (users && st.VUs == int(level)) {
+			e.Step = st.Index
+		}
+	}
+	return e
+}

@@ -1,0 +1,330 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/report"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/scenario"
+	"github.com/ceiling-dev/ceiling/internal/slo"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+	"github.com/ceiling-dev/ceiling/internal/transport/wsx"
+)
+
+// Options say how a session runs and where its result goes. The zero value
+// keeps the result in memory and reports nothing while it runs.
+type Options struct {
+	// Out is the path of result.json, rewritten after every step; empty
+	// keeps the result in memory only. A command target's output goes to
+	// Out + ".target.log" (nowhere when Out is empty).
+	Out string
+	// Args is ceiling's command line, without the program's name: result.json
+	// keeps it, quoted, as the command that reproduces the run.
+	Args []string
+	// Version is ceiling's version, for result.json's host.
+	Version string
+	// OnProgress, if set, is called about once a second while a step runs
+	// (on the step's collector goroutine), and once with the step's final
+	// figures when it has ended.
+	OnProgress func(report.Progress)
+	// OnNote, if set, is told what the session is doing when it waits for
+	// something other than a step (late deliveries), in a sentence.
+	OnNote func(string)
+	// Exchanger performs the HTTP exchanges; nil: the plan's (package
+	// httpx). The session closes it.
+	Exchanger transport.Exchanger
+	// Dialer opens websocket sockets; nil: package wsx's.
+	Dialer transport.SocketDialer
+	// GoTimer waits for open-model arrivals with Go's timers at every rate,
+	// not with the precise timer below load.PreciseBelow: for a synctest
+	// bubble, whose clock the precise timer cannot see, and for
+	// bench/timer.sh, which compares the two.
+	GoTimer bool
+	// Grace is how long in-flight exchanges may finish once ctx is
+	// cancelled. Zero: the executor's default, 2s.
+	Grace time.Duration
+}
+
+// Session is one run under way: its transport, compiled scenarios,
+// executor, sinks, watched target and result. Steps are run one at a time,
+// by the plan (Run) or by a search (Find).
+type Session struct {
+	p       *plan.Plan
+	o       Options
+	terms   []slo.Term
+	rules   results.Rules
+	strict  bool // a validity finding fails the run
+	set     *scenario.Set
+	ex      transport.Exchanger
+	runner  *load.Runner
+	res     *results.Result
+	sockets sockets
+	watch   *watch
+	sinks   *sinks
+	index   int
+
+	// What a search sets (see Finder).
+	found         *bool         // whether an edge was found, which is what passed means
+	settled       time.Duration // the wait for earlier deliveries before the next step
+	settleWarning string        // put on the next step: the wait ended with ids still missing
+	atStepEnd     bool          // delivered>= is judged on what had arrived when each step ended
+}
+
+// Open checks the plan's SLO, compiles its scenarios, starts its sinks and
+// its watched target, sends the preflight request, opens the websocket
+// sockets and writes an empty result. A bad plan is an InputError; a target
+// that does not answer is ErrUnreachable; anything else that stops the run
+// from starting (a port in use, a target that will not start, an unwritable
+// result) is returned as it is.
+func Open(ctx context.Context, p *plan.Plan, o Options) (*Session, error) {
+	terms, err := slo.Parse(p.SLO)
+	if err != nil {
+		return nil, badInput("%s: slo: %w", where(p, "slo"), err)
+	}
+	set, err := scenario.Compile(p)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	for _, t := range terms {
+		if t.Scenario != "" && !slices.Contains(set.Names(), t.Scenario) {
+			return nil, badInput("%s: slo: %q names no scenario (scenarios: %s)", where(p, "slo"), t.Text, strings.Join(set.Names(), ", "))
+		}
+	}
+	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict}
+	if s.sinks, err = startSinks(p); err != nil {
+		return nil, err
+	}
+	if s.sinks != nil {
+		set.SetDeliveries(s.sinks.ledger)
+	}
+	log := ""
+	if o.Out != "" {
+		log = o.Out + ".target.log"
+	}
+	if s.watch, err = startWatch(ctx, p, log); err != nil {
+		s.sinks.close()
+		return nil, err
+	}
+	if s.ex = o.Exchanger; s.ex == nil {
+		s.ex = exchanger(p)
+	}
+	dialer := o.Dialer
+	if dialer == nil {
+		dialer = wsx.New(p.HTTP.Insecure)
+	}
+	if err := preflight(s.ex, set, p); err != nil {
+		s.closeTransport()
+		return nil, err
+	}
+	if err := openSockets(set, p, dialer); err != nil {
+		s.closeTransport()
+		return nil, err
+	}
+	s.res = newResult(p, &o)
+	s.judge()
+	if err := s.write(); err != nil {
+		s.closeTransport()
+		return nil, err
+	}
+	cfg := loadConfig(p, &o)
+	cfg.Exchanger, cfg.Scenarios, cfg.OnTick = s.ex, set, ticking(o.OnProgress)
+	s.runner = load.NewRunner(cfg)
+	return s, nil
+}
+
+func newResult(p *plan.Plan, o *Options) *results.Result {
+	target := p.Target
+	if target == "" {
+		target = p.URL(&p.Scenarios[0])
+	}
+	name, _ := os.Hostname()
+	return &results.Result{
+		Schema: results.Schema, Command: reproduce(o.Args), Name: p.Name, Target: target,
+		Host:      results.Host{Hostname: name, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Version: o.Version},
+		StartedAt: time.Now().Round(0), Warnings: []string{}, Steps: []results.Step{},
+		DuplicateIDs: []results.DuplicateID{}, Invalid: []string{},
+	}
+}
+
+// reproduce returns ceiling's command line, quoted for a POSIX shell.
+func reproduce(args []string) string {
+	parts := []string{"ceiling"}
+	for _, a := range args {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`!*?<>|&;()[]{}#~%") {
+			parts = append(parts, a)
+			continue
+		}
+		parts = append(parts, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	return strings.Join(parts, " ")
+}
+
+// Run runs the plan's steps in order (see Steps), stops after a step that
+// ctx interrupted, and finishes the session.
+func (s *Session) Run(ctx context.Context) (*results.Result, error) {
+	for _, st := range Steps(s.p) {
+		if _, err := s.Step(ctx, st); err != nil {
+			if errors.Is(err, ErrInterrupted) {
+				break
+			}
+			return nil, err
+		}
+	}
+	return s.Finish(ctx)
+}
+
+// Step runs one step, numbered in the order run whatever st.Index says,
+// adds it to the result with the target's, the deliveries' and the
+// sockets' figures of its window, judges the run and writes the result. It
+// returns ErrInterrupted, with the (partial) step, when ctx was cancelled.
+func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) {
+	st.Index = s.index
+	s.index++
+	r := s.runner.Run(ctx, st)
+	step, err := newStep(r, s.set.Names(), s.set.TagKeys())
+	if err != nil {
+		return step, fmt.Errorf("step %d: %w", st.Index+1, err)
+	}
+	if w := s.watch; w != nil {
+		base := s.runner.Base()
+		step.Target = w.figures(base.Add(r.WindowStart), base.Add(r.WindowEnd))
+		w.annotate(step.Series, base)
+		if step.Target.Exited {
+			step.Warnings = append(step.Warnings, "the target exited: the figures after its exit measure a dead target"+w.logHint())
+		}
+	}
+	if s.sinks != nil {
+		step.Delivery = s.sinks.stepFigures(step.Index)
+		if s.atStepEnd {
+			n := step.Delivery.Delivered
+			step.Delivery.AtStepEnd = &n
+		}
+	}
+	step.SettleS, s.settled = s.settled.Seconds(), 0
+	if s.settleWarning != "" {
+		step.Warnings = append(step.Warnings, s.settleWarning)
+		s.settleWarning = ""
+	}
+	step.WebSocket = s.sockets.step(s.set)
+	if step.WebSocket != nil && step.Completed == 0 && step.Sent == 0 {
+		step.Warnings = slices.DeleteFunc(step.Warnings, func(w string) bool {
+			return strings.HasPrefix(w, noExchange) // an idle soak sends nothing
+		})
+	}
+	step.Warnings = append(step.Warnings, socketWarnings(step.WebSocket)...)
+	s.res.Steps = append(s.res.Steps, step)
+	s.res.NoteDuplicates(duplicates(s.set.Duplicates()))
+	if ctx.Err() != nil {
+		s.res.Interrupted = true
+	}
+	s.judge()
+	step = s.res.Steps[len(s.res.Steps)-1] // with its verdict
+	if err := s.write(); err != nil {
+		return step, err
+	}
+	if s.o.OnProgress != nil {
+		s.o.OnProgress(done(st, &step))
+	}
+	if s.res.Interrupted {
+		return step, ErrInterrupted
+	}
+	return step, nil
+}
+
+func duplicates(d []scenario.Duplicate, full bool) ([]results.DuplicateID, bool) {
+	out := make([]results.DuplicateID, len(d))
+	for i, x := range d {
+		out[i] = results.DuplicateID{Source: x.Source, Count: x.Count, Example: x.Example}
+	}
+	return out, full
+}
+
+// judge evaluates thresholds, verdicts and validity; a strict run does not
+// pass with a validity finding, and a search passes when it found an edge.
+func (s *Session) judge() {
+	s.res.Evaluate(s.terms)
+	s.res.Judge(s.rules)
+	if s.strict && len(s.res.Invalid) > 0 {
+		s.res.Passed = false
+	}
+	if s.found != nil {
+		s.res.Passed = *s.found
+	}
+	s.res.Passed = s.res.Passed && !s.res.Interrupted
+}
+
+func (s *Session) write() error {
+	if s.o.Out == "" {
+		return nil
+	}
+	return results.Write(s.o.Out, s.res)
+}
+
+// Finish waits for late deliveries (up to Drain, less once ctx is
+// cancelled) and fills in the run's delivery figures, then judges the run
+// and writes the final result.
+func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
+	if s.sinks != nil {
+		if s.o.OnNote != nil {
+			s.o.OnNote(fmt.Sprintf("waiting up to %v for late deliveries", s.sinks.drain))
+		}
+		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base())
+	}
+	ended := time.Now().Round(0)
+	s.res.EndedAt = &ended
+	s.judge()
+	if err := s.write(); err != nil {
+		return nil, err
+	}
+	return s.res, nil
+}
+
+// Result returns the result so far. It belongs to the session: read it,
+// do not change it.
+func (s *Session) Result() *results.Result { return s.res }
+
+// Watching says what the session watches of the target ("started ...",
+// "watching pid ..."), or "" when nothing.
+func (s *Session) Watching() string {
+	if s.watch == nil {
+		return ""
+	}
+	return s.watch.describe(s.p)
+}
+
+// TargetCPU returns the watched target's CPU use over the last three
+// seconds, in percent of one core, and whether it is known.
+func (s *Session) TargetCPU() (float64, bool) {
+	if s.watch == nil || s.watch.watcher == nil {
+		return 0, false
+	}
+	now := time.Now()
+	f := s.watch.watcher.Window(now.Add(-3*time.Second), now)
+	return f.CPUPct, f.Samples >= 2
+}
+
+// Close ends the session: the executor's workers, the sockets, the
+// connections, the sinks, and the target it started. Call it once, after
+// the last step.
+func (s *Session) Close() {
+	s.runner.Close()
+	s.closeTransport()
+}
+
+func (s *Session) closeTransport() {
+	s.set.CloseSockets()
+	s.ex.Close()
+	if s.watch != nil {
+		s.watch.stop()
+	}
+	s.sinks.close()
+}

@@ -1,0 +1,203 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/report"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/search"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// server is a fake target of slots workers that each take service per
+// request: it answers slots ÷ service requests a second, and past that a
+// queue grows. Its time is the synctest bubble's.
+type server struct {
+	slots   chan struct{}
+	service time.Duration
+	kind    transport.Kind
+}
+
+func newServer(slots int, service time.Duration) *server {
+	return &server{slots: make(chan struct{}, slots), service: service, kind: transport.OK}
+}
+
+func (s *server) Session() transport.Session { return s }
+func (s *server) Close()                     {}
+func (s *server) Do(_ *transport.Request, out *transport.Outcome) {
+	if s.kind == transport.Refused {
+		*out = transport.Outcome{Kind: transport.Refused}
+		return
+	}
+	s.slots <- struct{}{}
+	time.Sleep(s.service)
+	<-s.slots
+	*out = transport.Outcome{Kind: transport.OK, Status: 200, BytesIn: 2}
+}
+
+// quickPlan is a validated plan of one GET at rates, steps of length.
+func quickPlan(t *testing.T, slo string, step, warmup time.Duration, rates ...float64) *plan.Plan {
+	t.Helper()
+	p := &plan.Plan{
+		Target:    "http://127.0.0.1:1",
+		Load:      plan.Load{Rates: rates, Step: plan.Duration{Duration: step}, Warmup: &plan.Duration{Duration: warmup}},
+		Scenarios: []plan.Scenario{{Request: plan.Request{URL: "/"}}},
+		SLO:       slo,
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A whole session without sockets: open, three steps under the target's
+// capacity of 400/s, then a search for the edge, which finishes it. Every
+// step is on disk, numbered in the order run, and the edge is the
+// capacity's within the precision.
+func TestSessionStepsThenFind(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "result.json")
+		var ticks, ends int
+		p := quickPlan(t, "p99<50ms, errors<1%", 2*time.Second, 500*time.Millisecond, 100)
+		s, err := Open(t.Context(), p, Options{Out: out, Args: []string{"test"}, Exchanger: newServer(4, 10*time.Millisecond), GoTimer: true,
+			OnProgress: func(p report.Progress) {
+				if p.Done {
+					ends++
+				} else {
+					ticks++
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for _, rate := range []float64{100, 200, 300} {
+			st, err := s.Step(t.Context(), Level(p, rate))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Verdict != results.Healthy || st.AchievedRate < 0.99*rate || st.AchievedRate > 1.01*rate || st.LatencyMS.P99 < 9.9 || st.LatencyMS.P99 > 10.1 {
+				t.Errorf("step at %v/s: %s, achieved %v/s, p99 %v ms; want HEALTHY, %v/s, 10 ms", rate, st.Verdict, st.AchievedRate, st.LatencyMS.P99, rate)
+			}
+		}
+		if on, _ := results.Read(out); on == nil || len(on.Steps) != 3 || on.Steps[2].Index != 2 {
+			t.Fatalf("result.json after three steps = %+v, want the three steps", on)
+		}
+		res, err := Find(t.Context(), s, search.Config{Start: 200, Precision: 0.05})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Edge == nil || res.Edge.Rate < 380 || res.Edge.Rate > 440 || !res.Passed || res.EndedAt == nil {
+			t.Fatalf("edge = %+v, passed %v, ended %v; want an edge near 400/s, passed, ended", res.Edge, res.Passed, res.EndedAt)
+		}
+		if res.Command != "ceiling test" {
+			t.Errorf("command = %q, want the arguments as a command line", res.Command)
+		}
+		if !strings.HasPrefix(res.Search.Answer, "edge: ") || !strings.Contains(res.Search.Answer, "fails: p99") {
+			t.Errorf("answer = %q, want the edge and the p99 that failed above it", res.Search.Answer)
+		}
+		if edge := res.Steps[res.Edge.Step]; edge.TargetRate != res.Edge.Rate || edge.SLOPassed == nil || !*edge.SLOPassed {
+			t.Errorf("the edge's step %d = %v/s, slo %v; want the edge's rate, passed", res.Edge.Step, edge.TargetRate, edge.SLOPassed)
+		}
+		on, err := results.Read(out)
+		if err != nil || len(on.Steps) != len(res.Steps) || len(on.Steps) < 6 || on.Search == nil || on.Search.Answer != res.Search.Answer {
+			t.Fatalf("result.json = %d steps (err %v), want the %d run, with the answer", len(on.Steps), err, len(res.Steps))
+		}
+		for i, st := range on.Steps {
+			if st.Index != i {
+				t.Errorf("step %d has index %d", i, st.Index)
+			}
+		}
+		if ends != len(res.Steps) || ticks < len(res.Steps) {
+			t.Errorf("progress: %d ends and %d ticks for %d steps", ends, ticks, len(res.Steps))
+		}
+	})
+}
+
+// 50/s for 2 s against a 250 ms endpoint: every request is sent on time and
+// answered, so the step achieved 50/s and is STRESSED by its p95, not
+// OVERLOADED because responses still in flight at the window's end were
+// counted against the rate.
+func TestSlowEndpointIsStressedNotOverloaded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := quickPlan(t, "", 2*time.Second, 0, 50)
+		s, err := Open(t.Context(), p, Options{Exchanger: newServer(100, 250*time.Millisecond), GoTimer: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		res, err := s.Run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := res.Steps[0]
+		if st.AchievedRate != 50 || st.Verdict != results.Stressed || st.LatencyMS.P95 < 100 || st.LatencyMS.P95 > 500 {
+			t.Errorf("achieved %v/s, p95 %v ms, verdict %s %q; want 50/s, STRESSED", st.AchievedRate, st.LatencyMS.P95, st.Verdict, st.VerdictReasons)
+		}
+		if len(st.VerdictReasons) != 1 || !strings.HasPrefix(st.VerdictReasons[0], "p95 250") {
+			t.Errorf("verdict reasons = %q, want the p95", st.VerdictReasons)
+		}
+		// Responses of the first 250 ms end inside the window only from then on.
+		if st.Throughput < 40 || st.Throughput > 45 {
+			t.Errorf("throughput = %v/s, want ≈ 43.75 (the first 250 ms answer nothing)", st.Throughput)
+		}
+	})
+}
+
+// What stops a session from starting is told apart: a bad plan is an
+// InputError, a target that does not answer ErrUnreachable.
+func TestOpenErrors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		down := newServer(1, 0)
+		down.kind = transport.Refused
+		_, err := Open(t.Context(), quickPlan(t, "", time.Second, 0, 10), Options{Exchanger: down, GoTimer: true})
+		if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "nothing is listening") {
+			t.Errorf("Open against a refusing target = %v, want ErrUnreachable with a hint", err)
+		}
+		p := quickPlan(t, "", time.Second, 0, 10)
+		p.SLO = "p99<fast"
+		var in *InputError
+		if _, err := Open(t.Context(), p, Options{Exchanger: newServer(1, 0), GoTimer: true}); !errors.As(err, &in) {
+			t.Errorf("Open with a bad SLO = %v, want an InputError", err)
+		}
+	})
+}
+
+// A cancel during a step ends it early: the step is partial, the run
+// interrupted and not passed, and Finish still writes what was measured.
+func TestStepInterrupted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "result.json")
+		p := quickPlan(t, "", 10*time.Second, 0, 100)
+		s, err := Open(t.Context(), p, Options{Out: out, Exchanger: newServer(10, 5*time.Millisecond), GoTimer: true, Grace: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(3*time.Second, cancel)
+		st, err := s.Step(ctx, load.Step{Rate: 100, Length: 10 * time.Second})
+		if !errors.Is(err, ErrInterrupted) || !st.Interrupted || st.DurationS > 3.1 {
+			t.Errorf("Step = %v, partial %v after %vs; want ErrInterrupted, a partial step of 3s", err, st.Interrupted, st.DurationS)
+		}
+		res, err := s.Finish(ctx)
+		if err != nil || !res.Interrupted || res.Passed {
+			t.Errorf("Finish = %v, interrupted %v, passed %v; want interrupted, not passed", err, res.Interrupted, res.Passed)
+		}
+		if on, err := results.Read(out); err != nil || len(on.Steps) != 1 || !on.Interrupted {
+			t.Errorf("result.json = %+v (err %v), want the partial step, interrupted", on, err)
+		}
+	})
+}

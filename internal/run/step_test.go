@@ -1,0 +1,98 @@
+package run
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+func loadResult(t *testing.T, rate float64, lat time.Duration, kinds map[transport.Kind]int) *load.Result {
+	t.Helper()
+	total := metrics.NewTally()
+	rec := metrics.NewRecorder(1)
+	for k, n := range kinds {
+		for range n {
+			rec.Shard(0).Record(&metrics.Sample{End: lat, Outcome: transport.Outcome{Kind: k}, Counted: true, InWindow: true})
+		}
+	}
+	rec.Collect(total)
+	return &load.Result{
+		Step:        load.Step{Index: 0, Rate: rate, Length: time.Second},
+		WindowStart: 0, WindowEnd: time.Second,
+		Sent: total.Completed(), Started: total.Completed(), Total: total,
+	}
+}
+
+func TestNewStep(t *testing.T) {
+	st, err := newStep(loadResult(t, 100, 20*time.Millisecond, map[transport.Kind]int{transport.OK: 90, transport.Redirect: 10}), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Completed != 100 || st.OK != 90 || st.Failed != 10 || st.Errors["redirect"] != 10 {
+		t.Errorf("counts = %d/%d/%d %v, want 100/90/10 with 10 redirects", st.Completed, st.OK, st.Failed, st.Errors)
+	}
+	if st.ErrorRate != 0.1 || st.AchievedRate != 100 || st.Throughput != 90 {
+		t.Errorf("error rate, achieved, throughput = %v, %v, %v, want 0.1, 100, 90 (every arrival started; failures are not throughput)", st.ErrorRate, st.AchievedRate, st.Throughput)
+	}
+	if len(st.Warnings) != 1 {
+		t.Errorf("warnings = %q, want one about redirects", st.Warnings)
+	}
+	h, err := metrics.Decode(st.Histogram)
+	if err != nil || h.TotalCount() != 100 {
+		t.Errorf("decoded histogram count = %v (err %v), want 100", h.TotalCount(), err)
+	}
+}
+
+// The open model's start lag is recorded per exchange and summed; a lag
+// that is a large part of a fast target's latency is noted, with the
+// service time beside it, and a small one is not.
+func TestTimerLagNote(t *testing.T) {
+	tests := []struct {
+		name     string
+		lag, svc time.Duration
+		want     bool
+	}{
+		{"fast target, 0.6 ms lag", 600 * time.Microsecond, 200 * time.Microsecond, true},
+		{"slow target, 0.6 ms lag", 600 * time.Microsecond, 20 * time.Millisecond, false},
+		{"fast target, 20 µs lag", 20 * time.Microsecond, 200 * time.Microsecond, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			total := metrics.NewTally()
+			rec := metrics.NewRecorder(1)
+			for i := range 100 {
+				start := time.Duration(i)*time.Millisecond + tt.lag
+				rec.Shard(0).Record(&metrics.Sample{Intended: start - tt.lag, Start: start, End: start + tt.svc,
+					Outcome: transport.Outcome{Kind: transport.OK}, Counted: true, InWindow: true})
+			}
+			rec.Collect(total)
+			if total.LagSum != 100*tt.lag {
+				t.Fatalf("LagSum = %v, want %v", total.LagSum, 100*tt.lag)
+			}
+			st, err := newStep(&load.Result{Step: load.Step{Rate: 100, Length: time.Second}, WindowEnd: time.Second, Sent: 100, Started: 100, Total: total}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := float64(tt.lag) / float64(time.Millisecond); st.MeanLagMS < 0.99*want || st.MeanLagMS > 1.01*want {
+				t.Errorf("MeanLagMS = %v, want %v", st.MeanLagMS, want)
+			}
+			r := &results.Result{Steps: []results.Step{st, st}}
+			r.Judge(results.DefaultRules)
+			noted := func(s results.Step) bool {
+				return slices.ContainsFunc(s.Notes, func(n string) bool { return strings.HasPrefix(n, "timer lag:") })
+			}
+			if got := noted(r.Steps[0]); got != tt.want {
+				t.Errorf("notes = %q, want a timer-lag note: %v", r.Steps[0].Notes, tt.want)
+			}
+			if noted(r.Steps[1]) {
+				t.Errorf("step 2 notes = %q, want the timer lag noted once, on the first step", r.Steps[1].Notes)
+			}
+		})
+	}
+}
