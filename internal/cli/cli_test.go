@@ -77,6 +77,26 @@ func TestRunFixed20ms(t *testing.T) {
 	}
 }
 
+// 50/s for 2 s against a 250 ms endpoint, without a warm-up: every request
+// starts on time and is answered, so the step achieved 50/s and is
+// STRESSED by its p95. (Its responses fill only the last 1.75 s of the
+// window: counting those against the rate read "achieved 44/s", OVERLOADED.)
+func TestSlowEndpointIsStressed(t *testing.T) {
+	srv := delayServer(t, 250*time.Millisecond)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "50", "--step", "2s", "--warmup", "0s", "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit = %d, want 0; stderr:\n%s", code, stderr)
+	}
+	s := readResult(t, out).Steps[0]
+	if s.Verdict != results.Stressed || s.AchievedRate < 47 || s.AchievedRate > 51 || len(s.VerdictReasons) != 1 {
+		t.Errorf("verdict %s %q, achieved %v/s; want STRESSED by its p95, ≈ 50/s", s.Verdict, s.VerdictReasons, s.AchievedRate)
+	}
+	if s.Throughput > 46 {
+		t.Errorf("throughput = %v/s, want ≈ 44: no response ends in the window's first 250 ms", s.Throughput)
+	}
+}
+
 // A server that stalls for a second in the middle of the step: the p99 shows
 // the stall, because latency counts from each request's intended start.
 func TestRunStallShowsInP99(t *testing.T) {
