@@ -73,17 +73,8 @@ func (s *slowSession) Close() {}
 
 // threeStepFlow is a plan of one flow of three requests, compiled.
 func threeStepFlow(t *testing.T) *scenario.Set {
-	t.Helper()
 	step := plan.Step{Request: plan.Request{URL: "http://x.test/"}}
-	p := &plan.Plan{Load: plan.Load{Rates: []float64{1}}, Scenarios: []plan.Scenario{{Steps: []plan.Step{step, step, step}}}}
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := scenario.Compile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return compiled(t, plan.Scenario{Steps: []plan.Step{step, step, step}})
 }
 
 // A flow of three requests that each take nearly the timeout outlasts the

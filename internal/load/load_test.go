@@ -38,21 +38,27 @@ func constant(d time.Duration) func(time.Duration) time.Duration {
 	return func(time.Duration) time.Duration { return d }
 }
 
-// oneRequest is a plan of one GET, compiled.
-func oneRequest() *scenario.Set {
-	p := &plan.Plan{Load: plan.Load{Rates: []float64{1}}, Scenarios: []plan.Scenario{{Request: plan.Request{URL: "http://x.test/"}}}}
+// compiled is an open-model plan of the scenarios, validated and compiled.
+func compiled(tb testing.TB, scenarios ...plan.Scenario) *scenario.Set {
+	tb.Helper()
+	p := &plan.Plan{Load: plan.Load{Rates: []float64{1}}, Scenarios: scenarios}
 	if err := p.Validate(); err != nil {
-		panic(err)
+		tb.Fatal(err)
 	}
 	s, err := scenario.Compile(p)
 	if err != nil {
-		panic(err)
+		tb.Fatal(err)
 	}
 	return s
 }
 
-func newRunner(f *fake, mod func(*Config)) *Runner {
-	cfg := Config{Exchanger: f, Scenarios: oneRequest(), Timeout: 10 * time.Second}
+// oneRequest is a plan of one GET, compiled.
+func oneRequest(tb testing.TB) *scenario.Set {
+	return compiled(tb, plan.Scenario{Request: plan.Request{URL: "http://x.test/"}})
+}
+
+func newRunner(t testing.TB, f *fake, mod func(*Config)) *Runner {
+	cfg := Config{Exchanger: f, Scenarios: oneRequest(t), Timeout: 10 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -66,7 +72,7 @@ func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol }
 func TestOpenHoldsRateAndMeasures20ms(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{delay: constant(20 * time.Millisecond)}
-		r := newRunner(f, nil)
+		r := newRunner(t, f, nil)
 		res := r.Run(context.Background(), Step{Rate: 200, Warmup: time.Second, Length: 3 * time.Second})
 		if res.Sent != 600 || res.Total.Completed() != 600 {
 			t.Errorf("sent, completed = %d, %d, want 600, 600", res.Sent, res.Total.Completed())
@@ -102,7 +108,7 @@ func TestOpenStallShowsInP99(t *testing.T) {
 			}
 			return 5 * time.Millisecond
 		}}
-		r := newRunner(f, nil)
+		r := newRunner(t, f, nil)
 		res := r.Run(context.Background(), Step{Rate: 100, Warmup: time.Second, Length: 4 * time.Second})
 		lat := metrics.Summarize(res.Total.Latency)
 		if lat.P99 < 900 || lat.P99 > 1000 {
@@ -122,7 +128,7 @@ func TestOpenStallShowsInP99(t *testing.T) {
 func TestOpenCapMakesLateArrivals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{delay: constant(100 * time.Millisecond)}
-		r := newRunner(f, func(c *Config) { c.MaxWorkers = 5 }) // 50/s capacity
+		r := newRunner(t, f, func(c *Config) { c.MaxWorkers = 5 }) // 50/s capacity
 		res := r.Run(context.Background(), Step{Rate: 100, Length: 2 * time.Second})
 		if res.Workers != 5 {
 			t.Errorf("workers = %d, want 5", res.Workers)
@@ -144,7 +150,7 @@ func TestOpenCapMakesLateArrivals(t *testing.T) {
 func TestOpenRamp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{delay: constant(time.Millisecond)}
-		r := newRunner(f, nil)
+		r := newRunner(t, f, nil)
 		st := Step{Ramp: &schedule.Linear{From: 0, To: 200}, Length: 2 * time.Second}
 		res := r.Run(context.Background(), st)
 		if res.Sent != 200 {
@@ -159,7 +165,7 @@ func TestOpenRamp(t *testing.T) {
 func TestOpenPoisson(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{delay: constant(time.Millisecond)}
-		r := newRunner(f, func(c *Config) { c.Poisson = true; c.Seed = 3 })
+		r := newRunner(t, f, func(c *Config) { c.Poisson = true; c.Seed = 3 })
 		res := r.Run(context.Background(), Step{Rate: 500, Length: 4 * time.Second})
 		if res.Sent < 1850 || res.Sent > 2150 {
 			t.Errorf("sent = %d, want 2000 ± 150", res.Sent)
@@ -170,7 +176,7 @@ func TestOpenPoisson(t *testing.T) {
 func TestClosed10UsersAt10ms(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{delay: constant(10 * time.Millisecond)}
-		r := newRunner(f, nil)
+		r := newRunner(t, f, nil)
 		res := r.Run(context.Background(), Step{VUs: 10, Warmup: 500 * time.Millisecond, Length: 2 * time.Second})
 		if !near(res.Achieved(), 1000, 10) {
 			t.Errorf("achieved = %v/s, want 1000", res.Achieved())
@@ -187,7 +193,7 @@ func TestClosed10UsersAt10ms(t *testing.T) {
 func TestClosedThink(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{delay: constant(10 * time.Millisecond)}
-		r := newRunner(f, func(c *Config) { c.Think = 90 * time.Millisecond })
+		r := newRunner(t, f, func(c *Config) { c.Think = 90 * time.Millisecond })
 		res := r.Run(context.Background(), Step{VUs: 5, Length: 2 * time.Second})
 		if !near(res.Achieved(), 50, 3) {
 			t.Errorf("achieved = %v/s, want 50 (5 users × 10/s)", res.Achieved())
@@ -200,7 +206,7 @@ func TestInterrupt(t *testing.T) {
 	for _, st := range []Step{{Rate: 100, Length: 10 * time.Second}, {VUs: 4, Length: 10 * time.Second}} {
 		synctest.Test(t, func(t *testing.T) {
 			f := &fake{delay: constant(50 * time.Millisecond)}
-			r := newRunner(f, func(c *Config) { c.Grace = time.Second })
+			r := newRunner(t, f, func(c *Config) { c.Grace = time.Second })
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(2*time.Second, cancel)
 			start := time.Now()
@@ -226,7 +232,7 @@ func TestProgressTicks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{delay: constant(time.Millisecond)}
 		var ticks, warming int
-		r := newRunner(f, func(c *Config) {
+		r := newRunner(t, f, func(c *Config) {
 			c.OnTick = func(p Progress) {
 				ticks++
 				if p.Warming {
@@ -262,7 +268,7 @@ func (nop) Do(_ *transport.Request, out *transport.Outcome) { out.Kind = transpo
 // classification into the window, recording the exchange and the
 // iteration. It must not allocate.
 func BenchmarkIteration(b *testing.B) {
-	r := NewRunner(Config{Exchanger: nop{}, Scenarios: oneRequest()})
+	r := NewRunner(Config{Exchanger: nop{}, Scenarios: oneRequest(b)})
 	sr := r.newStepRun(Step{Length: time.Hour})
 	t := sr.tap(0)
 	vu := r.vu(0)

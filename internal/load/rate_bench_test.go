@@ -8,22 +8,8 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
-	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/transport/httpx"
 )
-
-// compile is a plan of one GET to url.
-func compile(tb testing.TB, url string) *scenario.Set {
-	p := &plan.Plan{Load: plan.Load{Rates: []float64{1}}, Scenarios: []plan.Scenario{{Request: plan.Request{URL: url}}}}
-	if err := p.Validate(); err != nil {
-		tb.Fatal(err)
-	}
-	s, err := scenario.Compile(p)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s
-}
 
 // BenchmarkOpenRate2000 holds 2000 requests a second for 3 s against a
 // loopback server and reports the achieved rate as a share of the target
@@ -39,7 +25,7 @@ func BenchmarkOpenRate2000(b *testing.B) {
 	defer ex.Close()
 	const rate = 2000
 	for b.Loop() {
-		r := NewRunner(Config{Exchanger: ex, Scenarios: compile(b, srv.URL), Timeout: 5 * time.Second})
+		r := NewRunner(Config{Exchanger: ex, Scenarios: compiled(b, plan.Scenario{Request: plan.Request{URL: srv.URL}}), Timeout: 5 * time.Second})
 		res := r.Run(context.Background(), Step{Rate: rate, Warmup: 500 * time.Millisecond, Length: 3 * time.Second})
 		r.Close()
 		share := res.Achieved() / rate

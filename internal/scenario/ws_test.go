@@ -129,6 +129,31 @@ func TestWSNoAck(t *testing.T) {
 	}
 }
 
+// A frame waiting for its ack stops waiting when the iteration's context
+// ends (its step gave up on it), long before its ack timeout, and a frame
+// whose context has already ended is not sent.
+func TestWSAckWaitEndsWithContext(t *testing.T) {
+	w := &widget{noAck: true}
+	s := wsPlan(t, w.start(t), "open", 1, "ack_timeout: 30s")
+	if err := s.OpenSockets(wsx.New(false), 1); err != nil {
+		t.Fatal(err)
+	}
+	defer s.CloseSockets()
+	c := &clock{base: time.Now()}
+	v := s.NewVU(0, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	v.Iterate(ctx, c, c.Now(), 1)
+	if it := c.iterations[0]; it.Kind != transport.WSNoAck || time.Since(start) > 5*time.Second {
+		t.Errorf("frame = %v after %v, want ws_no_ack once the context ended (100ms), not at the 30s ack timeout", it.Kind, time.Since(start))
+	}
+	v.Iterate(ctx, c, c.Now(), 2)
+	if len(c.exchanges) != 1 || len(c.iterations) != 2 || c.iterations[1].Kind != transport.WSNoAck {
+		t.Errorf("after the context ended: exchanges %+v, iterations %+v; want a ws_no_ack iteration that sent nothing", c.exchanges, c.iterations)
+	}
+}
+
 // A server that closes its sockets: frames in flight are ws_closed, the
 // drop is counted, and the socket is reopened.
 func TestWSServerCloses(t *testing.T) {

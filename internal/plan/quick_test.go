@@ -1,0 +1,49 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// given reports the flags named as set.
+func given(flags ...string) func(string) bool {
+	return func(f string) bool { return slices.Contains(flags, f) }
+}
+
+// The quick flags amend a plan only where they were given, and their
+// errors name the flag.
+func TestApplyQuick(t *testing.T) {
+	p := &Plan{Load: Load{Rates: []float64{10}, Step: Duration{Duration: time.Minute}}, Scenarios: []Scenario{{Request: Request{URL: "/a", Method: "GET"}}}}
+	q := &Quick{URL: "http://127.0.0.1:8080/b", Method: "post", VUs: "5,10", Step: "2s", Timeout: "oops", Headers: []string{"X-A: 1"}}
+	if err := p.Apply(q, given("url", "method", "vus", "step", "header")); err != nil {
+		t.Fatal(err)
+	}
+	sc := p.Scenarios[0].Request
+	if sc.URL != q.URL || sc.Method != "POST" || sc.Headers["X-A"] != "1" {
+		t.Errorf("request = %+v, want the flags' url, method and header", sc)
+	}
+	if p.Load.Model != Closed || !slices.Equal(p.Load.VUs, []int{5, 10}) || p.Load.Rates != nil || p.Load.Step.Duration != 2*time.Second {
+		t.Errorf("load = %+v, want the closed model at 5 and 10 users in 2s steps", p.Load)
+	}
+	if p.HTTP.Timeout.Duration != 0 {
+		t.Errorf("timeout = %v, want untouched: --timeout was not given", p.HTTP.Timeout.Duration)
+	}
+	for _, tt := range []struct {
+		q     Quick
+		flags []string
+		want  string
+	}{
+		{Quick{Rate: "10", VUs: "5"}, []string{"rate", "vus"}, "--rate (open model) and --vus (closed model) exclude each other"},
+		{Quick{Rate: "fast"}, []string{"rate"}, "--rate: "},
+		{Quick{Timeout: "soon"}, []string{"timeout"}, "--timeout: "},
+		{Quick{Headers: []string{"nocolon"}}, nil, `--header "nocolon"`},
+		{Quick{URL: "http://x/"}, []string{"url"}, "no load given"},
+	} {
+		err := (&Plan{}).Apply(&tt.q, given(tt.flags...))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Apply(%+v) = %v, want an error with %q", tt.q, err, tt.want)
+		}
+	}
+}
