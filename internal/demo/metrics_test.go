@@ -15,8 +15,13 @@ func TestMetricsFamilies(t *testing.T) {
 	h := newHook(t, 0, nil)
 	s, c := start(t, Config{Webhook: h.URL})
 	call(t, c, http.MethodPost, s.URL()+"/api/sites/s/messages", `{"clientId":"m1"}`)
-	waitFor(2*time.Second, func() bool { return h.delivered() == 1 })
-	fams := scrape(t, s, c)
+	// The hook sees the post before the target has read its answer and
+	// counted it: wait for the count, not for the hook.
+	var fams map[string]*dto.MetricFamily
+	waitFor(5*time.Second, func() bool {
+		fams = scrape(t, s, c)
+		return h.delivered() == 1 && value(t, fams, "demo_webhook_posts_total", "result", "ok") == 1
+	})
 	want := map[string]dto.MetricType{
 		"demo_queue_depth":              dto.MetricType_GAUGE,
 		"demo_jobs_in_flight":           dto.MetricType_GAUGE,

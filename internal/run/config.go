@@ -12,8 +12,9 @@ import (
 )
 
 // This file maps a plan to what the lower layers are configured with: the
-// steps, the executor, the transport and the verdict rules. Nothing else
-// in ceiling reads these plan keys.
+// steps, the executor, the transport and the verdict rules (sinks.go and
+// watch.go map the sinks and the monitor). Nothing outside this package
+// reads these plan keys.
 
 // Steps lists the steps a plan runs in order: one per rate or per number of
 // users, or one for a ramp.
