@@ -280,3 +280,26 @@ func BenchmarkIteration(b *testing.B) {
 		b.Fatalf("an iteration allocates %v times", n)
 	}
 }
+
+// A step overdriven far past what its workers can carry (10,000/s asked,
+// 20 workers × 50 ms = 400/s possible) ends on time: its window plus at
+// most the drain. The arrivals it could not start before the window ended
+// are counted as not sent, never sent late after it.
+func TestOpenOverdrivenEndsOnTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{delay: constant(50 * time.Millisecond)}
+		r := newRunner(t, f, func(c *Config) { c.MaxWorkers = 20; c.Timeout = time.Second })
+		start := time.Now()
+		res := r.Run(context.Background(), Step{Rate: 10000, Length: time.Second})
+		if took, most := time.Since(start), time.Second+time.Second+2*time.Second; took > most {
+			t.Errorf("step took %v, want at most the window + timeout + grace = %v", took, most)
+		}
+		if res.Sent+res.NotSent != 10000 || res.NotSent < 9000 {
+			t.Errorf("sent %d, not sent %d; want 10000 in all, most not sent", res.Sent, res.NotSent)
+		}
+		if res.Started != res.Sent || res.Achieved() > 500 {
+			t.Errorf("started %d of %d sent, achieved %v/s; want all started inside the window, ≈ 400/s", res.Started, res.Sent, res.Achieved())
+		}
+		r.Close()
+	})
+}

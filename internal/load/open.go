@@ -29,8 +29,9 @@ type pool struct {
 // dispatch hands a over: to an idle worker, else to a new worker while under
 // the cap, else it waits for a worker (the arrival is then late, and its
 // latency, counted from its intended time, shows the wait). ok is false
-// when ctx is cancelled while waiting; waited says it had to wait.
-func (p *pool) dispatch(ctx context.Context, a arrival) (ok, waited bool) {
+// when ctx is cancelled, or over fires (the window ended), while waiting;
+// waited says it had to wait.
+func (p *pool) dispatch(ctx context.Context, over <-chan time.Time, a arrival) (ok, waited bool) {
 	p.inflight.Add(1)
 	select {
 	case p.work <- a:
@@ -49,9 +50,10 @@ func (p *pool) dispatch(ctx context.Context, a arrival) (ok, waited bool) {
 	case p.work <- a:
 		return true, true
 	case <-ctx.Done():
-		p.inflight.Done()
-		return false, true
+	case <-over:
 	}
+	p.inflight.Done()
+	return false, true
 }
 
 func (p *pool) worker(vu *scenario.VU, t *tap, a arrival) {
@@ -97,27 +99,38 @@ func (r *Runner) openSchedule(st Step) (schedule.Schedule, float64) {
 // runOpen fires the step's arrivals at their intended offsets with one
 // reused timer, then waits for the window to end and for the exchanges in
 // flight to finish (or gives up on them, see Run).
+//
+// An arrival that cannot be started before the window ends (no worker came
+// free, or the generator fell that far behind) is not started at all: it
+// and every later arrival of the window are counted as not sent, and the
+// step ends on time, at most the drain after its window, whatever the rate
+// asked for.
 func (r *Runner) runOpen(ctx context.Context, sr *stepRun) {
 	sched, peak := r.openSchedule(sr.st)
 	p := &pool{sr: sr, work: make(chan arrival), quit: make(chan struct{}), cap: r.maxWorkers(peak)}
 	w := newWaker(ctx, r.cfg.PreciseTimer, peak)
 	defer w.close()
+	over := time.NewTimer(sr.winEnd - r.now())
+	defer over.Stop()
 	done := ctx.Done()
-	for i := int64(0); !closed(done); i++ {
+	i := int64(0)
+	for ; !closed(done); i++ {
 		off, ok := sched.Offset(i)
 		if !ok {
 			break
 		}
 		intended := sr.start + off
 		behind := true
-		if d := intended - r.now(); d > 0 {
-			if !w.wait(ctx, d) {
+		if now := r.now(); intended > now {
+			if !w.wait(ctx, intended-now) {
 				break
 			}
 			behind = false
+		} else if now >= sr.winEnd {
+			break
 		}
 		r.arrivals++
-		ok, waited := p.dispatch(ctx, arrival{intended: intended, pick: scenario.Mix(r.cfg.Scenarios.Seed(), r.arrivals)})
+		ok, waited := p.dispatch(ctx, over.C, arrival{intended: intended, pick: scenario.Mix(r.cfg.Scenarios.Seed(), r.arrivals)})
 		if !ok {
 			break
 		}
@@ -130,10 +143,27 @@ func (r *Runner) runOpen(ctx context.Context, sr *stepRun) {
 			}
 		}
 	}
+	if !closed(done) {
+		sr.notSent = r.windowArrivals(sched, sr, i)
+	}
 	sr.waitWindow(ctx)
 	drained := r.drain(ctx, &p.inflight)
 	close(p.quit)
 	sr.end(drained, &p.exited, sr.workers)
+}
+
+// windowArrivals counts the arrivals of the step's window from index i on.
+func (r *Runner) windowArrivals(sched schedule.Schedule, sr *stepRun, i int64) int64 {
+	var n int64
+	for ; ; i++ {
+		off, ok := sched.Offset(i)
+		if !ok {
+			return n
+		}
+		if sr.start+off >= sr.winStart {
+			n++
+		}
+	}
 }
 
 // drain waits for in-flight exchanges and reports whether they all ended.

@@ -99,6 +99,10 @@ type Result struct {
 	// Started counts the open model's arrivals of the window that started
 	// before the window ended: all of them, unless the generator fell behind.
 	Started int64
+	// NotSent counts the open model's arrivals of the window that could not
+	// be started before it ended (no worker came free, or the generator fell
+	// that far behind): they were never sent.
+	NotSent int64
 	// Total is everything counted in the window.
 	Total *metrics.Tally
 	// Series holds one point per second of the step.

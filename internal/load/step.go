@@ -32,6 +32,7 @@ type stepRun struct {
 	winStart, winEnd time.Duration
 	rec              *metrics.Recorder
 	sent             int64        // written by the scheduler only, read after it ends
+	notSent          int64        // likewise
 	started          atomic.Int64 // written by the scheduler, read by the collector
 	workers          int
 	// work is the context of the step's iterations: cancelled when the step
@@ -193,7 +194,7 @@ func (sr *stepRun) finish() *Result {
 	}
 	return &Result{
 		Step: sr.st, WindowStart: sr.winStart, WindowEnd: end,
-		Sent: sr.sent, Started: sr.started.Load(), Total: sr.total, Series: sr.series,
+		Sent: sr.sent, Started: sr.started.Load(), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
 		Interrupted: interrupted, Workers: sr.workers,
 	}
 }

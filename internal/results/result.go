@@ -118,6 +118,7 @@ type Step struct {
 	Throughput       float64                         `json:"throughput"`
 	ErrorRate        float64                         `json:"error_rate"`
 	Late             int64                           `json:"late"`
+	NotSent          int64                           `json:"not_sent"`
 	Retried          int64                           `json:"retried"`
 	Redirected       int64                           `json:"redirected_ok"`
 	RetryAfters      int64                           `json:"retry_afters"`

@@ -75,8 +75,14 @@ func (r *Result) Judge(rules Rules) {
 	}
 }
 
+// lateShare is the share of the window's arrivals that were late, those
+// never sent included.
+func (s *Step) lateShare() float64 {
+	return float64(s.Late) / float64(max(s.Sent+s.NotSent, 1))
+}
+
 func (s *Step) generatorLimited() bool {
-	late := s.Late >= GeneratorLateMin && float64(s.Late)/float64(s.Sent) > GeneratorLateShare
+	late := s.Late >= GeneratorLateMin && s.lateShare() > GeneratorLateShare
 	cpu := s.Generator != nil && s.Generator.CPUs > 0 && s.Generator.CPUPct >= GeneratorCPUShare*100*float64(s.Generator.CPUs)
 	return late || cpu
 }
@@ -113,8 +119,11 @@ func (s *Step) verdict(rules Rules) (string, []string) {
 
 func (s *Step) generatorReason() string {
 	var why []string
-	if s.Late >= GeneratorLateMin && float64(s.Late)/float64(s.Sent) > GeneratorLateShare {
-		why = append(why, fmt.Sprintf("%.1f%% of arrivals late (max lag %s)", 100*float64(s.Late)/float64(s.Sent), ms(s.MaxLagMS)))
+	if s.Late >= GeneratorLateMin && s.lateShare() > GeneratorLateShare {
+		why = append(why, fmt.Sprintf("%.1f%% of arrivals late (max lag %s)", 100*s.lateShare(), ms(s.MaxLagMS)))
+	}
+	if s.NotSent > 0 {
+		why = append(why, fmt.Sprintf("%d never sent", s.NotSent))
 	}
 	if g := s.Generator; g != nil && g.CPUPct >= GeneratorCPUShare*100*float64(g.CPUs) {
 		why = append(why, fmt.Sprintf("ceiling used %.0f%% CPU of %d cores", g.CPUPct, g.CPUs))

@@ -28,7 +28,8 @@ func newStep(res *load.Result, scenarios, tagKeys []string) (results.Step, error
 		Sent:        res.Sent, Completed: t.Completed(), OK: t.OK(), Limited: t.Limited(), Failed: t.Failed(),
 		AchievedRate: res.Achieved(),
 		Throughput:   res.Throughput(),
-		Late:         t.Late,
+		Late:         t.Late + res.NotSent,
+		NotSent:      res.NotSent,
 		Retried:      t.Retried,
 		Redirected:   t.Redirected,
 		RetryAfters:  t.RetryAfters,
@@ -148,9 +149,13 @@ func stepWarnings(res *load.Result, st *results.Step) []string {
 	if st.Completed == 0 {
 		w = append(w, noExchange+" in this step: its figures are empty, not good")
 	}
-	if st.Sent > 0 && float64(st.Late)/float64(st.Sent) > results.GeneratorLateShare {
+	if late := st.Late - st.NotSent; st.Sent > 0 && float64(late)/float64(st.Sent) > results.GeneratorLateShare {
 		w = append(w, fmt.Sprintf("generator could not hold the rate: %d of %d arrivals (%.1f%%) started more than %v late (max lag %.0f ms); their latency includes the wait",
-			st.Late, st.Sent, 100*float64(st.Late)/float64(st.Sent), metrics.LateAfter, st.MaxLagMS))
+			late, st.Sent, 100*float64(late)/float64(st.Sent), metrics.LateAfter, st.MaxLagMS))
+	}
+	if st.NotSent > 0 {
+		w = append(w, fmt.Sprintf("%d of the window's %d arrivals could not be started before it ended (no worker came free, or the generator fell that far behind) and were never sent: the step ended on time instead",
+			st.NotSent, st.Sent+st.NotSent))
 	}
 	if n := t.Kinds[transport.Redirect]; n > 0 {
 		w = append(w, fmt.Sprintf("%d responses were redirects (3xx), counted as failures: expect the status or set http.follow_redirects if they are intended", n))

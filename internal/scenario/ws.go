@@ -32,6 +32,7 @@ func compileWS(p *plan.Plan, ts *templates, where string, w *plan.WebSocket) (*w
 	ws := &wsScenario{
 		cfg: transport.SocketConfig{
 			Subprotocols: w.Subprotocols, MaxFrameBytes: w.MaxFrameBytes, Timeout: p.HTTP.Timeout.Duration,
+			WriteTimeout: w.AckTimeout.Duration,
 		},
 		idle: w.Send == "", timeout: w.AckTimeout.Duration, conns: max(w.Connections, 1),
 	}
@@ -40,6 +41,9 @@ func compileWS(p *plan.Plan, ts *templates, where string, w *plan.WebSocket) (*w
 	}
 	if ws.timeout == 0 {
 		ws.timeout = 10 * time.Second
+	}
+	if ws.cfg.WriteTimeout == 0 {
+		ws.cfg.WriteTimeout = ws.timeout
 	}
 	var err error
 	if ws.url, err = ts.text(where+".websocket.url", p.WebSocketURL(w)); err != nil {
@@ -262,7 +266,12 @@ func (sl *slot) send(frame []byte, key string, w *waiter, timeout time.Duration,
 	sl.pending[key] = w
 	sl.mu.Unlock()
 	if err := sock.WriteText(frame); err != nil {
-		sl.forget(key)
+		if !sl.forget(key) {
+			<-w.ch // the reader failed it first (the socket went down): take that answer, or the next frame would get it
+		}
+		// A failed write (a target that stopped reading) leaves the socket
+		// unusable: closing it makes its reader count the drop and reopen it.
+		sock.Close()
 		return ack{}, transport.WSClosed
 	}
 	t := w.timer

@@ -3,10 +3,13 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -216,4 +219,76 @@ func FuzzAckKey(f *testing.F) {
 			r.key(frame)
 		}
 	})
+}
+
+// echoSocket acks every frame by sending it back; a deaf one's writes block
+// until it is closed.
+type echoSocket struct {
+	deaf   bool
+	acks   chan []byte
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (s *echoSocket) WriteText(frame []byte) error {
+	if s.deaf {
+		<-s.closed
+		return errors.New("write on a closed socket")
+	}
+	s.acks <- append([]byte(nil), frame...)
+	return nil
+}
+
+func (s *echoSocket) Read() ([]byte, error) {
+	select {
+	case f := <-s.acks:
+		return f, nil
+	case <-s.closed:
+		return nil, io.EOF
+	}
+}
+
+func (s *echoSocket) Close() error { s.once.Do(func() { close(s.closed) }); return nil }
+
+// echoDialer's first socket is deaf, the later ones echo.
+type echoDialer struct {
+	mu      sync.Mutex
+	sockets []*echoSocket
+}
+
+func (d *echoDialer) Dial(transport.SocketConfig) (transport.Socket, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := &echoSocket{deaf: len(d.sockets) == 0, acks: make(chan []byte, 16), closed: make(chan struct{})}
+	d.sockets = append(d.sockets, s)
+	return s, nil
+}
+
+func (d *echoDialer) dialled() int { d.mu.Lock(); defer d.mu.Unlock(); return len(d.sockets) }
+
+// A write that fails after the socket's reader already failed the frame
+// (the socket dropped while the write was blocked) must not leave that
+// answer behind for the user's next frame: the next frame, on the reopened
+// socket, gets its own ack.
+func TestWSFailedWriteLeavesNoStaleAnswer(t *testing.T) {
+	s := wsPlan(t, "ws://127.0.0.1:9/widget", "open", 1, "ack_timeout: 5s")
+	d := &echoDialer{}
+	if err := s.OpenSockets(d, 1); err != nil {
+		t.Fatal(err)
+	}
+	defer s.CloseSockets()
+	c := &clock{base: time.Now()}
+	v := s.NewVU(0, nil)
+	time.AfterFunc(100*time.Millisecond, func() { d.sockets[0].Close() })
+	v.Iterate(context.Background(), c, c.Now(), 1)
+	if k := c.iterations[0].Kind; k != transport.WSClosed {
+		t.Fatalf("frame on the dropped socket = %v, want ws_closed", k)
+	}
+	for deadline := time.Now().Add(3 * time.Second); d.dialled() < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	v.Iterate(context.Background(), c, c.Now(), 1)
+	if k := c.iterations[1].Kind; k != transport.OK {
+		t.Errorf("next frame, on the reopened socket = %v, want ok (its own ack, not the last frame's answer)", k)
+	}
 }

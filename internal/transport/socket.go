@@ -9,7 +9,8 @@ import (
 // Socket is one WebSocket connection. WriteText may be called from several
 // goroutines; Read from one at a time.
 type Socket interface {
-	// WriteText sends one text frame.
+	// WriteText sends one text frame. It fails when the write takes longer
+	// than the socket's WriteTimeout; every later write then fails at once.
 	WriteText(frame []byte) error
 	// Read waits for the next data frame. The slice is valid until the next
 	// Read. Pings are answered while it waits.
@@ -28,6 +29,10 @@ type SocketConfig struct {
 	Subprotocols []string
 	// Timeout bounds the handshake, connecting included.
 	Timeout time.Duration
+	// WriteTimeout bounds each frame's write: a target that stops reading
+	// fills the connection's buffers, and a write past it fails, after which
+	// the socket is unusable. Zero: no bound.
+	WriteTimeout time.Duration
 	// MaxFrameBytes caps a received frame; a larger one fails Read.
 	MaxFrameBytes int
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -49,19 +50,27 @@ func (d *Dialer) Dial(c transport.SocketConfig) (transport.Socket, error) {
 	if c.MaxFrameBytes > 0 {
 		conn.SetReadLimit(int64(c.MaxFrameBytes))
 	}
-	return &socket{c: conn}, nil
+	return &socket{c: conn, writeTimeout: c.WriteTimeout}, nil
 }
 
 type socket struct {
-	c   *websocket.Conn
-	wmu sync.Mutex // one writer at a time, as gorilla requires
-	buf bytes.Buffer
+	c            *websocket.Conn
+	writeTimeout time.Duration
+	wmu          sync.Mutex // one writer at a time, as gorilla requires
+	buf          bytes.Buffer
 }
 
-// WriteText sends one text frame.
+// WriteText sends one text frame, within the write timeout. After a failed
+// write gorilla fails every later one at once, so writers queued behind a
+// blocked one do not each wait out the timeout.
 func (s *socket) WriteText(frame []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.writeTimeout > 0 {
+		if err := s.c.SetWriteDeadline(time.Now().Add(s.writeTimeout)); err != nil {
+			return err
+		}
+	}
 	return s.c.WriteMessage(websocket.TextMessage, frame)
 }
 

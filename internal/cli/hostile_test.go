@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// A step overdriven 20× past what its workers can carry (20,000/s asked,
+// 50 workers × 50 ms = 1000/s possible) ends within its window + timeout +
+// grace, says how many arrivals it never sent, and is GENERATOR LIMITED.
+func TestOverdrivenStepEndsOnTime(t *testing.T) {
+	srv := delayServer(t, 50*time.Millisecond)
+	out := filepath.Join(t.TempDir(), "r.json")
+	plan := writePlan(t, fmt.Sprintf(`
+target: %s
+load: {rates: [20000], step: 1s, warmup: 0s, max_workers: 50}
+http: {timeout: 1s}
+scenarios: [{request: {url: /}}]
+`, srv.URL))
+	start := time.Now()
+	code, _, stderr := ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
+	// window 1s + timeout 1s + grace 2s, and a second for the preflight and a busy machine
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the run took %v, want at most about 4s", took)
+	}
+	if code != ExitOK {
+		t.Fatalf("exit = %d, want 0; stderr:\n%s", code, stderr)
+	}
+	s := readResult(t, out).Steps[0]
+	if s.NotSent < 10000 || s.Sent+s.NotSent != 20000 || s.Verdict != results.GeneratorLimited || s.Late < s.NotSent {
+		t.Errorf("sent %d, not sent %d, late %d, verdict %s %q; want most of 20000 not sent (and late), GENERATOR LIMITED",
+			s.Sent, s.NotSent, s.Late, s.Verdict, s.VerdictReasons)
+	}
+}
+
+// deafServer accepts websockets and never reads from them: once the
+// connection's buffers fill, every write to it blocks.
+func deafServer(t *testing.T) string {
+	t.Helper()
+	up := websocket.Upgrader{}
+	held := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		if tc, ok := c.NetConn().(*net.TCPConn); ok {
+			tc.SetReadBuffer(4096)
+		}
+		<-held
+		c.Close()
+	}))
+	t.Cleanup(func() { close(held); srv.Close() })
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+// A websocket target that stops reading cannot hold a run: writes have a
+// deadline (the ack timeout), a socket whose write failed is dropped and
+// reopened, and two 1 s steps of 200 KB frames end within their windows
+// and drains.
+func TestDeafWebSocketTargetEndsOnTime(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	plan := writePlan(t, fmt.Sprintf(`
+target: http://127.0.0.1:9
+load: {rates: [100, 100], step: 1s, warmup: 0s}
+scenarios:
+  - name: widget
+    websocket:
+      url: %s
+      connections: 2
+      send: '{"clientId":"{{uuid}}","pad":"%s"}'
+      ack: {json: clientId}
+      ack_timeout: 500ms
+`, deafServer(t), strings.Repeat("x", 200_000)))
+	start := time.Now()
+	code, _, stderr := ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
+	// each step: window 1s + drain (500ms + grace 2s) at most
+	if took := time.Since(start); took > 9*time.Second {
+		t.Errorf("the run took %v, want at most about 7s", took)
+	}
+	if code != ExitOK {
+		t.Fatalf("exit = %d, want 0; stderr:\n%s", code, stderr)
+	}
+	r := readResult(t, out)
+	for _, s := range r.Steps {
+		if s.Failed == 0 || s.OK != 0 {
+			t.Errorf("step %d: ok %d, failed %d %v; want every frame failed", s.Index+1, s.OK, s.Failed, s.Errors)
+		}
+	}
+	if ws := r.Steps[len(r.Steps)-1].WebSocket; ws == nil || ws.Dropped == 0 {
+		t.Errorf("sockets = %+v, want the sockets whose writes failed dropped (and reopened)", ws)
+	}
+}
