@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/ceiling-dev/ceiling/internal/cli"
+	"github.com/ceiling-dev/ceiling/internal/monitor"
 )
 
 func main() {
@@ -21,7 +22,9 @@ func main() {
 		<-sig // first: stop starting work, let in-flight requests finish, write what we have
 		fmt.Fprintln(os.Stderr, "\nceiling: stopping: finishing in-flight requests and writing the result (interrupt again to abort)")
 		cancel()
-		<-sig // second: abort at once
+		<-sig // second: abort at once, but leave no started target behind
+		fmt.Fprintln(os.Stderr, "ceiling: aborted; the result holds the steps written so far")
+		monitor.KillAll()
 		os.Exit(int(cli.ExitInterrupted))
 	}()
 	stopProfile := profile(os.Getenv("CEILING_CPUPROFILE"))

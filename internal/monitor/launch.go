@@ -93,6 +93,7 @@ func Launch(ctx context.Context, c LaunchConfig) (*Target, error) {
 		return nil, fmt.Errorf("launch target: %w", err)
 	}
 	t.cmd = cmd
+	live.add(t)
 	go func() {
 		t.waitErr = cmd.Wait()
 		t.closeLog()
@@ -194,6 +195,46 @@ func (t *Target) Exited() bool {
 // neither SIGTERM nor a way to signal a process group, so the processes the
 // shell started are not reached and may outlive it.
 func (t *Target) Stop() error {
-	t.stopOnce.Do(func() { t.stopErr = t.stop() })
+	t.stopOnce.Do(func() {
+		t.stopErr = t.stop()
+		live.remove(t)
+	})
 	return t.stopErr
+}
+
+// live holds the targets this process started and has not stopped.
+var live targets
+
+type targets struct {
+	mu  sync.Mutex
+	set map[*Target]struct{}
+}
+
+func (l *targets) add(t *Target) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.set == nil {
+		l.set = map[*Target]struct{}{}
+	}
+	l.set[t] = struct{}{}
+}
+
+func (l *targets) remove(t *Target) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.set, t)
+}
+
+// KillAll kills every target this process started and has not stopped, at
+// once and without a grace (on Unix, each one's whole process group), and
+// does not wait for them: for an abort (a second Ctrl-C), when there is no
+// time to stop them one by one but they must not outlive ceiling. On Linux
+// a target is also killed when ceiling dies without a chance to call it
+// (SIGKILL): it is started with a parent-death signal.
+func KillAll() {
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	for t := range live.set {
+		t.kill()
+	}
 }

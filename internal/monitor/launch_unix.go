@@ -14,11 +14,18 @@ import (
 )
 
 // shellCommand runs command through /bin/sh -c in a process group of its
-// own, which Stop signals as a whole.
+// own, which Stop signals as a whole; on Linux the shell (or what it execs)
+// is killed if ceiling dies.
 func shellCommand(command string) *exec.Cmd {
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	parentDeathSignal(cmd.SysProcAttr)
 	return cmd
+}
+
+// kill sends SIGKILL to the target's process group.
+func (t *Target) kill() {
+	_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
 }
 
 func (t *Target) stop() error {

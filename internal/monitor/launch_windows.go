@@ -43,3 +43,8 @@ func (t *Target) stop() error {
 	<-t.done
 	return nil
 }
+
+// kill kills the shell (the processes it started are not reached).
+func (t *Target) kill() {
+	_ = t.cmd.Process.Kill()
+}

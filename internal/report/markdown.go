@@ -29,6 +29,9 @@ func Markdown(w io.Writer, r *results.Result) {
 	if r.Interrupted {
 		fmt.Fprintf(w, "| note | **interrupted**: only finished steps are shown |\n")
 	}
+	if r.Unfinished {
+		fmt.Fprintf(w, "| note | **unfinished**: ceiling stopped before the run ended (killed, or a second Ctrl-C); only the steps it had written are shown |\n")
+	}
 	fmt.Fprintf(w, "\nReproduce:\n\n```\n%s\n```\n\n", r.Command)
 
 	columns := columnsOf(r)

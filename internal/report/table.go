@@ -188,6 +188,9 @@ func Text(w io.Writer, r *results.Result) {
 
 // footer writes thresholds and warnings; prefix starts each line.
 func footer(w io.Writer, r *results.Result, prefix string) {
+	if r.Unfinished {
+		fmt.Fprintf(w, "\n%sUNFINISHED: ceiling stopped before the run ended (killed, or a second Ctrl-C); only the steps it had written are shown, and the run did not pass\n", prefix)
+	}
 	if len(r.Thresholds) > 0 && r.Search == nil { // find: the steps above the edge fail by design
 		fmt.Fprintln(w)
 		for _, th := range r.Thresholds {

@@ -23,9 +23,13 @@ type Result struct {
 	StartedAt   time.Time  `json:"started_at"`
 	EndedAt     *time.Time `json:"ended_at"`
 	Interrupted bool       `json:"interrupted"`
-	Passed      bool       `json:"passed"`
-	Warnings    []string   `json:"warnings"`
-	Steps       []Step     `json:"steps"`
+	// Unfinished is true in every write before the run's last: a file that
+	// still says so was left by a ceiling that was killed (or aborted by a
+	// second Ctrl-C) mid-run. Such a result never passed.
+	Unfinished bool     `json:"unfinished,omitempty"`
+	Passed     bool     `json:"passed"`
+	Warnings   []string `json:"warnings"`
+	Steps      []Step   `json:"steps"`
 	// DuplicateIDs lists id values that repeated within the run, by source.
 	DuplicateIDs []DuplicateID `json:"duplicate_ids"`
 	Edge         *Edge         `json:"edge"`

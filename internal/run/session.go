@@ -130,6 +130,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (*Session, error) {
 		return nil, err
 	}
 	s.res = newResult(p, &o)
+	s.res.Unfinished = true // until Finish: a run killed mid-way must not read as a pass
 	s.judge()
 	if err := s.write(); err != nil {
 		s.closeTransport()
@@ -249,7 +250,8 @@ func duplicates(d []scenario.Duplicate, full bool) ([]results.DuplicateID, bool)
 }
 
 // judge evaluates thresholds, verdicts and validity; a strict run does not
-// pass with a validity finding, and a search passes when it found an edge.
+// pass with a validity finding, a search passes when it found an edge, and
+// nothing passes before it is finished.
 func (s *Session) judge() {
 	s.res.Evaluate(s.terms)
 	s.res.Judge(s.rules)
@@ -259,7 +261,7 @@ func (s *Session) judge() {
 	if s.found != nil {
 		s.res.Passed = *s.found
 	}
-	s.res.Passed = s.res.Passed && !s.res.Interrupted
+	s.res.Passed = s.res.Passed && !s.res.Interrupted && !s.res.Unfinished
 }
 
 func (s *Session) write() error {
@@ -280,7 +282,7 @@ func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
 		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base())
 	}
 	ended := time.Now().Round(0)
-	s.res.EndedAt = &ended
+	s.res.EndedAt, s.res.Unfinished = &ended, false
 	s.judge()
 	if err := s.write(); err != nil {
 		return nil, err

@@ -92,8 +92,8 @@ func TestSessionStepsThenFind(t *testing.T) {
 				t.Errorf("step at %v/s: %s, achieved %v/s, p99 %v ms; want HEALTHY, %v/s, 10 ms", rate, st.Verdict, st.AchievedRate, st.LatencyMS.P99, rate)
 			}
 		}
-		if on, _ := results.Read(out); on == nil || len(on.Steps) != 3 || on.Steps[2].Index != 2 {
-			t.Fatalf("result.json after three steps = %+v, want the three steps", on)
+		if on, _ := results.Read(out); on == nil || len(on.Steps) != 3 || on.Steps[2].Index != 2 || !on.Unfinished || on.Passed {
+			t.Fatalf("result.json after three steps = %+v, want the three steps, unfinished, not passed", on)
 		}
 		res, err := Find(t.Context(), s, search.Config{Start: 200, Precision: 0.05})
 		if err != nil {
@@ -112,8 +112,8 @@ func TestSessionStepsThenFind(t *testing.T) {
 			t.Errorf("the edge's step %d = %v/s, slo %v; want the edge's rate, passed", res.Edge.Step, edge.TargetRate, edge.SLOPassed)
 		}
 		on, err := results.Read(out)
-		if err != nil || len(on.Steps) != len(res.Steps) || len(on.Steps) < 6 || on.Search == nil || on.Search.Answer != res.Search.Answer {
-			t.Fatalf("result.json = %d steps (err %v), want the %d run, with the answer", len(on.Steps), err, len(res.Steps))
+		if err != nil || len(on.Steps) != len(res.Steps) || len(on.Steps) < 6 || on.Search == nil || on.Search.Answer != res.Search.Answer || on.Unfinished || !on.Passed {
+			t.Fatalf("result.json = %d steps (err %v), want the %d run, with the answer, finished and passed", len(on.Steps), err, len(res.Steps))
 		}
 		for i, st := range on.Steps {
 			if st.Index != i {

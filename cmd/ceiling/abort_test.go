@@ -1,0 +1,149 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a bytes.Buffer safe to write from the command's copier
+// and read from the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitUntil polls cond every 20 ms for up to d.
+func waitUntil(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+// gone reports whether pid has exited (a zombie waiting to be reaped counts
+// as exited).
+func gone(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z'
+}
+
+// runWithTarget starts ceiling on a run of several 1 s steps against a
+// target it starts itself (this binary's demo-target), and returns it once
+// the first step is in result.json, with the target's pid.
+func runWithTarget(t *testing.T, out string) (*os.Process, int, *lockedBuffer) {
+	t.Helper()
+	port := freePort(t)
+	cmd := ceiling("run", "--monitor-cmd", fmt.Sprintf("exec %s demo-target --addr 127.0.0.1:%d", os.Args[0], port),
+		"--url", fmt.Sprintf("http://127.0.0.1:%d/health", port), "--rate", "20,20,20,20,20,20,20,20,20,20", "--step", "1s", "--warmup", "0s", "--out", out)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pidLine := regexp.MustCompile(`\(pid (\d+),`)
+	var pid int
+	started := waitUntil(15*time.Second, func() bool {
+		m := pidLine.FindStringSubmatch(stderr.String())
+		if m != nil {
+			pid, _ = strconv.Atoi(m[1])
+		}
+		data, _ := os.ReadFile(out)
+		return pid > 0 && strings.Contains(string(data), `"index": 0`)
+	})
+	if !started {
+		t.Fatalf("no target pid or no finished step within 15s; stderr:\n%s", stderr.String())
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	return cmd.Process, pid, stderr
+}
+
+// unfinished reads result.json's unfinished and passed.
+func unfinished(t *testing.T, path string) (bool, bool) {
+	t.Helper()
+	var r struct {
+		Unfinished bool `json:"unfinished"`
+		Passed     bool `json:"passed"`
+	}
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(data, &r)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Unfinished, r.Passed
+}
+
+// ceiling killed mid-run (SIGKILL: no chance to clean up) leaves a result
+// that says it is unfinished and did not pass, and its target dies with it.
+func TestKilledRunLeavesUnfinishedResultAndNoTarget(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	proc, target, _ := runWithTarget(t, out)
+	proc.Signal(syscall.SIGKILL)
+	proc.Wait()
+	if u, p := unfinished(t, out); !u || p {
+		t.Errorf("result after SIGKILL: unfinished %v, passed %v; want true, false", u, p)
+	}
+	if !waitUntil(3*time.Second, func() bool { return gone(target) }) {
+		t.Errorf("the target (pid %d) outlived ceiling's SIGKILL", target)
+	}
+}
+
+// A second Ctrl-C aborts at once (exit 130) but still kills the target
+// ceiling started.
+func TestDoubleInterruptKillsTarget(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	proc, target, stderr := runWithTarget(t, out)
+	proc.Signal(syscall.SIGINT)
+	time.Sleep(50 * time.Millisecond)
+	proc.Signal(syscall.SIGINT)
+	done := make(chan int, 1)
+	go func() {
+		st, _ := proc.Wait()
+		done <- st.ExitCode()
+	}()
+	select {
+	case code := <-done:
+		if code != 130 {
+			t.Errorf("exit = %d, want 130; stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ceiling did not exit within 5s of the second interrupt")
+	}
+	if !waitUntil(3*time.Second, func() bool { return gone(target) }) {
+		t.Errorf("the target (pid %d) outlived ceiling's abort", target)
+	}
+}
