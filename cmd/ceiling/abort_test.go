@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,14 +61,27 @@ func gone(pid int) bool {
 	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z'
 }
 
-// runWithTarget starts ceiling on a run of several 1 s steps against a
-// target it starts itself (this binary's demo-target), and returns it once
-// the first step is in result.json, with the target's pid.
-func runWithTarget(t *testing.T, out string) (*os.Process, int, *lockedBuffer) {
+// runWithTarget starts ceiling on a run of several 1 s steps with a target
+// it starts itself (this binary's demo-target), sending its requests to
+// url (or to the target when url is empty), and returns it once the first
+// step is in result.json, with the target's pid.
+func runWithTarget(t *testing.T, out, url string) (*os.Process, int, *lockedBuffer) {
 	t.Helper()
 	port := freePort(t)
-	cmd := ceiling("run", "--monitor-cmd", fmt.Sprintf("exec %s demo-target --addr 127.0.0.1:%d", os.Args[0], port),
-		"--url", fmt.Sprintf("http://127.0.0.1:%d/health", port), "--rate", "20,20,20,20,20,20,20,20,20,20", "--step", "1s", "--warmup", "0s", "--out", out)
+	health := fmt.Sprintf("http://127.0.0.1:%d/health", port)
+	if url == "" {
+		url = health
+	}
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	text := fmt.Sprintf(`
+load: {rates: [20, 20, 20, 20, 20, 20, 20, 20, 20, 20], step: 1s, warmup: 0s}
+scenarios: [{request: {url: %q}}]
+monitor: {command: "exec %s demo-target --addr 127.0.0.1:%d", ready: %q}
+`, url, os.Args[0], port, health)
+	if err := os.WriteFile(plan, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := ceiling("run", plan, "--out", out)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -111,7 +126,7 @@ func unfinished(t *testing.T, path string) (bool, bool) {
 // that says it is unfinished and did not pass, and its target dies with it.
 func TestKilledRunLeavesUnfinishedResultAndNoTarget(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
-	proc, target, _ := runWithTarget(t, out)
+	proc, target, _ := runWithTarget(t, out, "")
 	proc.Signal(syscall.SIGKILL)
 	proc.Wait()
 	if u, p := unfinished(t, out); !u || p {
@@ -122,11 +137,18 @@ func TestKilledRunLeavesUnfinishedResultAndNoTarget(t *testing.T) {
 	}
 }
 
-// A second Ctrl-C aborts at once (exit 130) but still kills the target
-// ceiling started.
+// A second Ctrl-C aborts at once (exit 130), while the first still waits
+// for slow requests in flight, but it kills the target ceiling started.
 func TestDoubleInterruptKillsTarget(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(2500 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
 	out := filepath.Join(t.TempDir(), "r.json")
-	proc, target, stderr := runWithTarget(t, out)
+	proc, target, stderr := runWithTarget(t, out, slow.URL)
 	proc.Signal(syscall.SIGINT)
 	time.Sleep(50 * time.Millisecond)
 	proc.Signal(syscall.SIGINT)
