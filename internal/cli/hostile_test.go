@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -100,5 +102,41 @@ scenarios:
 	}
 	if ws := r.Steps[len(r.Steps)-1].WebSocket; ws == nil || ws.Dropped == 0 {
 		t.Errorf("sockets = %+v, want the sockets whose writes failed dropped (and reopened)", ws)
+	}
+}
+
+// A value taken from a response that holds a CR/LF is never written into a
+// header (it would inject others): the request is not sent, its iteration
+// fails as a check, and the step says why.
+func TestInjectedHeaderIsRefused(t *testing.T) {
+	var injected atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Injected") != "" {
+			injected.Add(1)
+		}
+		if r.URL.Path == "/login" {
+			w.Write([]byte(`{"token":"abc\r\nX-Injected: yes"}`))
+		}
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	plan := writePlan(t, fmt.Sprintf(`
+target: %s
+load: {rates: [20], step: 1s, warmup: 0s}
+scenarios:
+  - name: api
+    steps:
+      - request: {method: POST, url: /login}
+        extract: {token: {json: token}}
+      - request: {url: /api, headers: {Authorization: "Bearer {{.token}}"}}
+`, srv.URL))
+	ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
+	if n := injected.Load(); n != 0 {
+		t.Errorf("the server received %d injected headers", n)
+	}
+	s := readResult(t, out).Steps[0]
+	warned := slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "CR, LF or NUL") })
+	if len(s.Scenarios) == 0 || s.Scenarios[0].Errors["check"] == 0 || !warned {
+		t.Errorf("scenarios %+v, warnings %q; want the iterations failed as check and a warning naming the CR/LF", s.Scenarios, s.Warnings)
 	}
 }

@@ -71,6 +71,7 @@ type Session struct {
 	watch   *watch
 	sinks   *sinks
 	index   int
+	refused int64 // requests the scenarios refused to send, so far
 
 	// What a search sets (see Finder).
 	found         *bool         // whether an edge was found, which is what passed means
@@ -222,6 +223,10 @@ func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) 
 		})
 	}
 	step.Warnings = append(step.Warnings, socketWarnings(step.WebSocket)...)
+	if n, why := s.set.Refused(); n > s.refused {
+		step.Warnings = append(step.Warnings, fmt.Sprintf("%d requests were not sent, their iterations failed as checks: %s", n-s.refused, why))
+		s.refused = n
+	}
 	s.res.Steps = append(s.res.Steps, step)
 	s.res.NoteDuplicates(duplicates(s.set.Duplicates()))
 	if ctx.Err() != nil {

@@ -125,12 +125,18 @@ func (v *VU) build(r *request) (*transport.Request, error) {
 	}
 	for _, h := range r.headers {
 		val, err := v.renderString(h.value)
+		if err == nil && !h.value.static() {
+			err = v.set.refuse(headerSafe(h.name, val))
+		}
 		if err != nil {
 			return nil, err
 		}
 		tr.Header = append(tr.Header, [2]string{h.name, val})
 	}
 	if c := v.jar.header(tr.URL); c != "" {
+		if err := v.set.refuse(headerSafe("Cookie", c)); err != nil {
+			return nil, err
+		}
 		tr.Header = append(tr.Header, [2]string{"Cookie", c})
 	}
 	switch {
@@ -142,6 +148,17 @@ func (v *VU) build(r *request) (*transport.Request, error) {
 		tr.Body = nil
 	}
 	return tr, err
+}
+
+// headerSafe refuses a header whose name or value holds a CR, LF or NUL:
+// sent as it is, it would end the header early and inject others. The plan
+// refuses such values written in it; a rendered one (a value extracted
+// from a response, or read from a data file) is checked here.
+func headerSafe(name, value string) error {
+	if strings.ContainsAny(name, "\r\n\x00") || strings.ContainsAny(value, "\r\n\x00") {
+		return fmt.Errorf("header %s: its value holds a CR, LF or NUL, which would inject headers: not sent", name)
+	}
+	return nil
 }
 
 // extractor takes one value out of a response.

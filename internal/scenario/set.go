@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +35,35 @@ type Set struct {
 	connects       connects // handshake times of every websocket scenario
 	idVars         []int    // indexes into vars of the vars watched for repeats
 	idVarNames     []string // their sources, as reported
+	refused        refusals
+}
+
+// refusals counts the requests not sent because what they would have sent
+// was unsafe (see headerSafe), and keeps the first reason.
+type refusals struct {
+	n     atomic.Int64
+	once  sync.Once
+	first string // written once, before n first grows
+}
+
+// refuse notes err, if not nil, as a refused request and returns it.
+func (s *Set) refuse(err error) error {
+	if err != nil {
+		s.refused.once.Do(func() { s.refused.first = err.Error() })
+		s.refused.n.Add(1)
+	}
+	return err
+}
+
+// Refused returns how many requests were not sent because a rendered
+// header would have injected others (their iterations fail as checks), and
+// the first reason.
+func (s *Set) Refused() (int64, string) {
+	n := s.refused.n.Load()
+	if n == 0 {
+		return 0, ""
+	}
+	return n, s.refused.first
 }
 
 // compiled is one scenario: its steps (one for a single request), or its

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -139,6 +141,7 @@ func (s *h1Session) Do(r *transport.Request, out *transport.Outcome) {
 	now := time.Now()
 	deadline := now.Add(s.h.cfg.Timeout)
 	resp, err := s.roundTrip(&s.line, s.enc, now, deadline, out)
+	hop := redirect{url: r.URL, method: r.Method, header: r.Header, body: r.Body}
 	for hops := 0; err == nil && s.h.cfg.FollowRedirects && isRedirect(resp.status); hops++ {
 		loc, ok := s.location()
 		if !ok {
@@ -148,7 +151,7 @@ func (s *h1Session) Do(r *transport.Request, out *transport.Outcome) {
 			out.Kind = transport.Protocol
 			return
 		}
-		resp, err = s.follow(r, resp.status, loc, deadline, out)
+		resp, err = s.follow(&hop, r.URL, resp.status, loc, deadline, out)
 		out.Redirected = true
 	}
 	out.BytesIn = resp.body
@@ -282,11 +285,26 @@ func (s *h1Session) drop(c *h1Conn) {
 	s.mu.Unlock()
 }
 
+// redirect is the request a redirect chain is at: each hop resolves its
+// Location against the last URL, and a method that a 303 (or a 301/302
+// of a POST) turned into a GET stays one.
+type redirect struct {
+	url    string
+	method string
+	header [][2]string
+	body   []byte
+}
+
+// sensitive are the headers a redirect to another host does not carry, as
+// browsers, curl and Go's own client do.
+var sensitive = []string{"Authorization", "Proxy-Authorization", "Cookie", "Cookie2", "WWW-Authenticate"}
+
 // follow sends the request a redirect points to: 303, and 301/302 after a
-// POST, become a GET without a body, as browsers do; 307 and 308 repeat the
-// method and body.
-func (s *h1Session) follow(r *transport.Request, status int, location string, deadline time.Time, out *transport.Outcome) (response, error) {
-	base, err := url.Parse(r.URL)
+// POST, become a GET without a body. Credentials (sensitive headers, and
+// the user information of the first URL) go only to the first URL's host
+// or its subdomains.
+func (s *h1Session) follow(hop *redirect, first string, status int, location string, deadline time.Time, out *transport.Outcome) (response, error) {
+	base, err := url.Parse(hop.url)
 	if err != nil {
 		return response{}, errMalformed
 	}
@@ -294,16 +312,34 @@ func (s *h1Session) follow(r *transport.Request, status int, location string, de
 	if err != nil {
 		return response{}, errMalformed
 	}
-	method, body := r.Method, r.Body
-	if status == 303 || (status <= 302 && method == "POST") {
-		method, body = "GET", nil
+	if status == 303 || (status <= 302 && hop.method == "POST") {
+		hop.method, hop.body = "GET", nil
 	}
-	line, err := parseRequestLine(method, base.ResolveReference(ref).String())
+	next := base.ResolveReference(ref)
+	if !sameSite(first, next) {
+		hop.header = slices.DeleteFunc(slices.Clone(hop.header), func(h [2]string) bool {
+			return slices.ContainsFunc(sensitive, func(n string) bool { return strings.EqualFold(n, h[0]) })
+		})
+		next.User = nil
+	}
+	hop.url = next.String()
+	line, err := parseRequestLine(hop.method, hop.url)
 	if err != nil {
 		return response{}, errMalformed
 	}
-	enc := encodeRequest(nil, &line, r.Header, body)
+	enc := encodeRequest(nil, &line, hop.header, hop.body)
 	return s.roundTrip(&line, enc, time.Now(), deadline, out)
+}
+
+// sameSite reports whether next is on the host of the URL first, or a
+// subdomain of it (ports aside).
+func sameSite(first string, next *url.URL) bool {
+	u, err := url.Parse(first)
+	if err != nil {
+		return false
+	}
+	a, b := strings.ToLower(u.Hostname()), strings.ToLower(next.Hostname())
+	return a == b || strings.HasSuffix(b, "."+a) && net.ParseIP(a) == nil
 }
 
 func isRedirect(status int) bool {

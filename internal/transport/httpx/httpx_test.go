@@ -2,10 +2,13 @@ package httpx
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -306,5 +309,67 @@ func TestAbortDuringExchange(t *testing.T) {
 	s.Do(&transport.Request{Method: "GET", URL: srv.URL + "/ok"}, &out)
 	if out.Kind != transport.OK || out.Retried {
 		t.Errorf("exchange after the abort = %v (retried %v), want ok on a new connection", out.Kind, out.Retried)
+	}
+}
+
+// credentialServer records the Authorization and Cookie headers of the
+// requests to /landing, and redirects /go to where ?to= says.
+func credentialServer(t *testing.T) (*httptest.Server, func() (auth, cookie string)) {
+	t.Helper()
+	var mu sync.Mutex
+	var auth, cookie string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/go":
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+		case "/landing":
+			mu.Lock()
+			auth, cookie = r.Header.Get("Authorization"), r.Header.Get("Cookie")
+			mu.Unlock()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() (string, string) { mu.Lock(); defer mu.Unlock(); return auth, cookie }
+}
+
+// Following a redirect to another host drops the credentials (as browsers,
+// curl and Go's client do); to the same host it keeps them.
+func TestRedirectDropsCredentialsAcrossHosts(t *testing.T) {
+	srv, seen := credentialServer(t)
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	ex := New(Config{Timeout: 2 * time.Second, FollowRedirects: true})
+	defer ex.Close()
+	for _, tt := range []struct {
+		to       string
+		withCred bool
+	}{
+		{fmt.Sprintf("http://localhost:%d/landing", port), false}, // 127.0.0.1 → localhost: another host
+		{"/landing", true}, // the same host
+	} {
+		var out transport.Outcome
+		hdr := [][2]string{{"Authorization", "Bearer secret"}, {"Cookie", "sid=secret"}}
+		ex.Session().Do(&transport.Request{Method: "GET", URL: srv.URL + "/go?to=" + url.QueryEscape(tt.to), Header: hdr}, &out)
+		auth, cookie := seen()
+		if out.Kind != transport.OK || (auth != "") != tt.withCred || (cookie != "") != tt.withCred {
+			t.Errorf("redirect to %s: %v, landing saw Authorization %q, Cookie %q; want credentials %v", tt.to, out.Kind, auth, cookie, tt.withCred)
+		}
+	}
+}
+
+// The user information of a URL is sent as Basic authentication, unless the
+// request has its own Authorization.
+func TestURLUserInfoIsBasicAuth(t *testing.T) {
+	srv, seen := credentialServer(t)
+	ex := New(Config{Timeout: 2 * time.Second})
+	defer ex.Close()
+	u := strings.Replace(srv.URL, "http://", "http://alice:s3cret@", 1) + "/landing"
+	var out transport.Outcome
+	ex.Session().Do(&transport.Request{Method: "GET", URL: u}, &out)
+	if auth, _ := seen(); auth != "Basic YWxpY2U6czNjcmV0" {
+		t.Errorf("Authorization = %q, want Basic alice:s3cret", auth)
+	}
+	ex.Session().Do(&transport.Request{Method: "GET", URL: u, Header: [][2]string{{"Authorization", "Bearer x"}}}, &out)
+	if auth, _ := seen(); auth != "Bearer x" {
+		t.Errorf("Authorization = %q, want the request's own", auth)
 	}
 }

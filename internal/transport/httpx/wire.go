@@ -3,6 +3,7 @@ package httpx
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"io"
 	"net/url"
@@ -32,13 +33,15 @@ func encodeRequest(dst []byte, r *requestLine, header [][2]string, body []byte) 
 	dst = append(dst, ' ')
 	dst = append(dst, r.target...)
 	dst = append(dst, " HTTP/1.1\r\n"...)
-	hasHost, hasUA := false, false
+	hasHost, hasUA, hasAuth := false, false, false
 	for _, h := range header {
 		switch {
 		case strings.EqualFold(h[0], "Host"):
 			hasHost = true
 		case strings.EqualFold(h[0], "User-Agent"):
 			hasUA = true
+		case strings.EqualFold(h[0], "Authorization"):
+			hasAuth = true
 		case strings.EqualFold(h[0], "Content-Length"):
 			continue // computed from the body
 		}
@@ -54,6 +57,11 @@ func encodeRequest(dst []byte, r *requestLine, header [][2]string, body []byte) 
 	}
 	if !hasUA {
 		dst = append(dst, "User-Agent: ceiling\r\n"...)
+	}
+	if !hasAuth && r.auth != "" {
+		dst = append(dst, "Authorization: "...)
+		dst = append(dst, r.auth...)
+		dst = append(dst, "\r\n"...)
 	}
 	if body != nil || r.method == "POST" || r.method == "PUT" || r.method == "PATCH" {
 		dst = append(dst, "Content-Length: "...)
@@ -71,6 +79,10 @@ type requestLine struct {
 	host   string // Host header value
 	addr   string // host:port to dial
 	tls    bool
+	// auth is the Authorization value ("Basic ...") of the URL's user
+	// information (http://user:pass@host/), sent unless the request has its
+	// own; "" when the URL has none.
+	auth string
 }
 
 func parseRequestLine(method, raw string) (requestLine, error) {
@@ -79,6 +91,10 @@ func parseRequestLine(method, raw string) (requestLine, error) {
 		return requestLine{}, err
 	}
 	rl := requestLine{method: method, host: u.Host, target: u.EscapedPath()}
+	if u.User != nil {
+		pass, _ := u.User.Password()
+		rl.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
+	}
 	switch u.Scheme {
 	case "http":
 	case "https":
