@@ -16,7 +16,7 @@ const module = "github.com/ceiling-dev/ceiling/"
 // may import only packages of a lower layer. sink and demo stand in for
 // real servers and import nothing from the load path.
 var layer = map[string]int{
-	"internal/transport": 0, "internal/schedule": 0, "internal/plan": 0,
+	"internal/transport": 0, "internal/schedule": 0, "internal/plan": 0, "internal/secret": 0,
 	"internal/metrics": 1,
 	"internal/slo":     2, "internal/scenario": 2,
 	"internal/transport/httpx": 3, "internal/transport/wsx": 3,

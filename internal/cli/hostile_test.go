@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -138,5 +139,53 @@ scenarios:
 	warned := slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "CR, LF or NUL") })
 	if len(s.Scenarios) == 0 || s.Scenarios[0].Errors["check"] == 0 || !warned {
 		t.Errorf("scenarios %+v, warnings %q; want the iterations failed as check and a warning naming the CR/LF", s.Scenarios, s.Warnings)
+	}
+}
+
+// Credentials given on the command line or in a data file reach neither
+// result.json, nor the reports, nor the terminal; a result that holds
+// values of a data file is readable by its owner only.
+func TestSecretsStayOutOfOutputs(t *testing.T) {
+	srv := delayServer(t, 0)
+	dir := t.TempDir()
+	out, page := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
+	target := strings.Replace(srv.URL, "http://", "http://alice:pw-URL-SECRET@", 1) + "/x?access_token=TOKEN-SECRET&page=2"
+	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", target, "--rate", "20", "--step", "500ms", "--warmup", "0s",
+		"--header", "Authorization: Bearer HEADER-SECRET", "--header", "Cookie: sid=COOKIE-SECRET", "--out", out, "--md", "--html", page)
+	if code != ExitOK {
+		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
+	}
+	result, _ := os.ReadFile(out)
+	html, _ := os.ReadFile(page)
+	for name, text := range map[string]string{"result.json": string(result), "report.html": string(html), "stdout": stdout, "stderr": stderr} {
+		for _, s := range []string{"URL-SECRET", "TOKEN-SECRET", "HEADER-SECRET", "COOKIE-SECRET"} {
+			if strings.Contains(text, s) {
+				t.Errorf("%s holds %s", name, s)
+			}
+		}
+	}
+	if !strings.Contains(string(result), "Authorization: \\u003credacted\\u003e") && !strings.Contains(string(result), "Authorization: <redacted>") {
+		t.Errorf("result.json's command does not say the header was redacted:\n%s", result)
+	}
+
+	users := filepath.Join(dir, "users.csv")
+	os.WriteFile(users, []byte("email,password\na@x.test,PASSWORD-SECRET\n"), 0o600)
+	plan := writePlan(t, fmt.Sprintf(`
+target: %s
+load: {rates: [20], step: 500ms, warmup: 0s}
+data: {users: %s}
+vars: {clientKey: "{{.user.password}}"}
+scenarios: [{request: {url: "/?k={{.clientKey}}"}}]
+`, srv.URL, users))
+	code, _, stderr = ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
+	}
+	result, _ = os.ReadFile(out)
+	if r := readResult(t, out); len(r.DuplicateIDs) == 0 || strings.Contains(string(result), "PASSWORD-SECRET") {
+		t.Errorf("duplicates %+v: want the repeated data value noted, its example redacted", r.DuplicateIDs)
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("result.json with data-file values has mode %v (err %v), want 0600", st.Mode().Perm(), err)
 	}
 }

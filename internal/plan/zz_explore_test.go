@@ -51,3 +51,22 @@ func TestXHeaders(t *testing.T) {
 	_, err := Parse("p.yaml", []byte(s))
 	t.Logf("headers %d bytes %d: %v err=%.300v", n, len(s), time.Since(t0), err)
 }
+
+func TestXUnknownBomb(t *testing.T) {
+	k, _ := strconv.Atoi(os.Getenv("K"))
+	n, _ := strconv.Atoi(os.Getenv("N"))
+	var b strings.Builder
+	b.WriteString("target: http://h\nload: {rates: [1]}\ns: &s {request: {url: /}")
+	for i := range k {
+		fmt.Fprintf(&b, ", u%d: 1", i)
+	}
+	b.WriteString("}\nscenarios: [")
+	for range n {
+		b.WriteString("*s, ")
+	}
+	b.WriteString("]\n")
+	s := b.String()
+	t0 := time.Now()
+	_, err := Parse("p.yaml", []byte(s))
+	t.Logf("k %d n %d bytes %d: %v problems=%d", k, n, len(s), time.Since(t0), strings.Count(fmt.Sprint(err), "\n"))
+}

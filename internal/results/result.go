@@ -239,9 +239,16 @@ type Sockets struct {
 	ConnectMS   metrics.Latency `json:"connect_ms"`
 }
 
-// Write stores r at path atomically: a temporary file in the same folder,
-// synced, then renamed over path.
-func Write(path string, r *Result) error {
+// Public and Private are the modes a result is written with: private when
+// it holds values from a data file (ids, tags), which may be personal.
+const (
+	Public  os.FileMode = 0o644
+	Private os.FileMode = 0o600
+)
+
+// Write stores r at path atomically with mode perm: a temporary file in the
+// same folder, synced, then renamed over path.
+func Write(path string, r *Result, perm os.FileMode) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
@@ -252,7 +259,7 @@ func Write(path string, r *Result) error {
 		return fmt.Errorf("write result: %w", err)
 	}
 	tmp := f.Name()
-	err = f.Chmod(0o644) // CreateTemp makes it private; a result is for reading
+	err = f.Chmod(perm) // CreateTemp makes it private
 	if err == nil {
 		_, err = f.Write(append(data, '\n'))
 	}

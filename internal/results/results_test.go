@@ -44,7 +44,7 @@ func TestWriteReadAtomic(t *testing.T) {
 	path := filepath.Join(dir, "result.json")
 	r := &Result{Schema: Schema, Command: "ceiling run x", Steps: []Step{step(100, 5)}}
 	for range 2 {
-		if err := Write(path, r); err != nil {
+		if err := Write(path, r, Public); err != nil {
 			t.Fatal(err)
 		}
 	}

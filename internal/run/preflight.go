@@ -6,6 +6,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
+	"github.com/ceiling-dev/ceiling/internal/secret"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -31,19 +32,19 @@ func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) error {
 }
 
 // Describe names what a plan sends: the request of a one-request plan, or
-// its scenarios.
+// its scenarios; URLs with their secrets redacted.
 func Describe(p *plan.Plan) string {
 	if len(p.Scenarios) == 1 {
 		switch sc := &p.Scenarios[0]; {
 		case sc.WebSocket != nil:
-			return fmt.Sprintf("websocket %s over %d sockets", p.WebSocketURL(sc.WebSocket), max(sc.WebSocket.Connections, 1))
+			return fmt.Sprintf("websocket %s over %d sockets", secret.URL(p.WebSocketURL(sc.WebSocket)), max(sc.WebSocket.Connections, 1))
 		case len(sc.Steps) == 0:
-			return sc.Request.Method + " " + p.URL(sc)
+			return sc.Request.Method + " " + secret.URL(p.URL(sc))
 		}
 	}
 	names := make([]string, len(p.Scenarios))
 	for i := range p.Scenarios {
 		names[i] = p.Scenarios[i].Name
 	}
-	return fmt.Sprintf("%d scenarios (%s) against %s", len(names), strings.Join(names, ", "), p.Target)
+	return fmt.Sprintf("%d scenarios (%s) against %s", len(names), strings.Join(names, ", "), secret.URL(p.Target))
 }

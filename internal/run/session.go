@@ -15,6 +15,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
+	"github.com/ceiling-dev/ceiling/internal/secret"
 	"github.com/ceiling-dev/ceiling/internal/slo"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 	"github.com/ceiling-dev/ceiling/internal/transport/wsx"
@@ -150,12 +151,15 @@ func newResult(p *plan.Plan, o *Options) *results.Result {
 	}
 	name, _ := os.Hostname()
 	return &results.Result{
-		Schema: results.Schema, Command: reproduce(o.Args), Name: p.Name, Target: target,
+		Schema: results.Schema, Command: reproduce(secrets(p).Args(o.Args)), Name: p.Name, Target: secret.URL(target),
 		Host:      results.Host{Hostname: name, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Version: o.Version},
 		StartedAt: time.Now().Round(0), Warnings: []string{}, Steps: []results.Step{},
 		DuplicateIDs: []results.DuplicateID{}, Invalid: []string{},
 	}
 }
+
+// secrets are the header names whose values p keeps out of what is written.
+func secrets(p *plan.Plan) secret.Names { return nil }
 
 // reproduce returns ceiling's command line, quoted for a POSIX shell.
 func reproduce(args []string) string {
@@ -273,7 +277,11 @@ func (s *Session) write() error {
 	if s.o.Out == "" {
 		return nil
 	}
-	return results.Write(s.o.Out, s.res)
+	perm := results.Public
+	if s.p.Data.Users != "" {
+		perm = results.Private // ids and tags may hold the data file's values
+	}
+	return results.Write(s.o.Out, s.res, perm)
 }
 
 // Finish waits for late deliveries (up to Drain, less once ctx is

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ceiling-dev/ceiling/internal/secret"
 )
 
 // The duplicate-id detector. Values that templates make with uuid or seq
@@ -50,6 +52,16 @@ type ids struct {
 	dups    map[string]int64  // by source
 	example map[string]string // a repeated value, by source
 	full    bool
+	hidden  map[string]bool // sources whose values come from a data file; written while compiling
+}
+
+// hideIfData keeps the values of source, made by template text, out of the
+// examples when they come from the data file (a column such as a password
+// could be one): the example then says only that it was redacted.
+func (d *ids) hideIfData(source, text string) {
+	if strings.Contains(text, ".user") {
+		d.hidden[source] = true
+	}
 }
 
 type idShard struct {
@@ -58,7 +70,7 @@ type idShard struct {
 }
 
 func newIDs() *ids {
-	d := &ids{seed: maphash.MakeSeed(), dups: map[string]int64{}, example: map[string]string{}}
+	d := &ids{seed: maphash.MakeSeed(), dups: map[string]int64{}, example: map[string]string{}, hidden: map[string]bool{}}
 	for i := range d.shards {
 		d.shards[i].seen = map[uint64]struct{}{}
 	}
@@ -85,6 +97,9 @@ func (d *ids) see(source, value string) {
 	d.mu.Lock()
 	d.dups[source]++
 	if _, ok := d.example[source]; !ok {
+		if d.hidden[source] {
+			value = secret.Redacted
+		}
 		d.example[source] = value
 	}
 	d.full = d.total.Load() >= maxIDs

@@ -29,12 +29,13 @@ type request struct {
 }
 
 // watchIDs marks the id headers whose values may repeat: those not made
-// unique by uuid or seq (unique lists the vars that are).
-func (r *request) watchIDs(unique []string) {
+// unique by uuid or seq (unique lists the vars that are), in d.
+func (r *request) watchIDs(unique []string, d *ids) {
 	for i, h := range r.headers {
 		if slices.Contains(idHeaders, strings.ToLower(h.name)) && !uniqueByConstruction(h.value.s, unique) {
 			r.ids = append(r.ids, i)
 			r.idNames = append(r.idNames, "header "+h.name)
+			d.hideIfData("header "+h.name, h.value.s)
 		}
 	}
 }

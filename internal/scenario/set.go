@@ -137,7 +137,7 @@ func Compile(p *plan.Plan) (*Set, error) {
 	}
 	for _, c := range s.scenarios {
 		for _, r := range c.steps {
-			r.watchIDs(unique)
+			r.watchIDs(unique, s.ids)
 		}
 	}
 	for i := range p.Login {
@@ -146,7 +146,7 @@ func Compile(p *plan.Plan) (*Set, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.watchIDs(unique)
+		r.watchIDs(unique, s.ids)
 		s.login = append(s.login, r)
 	}
 	return s, nil
@@ -174,6 +174,7 @@ func (s *Set) compileVars(p *plan.Plan) ([]string, error) {
 		case idName.MatchString(n):
 			s.idVars = append(s.idVars, len(s.vars)-1)
 			s.idVarNames = append(s.idVarNames, "vars."+n)
+			s.ids.hideIfData("vars."+n, p.Vars[n])
 		}
 	}
 	return unique, nil

@@ -63,6 +63,8 @@ func writeMetrics(w io.Writer, st Stats) error {
 	counter(&b, "sink_ids_total", "Distinct message ids received.", st.IDs)
 	counter(&b, "sink_duplicates_total", "Arrivals of a message id received before.", st.Duplicates)
 	counter(&b, "sink_no_id_total", "Request bodies without a message id.", st.NoID)
+	counter(&b, "sink_unchecked_total", "Arrivals whose id could not be checked for repeats: the id set was full.", st.Unchecked)
+	counter(&b, "sink_unlogged_total", "Arrivals not kept for the delivery ledger: too many were waiting to be read.", st.Unlogged)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

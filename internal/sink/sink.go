@@ -45,6 +45,10 @@ type Options struct {
 	// Seed makes the latency and error draws deterministic: request n,
 	// in the order bodies finish arriving, always gets the same draws.
 	Seed uint64
+	// MaxIDs is how many distinct ids the sink remembers to count ids and
+	// duplicates; past it, arrivals of ids it does not remember are
+	// counted as Stats.Unchecked, with a warning. Zero: DefaultMaxIDs.
+	MaxIDs int
 }
 
 // maxBody is the largest request body the sink reads; larger ones are
@@ -130,21 +134,25 @@ func build(o Options) (*Sink, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	if o.MaxIDs < 0 {
+		errs = append(errs, fmt.Errorf("max_ids: %d is negative", o.MaxIDs))
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	now := time.Now()
 	s := &Sink{
 		name:    o.Name,
 		quit:    make(chan struct{}),
 		served:  make(chan struct{}),
-		start:   time.Now(),
+		start:   now,
 		latency: newSampler(o.Latency),
 		errRate: o.ErrorRate,
 		status:  cmp.Or(o.Status, http.StatusOK),
 		body:    []byte(cmp.Or(o.Body, `{"ok":true}`)),
 		ids:     ids,
 		seed:    o.Seed,
-		ledger:  newLedger(),
+		ledger:  newLedger(now, cmp.Or(o.MaxIDs, DefaultMaxIDs)),
 		bufs:    sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 4096)) }},
 	}
 	s.ctype = contentType(s.body)
@@ -186,10 +194,13 @@ func (s *Sink) Close() error {
 	return s.closeErr
 }
 
-// Arrivals returns a copy of the arrivals recorded at index since and
-// after, and the index to pass next time (the number recorded so far).
-// Arrivals(0) returns them all; a consumer polling with the returned index
-// copies each arrival once.
+// Arrivals hands its one reader the arrivals of index since and after
+// that it has not handed over yet, and returns the index to pass next time
+// (the number of arrivals recorded so far). The sink then forgets them: it
+// keeps an arrival only until the next call, and at most MaxUnread of them
+// (maxUnreadIdle, 4096, until the first call, so a sink nobody reads stays
+// small). A reader that gets fewer than next − since arrivals missed the
+// difference; Stats counts those missed after its first call as Unlogged.
 func (s *Sink) Arrivals(since int) ([]Arrival, int) { return s.ledger.since(since) }
 
 // Stats returns the sink's counts so far.

@@ -1,0 +1,117 @@
+// Package secret keeps credentials out of what ceiling writes: result.json,
+// the reports and the terminal. It redacts the values of sensitive headers
+// (Authorization, Cookie, API keys, and those a plan names), the password of
+// a URL's user information, and well-known secret query parameters, leaving
+// a placeholder that says something was there.
+//
+// It is pure string work: no I/O, safe for concurrent use.
+package secret
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Redacted replaces a secret value.
+const Redacted = "<redacted>"
+
+// headers are the header names whose values are secret, lower case.
+var headers = []string{
+	"authorization", "proxy-authorization", "cookie", "set-cookie",
+	"x-api-key", "api-key", "x-auth-token", "x-access-token", "x-csrf-token",
+}
+
+// params are the query parameters whose values are secret, lower case.
+var params = []string{
+	"access_token", "refresh_token", "id_token", "token", "api_key", "apikey", "api-key", "key",
+	"secret", "client_secret", "password", "passwd", "pwd", "auth", "signature", "sig",
+	"session", "sessionid", "session_id", "jwt",
+}
+
+// Names are the header names a run treats as secret beyond the built-in
+// ones (a plan's http.secret_headers). The zero value holds none.
+type Names []string
+
+// Header reports whether the value of the header name is secret.
+func (n Names) Header(name string) bool {
+	l := strings.ToLower(name)
+	return slices.Contains(headers, l) || slices.ContainsFunc(n, func(s string) bool { return strings.EqualFold(s, name) })
+}
+
+// URL returns raw with the password of its user information and the values
+// of secret query parameters redacted. What does not parse as a URL with a
+// host is returned as it is.
+func URL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	changed := false
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), Redacted)
+			changed = true
+		}
+	}
+	if u.RawQuery != "" {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, p := range parts {
+			name, _, found := strings.Cut(p, "=")
+			if !found {
+				continue
+			}
+			if n, err := url.QueryUnescape(name); err == nil && slices.Contains(params, strings.ToLower(n)) {
+				parts[i] = name + "=" + Redacted
+				changed = true
+			}
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	if !changed {
+		return raw
+	}
+	// String escapes the placeholder's angle brackets in the user
+	// information; show it as written.
+	return strings.Replace(u.String(), url.PathEscape(Redacted), Redacted, 1)
+}
+
+// Args returns a command line's arguments with secrets redacted: the values
+// of --header flags that name a secret header, and every URL.
+func (n Names) Args(args []string) []string {
+	out := make([]string, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--header" && i+1 < len(args):
+			out[i] = a
+			i++
+			out[i] = n.headerArg(args[i])
+		case strings.HasPrefix(a, "--header="):
+			out[i] = "--header=" + n.headerArg(strings.TrimPrefix(a, "--header="))
+		default:
+			out[i] = redactURLs(a)
+		}
+	}
+	return out
+}
+
+// headerArg redacts the value of a "Name: value" argument naming a secret
+// header.
+func (n Names) headerArg(h string) string {
+	name, _, ok := strings.Cut(h, ":")
+	if name = strings.TrimSpace(name); !ok || !n.Header(name) {
+		return h
+	}
+	return name + ": " + Redacted
+}
+
+// redactURLs redacts a flag's value that is a URL, whole ("http://...") or
+// after an "=" ("--url=http://...").
+func redactURLs(a string) string {
+	if i := strings.Index(a, "://"); i > 0 {
+		start := strings.LastIndexByte(a[:i], '=') + 1
+		return a[:start] + URL(a[start:])
+	}
+	return a
+}

@@ -1,0 +1,46 @@
+package secret
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"http://127.0.0.1:8080/api", "http://127.0.0.1:8080/api"},
+		{"http://alice:s3cret@127.0.0.1/x", "http://alice:<redacted>@127.0.0.1/x"},
+		{"http://alice@127.0.0.1/x", "http://alice@127.0.0.1/x"},
+		{"http://h/x?page=2&access_token=abc&API_KEY=k", "http://h/x?page=2&access_token=<redacted>&API_KEY=<redacted>"},
+		{"ws://h/widget?site=s1&token=t", "ws://h/widget?site=s1&token=<redacted>"},
+		{"not a url", "not a url"},
+		{"/relative?token=x", "/relative?token=x"},
+	}
+	for _, tt := range tests {
+		if got := URL(tt.in); got != tt.want {
+			t.Errorf("URL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestArgs(t *testing.T) {
+	n := Names{"X-Tenant-Secret"}
+	in := []string{"run", "--url", "http://u:p@h/x?token=t", "--header", "Authorization: Bearer abc", "--header=Cookie: sid=1",
+		"--header", "X-Tenant-Secret: 42", "--header", "Accept: */*", "--target=https://h/?key=k", "--rate", "10"}
+	want := []string{"run", "--url", "http://u:<redacted>@h/x?token=<redacted>", "--header", "Authorization: <redacted>", "--header=Cookie: <redacted>",
+		"--header", "X-Tenant-Secret: <redacted>", "--header", "Accept: */*", "--target=https://h/?key=<redacted>", "--rate", "10"}
+	if got := n.Args(in); !slices.Equal(got, want) {
+		t.Errorf("Args =\n%q\nwant\n%q", got, want)
+	}
+	if in[4] != "Authorization: Bearer abc" {
+		t.Errorf("Args changed its input")
+	}
+}
+
+func TestHeader(t *testing.T) {
+	n := Names{"X-Mine"}
+	for name, want := range map[string]bool{"authorization": true, "Cookie": true, "X-API-Key": true, "x-mine": true, "Accept": false, "X-Request-Id": false} {
+		if got := n.Header(name); got != want {
+			t.Errorf("Header(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
