@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -167,5 +168,119 @@ func TestDoubleInterruptKillsTarget(t *testing.T) {
 	}
 	if !waitUntil(3*time.Second, func() bool { return gone(target) }) {
 		t.Errorf("the target (pid %d) outlived ceiling's abort", target)
+	}
+}
+
+// interrupt starts ceiling with args, sends SIGINT once stderr shows when,
+// and returns the exit code, or fails when ceiling takes longer than within
+// to exit after it.
+func interrupt(t *testing.T, when string, within time.Duration, args ...string) int {
+	t.Helper()
+	cmd := ceiling(args...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if !waitUntil(15*time.Second, func() bool { return strings.Contains(stderr.String(), when) }) {
+		t.Fatalf("stderr never showed %q:\n%s", when, stderr.String())
+	}
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan int, 1)
+	go func() {
+		st, _ := cmd.Process.Wait()
+		done <- st.ExitCode()
+	}()
+	select {
+	case code := <-done:
+		return code
+	case <-time.After(within):
+		t.Fatalf("ceiling did not exit within %v of SIGINT; stderr:\n%s", within, stderr.String())
+	}
+	return 0
+}
+
+// interrupted reads result.json's interrupted.
+func interrupted(t *testing.T, path string) bool {
+	t.Helper()
+	var r struct {
+		Interrupted bool `json:"interrupted"`
+	}
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(data, &r)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Interrupted
+}
+
+// Ctrl-C while held websockets are still opening (a server that never
+// answers the handshake) stops at once: exit 130, and a result that says
+// the run was interrupted before any step.
+func TestInterruptWhileSocketsOpen(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	dir := t.TempDir()
+	out, plan := filepath.Join(dir, "r.json"), filepath.Join(dir, "plan.yaml")
+	os.WriteFile(plan, []byte(fmt.Sprintf(`
+target: http://127.0.0.1:9
+load: {rates: [10], step: 1s}
+http: {timeout: 10s}
+scenarios: [{websocket: {url: "ws://%s/", connections: 200, send: '{"id":"{{uuid}}"}', ack: {json: id}}}]
+`, ln.Addr())), 0o644)
+	if code := interrupt(t, "opening 200 websocket sockets", 3*time.Second, "run", plan, "--out", out); code != 130 {
+		t.Errorf("exit = %d, want 130", code)
+	}
+	if !interrupted(t, out) {
+		t.Errorf("result.json does not say the run was interrupted")
+	}
+}
+
+// Ctrl-C while ceiling waits for late deliveries stops the wait: exit 130,
+// and the result says it was interrupted (it is not a pass).
+func TestInterruptDuringDrain(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})) // accepts, never delivers
+	defer srv.Close()
+	dir := t.TempDir()
+	out, plan := filepath.Join(dir, "r.json"), filepath.Join(dir, "plan.yaml")
+	os.WriteFile(plan, []byte(fmt.Sprintf(`
+target: %s
+load: {rates: [20], step: 500ms, warmup: 0s}
+vars: {msgid: "{{uuid}}"}
+scenarios: [{request: {method: POST, url: /}, delivery: {sink: hook, id: "{{.msgid}}"}}]
+sinks: [{name: hook, listen: "127.0.0.1:%d", id: {json: id}, drain: 30s}]
+`, srv.URL, freePort(t))), 0o644)
+	if code := interrupt(t, "waiting up to", 3*time.Second, "run", plan, "--out", out); code != 130 {
+		t.Errorf("exit = %d, want 130", code)
+	}
+	if !interrupted(t, out) {
+		t.Errorf("result.json does not say the run was interrupted")
 	}
 }

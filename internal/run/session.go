@@ -127,12 +127,24 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (*Session, error) {
 		s.closeTransport()
 		return nil, err
 	}
-	if err := openSockets(set, p, dialer); err != nil {
-		s.closeTransport()
-		return nil, err
-	}
 	s.res = newResult(p, &o)
 	s.res.Unfinished = true // until Finish: a run killed mid-way must not read as a pass
+	if n := heldSockets(p); n > 0 && o.OnNote != nil {
+		o.OnNote(fmt.Sprintf("opening %d websocket sockets", n))
+	}
+	if err := openSockets(ctx, set, p, dialer); err != nil {
+		s.closeTransport()
+		if ctx.Err() == nil {
+			return nil, err
+		}
+		// Interrupted while the sockets opened: nothing was measured, and
+		// the result says so.
+		ended := time.Now().Round(0)
+		s.res.Interrupted, s.res.Unfinished, s.res.EndedAt = true, false, &ended
+		s.res.Warnings = append(s.res.Warnings, "interrupted while the websocket sockets were opening: no step ran")
+		s.judge()
+		return nil, errors.Join(ErrInterrupted, s.write())
+	}
 	s.judge()
 	if err := s.write(); err != nil {
 		s.closeTransport()
@@ -293,6 +305,12 @@ func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
 			s.o.OnNote(fmt.Sprintf("waiting up to %v for late deliveries", s.sinks.drain))
 		}
 		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base())
+		if ctx.Err() != nil && !s.res.Interrupted {
+			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("interrupted while waiting for late deliveries (after %.1fs of up to %v): ids still on their way are counted as lost", s.res.Delivery.DrainS, s.sinks.drain))
+		}
+	}
+	if ctx.Err() != nil {
+		s.res.Interrupted = true // during a step, or while waiting for deliveries
 	}
 	ended := time.Now().Round(0)
 	s.res.EndedAt, s.res.Unfinished = &ended, false

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"runtime/debug"
 
@@ -34,15 +35,29 @@ func (k *sockets) step(set *scenario.Set) *results.Sockets {
 // while they open, and returning the memory afterwards, keeps ceiling's own
 // footprint (which an idle soak is often about) close to what the sockets
 // hold.
-func openSockets(set *scenario.Set, p *plan.Plan, d transport.SocketDialer) error {
+func openSockets(ctx context.Context, set *scenario.Set, p *plan.Plan, d transport.SocketDialer) error {
 	if !hasWebSocket(p) {
 		return nil
 	}
 	old := debug.SetGCPercent(20)
-	err := set.OpenSockets(d, 50)
+	err := set.OpenSockets(ctx, d, 50)
 	debug.SetGCPercent(old)
 	debug.FreeOSMemory()
 	return err
+}
+
+// heldSockets counts the sockets the open model holds for the whole run.
+func heldSockets(p *plan.Plan) int {
+	if p.Load.Model == plan.Closed {
+		return 0
+	}
+	n := 0
+	for i := range p.Scenarios {
+		if ws := p.Scenarios[i].WebSocket; ws != nil {
+			n += max(ws.Connections, 1)
+		}
+	}
+	return n
 }
 
 func hasWebSocket(p *plan.Plan) bool {

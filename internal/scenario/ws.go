@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -108,6 +109,8 @@ type sockets struct {
 	mu     sync.Mutex // guards slots while closed-model users add theirs
 	slots  []*slot
 	quit   chan struct{}
+	ctx    context.Context // done with quit: ends a reopening handshake
+	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	stats  SocketStats
 }
@@ -157,11 +160,12 @@ type ack struct {
 	closed bool // the socket closed before the ack came
 }
 
-// open dials the slot's socket once; on success it starts the reader, which
-// keeps the socket open (reopening it with backoff) until quit.
-func (sl *slot) open() (time.Duration, error) {
+// open dials the slot's socket once (ctx ends the handshake); on success it
+// starts the reader, which keeps the socket open (reopening it with
+// backoff) until quit.
+func (sl *slot) open(ctx context.Context) (time.Duration, error) {
 	start := time.Now()
-	sock, err := sl.s.dialer.Dial(sl.cfg)
+	sock, err := sl.s.dialer.Dial(ctx, sl.cfg)
 	took := time.Since(start)
 	if err != nil {
 		sl.s.stats.Failed.Add(1)
@@ -182,6 +186,30 @@ func (sl *slot) open() (time.Duration, error) {
 	sl.s.stats.Open.Add(1)
 	go sl.read(sock)
 	return took, nil
+}
+
+// openOrRetry opens the slot's socket; if that fails, it keeps trying in
+// the background, with backoff, until it succeeds or the sockets are
+// closed, as for a socket that dropped (a target that refuses handshakes
+// for its first seconds must not leave the slot closed for the whole run).
+func (sl *slot) openOrRetry(ctx context.Context) (time.Duration, error) {
+	took, err := sl.open(ctx)
+	if err != nil && !errors.Is(err, errSocketsClosed) {
+		sl.mu.Lock() // as in open: CloseSockets has either not been through this slot, or quit is closed
+		select {
+		case <-sl.s.quit:
+			sl.mu.Unlock()
+			return took, err
+		default:
+		}
+		sl.s.wg.Add(1)
+		sl.mu.Unlock()
+		go func() {
+			defer sl.s.wg.Done()
+			sl.reopen()
+		}()
+	}
+	return took, err
 }
 
 // read matches received frames to waiters until the socket fails, then
@@ -244,7 +272,7 @@ func (sl *slot) reopen() {
 			return
 		case <-t.C:
 		}
-		if _, err := sl.open(); err == nil {
+		if _, err := sl.open(sl.s.ctx); err == nil {
 			return
 		}
 		backoff = min(2*backoff, 5*time.Second)

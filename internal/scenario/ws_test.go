@@ -28,6 +28,8 @@ type widget struct {
 	delay      time.Duration
 	noAck      bool
 	closeAfter int
+	refuse     int64 // answer the first refuse handshakes 503
+	handshakes atomic.Int64
 	conns      atomic.Int64
 }
 
@@ -35,6 +37,10 @@ func (wg *widget) start(t *testing.T) string {
 	t.Helper()
 	up := websocket.Upgrader{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if wg.handshakes.Add(1) <= wg.refuse {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		c, err := up.Upgrade(w, r, nil)
 		if err != nil {
 			return
@@ -95,7 +101,7 @@ scenarios:
 func TestWSAckLatency(t *testing.T) {
 	w := &widget{delay: 20 * time.Millisecond}
 	s := wsPlan(t, w.start(t), "open", 3, "ack_timeout: 2s")
-	if err := s.OpenSockets(wsx.New(false), 2); err != nil {
+	if err := s.OpenSockets(context.Background(), wsx.New(false), 2); err != nil {
 		t.Fatal(err)
 	}
 	defer s.CloseSockets()
@@ -120,7 +126,7 @@ func TestWSAckLatency(t *testing.T) {
 func TestWSNoAck(t *testing.T) {
 	w := &widget{noAck: true}
 	s := wsPlan(t, w.start(t), "open", 1, "ack_timeout: 100ms")
-	if err := s.OpenSockets(wsx.New(false), 1); err != nil {
+	if err := s.OpenSockets(context.Background(), wsx.New(false), 1); err != nil {
 		t.Fatal(err)
 	}
 	defer s.CloseSockets()
@@ -138,7 +144,7 @@ func TestWSNoAck(t *testing.T) {
 func TestWSAckWaitEndsWithContext(t *testing.T) {
 	w := &widget{noAck: true}
 	s := wsPlan(t, w.start(t), "open", 1, "ack_timeout: 30s")
-	if err := s.OpenSockets(wsx.New(false), 1); err != nil {
+	if err := s.OpenSockets(context.Background(), wsx.New(false), 1); err != nil {
 		t.Fatal(err)
 	}
 	defer s.CloseSockets()
@@ -162,7 +168,7 @@ func TestWSAckWaitEndsWithContext(t *testing.T) {
 func TestWSServerCloses(t *testing.T) {
 	w := &widget{noAck: true, closeAfter: 1}
 	s := wsPlan(t, w.start(t), "open", 1, "ack_timeout: 2s")
-	if err := s.OpenSockets(wsx.New(false), 1); err != nil {
+	if err := s.OpenSockets(context.Background(), wsx.New(false), 1); err != nil {
 		t.Fatal(err)
 	}
 	defer s.CloseSockets()
@@ -186,7 +192,7 @@ func TestWSServerCloses(t *testing.T) {
 func TestWSClosedModelOwnSocket(t *testing.T) {
 	w := &widget{}
 	s := wsPlan(t, w.start(t), "closed", 1, "")
-	if err := s.OpenSockets(wsx.New(false), 1); err != nil {
+	if err := s.OpenSockets(context.Background(), wsx.New(false), 1); err != nil {
 		t.Fatal(err)
 	}
 	defer s.CloseSockets()
@@ -256,7 +262,7 @@ type echoDialer struct {
 	sockets []*echoSocket
 }
 
-func (d *echoDialer) Dial(transport.SocketConfig) (transport.Socket, error) {
+func (d *echoDialer) Dial(context.Context, transport.SocketConfig) (transport.Socket, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := &echoSocket{deaf: len(d.sockets) == 0, acks: make(chan []byte, 16), closed: make(chan struct{})}
@@ -273,7 +279,7 @@ func (d *echoDialer) dialled() int { d.mu.Lock(); defer d.mu.Unlock(); return le
 func TestWSFailedWriteLeavesNoStaleAnswer(t *testing.T) {
 	s := wsPlan(t, "ws://127.0.0.1:9/widget", "open", 1, "ack_timeout: 5s")
 	d := &echoDialer{}
-	if err := s.OpenSockets(d, 1); err != nil {
+	if err := s.OpenSockets(context.Background(), d, 1); err != nil {
 		t.Fatal(err)
 	}
 	defer s.CloseSockets()
@@ -290,5 +296,23 @@ func TestWSFailedWriteLeavesNoStaleAnswer(t *testing.T) {
 	v.Iterate(context.Background(), c, c.Now(), 1)
 	if k := c.iterations[1].Kind; k != transport.OK {
 		t.Errorf("next frame, on the reopened socket = %v, want ok (its own ack, not the last frame's answer)", k)
+	}
+}
+
+// Held sockets whose first handshake failed (a target that answers 503 for
+// its first seconds) are reopened with backoff, as dropped ones are.
+func TestWSFailedHandshakesReopen(t *testing.T) {
+	w := &widget{refuse: 2}
+	s := wsPlan(t, w.start(t), "open", 4, "ack_timeout: 2s")
+	if err := s.OpenSockets(context.Background(), wsx.New(false), 4); err != nil {
+		t.Fatal(err)
+	}
+	defer s.CloseSockets()
+	open := func() int64 { tot, _ := s.SocketTotals(); return tot.Open }
+	for deadline := time.Now().Add(5 * time.Second); open() < 4 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tot, _ := s.SocketTotals(); tot.Open != 4 || tot.Failed != 2 {
+		t.Errorf("sockets %+v, want all 4 open after 2 failed handshakes", tot)
 	}
 }

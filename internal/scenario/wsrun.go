@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -27,26 +28,31 @@ func (c *connects) add(d time.Duration) {
 // OpenSockets prepares the plan's websocket scenarios: in the open model it
 // opens every scenario's held sockets now, before the first step, at most
 // concurrency at a time; in the closed model each virtual user opens its
-// own on first use. It fails only when a scenario could open none of its
-// sockets; partial failures are counted (SocketTotals).
-func (s *Set) OpenSockets(d transport.SocketDialer, concurrency int) error {
+// own on first use. It fails when a scenario could open none of its
+// sockets (partial failures are counted, see SocketTotals, and reopened
+// with backoff), and when ctx ends first (an error that wraps ctx.Err()).
+// Call CloseSockets afterwards either way.
+func (s *Set) OpenSockets(ctx context.Context, d transport.SocketDialer, concurrency int) error {
 	for _, c := range s.scenarios {
 		ws := c.ws
 		if ws == nil {
 			continue
 		}
 		ws.sockets = &sockets{ws: ws, dialer: d, quit: make(chan struct{})}
-		if s.closed {
+		ws.sockets.ctx, ws.sockets.cancel = context.WithCancel(context.Background())
+	}
+	for _, c := range s.scenarios {
+		if c.ws == nil || s.closed {
 			continue
 		}
-		if err := s.openHeld(ws, max(concurrency, 1)); err != nil {
+		if err := s.openHeld(ctx, c.ws, max(concurrency, 1)); err != nil {
 			return fmt.Errorf("open sockets of %s: %w", c.name, err)
 		}
 	}
 	return nil
 }
 
-func (s *Set) openHeld(ws *wsScenario, concurrency int) error {
+func (s *Set) openHeld(ctx context.Context, ws *wsScenario, concurrency int) error {
 	ss := ws.sockets
 	sem := make(chan struct{}, concurrency)
 	var wg sync.WaitGroup
@@ -54,6 +60,9 @@ func (s *Set) openHeld(ws *wsScenario, concurrency int) error {
 	var first error
 	r := s.newVU(0, socketStream, nil) // renders every socket's URL and headers with .vu = i, on its own random stream
 	for i := range ws.conns {
+		if ctx.Err() != nil {
+			break // interrupted: open no more
+		}
 		r.id = i
 		r.base() // no login: only the vars that need none
 		if err := r.evalVars(false); err != nil {
@@ -69,7 +78,7 @@ func (s *Set) openHeld(ws *wsScenario, concurrency int) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			took, err := sl.open()
+			took, err := sl.openOrRetry(ctx)
 			if err != nil {
 				mu.Lock()
 				first = cmpErr(first, err)
@@ -80,6 +89,9 @@ func (s *Set) openHeld(ws *wsScenario, concurrency int) error {
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if ss.stats.Opened.Load() == 0 && first != nil {
 		return first
 	}
@@ -118,6 +130,7 @@ func (s *Set) CloseSockets() {
 		}
 		ss := c.ws.sockets
 		close(ss.quit)
+		ss.cancel()
 		for _, sl := range ss.allSlots() {
 			sl.mu.Lock()
 			if sl.sock != nil {
@@ -188,7 +201,7 @@ func (v *VU) slotFor(ws *wsScenario, u uint64) (*slot, error) {
 		v.own = map[*wsScenario]*slot{}
 	}
 	v.own[ws] = sl
-	took, err := sl.open()
+	took, err := sl.openOrRetry(ss.ctx)
 	if err == nil {
 		v.set.connects.add(took)
 	}

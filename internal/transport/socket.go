@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -39,8 +40,9 @@ type SocketConfig struct {
 
 // SocketDialer opens sockets. It is safe for concurrent use.
 type SocketDialer interface {
-	// Dial opens a socket. A failure is classified with ClassifySocketError.
-	Dial(c SocketConfig) (Socket, error)
+	// Dial opens a socket; ctx ends a handshake in progress. A failure is
+	// classified with ClassifySocketError.
+	Dial(ctx context.Context, c SocketConfig) (Socket, error)
 }
 
 // HandshakeError is a WebSocket handshake the server answered with a

@@ -2,11 +2,14 @@ package wsx
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -31,8 +34,8 @@ func New(insecure bool) *Dialer {
 	}}
 }
 
-// Dial opens a socket.
-func (d *Dialer) Dial(c transport.SocketConfig) (transport.Socket, error) {
+// Dial opens a socket; ctx ends the handshake early.
+func (d *Dialer) Dial(ctx context.Context, c transport.SocketConfig) (transport.Socket, error) {
 	dd := d.d
 	dd.HandshakeTimeout = c.Timeout
 	dd.Subprotocols = c.Subprotocols
@@ -40,10 +43,33 @@ func (d *Dialer) Dial(c transport.SocketConfig) (transport.Socket, error) {
 	for _, kv := range c.Header {
 		h.Add(kv[0], kv[1])
 	}
-	conn, resp, err := dd.Dial(c.URL, h)
+	// gorilla reads the handshake's answer under a deadline but does not
+	// watch ctx: a cancel sets the connection's deadline to the past, which
+	// ends the read at once.
+	var raw atomic.Pointer[net.Conn]
+	dd.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			raw.Store(&nc)
+		}
+		return nc, err
+	}
+	stop := context.AfterFunc(ctx, func() {
+		if nc := raw.Load(); nc != nil {
+			(*nc).SetDeadline(time.Unix(1, 0))
+		}
+	})
+	conn, resp, err := dd.DialContext(ctx, c.URL, h)
+	if !stop() && err == nil { // cancelled as the handshake ended: its deadline may be in the past
+		conn.Close()
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		if resp != nil && errors.Is(err, websocket.ErrBadHandshake) {
 			return nil, &transport.HandshakeError{Status: resp.StatusCode}
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
 		return nil, err
 	}

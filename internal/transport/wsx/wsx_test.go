@@ -1,6 +1,7 @@
 package wsx
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -49,7 +50,7 @@ func server(t *testing.T) string {
 func TestEchoAndLimits(t *testing.T) {
 	base := server(t)
 	d := New(false)
-	s, err := d.Dial(transport.SocketConfig{URL: base + "/echo", Timeout: time.Second, MaxFrameBytes: 1024})
+	s, err := d.Dial(context.Background(), transport.SocketConfig{URL: base + "/echo", Timeout: time.Second, MaxFrameBytes: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestEchoAndLimits(t *testing.T) {
 	}
 	s.Close()
 
-	big, err := d.Dial(transport.SocketConfig{URL: base + "/big", Timeout: time.Second, MaxFrameBytes: 1024})
+	big, err := d.Dial(context.Background(), transport.SocketConfig{URL: base + "/big", Timeout: time.Second, MaxFrameBytes: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,14 +78,14 @@ func TestEchoAndLimits(t *testing.T) {
 func TestDialFailures(t *testing.T) {
 	base := server(t)
 	d := New(false)
-	_, err := d.Dial(transport.SocketConfig{URL: base + "/forbidden", Timeout: time.Second})
+	_, err := d.Dial(context.Background(), transport.SocketConfig{URL: base + "/forbidden", Timeout: time.Second})
 	if k := transport.ClassifySocketError(err); k != transport.HTTP4xx {
 		t.Errorf("handshake answered 403: %v (%v), want http_4xx", k, err)
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	_, err = d.Dial(transport.SocketConfig{URL: "ws://" + addr + "/", Timeout: time.Second})
+	_, err = d.Dial(context.Background(), transport.SocketConfig{URL: "ws://" + addr + "/", Timeout: time.Second})
 	if k := transport.ClassifySocketError(err); k != transport.Refused {
 		t.Errorf("closed port: %v (%v), want refused", k, err)
 	}
@@ -105,7 +106,7 @@ func TestPingsAnswered(t *testing.T) {
 		c.ReadMessage() // runs the pong handler
 	}))
 	defer srv.Close()
-	s, err := New(false).Dial(transport.SocketConfig{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), Timeout: time.Second})
+	s, err := New(false).Dial(context.Background(), transport.SocketConfig{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
