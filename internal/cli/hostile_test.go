@@ -189,3 +189,30 @@ scenarios: [{request: {url: "/?k={{.clientKey}}"}}]
 		t.Errorf("result.json with data-file values has mode %v (err %v), want 0600", st.Mode().Perm(), err)
 	}
 }
+
+// A target that sets a cookie of a new name with every response cannot
+// grow a user's Cookie header without end: the jar keeps a browser's
+// bound, and the step says so.
+func TestCookieJarBounded(t *testing.T) {
+	var n, longest atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if l := int64(len(r.Header.Get("Cookie"))); l > longest.Load() {
+			longest.Store(l)
+		}
+		http.SetCookie(w, &http.Cookie{Name: fmt.Sprintf("c%d", n.Add(1)), Value: "v"})
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--vus", "1", "--step", "1s", "--warmup", "0s", "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
+	}
+	s := readResult(t, out).Steps[0]
+	if s.Completed < 100 {
+		t.Skipf("only %d requests in the step: too few to fill the jar on a machine this busy", s.Completed)
+	}
+	warned := slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "cookies of new names were not stored") })
+	if longest.Load() > 1000 || !warned {
+		t.Errorf("longest Cookie header %d bytes, warnings %q; want at most ~50 cookies' worth and a warning", longest.Load(), s.Warnings)
+	}
+}

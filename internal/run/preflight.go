@@ -1,8 +1,14 @@
 package run
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
@@ -20,15 +26,68 @@ func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) error {
 	if err != nil {
 		return badInput("preflight: %w", err)
 	}
-	if out.Kind.Responded() {
+	switch {
+	case out.Kind.Responded():
 		return nil
+	case out.Kind == transport.Protocol:
+		return fmt.Errorf("preflight: %s: the target answered, but not with a valid HTTP response", Describe(p))
 	}
 	hint := map[transport.Kind]string{
 		transport.Refused: " (nothing is listening there)",
 		transport.Timeout: " (no answer within the timeout)",
-		transport.TLS:     " (use --insecure for a self-signed certificate)",
 	}[out.Kind]
+	if out.Kind == transport.TLS {
+		hint = tlsHint(p.RequestURL(firstRequest(p)), p.HTTP.Timeout.Duration)
+	}
 	return fmt.Errorf("%w: %s: %s%s", ErrUnreachable, Describe(p), out.Kind, hint)
+}
+
+// firstRequest is the request the preflight sends: the login's first, or
+// the first scenario's.
+func firstRequest(p *plan.Plan) *plan.Request {
+	if len(p.Login) > 0 {
+		return &p.Login[0].Request
+	}
+	for i := range p.Scenarios {
+		switch sc := &p.Scenarios[i]; {
+		case len(sc.Steps) > 0:
+			return &sc.Steps[0].Request
+		case sc.WebSocket == nil:
+			return &sc.Request
+		}
+	}
+	return &plan.Request{}
+}
+
+// tlsHint dials rawURL's host once more to say why its TLS failed: the
+// certificate's own problem, and what to do about it.
+func tlsHint(rawURL string, timeout time.Duration) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "443")
+	}
+	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: &tls.Config{ServerName: u.Hostname()}}
+	c, err := d.Dial("tcp", addr)
+	if err == nil {
+		c.Close()
+		return ""
+	}
+	var unknown x509.UnknownAuthorityError
+	var invalid x509.CertificateInvalidError
+	var host x509.HostnameError
+	switch {
+	case errors.As(err, &unknown):
+		return " (signed by an unknown authority, as a self-signed certificate is: --insecure skips the check)"
+	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
+		return " (the certificate has expired or is not yet valid: renew it, or --insecure skips the check)"
+	case errors.As(err, &host):
+		return fmt.Sprintf(" (the certificate is not for %s: %v)", u.Hostname(), host)
+	}
+	return " (" + err.Error() + ")"
 }
 
 // Describe names what a plan sends: the request of a one-request plan, or

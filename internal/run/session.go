@@ -73,6 +73,7 @@ type Session struct {
 	sinks   *sinks
 	index   int
 	refused int64 // requests the scenarios refused to send, so far
+	cookies int64 // cookies the users' jars did not store, so far
 
 	// What a search sets (see Finder).
 	found         *bool         // whether an edge was found, which is what passed means
@@ -239,6 +240,10 @@ func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) 
 		})
 	}
 	step.Warnings = append(step.Warnings, socketWarnings(step.WebSocket)...)
+	if n := s.set.DroppedCookies(); n > s.cookies {
+		step.Warnings = append(step.Warnings, fmt.Sprintf("%d cookies of new names were not stored: a user's jar keeps at most %d names, as a browser's does (the target sets new names without end?)", n-s.cookies, scenario.MaxCookies))
+		s.cookies = n
+	}
 	if n, why := s.set.Refused(); n > s.refused {
 		step.Warnings = append(step.Warnings, fmt.Sprintf("%d requests were not sent, their iterations failed as checks: %s", n-s.refused, why))
 		s.refused = n

@@ -5,15 +5,24 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
+
+// MaxCookies is how many cookie names a virtual user keeps, as a browser
+// bounds its jar: a cookie of a new name past it is not stored (and
+// counted, see Set.DroppedCookies), so a target that sets a new name with
+// every response cannot grow the Cookie header without end.
+const MaxCookies = 50
 
 // jar is a virtual user's cookies. It stays empty, and costs nothing,
 // until a response sets a cookie.
 type jar struct {
 	j       *cookiejar.Jar
 	cookies []*http.Cookie // scratch
+	names   map[string]struct{}
+	dropped *atomic.Int64 // the Set's count of cookies not stored
 }
 
 func (j *jar) active() bool { return j.j != nil }
@@ -22,9 +31,21 @@ func (j *jar) active() bool { return j.j != nil }
 func (j *jar) update(rawURL string, out *transport.Outcome) {
 	j.cookies = j.cookies[:0]
 	out.EachHeader("Set-Cookie", func(line []byte) bool {
-		if c, err := http.ParseSetCookie(string(line)); err == nil {
-			j.cookies = append(j.cookies, c)
+		c, err := http.ParseSetCookie(string(line))
+		if err != nil {
+			return true
 		}
+		if _, known := j.names[c.Name]; !known {
+			if len(j.names) >= MaxCookies {
+				j.dropped.Add(1)
+				return true
+			}
+			if j.names == nil {
+				j.names = map[string]struct{}{}
+			}
+			j.names[c.Name] = struct{}{}
+		}
+		j.cookies = append(j.cookies, c)
 		return true
 	})
 	if len(j.cookies) == 0 {

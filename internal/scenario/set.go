@@ -36,7 +36,12 @@ type Set struct {
 	idVars         []int    // indexes into vars of the vars watched for repeats
 	idVarNames     []string // their sources, as reported
 	refused        refusals
+	droppedCookies atomic.Int64
 }
+
+// DroppedCookies returns how many cookies of new names the virtual users did
+// not store because their jars held MaxCookies names already.
+func (s *Set) DroppedCookies() int64 { return s.droppedCookies.Load() }
 
 // refusals counts the requests not sent because what they would have sent
 // was unsafe (see headerSafe), and keeps the first reason.

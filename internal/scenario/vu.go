@@ -85,6 +85,7 @@ func (s *Set) newVU(id int, stream uint64, sess transport.Session) *VU {
 		ids:     rand.New(rand.NewPCG(s.nonce, stream)),
 		data:    map[string]any{},
 		persist: map[string]string{},
+		jar:     jar{dropped: &s.droppedCookies},
 	}
 	fm := funcs(v.rng, v.ids, &s.seq)
 	v.tmpls = make([]*template.Template, len(s.tmpls.list))

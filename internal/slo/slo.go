@@ -2,6 +2,7 @@ package slo
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -116,13 +117,13 @@ func parseValue(k kind, raw string) (float64, error) {
 	case percent:
 		num, ok := strings.CutSuffix(raw, "%")
 		v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-		if !ok || err != nil || v < 0 || v > 100 {
+		if !ok || err != nil || math.IsNaN(v) || v < 0 || v > 100 {
 			return 0, fmt.Errorf("want a percentage such as \"1%%\", got %q", raw)
 		}
 		return v, nil
 	default:
 		v, err := strconv.ParseFloat(raw, 64)
-		if err != nil || v < 0 || v > 10 {
+		if err != nil || math.IsNaN(v) || v < 0 || v > 10 {
 			return 0, fmt.Errorf("want a fraction of the target rate such as \"0.95\", got %q", raw)
 		}
 		return v, nil

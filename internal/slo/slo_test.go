@@ -52,6 +52,8 @@ func TestParseErrors(t *testing.T) {
 		{"p99<1s,,errors<1%", 7, "empty"},
 		{"rate>=lots", 6, "fraction"},
 		{".p99<1s", 0, "scenario"},
+		{"errors<NaN%", 7, "percentage"},
+		{"rate>=NaN", 6, "fraction"},
 	}
 	for _, tt := range tests {
 		_, err := Parse(tt.in)
