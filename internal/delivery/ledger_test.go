@@ -2,6 +2,10 @@ package delivery
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,5 +105,79 @@ func TestSettle(t *testing.T) {
 	}
 	if d, missing := l.Settle(ctx, time.Hour, 150*time.Millisecond); missing != 1 || d < 150*time.Millisecond || d > 2*time.Second {
 		t.Errorf("Settle at its timeout = %v, %d missing; want ≈ 150ms, 1 missing", d, missing)
+	}
+}
+
+// gappySource keeps only every other arrival, as a sink whose unread log
+// is full does.
+type gappySource struct{ fakeSink }
+
+func (g *gappySource) Arrivals(since int) ([]sink.Arrival, int) {
+	all, next := g.fakeSink.Arrivals(since)
+	var kept []sink.Arrival
+	for i, a := range all {
+		if (since+i)%2 == 0 {
+			kept = append(kept, a)
+		}
+	}
+	return kept, next
+}
+
+// Arrivals a source did not keep are counted as missed, in every figure,
+// so that lost is never silently wrong.
+func TestLedgerMissed(t *testing.T) {
+	t0 := time.Now()
+	g := &gappySource{}
+	l := New([]string{"slack"}, []Source{g})
+	for i, id := range []string{"a", "b", "c", "d", "e"} {
+		l.Expect(0, id, t0, i%2)
+		g.add(sink.Arrival{ID: id, At: t0.Add(time.Millisecond), Status: 200})
+	}
+	l.Poll()
+	for _, tc := range []struct {
+		step                         int
+		expected, delivered, missing int64
+	}{
+		{-1, 5, 3, 2},
+		{0, 3, 3, 2}, // a, c, e arrived; the 2 missed are the run's, whatever the step
+		{1, 2, 0, 2},
+	} {
+		f := l.Step(tc.step)
+		if f.Expected != tc.expected || f.Delivered != tc.delivered || f.Missed != tc.missing {
+			t.Errorf("Step(%d) = %d expected, %d delivered, %d missed; want %d, %d, %d",
+				tc.step, f.Expected, f.Delivered, f.Missed, tc.expected, tc.delivered, tc.missing)
+		}
+	}
+}
+
+// TestLedgerOverSink reads a real sink: New makes the ledger its reader,
+// so more arrivals than a sink keeps for nobody (4096) wait for the first
+// poll without any being missed.
+func TestLedgerOverSink(t *testing.T) {
+	const n = 5000
+	s, err := sink.Start(sink.Options{ID: sink.IDRule{JSON: "id"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tr := &http.Transport{MaxIdleConnsPerHost: 4}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	l := New([]string{"hook"}, []Source{s})
+	t0 := time.Now()
+	for i := range n {
+		id := fmt.Sprintf("m-%d", i)
+		l.Expect(0, id, t0, 0)
+		resp, err := c.Post(s.URL()+"/hook", "application/json", strings.NewReader(`{"id":"`+id+`"}`))
+		if err != nil {
+			t.Fatalf("post %d: %v", i, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	l.Poll()
+	if f := l.Step(0); f.Expected != n || f.Delivered != n || f.Lost != 0 || f.Missed != 0 {
+		t.Errorf("Step(0) = %d expected, %d delivered, %d lost, %d missed; want %d, %d, 0, 0",
+			f.Expected, f.Delivered, f.Lost, f.Missed, n, n)
 	}
 }

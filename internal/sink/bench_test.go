@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // BenchmarkSinkThroughput posts small JSON bodies with distinct ids to a
@@ -52,5 +53,28 @@ func BenchmarkSinkThroughput(b *testing.B) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "posts/s")
 	if st := s.Stats(); failed.Load() > 0 || st.IDs != int64(n) {
 		b.Errorf("%d posts: %d failed, sink saw %d ids", n, failed.Load(), st.IDs)
+	}
+}
+
+// BenchmarkRecord is the ledger's share of a request carrying a new id:
+// fingerprint, id set and unread log, with the reader reading every 4096
+// arrivals as the delivery ledger would (less often, in fact).
+func BenchmarkRecord(b *testing.B) {
+	ids := make([]string, 1<<20)
+	for i := range ids {
+		ids[i] = "m-" + strconv.Itoa(i) + "-0000-4000-8000-000000000000"
+	}
+	l := newLedger(time.Now(), DefaultMaxIDs)
+	_, next := l.since(0)
+	a := Arrival{At: time.Now(), Status: http.StatusOK}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		a.ID = ids[i%len(ids)]
+		l.record(a, true)
+		i++
+		if i%4096 == 0 {
+			_, next = l.since(next)
+		}
 	}
 }

@@ -6,9 +6,10 @@ import (
 )
 
 // DefaultMaxIDs is how many distinct message ids a Sink remembers when
-// Options.MaxIDs is zero: at the 25 to 40 bytes of heap an id measured by
-// TestBytesPerID, about 300 MB, reached after 17 minutes at 10,000 new ids
-// a second.
+// Options.MaxIDs is zero: at the 25 to 40 bytes of live heap an id
+// measured by TestBytesPerID, about 300 MB (and up to twice that resident,
+// with the garbage collector's headroom), reached after 17 minutes at
+// 10,000 new ids a second.
 const DefaultMaxIDs = 10_000_000
 
 // fingerprint is all the sink keeps of an id it has seen: 96 bits of two

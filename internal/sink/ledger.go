@@ -54,24 +54,22 @@ type Stats struct {
 // microsecond, and never while waiting.
 //
 // Memory is bounded: what stays per id is its 12-byte fingerprint in ids
-// (up to maxIDs of them), and an arrival's id, time and status stay in
+// (up to ids.max of them), and an arrival's id, time and status stay in
 // log only until the reader's next call.
 type ledger struct {
-	start  time.Time // base of the log's offsets
-	mu     sync.Mutex
-	ids    idSet
-	log    unread
-	maxIDs int
-	stats  Stats
+	start time.Time // base of the log's offsets
+	mu    sync.Mutex
+	ids   idSet
+	log   unread
+	stats Stats
 }
 
 func newLedger(start time.Time, maxIDs int) *ledger {
 	return &ledger{
-		start:  start,
-		ids:    newIDSet(maxIDs),
-		log:    newUnread(),
-		maxIDs: maxIDs,
-		stats:  Stats{ByStatus: make(map[int]int64)},
+		start: start,
+		ids:   newIDSet(maxIDs),
+		log:   newUnread(),
+		stats: Stats{ByStatus: make(map[int]int64)},
 	}
 }
 
@@ -120,7 +118,7 @@ func (l *ledger) snapshot() Stats {
 	s.ByStatus = maps.Clone(l.stats.ByStatus)
 	s.Unlogged = l.log.dropped
 	if s.Unchecked > 0 {
-		s.Warnings = append(s.Warnings, fullWarning(l.maxIDs, s.Unchecked))
+		s.Warnings = append(s.Warnings, fullWarning(l.ids.max, s.Unchecked))
 	}
 	if s.Unlogged > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("unread log full: %d arrivals were not kept for the delivery ledger "+

@@ -198,7 +198,7 @@ func (s *Sink) Close() error {
 // that it has not handed over yet, and returns the index to pass next time
 // (the number of arrivals recorded so far). The sink then forgets them: it
 // keeps an arrival only until the next call, and at most MaxUnread of them
-// (maxUnreadIdle, 4096, until the first call, so a sink nobody reads stays
+// (4096 until the first call, so that a sink nobody reads stays
 // small). A reader that gets fewer than next − since arrivals missed the
 // difference; Stats counts those missed after its first call as Unlogged.
 func (s *Sink) Arrivals(since int) ([]Arrival, int) { return s.ledger.since(since) }
