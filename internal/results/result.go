@@ -173,14 +173,17 @@ type Breakdown struct {
 // listed), duplicated, and the send→delivery latency; drain_s is how long
 // after the load stopped the last expected id arrived (run level).
 type Delivery struct {
-	Expected   int64           `json:"expected"`
-	Delivered  int64           `json:"delivered"`
-	Lost       int64           `json:"lost"`
-	Duplicates int64           `json:"duplicates"`
-	Rejected   int64           `json:"rejected"`
-	LostIDs    []string        `json:"lost_ids"`
-	LatencyMS  metrics.Latency `json:"latency_ms"`
-	DrainS     float64         `json:"drain_s,omitempty"`
+	Expected   int64    `json:"expected"`
+	Delivered  int64    `json:"delivered"`
+	Lost       int64    `json:"lost"`
+	Duplicates int64    `json:"duplicates"`
+	Rejected   int64    `json:"rejected"`
+	LostIDs    []string `json:"lost_ids"`
+	// Missed counts arrivals the sinks recorded but could not keep for
+	// matching (their bounds); when not zero, every figure is incomplete.
+	Missed    int64           `json:"missed,omitempty"`
+	LatencyMS metrics.Latency `json:"latency_ms"`
+	DrainS    float64         `json:"drain_s,omitempty"`
 	// AtStepEnd, set by find, is how many had been delivered when the step
 	// ended: what find judged the step's delivered>= thresholds on.
 	AtStepEnd *int64 `json:"delivered_at_step_end,omitempty"`

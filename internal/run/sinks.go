@@ -69,7 +69,7 @@ func (s *sinks) stepFigures(step int) *results.Delivery {
 func figures(f delivery.Figures) *results.Delivery {
 	d := &results.Delivery{
 		Expected: f.Expected, Delivered: f.Delivered, Lost: f.Lost, Duplicates: f.Duplicates,
-		Rejected: f.Rejected, LostIDs: f.LostIDs, LatencyMS: f.Latency,
+		Rejected: f.Rejected, LostIDs: f.LostIDs, LatencyMS: f.Latency, Missed: f.Missed,
 	}
 	if d.LostIDs == nil {
 		d.LostIDs = []string{}
@@ -90,6 +90,9 @@ func (s *sinks) settle(ctx context.Context, res *results.Result, stop, base time
 	}
 	res.Delivery = figures(s.ledger.Step(-1))
 	res.Delivery.DrainS = drained.Seconds()
+	if m := res.Delivery.Missed; m > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the sinks recorded %d arrivals they could not keep for matching (their bounds, docs/mock.md): every delivery figure is incomplete", m))
+	}
 	for _, p := range s.ledger.Series(base, time.Now()) {
 		res.DeliverySeries = append(res.DeliverySeries, results.DeliveryPoint{T: p.T, Arrived: p.Arrived, Backlog: p.Backlog})
 	}
