@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -65,7 +64,7 @@ func runDemo(e *env, t demoTiming, dir string) error {
 	if err != nil {
 		return cannotRun("find the ceiling binary to start the demo target: %w", err)
 	}
-	ports, err := freePorts(2)
+	ports, err := demo.FreePorts(2)
 	if err != nil {
 		return cannotRun("find free loopback ports: %w", err)
 	}
@@ -96,24 +95,4 @@ func runDemo(e *env, t demoTiming, dir string) error {
 	fmt.Fprintf(e.stdout, "Run it again with: ceiling find %s --max %g --precision %g%%\n", planFile, demo.SearchMax, 100*t.precision)
 	fmt.Fprintf(e.stdout, "(the plan starts %s; after go run, that binary is gone: go build or go install ceiling first)\n", exe)
 	return err
-}
-
-// freePorts returns n loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -214,5 +216,34 @@ func TestCookieJarBounded(t *testing.T) {
 	warned := slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "cookies of new names were not stored") })
 	if longest.Load() > 1000 || !warned {
 		t.Errorf("longest Cookie header %d bytes, warnings %q; want at most ~50 cookies' worth and a warning", longest.Load(), s.Warnings)
+	}
+}
+
+// failing is a writer whose every write fails, as a full disk does.
+type failing struct{}
+
+func (failing) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// Output that cannot be written is an error (exit 3), found before the run
+// when it can be: a report into a missing folder stops the run before its
+// first step, and a table or report that cannot be written is not exit 0.
+func TestUnwritableOutputs(t *testing.T) {
+	srv := delayServer(t, 0)
+	dir := t.TempDir()
+	start := time.Now()
+	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "10", "--step", "5s",
+		"--out", filepath.Join(dir, "r.json"), "--html", filepath.Join(dir, "missing", "r.html"), "--quiet")
+	if code != ExitCannotRun || !strings.Contains(stderr, "missing") || time.Since(start) > 3*time.Second {
+		t.Errorf("--html into a missing folder: exit %d after %v, stderr %q; want 3 at once, naming it", code, time.Since(start), stderr)
+	}
+	out := filepath.Join(dir, "r.json")
+	if code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "10", "--step", "200ms", "--warmup", "0s", "--out", out, "--quiet"); code != ExitOK {
+		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
+	}
+	for _, format := range []string{"text", "md", "html"} {
+		var errb bytes.Buffer
+		if code := Main(context.Background(), []string{"report", out, "--format", format}, failing{}, &errb); code != ExitCannotRun {
+			t.Errorf("report --format %s to a full disk: exit %d (%s), want 3", format, code, errb.String())
+		}
 	}
 }

@@ -25,17 +25,21 @@ the delivery backlog).`,
 			if err != nil {
 				return badInput("%w", err)
 			}
+			out := &checked{w: e.stdout}
 			switch format {
 			case "text":
-				report.Text(e.stdout, r)
+				report.Text(out, r)
 			case "md", "markdown":
-				report.Markdown(e.stdout, r)
+				report.Markdown(out, r)
 			case "html":
-				if err := report.HTML(e.stdout, r); err != nil {
+				if err := report.HTML(out, r); err != nil {
 					return cannotRun("%w", err)
 				}
 			default:
 				return badInput("--format %q: want text, md or html", format)
+			}
+			if out.err != nil {
+				return cannotRun("write the report: %w", out.err)
 			}
 			return nil
 		},

@@ -3,7 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
@@ -16,6 +18,9 @@ import (
 // how many steps the progress counts (0: a search); desc says how the load
 // is stepped.
 func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run.Session, error) {
+	if err := writable(o.out, o.html); err != nil {
+		return nil, err
+	}
 	live := report.NewLive(e.stderr, e.terminal, steps)
 	opts := run.Options{
 		Out: o.out, Args: e.args, Version: version(),
@@ -47,13 +52,17 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 	if !o.quiet {
 		fmt.Fprintln(e.stderr)
 	}
+	out := &checked{w: e.stdout}
 	if o.md {
-		report.Markdown(e.stdout, res)
+		report.Markdown(out, res)
 	} else {
-		report.Text(e.stdout, res)
+		report.Text(out, res)
 	}
 	if res.Search != nil {
-		fmt.Fprintf(e.stdout, "\n%s\n", res.Search.Answer)
+		fmt.Fprintf(out, "\n%s\n", res.Search.Answer)
+	}
+	if out.err != nil {
+		return cannotRun("write the table: %w", out.err)
 	}
 	if o.html != "" {
 		if err := report.WriteHTML(o.html, res); err != nil {
@@ -64,6 +73,40 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 		fmt.Fprintf(e.stderr, "\nresult: %s\n", o.out)
 	}
 	return nil
+}
+
+// writable fails when a file cannot be created where a path says (a
+// missing folder, no permission), so that the run stops before its first
+// step rather than after its last. Empty paths are skipped.
+func writable(paths ...string) error {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".check-*")
+		if err != nil {
+			return cannotRun("cannot write %s: %w", p, err)
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+	return nil
+}
+
+// checked keeps the first error of the writes to w (a full disk, a closed
+// pipe), which renderers that write to an io.Writer do not return.
+type checked struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checked) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.err = err
+	return n, err
 }
 
 // outcome is the error that carries a finished run's exit code: interrupted,
