@@ -13,10 +13,23 @@
 //     by last, max and mean, counters by their rate per second.
 //
 // A Watcher takes a reading from an optional Source and an optional Scraper
-// every interval on its own goroutine and keeps every reading in memory (one
-// an interval: an hour at 1 Hz is 3,600 small records). Window summarises a
-// time range, typically one load step, into Figures; Series gives per-reading
-// points for plots.
+// every interval on its own goroutine. It keeps every reading of the source
+// (one an interval: an hour at 1 Hz is 3,600 small records) and the scraped
+// values in a history of bounded size: recent readings one by one, older
+// ones folded into summaries that merge exactly (history.go). Window
+// summarises a time range, typically one load step, into Figures; Series
+// gives per-reading points for plots.
+//
+// Scraping is bounded so that no endpoint can take ceiling down or steal
+// the load's CPU: a scrape, answer and parsing, ends within the timeout and
+// within three quarters of the interval; a body over MaxScrapeBytes fails
+// the scrape unparsed; only the families a selector may want are parsed,
+// a few thousand lines at a time (lines.go); each selected metric keeps at
+// most MaxSeriesPerMetric series, the same ones every scrape; and after a
+// slow scrape the next ones wait, so that scraping takes at most a tenth
+// of the time. A failed scrape is counted and its error kept
+// (Figures.ScrapeErrors, ScrapeError), never read as zeros; what the
+// figures lack is said in Figures.Warnings.
 //
 // Launch starts a command target itself: in its own process group, with its
 // output in a log file, waiting until a ready URL answers, and Target.Stop

@@ -1,6 +1,11 @@
 package monitor
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
 
 // Figures summarise a Watcher's readings over a time window, typically one
 // load step. MB figures are in units of 2^20 bytes.
@@ -8,9 +13,22 @@ type Figures struct {
 	// Samples counts the readings in the window; 0 means nothing was
 	// measured and every other figure is zero.
 	Samples int
+	// SourceSamples counts the readings in the window where the process or
+	// the cgroup was read. Zero means that CPUPct, RSSMB, RSSMaxMB, Threads
+	// and FDs were not measured (only an endpoint was scraped, or every
+	// read failed): they are zero for want of a reading, not measured zeros.
+	SourceSamples int
 	// Errors counts the readings in the window where the source or the
 	// scraper failed.
 	Errors int
+	// Scrapes counts the scrapes of the metrics endpoint in the window;
+	// ScrapeErrors those that failed (refused, a bad status, no complete
+	// answer within the timeout, a body over MaxScrapeBytes, not the text
+	// format). A failed scrape adds nothing to Metrics.
+	Scrapes, ScrapeErrors int
+	// ScrapeError is the error of the last failed scrape in the window;
+	// empty when none failed.
+	ScrapeError string
 	// CPUPct is the CPU used over the window in percent of one core (two
 	// busy cores give 200): the CPU time between the first and the last
 	// readings in the window over the wall time between them. Zero with
@@ -24,8 +42,15 @@ type Figures struct {
 	// Exited is true when the process had exited (or the cgroup had gone)
 	// by the last reading in or before the window.
 	Exited bool
-	// Metrics summarise the scraped series, by name{labels}.
+	// Metrics summarise the scraped series, by name{labels}: at most
+	// MaxSeriesPerMetric of each selected metric.
 	Metrics map[string]Stat
+	// Warnings say in sentences what the figures lack: series left out
+	// past MaxSeriesPerMetric, failed scrapes, scrapes skipped because the
+	// endpoint was slow to scrape, an endpoint that served none of the
+	// selected metrics. One sentence per circumstance; nil when there is
+	// nothing to say.
+	Warnings []string
 }
 
 // Stat summarises one scraped series over a window.
@@ -49,7 +74,8 @@ type SeriesPoint struct {
 	CPUPct float64
 	// RSSMB is the resident memory at this reading (2^20 bytes).
 	RSSMB float64
-	// Metrics are the scraped series' values at this reading.
+	// Metrics are the scraped series' values at this reading; nil for a
+	// reading old enough to have been folded into a summary (see Watcher).
 	Metrics map[string]float64
 }
 
@@ -63,10 +89,24 @@ func (w *Watcher) Window(from, to time.Time) Figures {
 	}
 	f := Figures{Samples: len(rs)}
 	var first, last *reading
+	var found scrapeFinds
 	for i := range rs {
 		r := &rs[i]
-		if r.failed {
+		if r.failed() {
 			f.Errors++
+		}
+		if r.skipped {
+			found.skipped++
+		}
+		if r.scraped {
+			found.slowest = max(found.slowest, r.took)
+			f.Scrapes++
+			if r.scrapeErr != "" {
+				f.ScrapeErrors++
+				f.ScrapeError = r.scrapeErr
+			} else {
+				found.add(r.counts, len(w.metrics))
+			}
 		}
 		if !r.hasSrc {
 			continue
@@ -75,6 +115,7 @@ func (w *Watcher) Window(from, to time.Time) Figures {
 			first = r
 		}
 		last = r
+		f.SourceSamples++
 		f.RSSMaxMB = max(f.RSSMaxMB, float64(r.sample.RSSBytes)/mib)
 	}
 	if last != nil {
@@ -89,8 +130,88 @@ func (w *Watcher) Window(from, to time.Time) Figures {
 			break
 		}
 	}
-	f.Metrics = summarise(rs)
+	f.Metrics = w.summarise(from, to)
+	f.Warnings = w.warnings(&f, &found)
 	return f
+}
+
+// scrapeFinds gathers what the successful scrapes of a window found.
+type scrapeFinds struct {
+	skipped int           // readings that did not scrape: the last scrape was slow
+	slowest time.Duration // the longest scrape
+	ok      int           // successful scrapes
+	nothing int           // of which, those where no selector matched anything
+	most    []selCount    // per selector, the most seen and dropped in one scrape
+}
+
+// add counts one successful scrape's counts (nil: every selector matched
+// and none dropped) for selectors selectors.
+func (s *scrapeFinds) add(counts []selCount, selectors int) {
+	s.ok++
+	if counts == nil {
+		return
+	}
+	if s.most == nil {
+		s.most = make([]selCount, selectors)
+	}
+	none := true
+	for i, c := range counts {
+		none = none && c.seen == 0
+		s.most[i].seen = max(s.most[i].seen, c.seen)
+		s.most[i].dropped = max(s.most[i].dropped, c.dropped)
+	}
+	if none {
+		s.nothing++
+	}
+}
+
+// warnings says what the figures lack. The caller holds w.mu.
+func (w *Watcher) warnings(f *Figures, found *scrapeFinds) []string {
+	var out []string
+	for i, c := range found.most {
+		if c.dropped > 0 {
+			out = append(out, fmt.Sprintf("%s: the endpoint serves %d series of it; ceiling keeps the first %d of a metric, "+
+				"so %d are not in these figures (narrow the selection with labels)",
+				w.metrics[i], c.seen, w.maxSeries, c.dropped))
+		}
+	}
+	if found.skipped > 0 {
+		out = append(out, fmt.Sprintf("a scrape of the metrics endpoint took up to %v, so %d of %d readings skipped it: "+
+			"ceiling spends at most a tenth of its time scraping, to keep its CPU for the load",
+			found.slowest.Round(time.Millisecond), found.skipped, f.Samples))
+	}
+	switch {
+	case f.ScrapeErrors == 0:
+	case f.ScrapeErrors == f.Scrapes:
+		out = append(out, fmt.Sprintf("every scrape of the metrics endpoint failed (%d), so its metrics were not measured; the last error: %s",
+			f.ScrapeErrors, f.ScrapeError))
+	default:
+		out = append(out, fmt.Sprintf("%d of %d scrapes of the metrics endpoint failed; its metrics are from the other %d; the last error: %s",
+			f.ScrapeErrors, f.Scrapes, f.Scrapes-f.ScrapeErrors, f.ScrapeError))
+	}
+	if found.ok > 0 && found.nothing == found.ok {
+		out = append(out, fmt.Sprintf("the metrics endpoint answered %d times without any of %s: is it the right endpoint?",
+			found.ok, strings.Join(w.metrics, ", ")))
+	}
+	return out
+}
+
+// summarise computes the Stat of every series scraped in [from, to]. The
+// caller holds w.mu.
+func (w *Watcher) summarise(from, to time.Time) map[string]Stat {
+	accs := make([]acc, len(w.series))
+	w.hist.summarise(from, to, accs)
+	var out map[string]Stat
+	for id, a := range accs {
+		if a.n == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]Stat{}
+		}
+		out[w.series[id].key] = a.stat(w.series[id].counter)
+	}
+	return out
 }
 
 // cpuPct is the CPU used between two readings in percent of one core.
@@ -102,49 +223,9 @@ func cpuPct(a, b reading) float64 {
 	return float64(b.sample.CPU-a.sample.CPU) / float64(wall) * 100
 }
 
-// summarise computes the Stat of every series scraped in rs.
-func summarise(rs []reading) map[string]Stat {
-	type acc struct {
-		st              Stat
-		n               int
-		sum, increase   float64
-		firstAt, lastAt time.Time
-	}
-	accs := map[string]*acc{}
-	for _, r := range rs {
-		for k, p := range r.metrics {
-			a := accs[k]
-			if a == nil {
-				a = &acc{st: Stat{Max: p.Value, Counter: p.Counter}, firstAt: r.at}
-				accs[k] = a
-			} else if p.Value >= a.st.Last {
-				a.increase += p.Value - a.st.Last
-			} else {
-				a.increase += p.Value // a reset: the counter restarted from zero
-			}
-			a.st.Last = p.Value
-			a.st.Max = max(a.st.Max, p.Value)
-			a.st.Counter = a.st.Counter || p.Counter
-			a.sum += p.Value
-			a.n++
-			a.lastAt = r.at
-		}
-	}
-	if len(accs) == 0 {
-		return nil
-	}
-	out := make(map[string]Stat, len(accs))
-	for k, a := range accs {
-		a.st.Mean = a.sum / float64(a.n)
-		if secs := a.lastAt.Sub(a.firstAt).Seconds(); a.st.Counter && secs > 0 {
-			a.st.Rate = a.increase / secs
-		}
-		out[k] = a.st
-	}
-	return out
-}
-
 // Series returns one point per reading taken in [from, to], in time order.
+// Old readings' scraped values are summarised rather than kept (see
+// Watcher), so their points have no Metrics.
 func (w *Watcher) Series(from, to time.Time) []SeriesPoint {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -171,11 +252,14 @@ func (w *Watcher) Series(from, to time.Time) []SeriesPoint {
 			p.RSSMB = float64(r.sample.RSSBytes) / mib
 			prev = r
 		}
-		if len(r.metrics) > 0 {
-			p.Metrics = make(map[string]float64, len(r.metrics))
-			for k, m := range r.metrics {
-				p.Metrics[k] = m.Value
+		for id, v := range w.hist.at(r.at) {
+			if math.IsNaN(v) {
+				continue
 			}
+			if p.Metrics == nil {
+				p.Metrics = map[string]float64{}
+			}
+			p.Metrics[w.series[id].key] = v
 		}
 		out = append(out, p)
 	}

@@ -16,18 +16,22 @@ import (
 // promServer serves scripted exposition bodies, one per request, repeating
 // the last.
 type promServer struct {
-	mu     sync.Mutex
-	bodies []string
-	status int
-	n      int
+	mu          sync.Mutex
+	bodies      []string
+	status      int
+	contentType string // the classic text format when empty
+	n           int
 }
 
 func (p *promServer) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	p.mu.Lock()
-	body, status := p.bodies[min(p.n, len(p.bodies)-1)], p.status
+	body, status, ct := p.bodies[min(p.n, len(p.bodies)-1)], p.status, p.contentType
 	p.n++
 	p.mu.Unlock()
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	if ct == "" {
+		ct = "text/plain; version=0.0.4; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
 	if status != 0 {
 		w.WriteHeader(status)
 	}
@@ -164,6 +168,7 @@ func TestWatcherScrapeWindow(t *testing.T) {
 	}
 	srv := &promServer{bodies: bodies}
 	w := NewWatcher(nil, newScraper(t, serveProm(t, srv), `q{lane="chat"}`, "served_total"), time.Second)
+	w.spacing = 0 // every reading scrapes, however slow the machine
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	for i := range gauges {
@@ -175,7 +180,7 @@ func TestWatcherScrapeWindow(t *testing.T) {
 	w.sample(context.Background(), at(5)) // a failed scrape
 
 	got := w.Window(at(1), at(3))
-	want := Figures{Samples: 3, Metrics: map[string]Stat{
+	want := Figures{Samples: 3, Scrapes: 3, Metrics: map[string]Stat{
 		`q{lane="chat"}`: {Last: 9, Max: 9, Mean: (7 + 3 + 9) / 3.0},
 		// 110 → 130 is +20; 130 → 10 is a restart, +10: 30 over 2 s.
 		"served_total": {Last: 10, Max: 130, Mean: (110 + 130 + 10) / 3.0, Rate: 15, Counter: true},
@@ -184,8 +189,14 @@ func TestWatcherScrapeWindow(t *testing.T) {
 		t.Errorf("Window(1s, 3s) mismatch (-want +got):\n%s", d)
 	}
 	all := w.Window(at(0), at(5))
-	if all.Samples != 6 || all.Errors != 1 || all.Metrics["served_total"].Rate != (10+20+10+30)/4.0 {
-		t.Errorf("Window(0s, 5s) = %+v, want 6 samples, 1 error, served_total rate 17.5", all)
+	if all.Samples != 6 || all.Errors != 1 || all.Scrapes != 6 || all.ScrapeErrors != 1 || all.SourceSamples != 0 ||
+		!strings.Contains(all.ScrapeError, "503") || all.Metrics["served_total"].Rate != (10+20+10+30)/4.0 {
+		t.Errorf("Window(0s, 5s) = %+v, want 6 samples, 6 scrapes, 1 failed with a 503, none of a source, served_total rate 17.5", all)
+	}
+	wantWarn := []string{"1 of 6 scrapes of the metrics endpoint failed; its metrics are from the other 5; the last error: scrape " +
+		w.scr.url + ": status 503 Service Unavailable"}
+	if d := cmp.Diff(wantWarn, all.Warnings); d != "" {
+		t.Errorf("Window(0s, 5s) warnings mismatch (-want +got):\n%s", d)
 	}
 	if w.Err() == nil || !strings.Contains(w.Err().Error(), "503") {
 		t.Errorf("Err() = %v, want the 503", w.Err())

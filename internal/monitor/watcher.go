@@ -2,6 +2,8 @@ package monitor
 
 import (
 	"context"
+	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -10,27 +12,52 @@ import (
 // DefaultInterval is the Watcher's sampling interval when given zero.
 const DefaultInterval = time.Second
 
-// reading is one tick of a Watcher: a Sample if the source was read, the
-// scraped series if the scraper answered.
+// reading is one tick of a Watcher: a Sample if the source was read, and
+// how the scrape went if there is a scraper. The scraped values themselves
+// are in the Watcher's history.
 type reading struct {
-	at      time.Time
-	sample  Sample
-	hasSrc  bool             // sample is valid
-	metrics map[string]Point // nil when not scraped or the scrape failed
-	failed  bool             // the source or the scraper returned an error
+	at        time.Time
+	sample    Sample
+	hasSrc    bool // sample is valid
+	srcFailed bool // the source returned an error
+	scraped   bool // the scraper was asked
+	skipped   bool // the scraper was not asked: the last scrape was slow
+	took      time.Duration
+	// scrapeErr is the scrape's error, "" when it succeeded. Consecutive
+	// failures with the same message share one string.
+	scrapeErr string
+	// counts says what each selector matched, when the scrape succeeded
+	// and some selector matched nothing or dropped series; nil otherwise.
+	counts []selCount
 }
 
+// failed reports whether the source or the scraper failed.
+func (r *reading) failed() bool { return r.srcFailed || r.scrapeErr != "" }
+
 // Watcher samples a Source and a Scraper, each optional, every interval on
-// its own goroutine and keeps every reading in memory. Start and Stop are
-// for its owner; Window, Series and Err are safe from any goroutine.
+// its own goroutine. It keeps every reading of the source, and the scraped
+// values in a history of bounded size. Start and Stop are for its owner;
+// Window, Series and Err are safe from any goroutine.
 type Watcher struct {
 	src      Source
 	scr      *Scraper
 	interval time.Duration
+	// metrics are the scraper's selectors in their canonical form, and
+	// maxSeries the most series it keeps of each, for messages.
+	metrics   []string
+	maxSeries int
+	// spacing is scrapeSpacing; tests that need every scrape set it to 0.
+	// It and nextScrape belong to the sampling goroutine.
+	spacing    float64
+	nextScrape time.Time
 
 	mu       sync.Mutex
 	readings []reading // in time order
 	lastErr  error
+	// lastScrapeErr is the text of the last scrape error.
+	lastScrapeErr string
+	series        []seriesInfo // the kept series, by id
+	hist          history
 
 	startOnce, stopOnce sync.Once
 	cancel              context.CancelFunc
@@ -44,7 +71,14 @@ func NewWatcher(src Source, scr *Scraper, interval time.Duration) *Watcher {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	return &Watcher{src: src, scr: scr, interval: interval, done: make(chan struct{})}
+	w := &Watcher{src: src, scr: scr, interval: interval, spacing: scrapeSpacing, done: make(chan struct{})}
+	if scr != nil {
+		w.maxSeries = scr.table.max
+		for _, s := range scr.sels {
+			w.metrics = append(w.metrics, s.String())
+		}
+	}
+	return w
 }
 
 // Start takes a first reading at once and then one every interval, until
@@ -85,46 +119,90 @@ func (w *Watcher) loop(ctx context.Context) {
 	}
 }
 
+// scrapeShare is the part of the interval a scrape may take, at most: a
+// slow or endless answer never delays the next reading.
+const scrapeShare = 0.75
+
+// scrapeSpacing keeps the scraping to a tenth of the Watcher's time: after
+// a scrape that took d, the next waits d × scrapeSpacing. An endpoint that
+// parses in 200 ms (100,000 series) is scraped every two seconds, one that
+// times out every eight, and the generator keeps its CPU for the load.
+const scrapeSpacing = 10
+
 // sample takes one reading and files it at the time the source reports
 // (or at, without a source). Tests call it directly with made-up times.
 func (w *Watcher) sample(ctx context.Context, at time.Time) {
 	r := reading{at: at}
-	var err error
+	var srcErr, scrErr error
 	if w.src != nil {
 		var s Sample
-		if s, err = w.src.Read(); err == nil {
+		if s, srcErr = w.src.Read(); srcErr == nil {
 			r.sample, r.hasSrc = s, true
 			if !s.At.IsZero() {
 				r.at = s.At
 			}
 		}
+		r.srcFailed = srcErr != nil
 	}
-	if w.scr != nil {
-		m, serr := w.scr.scrape(ctx)
+	var res scraped
+	switch {
+	case w.scr == nil:
+	case at.Before(w.nextScrape):
+		r.skipped = true
+	default:
+		start := time.Now()
+		sctx, cancel := context.WithTimeout(ctx, time.Duration(scrapeShare*float64(w.interval)))
+		res, scrErr = w.scr.scrape(sctx)
+		cancel()
 		if ctx.Err() != nil {
 			return // stopped mid-scrape: not a reading
 		}
-		if serr == nil {
-			r.metrics = m
-		} else {
-			err = serr
+		r.scraped, r.took = true, time.Since(start)
+		w.nextScrape = at.Add(time.Duration(w.spacing * float64(r.took)))
+		if scrErr == nil {
+			r.counts = notable(res.counts)
 		}
 	}
-	r.failed = err != nil
-	w.add(r, err)
+	w.add(r, res, srcErr, scrErr)
 }
 
-// add files a reading, keeping readings in time order.
-func (w *Watcher) add(r reading, err error) {
+// notable returns counts if some selector dropped series or none matched
+// anything, else nil: the usual reading costs nothing more.
+func notable(counts []selCount) []selCount {
+	none := true
+	for _, c := range counts {
+		if c.dropped > 0 {
+			return counts
+		}
+		none = none && c.seen == 0
+	}
+	if none {
+		return counts
+	}
+	return nil
+}
+
+// add files a reading, the source's and the scraper's errors and the
+// scraped values, keeping readings in time order.
+func (w *Watcher) add(r reading, res scraped, srcErr, scrErr error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err != nil {
-		w.lastErr = err
+	if srcErr != nil {
+		w.lastErr = srcErr
+	}
+	if scrErr != nil {
+		w.lastErr = scrErr
+		if msg := scrErr.Error(); msg != w.lastScrapeErr {
+			w.lastScrapeErr = msg
+		}
+		r.scrapeErr = w.lastScrapeErr // the same text as before: no new string kept
 	}
 	i := sort.Search(len(w.readings), func(i int) bool { return w.readings[i].at.After(r.at) })
-	w.readings = append(w.readings, reading{})
-	copy(w.readings[i+1:], w.readings[i:])
-	w.readings[i] = r
+	w.readings = slices.Insert(w.readings, i, r)
+	w.series = append(w.series, res.added...)
+	if slices.ContainsFunc(res.values, func(v float64) bool { return !math.IsNaN(v) }) {
+		w.hist.add(r.at, res.values, len(w.series))
+	}
 }
 
 // Err returns the most recent error from the source or the scraper, or nil

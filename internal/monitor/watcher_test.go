@@ -54,11 +54,11 @@ func TestWatcherSourceWindow(t *testing.T) {
 		from, to time.Time
 		want     Figures
 	}{
-		{"first two seconds", at(0), at(2000), Figures{Samples: 3, CPUPct: 75, RSSMB: 20, RSSMaxMB: 30, Threads: 6, FDs: 11}},
-		{"second one", at(500), at(2500), Figures{Samples: 2, CPUPct: 100, RSSMB: 20, RSSMaxMB: 30, Threads: 6, FDs: 11}},
-		{"one reading", at(1000), at(1000), Figures{Samples: 1, RSSMB: 30, RSSMaxMB: 30, Threads: 5, FDs: 10}},
+		{"first two seconds", at(0), at(2000), Figures{Samples: 3, SourceSamples: 3, CPUPct: 75, RSSMB: 20, RSSMaxMB: 30, Threads: 6, FDs: 11}},
+		{"second one", at(500), at(2500), Figures{Samples: 2, SourceSamples: 2, CPUPct: 100, RSSMB: 20, RSSMaxMB: 30, Threads: 6, FDs: 11}},
+		{"one reading", at(1000), at(1000), Figures{Samples: 1, SourceSamples: 1, RSSMB: 30, RSSMaxMB: 30, Threads: 5, FDs: 10}},
 		{"a failed reading", at(2500), at(3500), Figures{Samples: 1, Errors: 1}},
-		{"the exit", at(2000), at(4000), Figures{Samples: 3, Errors: 1, CPUPct: 5, RSSMaxMB: 20, Exited: true}},
+		{"the exit", at(2000), at(4000), Figures{Samples: 3, SourceSamples: 2, Errors: 1, CPUPct: 5, RSSMaxMB: 20, Exited: true}},
 		{"after the exit", at(4500), at(9000), Figures{}},
 		{"empty", at(100), at(900), Figures{}},
 	}

@@ -3,9 +3,11 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
@@ -116,26 +118,25 @@ func breakdownTables(w io.Writer, r *results.Result, table func(io.Writer, []str
 
 // metricRows is the watched target's Prometheus metrics per step: a
 // gauge's highest value in the step, a counter's rate per second; nil when
-// no step has any.
+// no step has any. A step without a series (not scraped, every scrape
+// failed, or the series was absent) shows "-", never a zero. Building it
+// is linear in its cells, however many series there are.
 func metricRows(r *results.Result) ([]string, [][]string) {
-	var names []string
 	counter := map[string]bool{}
 	for _, s := range r.Steps {
 		if s.Target == nil {
 			continue
 		}
 		for name, m := range s.Target.Metrics {
-			if !slices.Contains(names, name) {
-				names = append(names, name)
-			}
 			counter[name] = counter[name] || m.Counter
 		}
 	}
-	if len(names) == 0 {
+	if len(counter) == 0 {
 		return nil, nil
 	}
-	slices.Sort(names)
-	head := []string{"step", "target"}
+	names := slices.Sorted(maps.Keys(counter))
+	head := make([]string, 0, 2+len(names))
+	head = append(head, "step", "target")
 	for _, n := range names {
 		if counter[n] {
 			head = append(head, n+" /s")
@@ -143,9 +144,10 @@ func metricRows(r *results.Result) ([]string, [][]string) {
 			head = append(head, n+" max")
 		}
 	}
-	var rows [][]string
+	rows := make([][]string, 0, len(r.Steps))
 	for _, s := range r.Steps {
-		row := []string{fmt.Sprint(s.Index + 1), levelOf(s)}
+		row := make([]string, 0, len(head))
+		row = append(row, fmt.Sprint(s.Index+1), levelOf(s))
 		for _, n := range names {
 			cell := "-"
 			if s.Target != nil {
@@ -175,17 +177,17 @@ func header(name string) []string {
 func textTable(w io.Writer, head []string, rows [][]string) {
 	width := make([]int, len(head))
 	for i, c := range head {
-		width[i] = len([]rune(c))
+		width[i] = utf8.RuneCountInString(c)
 	}
 	for _, row := range rows {
 		for i, c := range row {
-			width[i] = max(width[i], len([]rune(c)))
+			width[i] = max(width[i], utf8.RuneCountInString(c))
 		}
 	}
 	line := func(cells []string) {
 		var b strings.Builder
 		for i, c := range cells {
-			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
 			if i > 0 {
 				b.WriteString("  ")
 			}

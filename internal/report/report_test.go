@@ -176,10 +176,18 @@ func TestUnmeasured(t *testing.T) {
 		}
 	}
 	full := &results.Result{Target: "https://api.example.com", Delivery: &results.Delivery{},
-		Steps: []results.Step{{Model: "open", DurationS: 120, Target: &results.Target{Samples: 120}}}}
+		Steps: []results.Step{{Model: "open", DurationS: 120, Target: &results.Target{Samples: 120, CPUPct: 35, RSSMB: 80, RSSMaxMB: 90}}}}
 	u = Unmeasured(full)
 	if len(u) != 1 || !has(u, "Real outside services") {
 		t.Errorf("Unmeasured(watched, delivered, long, remote open run) = %q, want only the mocks' caveat", u)
+	}
+	// Readings of the metrics endpoint alone say nothing of CPU and memory.
+	scraped := &results.Result{Target: "https://api.example.com", Delivery: &results.Delivery{},
+		Steps: []results.Step{{Model: "open", DurationS: 120, Target: &results.Target{Samples: 120,
+			Metrics: map[string]results.Metric{"queue_depth": {Last: 3, Max: 5, Mean: 4}}}}}}
+	u = Unmeasured(scraped)
+	if len(u) != 2 || !has(u, "The target's own resources: only its metrics endpoint was scraped") {
+		t.Errorf("Unmeasured(scraped only) = %q, want the mocks' caveat and that only the endpoint was scraped", u)
 	}
 }
 

@@ -34,14 +34,24 @@ func delivered(r *results.Result) bool {
 	return false
 }
 
-// watched reports whether any step measured the target.
+// watched reports whether any step measured the target's CPU and memory.
 func watched(r *results.Result) bool {
 	for _, s := range r.Steps {
-		if s.Target != nil && s.Target.Samples > 0 {
+		if measured(s.Target) {
 			return true
 		}
 	}
 	return false
+}
+
+// measured reports whether t holds readings of the target's process or
+// cgroup, rather than only of its metrics endpoint. result.json does not
+// count the source's readings apart, but a process or cgroup that was read
+// has memory (or had exited): all-zero figures are readings of the
+// endpoint alone, and showing them would claim "0% 0 MB" measured.
+func measured(t *results.Target) bool {
+	return t != nil && t.Samples > 0 &&
+		(t.CPUPct != 0 || t.RSSMB != 0 || t.RSSMaxMB != 0 || t.Threads != 0 || t.FDs != 0 || t.Exited)
 }
 
 // levelOf is a step's load: its rate, or its users in the closed model.
@@ -84,7 +94,7 @@ func rows(r *results.Result) [][]string {
 		}
 		if watched(r) {
 			cpu, rss := "-", "-"
-			if t := s.Target; t != nil && t.Samples > 0 {
+			if t := s.Target; measured(t) {
 				cpu, rss = fmt.Sprintf("%.0f%%", t.CPUPct), fmt.Sprintf("%.0f MB", t.RSSMB)
 			}
 			row = append(row, cpu, rss)

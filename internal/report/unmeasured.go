@@ -17,8 +17,13 @@ func Unmeasured(r *results.Result) []string {
 	if loopback(r.Target) {
 		out = append(out, "The network: the load came over loopback, so no network latency, TLS termination, proxy or CDN was in the path; real clients add those per request.")
 	}
-	watched := slices.ContainsFunc(r.Steps, func(s results.Step) bool { return s.Target != nil && s.Target.Samples > 0 })
-	if !watched && len(r.Steps) > 0 {
+	watched := slices.ContainsFunc(r.Steps, func(s results.Step) bool { return measured(s.Target) })
+	scraped := slices.ContainsFunc(r.Steps, func(s results.Step) bool { return s.Target != nil && s.Target.Samples > 0 })
+	switch {
+	case watched || len(r.Steps) == 0:
+	case scraped:
+		out = append(out, "The target's own resources: only its metrics endpoint was scraped, its process was not watched (monitor: pid, command or cgroup in the plan, or --pid), so whether CPU or memory ran out is not known.")
+	default:
 		out = append(out, "The target's own resources: it was not watched (monitor: in the plan, or --pid), so whether CPU, memory or something else ran out is not known.")
 	}
 	if r.Delivery == nil && !slices.ContainsFunc(r.Steps, func(s results.Step) bool { return s.Delivery != nil }) {
