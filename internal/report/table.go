@@ -45,13 +45,18 @@ func watched(r *results.Result) bool {
 }
 
 // measured reports whether t holds readings of the target's process or
-// cgroup, rather than only of its metrics endpoint. result.json does not
-// count the source's readings apart, but a process or cgroup that was read
-// has memory (or had exited): all-zero figures are readings of the
-// endpoint alone, and showing them would claim "0% 0 MB" measured.
+// cgroup (source_samples), rather than only of its metrics endpoint:
+// showing an endpoint's figures as CPU and memory would claim "0% 0 MB"
+// measured. A result written before source_samples existed counts a
+// process or cgroup as read when it had memory (or had exited).
 func measured(t *results.Target) bool {
-	return t != nil && t.Samples > 0 &&
-		(t.CPUPct != 0 || t.RSSMB != 0 || t.RSSMaxMB != 0 || t.Threads != 0 || t.FDs != 0 || t.Exited)
+	switch {
+	case t == nil:
+		return false
+	case t.SourceSamples > 0:
+		return true
+	}
+	return t.Samples > 0 && (t.CPUPct != 0 || t.RSSMB != 0 || t.RSSMaxMB != 0 || t.Threads != 0 || t.FDs != 0 || t.Exited)
 }
 
 // levelOf is a step's load: its rate, or its users in the closed model.

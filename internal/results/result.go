@@ -217,6 +217,14 @@ type Target struct {
 	Exited bool `json:"exited,omitempty"`
 	// Samples counts the readings in the window; 0 means nothing measured.
 	Samples int `json:"samples"`
+	// SourceSamples counts the readings of the process or cgroup: 0 means
+	// CPU, RSS, threads and FDs were not measured (only metrics scraped).
+	SourceSamples int `json:"source_samples"`
+	// Scrapes counts the metrics endpoint's scrapes in the window,
+	// ScrapeErrors those that failed, and ScrapeError is the last failure.
+	Scrapes      int    `json:"scrapes,omitempty"`
+	ScrapeErrors int    `json:"scrape_errors,omitempty"`
+	ScrapeError  string `json:"scrape_error,omitempty"`
 }
 
 // Metric is one Prometheus series over a step's window: gauges give last,

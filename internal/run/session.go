@@ -215,7 +215,9 @@ func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) 
 	}
 	if w := s.watch; w != nil {
 		base := s.runner.Base()
-		step.Target = w.figures(base.Add(r.WindowStart), base.Add(r.WindowEnd))
+		var warnings []string
+		step.Target, warnings = w.figures(base.Add(r.WindowStart), base.Add(r.WindowEnd))
+		step.Warnings = append(step.Warnings, warnings...)
 		w.annotate(step.Series, base)
 		if step.Target.Exited {
 			step.Warnings = append(step.Warnings, "the target exited: the figures after its exit measure a dead target"+w.logHint())
@@ -347,7 +349,7 @@ func (s *Session) TargetCPU() (float64, bool) {
 	}
 	now := time.Now()
 	f := s.watch.watcher.Window(now.Add(-3*time.Second), now)
-	return f.CPUPct, f.Samples >= 2
+	return f.CPUPct, f.SourceSamples >= 2
 }
 
 // Close ends the session: the executor's workers, the sockets, the

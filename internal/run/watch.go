@@ -85,12 +85,14 @@ func startWatch(ctx context.Context, p *plan.Plan, log string) (*watch, error) {
 	return w, nil
 }
 
-// figures summarises the target over a step's window.
-func (w *watch) figures(from, to time.Time) *results.Target {
+// figures summarises the target over a step's window, with what the
+// watching could not measure in sentences.
+func (w *watch) figures(from, to time.Time) (*results.Target, []string) {
 	f := w.watcher.Window(from, to)
 	t := &results.Target{
 		CPUPct: f.CPUPct, CPULimitPct: w.limit, RSSMB: f.RSSMB, RSSMaxMB: f.RSSMaxMB,
 		Threads: f.Threads, FDs: f.FDs, Exited: f.Exited, Samples: f.Samples,
+		SourceSamples: f.SourceSamples, Scrapes: f.Scrapes, ScrapeErrors: f.ScrapeErrors, ScrapeError: f.ScrapeError,
 	}
 	if len(f.Metrics) > 0 {
 		t.Metrics = map[string]results.Metric{}
@@ -98,7 +100,7 @@ func (w *watch) figures(from, to time.Time) *results.Target {
 			t.Metrics[name] = results.Metric{Last: s.Last, Max: s.Max, Mean: s.Mean, Rate: s.Rate, Counter: s.Counter}
 		}
 	}
-	return t
+	return t, f.Warnings
 }
 
 // annotate adds the target's CPU and RSS to each point of a step's series:
