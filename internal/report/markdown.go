@@ -15,9 +15,9 @@ func Markdown(w io.Writer, r *results.Result) {
 	if title == "" {
 		title = "load test"
 	}
-	fmt.Fprintf(w, "## %s\n\n", title)
+	fmt.Fprintf(w, "## %s\n\n", mdEscape(title))
 	if r.Search != nil && r.Search.Answer != "" {
-		fmt.Fprintf(w, "**%s**\n\n", r.Search.Answer)
+		fmt.Fprintf(w, "**%s**\n\n", mdEscape(r.Search.Answer))
 	}
 	fmt.Fprintf(w, "| setup | |\n|---|---|\n")
 	if r.Target != "" {
@@ -32,7 +32,8 @@ func Markdown(w io.Writer, r *results.Result) {
 	if r.Unfinished {
 		fmt.Fprintf(w, "| note | **unfinished**: ceiling stopped before the run ended (killed, or a second Ctrl-C); only the steps it had written are shown |\n")
 	}
-	fmt.Fprintf(w, "\nReproduce:\n\n```\n%s\n```\n\n", r.Command)
+	f := fence(r.Command)
+	fmt.Fprintf(w, "\nReproduce:\n\n%s\n%s\n%s\n\n", f, r.Command, f)
 
 	columns := columnsOf(r)
 	fmt.Fprintf(w, "| %s |\n", strings.Join(columns, " | "))
@@ -61,4 +62,25 @@ func Markdown(w io.Writer, r *results.Result) {
 	}
 }
 
-func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+// mdSpecial escapes what Markdown would read as markup in a cell or a
+// heading: a name from a plan or a tag value is text, never a link, an
+// emphasis, raw HTML or a new line of the table.
+var mdSpecial = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", "*", `\*`, "`", "\\`",
+	"[", `\[`, "]", `\]`, "\r", " ", "\n", " ")
+
+func mdEscape(s string) string { return mdSpecial.Replace(s) }
+
+// fence returns a code fence longer than any run of backticks in s, so that
+// s cannot close it.
+func fence(s string) string {
+	n, run := 3, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			n = max(n, run+1)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", n)
+}

@@ -205,3 +205,21 @@ func TestHTMLWithoutFinishedSteps(t *testing.T) {
 		}
 	}
 }
+
+// Names from a plan are text in Markdown: no raw HTML, no links, no new
+// table rows, and a command cannot close its code fence.
+func TestMarkdownEscapes(t *testing.T) {
+	r := &results.Result{Schema: results.Schema, Name: "<img src=x onerror=alert(1)> [x](javascript:y)\n| a |",
+		Command: "ceiling run --body '```'", Steps: []results.Step{{Model: "open", TargetRate: 10}}}
+	var b bytes.Buffer
+	Markdown(&b, r)
+	md := b.String()
+	for _, bad := range []string{"<img", "[x](", "\n| a |", "\n```\nceiling"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("the Markdown holds %q:\n%s", bad, md)
+		}
+	}
+	if !strings.Contains(md, "````\nceiling run --body '```'\n````") {
+		t.Errorf("the command is not fenced past its backticks:\n%s", md)
+	}
+}
