@@ -57,6 +57,12 @@ func FuzzParse(f *testing.F) {
 			"scenarios: [{steps: [{request: {url: /a}}], delivery: {sink: a, id: '{{seq}}'}}, {websocket: {url: /w}, delivery: {}}, {request: {url: /b}, delivery: null}]\n",
 		head + "sinks: [{name: s, id: {json: id}, latency: &l {p50: 1ms}}, {name: t, id: {json: id}, latency: {<<: *l, p99: !!str 2ms}, listen: 'x:65536'}]\n" +
 			"scenarios: [{request: {url: /a}, delivery: {sink: t, id: 'x{{.iteration}}'}}]\n",
+		// Hostile plans: merge keys a billion merges deep, aliases that
+		// repeat problems, lists nested deeply (limits_test.go).
+		mergeBomb(9, 10),
+		strings.Replace(mergeBomb(9, 10), "{k: v}", "{}", 1),
+		unknownKeyBomb(50, 50),
+		deepLists(500),
 	} {
 		f.Add([]byte(s))
 	}

@@ -4,19 +4,39 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
-	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 )
 
+// MaxPlanBytes is the largest plan file, in bytes, that LoadFile and Parse
+// accept (1 MiB); a larger one is refused before it is parsed. A plan is
+// settings and requests, usually a few kilobytes: users and other data go in
+// data files.
+//
+// The limit bounds the parser's time as well as memory, which is why it is
+// this low: the YAML parser (goccy/go-yaml v1.19.2) takes time that grows
+// with the square of the keys in one block mapping, and with the square of
+// the depth of nested flow lists: 1 MB of headers parses in about 2 s, 1.2 MB
+// of short keys in 22 s, 2.4 MB in 106 s (10 MiB would be half an hour).
+// Its open pull request 889 makes block mappings linear.
+const MaxPlanBytes = 1 << 20
+
 // LoadFile reads the plan file at path and parses it with Parse. (It is not
 // called Load because the type Load, the shape of the load, has that name.)
+// It reads no more than MaxPlanBytes and one byte, so that a file too large
+// to be a plan is refused without reading it all.
 func LoadFile(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
 	}
@@ -27,7 +47,13 @@ func LoadFile(path string) (*Plan, error) {
 // file names the plan in positions and may be empty. On failure the error is
 // Problems, listing every problem found (syntax, unknown keys, wrong types,
 // invalid values) with file:line:col and the field path, in file order.
+// Data larger than MaxPlanBytes is refused with one problem, unparsed.
 func Parse(file string, data []byte) (*Plan, error) {
+	if len(data) > MaxPlanBytes {
+		return nil, Problems{{File: file, Msg: fmt.Sprintf(
+			"the plan is larger than %d MiB (%d bytes), the limit for a plan file: put users and other data in data files",
+			MaxPlanBytes>>20, MaxPlanBytes)}}
+	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
 	body, bad := parseYAML(file, data)
 	if bad != nil {
@@ -37,13 +63,13 @@ func Parse(file string, data []byte) (*Plan, error) {
 		return nil, Problems{{File: file, Msg: "the plan is empty: want keys such as target, load and scenarios"}}
 	}
 	p := &Plan{File: file}
-	d := &decoder{file: file, pos: map[string]position{}, aliases: map[*ast.AliasNode]ast.Node{}}
+	d := &decoder{file: file, pos: map[string]position{}, aliases: map[*ast.AliasNode]ast.Node{}, failed: &failedPaths{}}
 	collectAliases(body, map[string]ast.Node{}, d.aliases)
 	d.value("", body, reflect.ValueOf(p).Elem())
 	p.pos = d.pos
 	ps := d.problems
 	for _, q := range p.check() {
-		if !d.covers(q.Path) {
+		if !d.failed.covers(q.Path) {
 			ps = append(ps, q)
 		}
 	}
@@ -137,8 +163,11 @@ type decoder struct {
 	pos      map[string]position
 	aliases  map[*ast.AliasNode]ast.Node
 	problems Problems
-	failed   []string // paths whose values could not be decoded
-	values   int      // values decoded so far, bounded by maxValues
+	// failed holds the paths whose values could not be decoded: validating
+	// them would only repeat their problems in other words.
+	failed *failedPaths
+	values int  // the decoder's work so far, bounded by maxValues
+	over   bool // values passed maxValues and the problem saying so is recorded
 }
 
 // add records a problem at node n and marks path as failed.
@@ -146,23 +175,40 @@ func (d *decoder) add(path string, n ast.Node, format string, args ...any) {
 	d.addAt(path, nodePos(n), format, args...)
 }
 
-// addAt records a problem at pos and marks path as failed.
+// addAt records a problem at pos and marks path as failed. Each problem
+// counts toward maxValues: an alias repeats every problem in its anchor.
 func (d *decoder) addAt(path string, pos position, format string, args ...any) {
+	if d.values++; d.values > maxValues {
+		d.overflow(path, pos)
+		return
+	}
 	d.problems = append(d.problems, Problem{
 		File: d.file, Line: pos.line, Col: pos.col, Path: path, Msg: fmt.Sprintf(format, args...),
 	})
-	d.failed = append(d.failed, path)
+	d.failed.add(path)
 }
 
-// covers reports whether path is, or is inside, a value that failed to
-// decode: validating it would only repeat the problem in other words.
-func (d *decoder) covers(path string) bool {
-	for _, f := range d.failed {
-		if f == "" || path == f || strings.HasPrefix(path, f+".") || strings.HasPrefix(path, f+"[") {
-			return true
-		}
+// spend counts cost toward maxValues at node n and reports whether the
+// plan is still within it.
+func (d *decoder) spend(path string, n ast.Node, cost int) bool {
+	if d.values += cost; d.values <= maxValues {
+		return true
 	}
+	d.overflow(path, nodePos(n))
 	return false
+}
+
+// overflow records, once, that the plan passed maxValues at pos. It fails
+// the whole plan: what was decoded is cut short, and validating it would
+// only report what is missing.
+func (d *decoder) overflow(path string, pos position) {
+	if d.over {
+		return
+	}
+	d.over = true
+	d.problems = append(d.problems, Problem{File: d.file, Line: pos.line, Col: pos.col, Path: path,
+		Msg: fmt.Sprintf("the plan expands to more than %d values (check its aliases and merge keys)", maxValues)})
+	d.failed.add("")
 }
 
 // nodeUnmarshaler is the goccy interface that Duration and Percent
@@ -171,16 +217,22 @@ func (d *decoder) covers(path string) bool {
 // latency, which records each percentile's position.
 var nodeUnmarshaler = reflect.TypeFor[yaml.NodeUnmarshaler]()
 
-// maxValues bounds the values one plan may decode into: aliases can make a
-// small file expand to a huge plan.
+// maxValues bounds the work of decoding one plan, because aliases and merge
+// keys can make a small file expand to a huge plan (or, merging one mapping
+// into the next several times over, take minutes to expand to a small one).
+// Each value decoded counts one, and one more per pathBytesPerValue bytes of
+// its field path, which the decoder keeps; each entry a merge key brings in
+// counts one, as does each merge; and each problem counts one.
 const maxValues = 100_000
+
+// pathBytesPerValue is how many bytes of a value's field path count as one
+// more value toward maxValues: long keys repeated by aliases, or lists
+// nested thousands deep, would otherwise keep gigabytes of paths.
+const pathBytesPerValue = 256
 
 // value decodes node n into v, whose field path is path.
 func (d *decoder) value(path string, n ast.Node, v reflect.Value) {
-	if d.values++; d.values > maxValues {
-		if d.values == maxValues+1 {
-			d.add(path, n, "the plan expands to more than %d values (check its aliases)", maxValues)
-		}
+	if !d.spend(path, n, 1+len(path)/pathBytesPerValue) {
 		return
 	}
 	n = d.resolve(path, n)
@@ -301,8 +353,15 @@ func (d *decoder) mapping(path string, n ast.Node) ([]entry, bool) {
 	return own, true
 }
 
-// merge returns the entries that a merge key's value brings in.
+// merge returns the entries that a merge key's value n brings in. Each
+// merge, and each entry it brings in, counts toward maxValues: a mapping
+// that merges the one before it several times, a few levels deep, expands
+// to billions of entries though it decodes to a handful of keys.
 func (d *decoder) merge(path string, n ast.Node) []entry {
+	if !d.spend(path, n, 1) {
+		return nil
+	}
+	at := n
 	n = d.resolve(path, n)
 	if seq, ok := n.(*ast.SequenceNode); ok {
 		var out []entry
@@ -317,6 +376,9 @@ func (d *decoder) merge(path string, n ast.Node) []entry {
 	es, ok := d.mapping(path, n)
 	if !ok {
 		d.add(path, n, "a merge key (<<) wants a mapping or a list of mappings, not %s", describe(n))
+	}
+	if !d.spend(path, at, len(es)) {
+		return nil
 	}
 	return es
 }

@@ -402,7 +402,7 @@ func TestParseBoundsAliasExpansion(t *testing.T) {
 	}
 	b.WriteString("]\n")
 	_, err := Parse("p.yaml", []byte(b.String()))
-	want := fmt.Sprintf("the plan expands to more than %d values (check its aliases)", maxValues)
+	want := fmt.Sprintf("the plan expands to more than %d values (check its aliases and merge keys)", maxValues)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Parse(alias bomb) = %v, want a problem %q", err, want)
 	}

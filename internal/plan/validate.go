@@ -131,7 +131,8 @@ type checker struct {
 	p         *Plan
 	scope     *scope // the names templates may read
 	problems  Problems
-	badTarget bool // target has a problem, so relative URLs are not checked
+	once      map[Problem]bool // the problems added by addOnce
+	badTarget bool             // target has a problem, so relative URLs are not checked
 }
 
 // add records a problem at path.

@@ -191,11 +191,16 @@ func (c *checker) handshake(path string, w *WebSocket) {
 	}
 }
 
-// addOnce records a problem at path unless the same one is already
-// recorded (a plan-wide value that several scenarios trip over).
+// addOnce records a problem at path unless addOnce already recorded the
+// same one (a plan-wide value that several scenarios trip over). It keeps a
+// set: searching the problems took seconds for a plan with thousands.
 func (c *checker) addOnce(path, format string, args ...any) {
 	q := c.p.problem(path, format, args...)
-	if !slices.Contains(c.problems, q) {
+	if c.once == nil {
+		c.once = map[Problem]bool{}
+	}
+	if !c.once[q] {
+		c.once[q] = true
 		c.problems = append(c.problems, q)
 	}
 }
