@@ -257,6 +257,10 @@ type HTTP struct {
 	MaxConnections int `yaml:"max_connections"`
 	// MaxBodyBytes caps a response body; a larger one is a protocol failure. Zero: 16 MiB.
 	MaxBodyBytes int `yaml:"max_body_bytes"`
+	// SecretHeaders names headers whose values are secret, beyond those
+	// ceiling always keeps out of what it writes (Authorization, Cookie, API
+	// keys: docs/security.md).
+	SecretHeaders []string `yaml:"secret_headers"`
 }
 
 // Scenario is what one iteration does: a single request, a flow of steps,

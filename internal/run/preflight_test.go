@@ -90,3 +90,15 @@ func TestPreflightSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// The reproduce line keeps a plan's secret headers, and the built-in ones,
+// as placeholders.
+func TestReproduceRedacts(t *testing.T) {
+	p := quickPlan(t, "", time.Second, 0, 1)
+	p.HTTP.SecretHeaders = []string{"X-Tenant-Key"}
+	r := newResult(p, &Options{Args: []string{"run", "--header", "X-Tenant-Key: TENANT", "--header", "Authorization: Bearer TOKEN", "--url", "http://u:PASS@h/"}})
+	want := "ceiling run --header 'X-Tenant-Key: <redacted>' --header 'Authorization: <redacted>' --url 'http://u:<redacted>@h/'"
+	if r.Command != want {
+		t.Errorf("command = %s, want %s", r.Command, want)
+	}
+}

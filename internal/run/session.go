@@ -172,7 +172,7 @@ func newResult(p *plan.Plan, o *Options) *results.Result {
 }
 
 // secrets are the header names whose values p keeps out of what is written.
-func secrets(p *plan.Plan) secret.Names { return nil }
+func secrets(p *plan.Plan) secret.Names { return secret.Names(p.HTTP.SecretHeaders) }
 
 // reproduce returns ceiling's command line, quoted for a POSIX shell.
 func reproduce(args []string) string {
