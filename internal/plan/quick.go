@@ -124,6 +124,9 @@ func (q *Quick) applyTiming(set func(string) bool, p *Plan) error {
 		if err != nil {
 			return fmt.Errorf("--%s: %w", d.flag, err)
 		}
+		if v == 0 && d.flag != "think" {
+			return fmt.Errorf("--%s %s: want a positive duration (leave the flag out for the default)", d.flag, d.val)
+		}
 		*d.dst = v
 	}
 	if set("warmup") {

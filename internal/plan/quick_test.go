@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -40,10 +41,37 @@ func TestApplyQuick(t *testing.T) {
 		{Quick{Timeout: "soon"}, []string{"timeout"}, "--timeout: "},
 		{Quick{Headers: []string{"nocolon"}}, nil, `--header "nocolon"`},
 		{Quick{URL: "http://x/"}, []string{"url"}, "no load given"},
+		{Quick{Step: "0s"}, []string{"step"}, "--step 0s: want a positive duration"},
+		{Quick{Timeout: "0"}, []string{"timeout"}, "--timeout 0: want a positive duration"},
 	} {
 		err := (&Plan{}).Apply(&tt.q, given(tt.flags...))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Apply(%+v) = %v, want an error with %q", tt.q, err, tt.want)
+		}
+	}
+}
+
+// A step or timeout written as 0 in a plan is refused, naming where, rather
+// than silently becoming the default.
+func TestZeroStepOrTimeoutRefused(t *testing.T) {
+	_, err := Parse("p.yaml", []byte("target: http://h\nload: {rates: [1], step: 0s}\nhttp: {timeout: 0s}\nscenarios: [{request: {url: /}}]\n"))
+	for _, want := range []string{"p.yaml:2:", "load.step: want a positive duration", "http.timeout: want a positive duration"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse = %v, want a problem with %q", err, want)
+		}
+	}
+}
+
+// A URL that is not one is called what it is, not "relative".
+func TestInvalidURLMessages(t *testing.T) {
+	for url, want := range map[string]string{
+		"http//127.0.0.1:8080/": "is neither an absolute URL",
+		"http://[::1/":          "is not a valid URL (missing ']' in host)",
+		"/x":                    "is relative: set target",
+	} {
+		_, err := Parse("p.yaml", []byte(fmt.Sprintf("load: {rates: [1]}\nscenarios: [{request: {url: %q}}]\n", url)))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("url %q: %v, want %q", url, err, want)
 		}
 	}
 }

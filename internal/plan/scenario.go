@@ -1,9 +1,11 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
@@ -238,7 +240,13 @@ func (c *checker) request(path string, r *Request) {
 	case r.URL == "":
 		c.add(path+".url", "required: an absolute URL, or a path relative to target")
 	case !isAbsolute(r.URL) && c.p.Target == "":
-		c.add(path+".url", "%q is relative: set target (e.g. http://127.0.0.1:3000) or give an absolute URL", r.URL)
+		if _, err := url.Parse(r.URL); err != nil && !strings.Contains(r.URL, "{{") {
+			c.add(path+".url", "%q is not a valid URL (%v): want an absolute URL such as http://127.0.0.1:3000/path", r.URL, errors.Unwrap(err))
+		} else if !strings.HasPrefix(r.URL, "/") && !strings.Contains(r.URL, "{{") {
+			c.add(path+".url", "%q is neither an absolute URL (such as http://127.0.0.1:3000/path) nor a path relative to target (/path)", r.URL)
+		} else {
+			c.add(path+".url", "%q is relative: set target (e.g. http://127.0.0.1:3000) or give an absolute URL", r.URL)
+		}
 	case !isAbsolute(r.URL) && c.badTarget:
 		// The target's problem is reported; the resolved URL would repeat it.
 	default:

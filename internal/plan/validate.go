@@ -54,8 +54,16 @@ func (p *Plan) Validate() error {
 
 // check fills defaults and returns the problems, unsorted.
 func (p *Plan) check() Problems {
-	p.fillDefaults()
 	c := &checker{p: p}
+	// Zero means "the default" only where the file did not write it: a
+	// step or timeout written as 0 would silently become 60s or 10s.
+	if p.has("load.step") && p.Load.Step.Duration == 0 {
+		c.add("load.step", "want a positive duration such as \"60s\", not 0 (leave it out for the default, %v)", DefaultStep)
+	}
+	if p.has("http.timeout") && p.HTTP.Timeout.Duration == 0 {
+		c.add("http.timeout", "want a positive duration such as \"10s\", not 0 (leave it out for the default, %v)", DefaultTimeout)
+	}
+	p.fillDefaults()
 	c.data()
 	c.scope = newScope(p)
 	c.load()
