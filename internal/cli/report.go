@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ceiling-dev/ceiling/internal/report"
@@ -25,21 +27,14 @@ the delivery backlog).`,
 			if err != nil {
 				return badInput("%w", err)
 			}
-			out := &checked{w: e.stdout}
-			switch format {
-			case "text":
-				report.Text(out, r)
-			case "md", "markdown":
-				report.Markdown(out, r)
-			case "html":
-				if err := report.HTML(out, r); err != nil {
-					return cannotRun("%w", err)
-				}
-			default:
+			render := map[string]func(io.Writer, *results.Result) error{
+				"text": report.Text, "md": report.Markdown, "markdown": report.Markdown, "html": report.HTML,
+			}[format]
+			if render == nil {
 				return badInput("--format %q: want text, md or html", format)
 			}
-			if out.err != nil {
-				return cannotRun("write the report: %w", out.err)
+			if err := render(e.stdout, r); err != nil {
+				return cannotRun("write the report: %w", err)
 			}
 			return nil
 		},

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -52,17 +51,16 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 	if !o.quiet {
 		fmt.Fprintln(e.stderr)
 	}
-	out := &checked{w: e.stdout}
+	render := report.Text
 	if o.md {
-		report.Markdown(out, res)
-	} else {
-		report.Text(out, res)
+		render = report.Markdown
 	}
-	if res.Search != nil {
-		fmt.Fprintf(out, "\n%s\n", res.Search.Answer)
+	err := render(e.stdout, res)
+	if res.Search != nil && err == nil {
+		_, err = fmt.Fprintf(e.stdout, "\n%s\n", res.Search.Answer)
 	}
-	if out.err != nil {
-		return cannotRun("write the table: %w", out.err)
+	if err != nil {
+		return cannotRun("write the table: %w", err)
 	}
 	if o.html != "" {
 		if err := report.WriteHTML(o.html, res); err != nil {
@@ -91,22 +89,6 @@ func writable(paths ...string) error {
 		os.Remove(f.Name())
 	}
 	return nil
-}
-
-// checked keeps the first error of the writes to w (a full disk, a closed
-// pipe), which renderers that write to an io.Writer do not return.
-type checked struct {
-	w   io.Writer
-	err error
-}
-
-func (c *checked) Write(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	n, err := c.w.Write(p)
-	c.err = err
-	return n, err
 }
 
 // outcome is the error that carries a finished run's exit code: interrupted,

@@ -9,8 +9,15 @@ import (
 )
 
 // Markdown writes the run as Markdown: a setup block with the command that
-// reproduces it, the step table, thresholds and warnings.
-func Markdown(w io.Writer, r *results.Result) {
+// reproduces it, the step table, thresholds and warnings. It returns the
+// first error writing to w.
+func Markdown(w io.Writer, r *results.Result) error {
+	c := &checked{w: w}
+	markdown(c, r)
+	return c.err
+}
+
+func markdown(w io.Writer, r *results.Result) {
 	title := r.Name
 	if title == "" {
 		title = "load test"

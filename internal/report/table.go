@@ -165,8 +165,30 @@ func topErrors(errs map[string]int64) string {
 }
 
 // Text writes the step table for a terminal, columns aligned, followed by
-// the thresholds and warnings.
-func Text(w io.Writer, r *results.Result) {
+// the thresholds and warnings. It returns the first error writing to w.
+func Text(w io.Writer, r *results.Result) error {
+	c := &checked{w: w}
+	text(c, r)
+	return c.err
+}
+
+// checked keeps the first error of the writes to w (a full disk, a closed
+// pipe), so that a renderer made of many writes can return it.
+type checked struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checked) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.err = err
+	return n, err
+}
+
+func text(w io.Writer, r *results.Result) {
 	rs := rows(r)
 	columns := columnsOf(r)
 	width := make([]int, len(columns))
