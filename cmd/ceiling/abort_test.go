@@ -106,6 +106,18 @@ monitor: {command: "exec %s demo-target --addr 127.0.0.1:%d", ready: %q}
 	return cmd.Process, pid, stderr
 }
 
+// readJSON reads the JSON file at path into v.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(data, v)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // unfinished reads result.json's unfinished and passed.
 func unfinished(t *testing.T, path string) (bool, bool) {
 	t.Helper()
@@ -113,13 +125,7 @@ func unfinished(t *testing.T, path string) (bool, bool) {
 		Unfinished bool `json:"unfinished"`
 		Passed     bool `json:"passed"`
 	}
-	data, err := os.ReadFile(path)
-	if err == nil {
-		err = json.Unmarshal(data, &r)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, path, &r)
 	return r.Unfinished, r.Passed
 }
 
@@ -208,13 +214,7 @@ func interrupted(t *testing.T, path string) bool {
 	var r struct {
 		Interrupted bool `json:"interrupted"`
 	}
-	data, err := os.ReadFile(path)
-	if err == nil {
-		err = json.Unmarshal(data, &r)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, path, &r)
 	return r.Interrupted
 }
 
