@@ -3,12 +3,14 @@ package run
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
+	"github.com/ceiling-dev/ceiling/internal/secret"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -94,7 +96,7 @@ func breakdowns(st *results.Step, t *metrics.Tally, scenarios, tagKeys []string)
 			continue
 		}
 		b := breakdown(sub)
-		b.Name = scenarios[i]
+		b.Name = scenarioName(scenarios[i])
 		var err error
 		if b.Histogram, err = metrics.Encode(sub.Latency); err != nil {
 			return err
@@ -115,6 +117,16 @@ func breakdowns(st *results.Step, t *metrics.Tally, scenarios, tagKeys []string)
 		st.Tags[tagKeys[k]] = m
 	}
 	return nil
+}
+
+// scenarioName is a scenario's name as written out: a websocket scenario's
+// default name is its URL, whose secrets (a token in the query) are
+// redacted.
+func scenarioName(name string) string {
+	if u, ok := strings.CutPrefix(name, "ws "); ok {
+		return "ws " + secret.URL(u)
+	}
+	return name
 }
 
 func breakdown(s *metrics.Sub) results.Breakdown {

@@ -96,3 +96,17 @@ func TestTimerLagNote(t *testing.T) {
 		})
 	}
 }
+
+// A websocket scenario's default name is its URL: a token in its query is
+// not written out.
+func TestScenarioNameRedacted(t *testing.T) {
+	for in, want := range map[string]string{
+		"ws ws://h/widget?site=s1&token=T": "ws ws://h/widget?site=s1&token=<redacted>",
+		"send":                             "send",
+		"GET /x":                           "GET /x",
+	} {
+		if got := scenarioName(in); got != want {
+			t.Errorf("scenarioName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
