@@ -6,6 +6,7 @@ import (
 	"html"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -207,15 +208,25 @@ func stickCaption(r *results.Result) string {
 }
 
 // WriteHTML writes r's HTML page to the file at path.
+// The page goes to a temporary file in the same folder, renamed over path
+// once whole, so a full disk leaves no truncated report behind.
 func WriteHTML(path string, r *results.Result) error {
-	f, err := os.Create(path)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	err = f.Chmod(0o644) // CreateTemp makes it private; a report is for reading
 	if err == nil {
 		err = HTML(f, r)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
+		os.Remove(f.Name())
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil

@@ -223,3 +223,23 @@ func TestMarkdownEscapes(t *testing.T) {
 		t.Errorf("the command is not fenced past its backticks:\n%s", md)
 	}
 }
+
+// The HTML report is written whole or not at all: through a temporary file
+// renamed over the path, which leaves nothing else behind.
+func TestWriteHTMLAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.html")
+	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{Model: "open", TargetRate: 10}}}
+	for range 2 {
+		if err := WriteHTML(path, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if page, err := os.ReadFile(path); err != nil || !strings.Contains(string(page), "</html>") || len(entries) != 1 {
+		t.Errorf("folder holds %d files, page %d bytes (err %v); want the whole page alone", len(entries), len(page), err)
+	}
+	if err := WriteHTML(filepath.Join(dir, "missing", "r.html"), r); err == nil {
+		t.Errorf("WriteHTML into a missing folder = nil, want an error")
+	}
+}
