@@ -13,6 +13,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/ceiling-dev/ceiling/internal/secret"
 )
 
 // Point is one scraped value of one series.
@@ -42,6 +44,7 @@ const acceptHeader = `text/plain;version=0.0.4;q=1,application/openmetrics-text;
 // same ones from scrape to scrape).
 type Scraper struct {
 	url     string
+	shown   string // url with its secrets redacted, for messages
 	sels    []selector
 	wanted  map[string]bool // names of the lines the selectors may need
 	client  *http.Client
@@ -87,13 +90,13 @@ type scraped struct {
 func NewScraper(rawURL string, metrics []string, timeout time.Duration) (*Scraper, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", rawURL, err)
+		return nil, fmt.Errorf("scrape %s: %w", secret.URL(rawURL), err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("scrape %s: want an http:// or https:// URL", rawURL)
+		return nil, fmt.Errorf("scrape %s: want an http:// or https:// URL", secret.URL(rawURL))
 	}
 	if len(metrics) == 0 {
-		return nil, fmt.Errorf("scrape %s: no metrics named", rawURL)
+		return nil, fmt.Errorf("scrape %s: no metrics named", secret.URL(rawURL))
 	}
 	var errs []error
 	sels := make([]selector, 0, len(metrics))
@@ -106,7 +109,7 @@ func NewScraper(rawURL string, metrics []string, timeout time.Duration) (*Scrape
 		sels = append(sels, s)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", rawURL, err)
+		return nil, fmt.Errorf("scrape %s: %w", secret.URL(rawURL), err)
 	}
 	if timeout <= 0 {
 		timeout = DefaultScrapeTimeout
@@ -115,7 +118,7 @@ func NewScraper(rawURL string, metrics []string, timeout time.Duration) (*Scrape
 	// and leaves no idle connection (or goroutine) behind.
 	tr := &http.Transport{DisableKeepAlives: true, Proxy: nil}
 	return &Scraper{
-		url: rawURL, sels: sels, wanted: wantedNames(sels), client: &http.Client{Transport: tr},
+		url: rawURL, shown: secret.URL(rawURL), sels: sels, wanted: wantedNames(sels), client: &http.Client{Transport: tr},
 		timeout: timeout, maxBytes: MaxScrapeBytes, segment: segmentLines, table: newSeriesTable(len(sels), MaxSeriesPerMetric),
 	}, nil
 }
@@ -154,11 +157,11 @@ func (s *Scraper) scrape(ctx context.Context) (scraped, error) {
 		s.table.truncate(known) // the series first seen in a failed scrape are not kept
 		switch {
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
-			return scraped{}, fmt.Errorf("scrape %s: no complete answer within %v", s.url, budget.Round(time.Millisecond))
+			return scraped{}, fmt.Errorf("scrape %s: no complete answer within %v", s.shown, budget.Round(time.Millisecond))
 		case errors.Is(err, errTooLarge):
-			return scraped{}, fmt.Errorf("scrape %s: body larger than %s", s.url, sizeText(s.maxBytes))
+			return scraped{}, fmt.Errorf("scrape %s: body larger than %s", s.shown, sizeText(s.maxBytes))
 		}
-		return scraped{}, fmt.Errorf("scrape %s: %w", s.url, err)
+		return scraped{}, fmt.Errorf("scrape %s: %w", s.shown, err)
 	}
 	res.added = s.table.infos[known:len(s.table.infos):len(s.table.infos)]
 	return res, nil

@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -208,5 +209,24 @@ func TestWatcherScrapeWindow(t *testing.T) {
 	}
 	if d := cmp.Diff(wantSeries, series); d != "" {
 		t.Errorf("Series(2s, 3s) mismatch (-want +got):\n%s", d)
+	}
+}
+
+// A scrape's errors name its URL without the secrets in it (a token in the
+// query): they reach result.json and the terminal.
+func TestScrapeErrorRedactsURL(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: the scrape is refused
+	s, err := NewScraper("http://"+addr+"/metrics?token=TOKEN-SECRET", []string{"up"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Scrape()
+	if err == nil || strings.Contains(err.Error(), "TOKEN-SECRET") || !strings.Contains(err.Error(), "token=<redacted>") {
+		t.Errorf("Scrape() = %v, want an error naming the URL with its token redacted", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/secret"
 )
 
 // watch is the monitored target: a command ceiling started, and the
@@ -166,5 +167,5 @@ func (w *watch) describe(p *plan.Plan) string {
 	case m.PID > 0:
 		return fmt.Sprintf("watching pid %d%s", m.PID, limit)
 	}
-	return "scraping " + p.Monitor.Prometheus.URL
+	return "scraping " + secret.URL(p.Monitor.Prometheus.URL)
 }
