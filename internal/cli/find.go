@@ -110,7 +110,7 @@ func parseLevel(s string) (float64, error) {
 // returns the result (nil when the search could not start) with the error
 // that carries the exit code.
 func find(e *env, p *plan.Plan, o *outputFlags, cfg search.Config) (*results.Result, error) {
-	desc := fmt.Sprintf("a search: steps of %v after %v of warm-up, each level chosen from the last", p.Load.Step.Duration, run.Level(p, 1).Warmup)
+	desc := fmt.Sprintf("a search: steps of %v after %v of warm-up, each level chosen from the last", p.Load.Step.Duration, p.Load.Warmup.Duration)
 	s, err := openRun(e, p, o, 0, desc)
 	if err != nil {
 		return nil, err

@@ -164,15 +164,12 @@ func newResult(p *plan.Plan, o *Options) *results.Result {
 	}
 	name, _ := os.Hostname()
 	return &results.Result{
-		Schema: results.Schema, Command: reproduce(secrets(p).Args(o.Args)), Name: p.Name, Target: secret.URL(target),
+		Schema: results.Schema, Command: reproduce(secret.Names(p.HTTP.SecretHeaders).Args(o.Args)), Name: p.Name, Target: secret.URL(target),
 		Host:      results.Host{Hostname: name, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Version: o.Version},
 		StartedAt: time.Now().Round(0), Warnings: []string{}, Steps: []results.Step{},
 		DuplicateIDs: []results.DuplicateID{}, Invalid: []string{},
 	}
 }
-
-// secrets are the header names whose values p keeps out of what is written.
-func secrets(p *plan.Plan) secret.Names { return secret.Names(p.HTTP.SecretHeaders) }
 
 // reproduce returns ceiling's command line, quoted for a POSIX shell.
 func reproduce(args []string) string {
