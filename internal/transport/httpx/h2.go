@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -16,10 +17,15 @@ import (
 // TLS (ALPN) for https URLs and h2c with prior knowledge for http URLs.
 // HTTP/1.1 is switched off, so a server that cannot speak HTTP/2 fails
 // loudly instead of being measured over the wrong protocol.
+//
+// Connections come from ceiling's own pool (h2pool.go) rather than from
+// net/http's, whose hidden retries sent a request up to seven times with
+// backoff when servers sent GOAWAY: the failures then showed as timeouts,
+// never as retried, while thousands of connections were opened.
 type H2 struct {
 	cfg    Config
 	client *http.Client
-	tr     *http.Transport
+	pool   *h2Pool
 }
 
 var _ transport.Exchanger = (*H2)(nil)
@@ -36,7 +42,8 @@ func newH2(c Config) *H2 {
 		MaxConnsPerHost:     c.MaxConns,
 		ForceAttemptHTTP2:   true,
 	}
-	client := &http.Client{Transport: tr, Timeout: c.Timeout}
+	pool := newH2Pool(tr, c.MaxConns)
+	client := &http.Client{Transport: pool, Timeout: c.Timeout}
 	if c.FollowRedirects {
 		client.CheckRedirect = func(_ *http.Request, via []*http.Request) error {
 			if len(via) > MaxRedirects {
@@ -47,7 +54,7 @@ func newH2(c Config) *H2 {
 	} else {
 		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
-	return &H2{cfg: c, client: client, tr: tr}
+	return &H2{cfg: c, client: client, pool: pool}
 }
 
 var errTooManyRedirects = errors.New("too many redirects")
@@ -55,13 +62,15 @@ var errTooManyRedirects = errors.New("too many redirects")
 // Session returns a session.
 func (h *H2) Session() transport.Session { return &h2Session{h: h} }
 
-// Close closes idle connections.
-func (h *H2) Close() { h.tr.CloseIdleConnections() }
+// Close closes every connection.
+func (h *H2) Close() { h.pool.close() }
 
 type h2Session struct {
-	h      *H2
-	header []byte // the last response's header lines
-	body   bytes.Buffer
+	h       *H2
+	ctx     context.Context // carries &retried to the pool
+	retried bool            // set by the pool when it sent the request again
+	header  []byte          // the last response's header lines
+	body    bytes.Buffer
 }
 
 // Close does nothing: HTTP/2 connections are shared by every session.
@@ -74,7 +83,10 @@ func (s *h2Session) Do(r *transport.Request, out *transport.Outcome) {
 	if r.Body != nil {
 		body = bytes.NewReader(r.Body)
 	}
-	req, err := http.NewRequest(r.Method, r.URL, body)
+	if s.ctx == nil {
+		s.ctx = context.WithValue(context.Background(), retriedKey{}, &s.retried)
+	}
+	req, err := http.NewRequestWithContext(s.ctx, r.Method, r.URL, body)
 	if err != nil {
 		out.Kind = transport.Protocol
 		return
@@ -86,7 +98,9 @@ func (s *h2Session) Do(r *transport.Request, out *transport.Outcome) {
 		}
 		req.Header.Add(h[0], h[1])
 	}
+	s.retried = false
 	resp, err := s.h.client.Do(req)
+	out.Retried = s.retried
 	if err != nil {
 		out.Kind = classifyH2(err)
 		return
@@ -125,6 +139,9 @@ func (s *h2Session) Do(r *transport.Request, out *transport.Outcome) {
 func classifyH2(err error) transport.Kind {
 	if errors.Is(err, errTooManyRedirects) {
 		return transport.Protocol
+	}
+	if errors.Is(err, errConnGone) {
+		return transport.Reset
 	}
 	return transport.ClassifyError(err)
 }

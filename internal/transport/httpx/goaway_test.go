@@ -1,0 +1,233 @@
+package httpx
+
+import (
+	"encoding/binary"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// goawayServer is an h2c server (prior knowledge) written frame by frame,
+// so that it can misbehave as real ones do. It answers the first serve
+// requests of each connection with a 200, then sends GOAWAY naming the
+// last one it answered (streams after it were never processed) and closes
+// the connection: serve 0 refuses every request of every connection, as a
+// server shutting down does; serve 1 is a server that takes one request per
+// connection. conns counts accepted connections.
+func goawayServer(t *testing.T, serve int) (url string, conns *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	conns = new(atomic.Int64)
+	frame := func(typ, flags byte, stream uint32, payload []byte) []byte {
+		b := make([]byte, 9, 9+len(payload))
+		b[0], b[1], b[2] = byte(len(payload)>>16), byte(len(payload)>>8), byte(len(payload))
+		b[3], b[4] = typ, flags
+		binary.BigEndian.PutUint32(b[5:], stream)
+		return append(b, payload...)
+	}
+	goaway := func(last uint32) []byte {
+		p := make([]byte, 8) // last stream, then error code NO_ERROR
+		binary.BigEndian.PutUint32(p, last)
+		return frame(7, 0, 0, p)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				preface := make([]byte, 24)
+				if _, err := io.ReadFull(c, preface); err != nil {
+					return
+				}
+				c.Write(frame(4, 0, 0, nil)) // SETTINGS
+				head := make([]byte, 9)
+				var last uint32
+				served := 0
+				for {
+					if _, err := io.ReadFull(c, head); err != nil {
+						return
+					}
+					n := int(head[0])<<16 | int(head[1])<<8 | int(head[2])
+					if _, err := io.CopyN(io.Discard, c, int64(n)); err != nil {
+						return
+					}
+					switch typ, flags := head[3], head[4]; {
+					case typ == 4 && flags&1 == 0:
+						c.Write(frame(4, 1, 0, nil)) // SETTINGS ack
+					case typ == 1: // HEADERS: a request
+						if served < serve {
+							last = binary.BigEndian.Uint32(head[5:]) &^ (1 << 31)
+							// :status 200 (HPACK static index 8), END_STREAM|END_HEADERS.
+							c.Write(frame(1, 5, last, []byte{0x88}))
+							served++
+						}
+						if served == serve {
+							c.Write(goaway(last))
+							time.Sleep(10 * time.Millisecond) // let the GOAWAY arrive before the close
+							return
+						}
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/", conns
+}
+
+// A server sending GOAWAY on every connection fails each request at once
+// as a reset, counted as retried when it was sent again, and never makes
+// ceiling open more than three connections per request (net/http's own
+// retries sent each request up to seven times, with backoff, and the
+// request ended as a timeout that was never counted as retried).
+func TestH2GoAwayEveryConnection(t *testing.T) {
+	url, conns := goawayServer(t, 0)
+	ex := New(Config{Timeout: 2 * time.Second, HTTP2: true})
+	defer ex.Close()
+	s := ex.Session()
+	defer s.Close()
+	const n = 5
+	for i := range n {
+		var out transport.Outcome
+		s.Do(&transport.Request{Method: "GET", URL: url}, &out)
+		if out.Kind != transport.Reset || !out.Retried {
+			t.Fatalf("request %d: kind %v, retried %v; want reset, retried", i, out.Kind, out.Retried)
+		}
+	}
+	if got := conns.Load(); got > h2Attempts*n {
+		t.Errorf("%d connections for %d requests, want at most %d", got, n, h2Attempts*n)
+	}
+}
+
+// A POST refused by GOAWAY (the server says it never processed the
+// stream) is safe to send again: it is, on new connections, and counted.
+func TestH2GoAwayPostRetried(t *testing.T) {
+	url, conns := goawayServer(t, 0)
+	ex := New(Config{Timeout: 2 * time.Second, HTTP2: true})
+	defer ex.Close()
+	s := ex.Session()
+	defer s.Close()
+	var out transport.Outcome
+	s.Do(&transport.Request{Method: "POST", URL: url, Body: []byte("x")}, &out)
+	if out.Kind != transport.Reset || !out.Retried {
+		t.Fatalf("POST: kind %v, retried %v; want reset, retried", out.Kind, out.Retried)
+	}
+	if got := conns.Load(); got != h2Attempts {
+		t.Errorf("%d connections for one POST, want %d", got, h2Attempts)
+	}
+}
+
+// A server that takes one request per connection and then sends GOAWAY
+// answers every request of a session, one connection each (a request that
+// raced the GOAWAY onto the old connection is sent again, and counted).
+func TestH2GoAwayAfterEachAnswer(t *testing.T) {
+	url, conns := goawayServer(t, 1)
+	ex := New(Config{Timeout: 5 * time.Second, HTTP2: true})
+	defer ex.Close()
+	s := ex.Session()
+	defer s.Close()
+	const n = 20
+	retried := 0
+	for i := range n {
+		var out transport.Outcome
+		s.Do(&transport.Request{Method: "GET", URL: url}, &out)
+		if out.Kind != transport.OK {
+			t.Fatalf("request %d: kind %v, want ok", i, out.Kind)
+		}
+		if out.Retried {
+			retried++
+		}
+	}
+	if got := conns.Load(); got < n || got > int64(n+retried) {
+		t.Errorf("%d connections for %d requests (%d retried), want %d to %d", got, n, retried, n, n+retried)
+	}
+}
+
+// Many sessions against a server that rotates its connections every few
+// requests: the streams it refused are sent again and counted; whatever
+// still fails is a reset, never a timeout; and connections stay within
+// what the requests' attempts can open.
+func TestH2GoAwayRotatingConnections(t *testing.T) {
+	url, conns := goawayServer(t, 5)
+	ex := New(Config{Timeout: 5 * time.Second, HTTP2: true})
+	defer ex.Close()
+	const workers, each = 20, 10
+	var ok, retried, other atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			s := ex.Session()
+			defer s.Close()
+			for range each {
+				var out transport.Outcome
+				s.Do(&transport.Request{Method: "GET", URL: url}, &out)
+				switch out.Kind {
+				case transport.OK:
+					ok.Add(1)
+				case transport.Reset:
+				default:
+					other.Add(1)
+				}
+				if out.Retried {
+					retried.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	const total = workers * each
+	if other.Load() != 0 {
+		t.Errorf("%d of %d requests failed other than as a reset", other.Load(), total)
+	}
+	if ok.Load() < total/2 || retried.Load() == 0 {
+		t.Errorf("%d of %d ok, %d retried; want most ok, some retried", ok.Load(), total, retried.Load())
+	}
+	if got := conns.Load(); got > h2Attempts*total {
+		t.Errorf("%d connections for %d requests, want at most %d", got, total, h2Attempts*total)
+	}
+}
+
+// BenchmarkH2Exchange measures one h2c exchange through the pool, with
+// sessions in parallel sharing connections, against a local server.
+func BenchmarkH2Exchange(b *testing.B) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("ok"))
+	}))
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	srv.Config.Protocols = &p
+	srv.Start()
+	defer srv.Close()
+	ex := New(Config{Timeout: 5 * time.Second, HTTP2: true})
+	defer ex.Close()
+	req := &transport.Request{Method: "GET", URL: srv.URL + "/"}
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		s := ex.Session()
+		defer s.Close()
+		var out transport.Outcome
+		for pb.Next() {
+			s.Do(req, &out)
+			if out.Kind != transport.OK {
+				b.Errorf("kind %v", out.Kind)
+				return
+			}
+		}
+	})
+}

@@ -1,0 +1,237 @@
+package httpx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// h2Pool is the HTTP/2 exchanger's connection pool: an http.RoundTripper
+// over net/http's ClientConn, one HTTP/2 connection each, which sends a
+// request once and reports what happened to it.
+//
+// A request takes a stream on the first connection with one free; a new
+// connection is dialled only when none has, one dial at a time per host
+// (requests that need it wait for it), and never more than max per host
+// (past that, requests queue for a stream). A connection that received
+// GOAWAY or failed leaves the pool.
+//
+// A request the server said it never processed (GOAWAY naming a lower
+// last stream, or REFUSED_STREAM) is sent again, up to h2Attempts in all;
+// an idempotent one whose reused connection died under it is sent once
+// more; either way the exchange is counted as retried. So a server that
+// sends GOAWAY on every connection costs at most h2Attempts connections
+// per request, and its requests fail at once as resets.
+type h2Pool struct {
+	tr  *http.Transport
+	max int
+
+	mu     sync.Mutex
+	hosts  map[string]*h2Host
+	closed bool
+}
+
+type h2Host struct {
+	conns []*http.ClientConn
+	dial  *h2Dial // the dial in progress, if any
+}
+
+type h2Dial struct {
+	done chan struct{} // closed when the dial ended
+	err  error
+}
+
+// h2Attempts bounds how often one request is sent.
+const h2Attempts = 3
+
+// errConnGone wraps a request's failure when its connection went away
+// (GOAWAY, a reset, a refused stream): classified as a reset.
+var errConnGone = errors.New("the server closed the HTTP/2 connection")
+
+// retriedKey keys the *bool in a request's context that the pool sets
+// when it sent the request again.
+type retriedKey struct{}
+
+func newH2Pool(tr *http.Transport, max int) *h2Pool {
+	return &h2Pool{tr: tr, max: max, hosts: make(map[string]*h2Host)}
+}
+
+// RoundTrip sends req on a pooled connection.
+func (p *h2Pool) RoundTrip(req *http.Request) (*http.Response, error) {
+	scheme, addr := req.URL.Scheme, req.URL.Host
+	if req.URL.Port() == "" {
+		port := "80"
+		if scheme == "https" {
+			port = "443"
+		}
+		addr = net.JoinHostPort(req.URL.Hostname(), port)
+	}
+	for attempt := 0; ; attempt++ {
+		cc, fresh, err := p.conn(req.Context(), scheme, addr)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := cc.RoundTrip(req)
+		if err == nil {
+			return resp, nil
+		}
+		unsent := unprocessed(err)
+		if !unsent && cc.Err() == nil && !strings.Contains(err.Error(), "GOAWAY") {
+			return nil, err // the connection is fine: the failure is this request's
+		}
+		if req.Context().Err() == nil && (unsent && attempt < h2Attempts-1 || attempt == 0 && !fresh && idempotent(req.Method)) {
+			if again, ok := rewound(req); ok {
+				if r, ok := req.Context().Value(retriedKey{}).(*bool); ok {
+					*r = true
+				}
+				req = again
+				continue
+			}
+		}
+		return nil, fmt.Errorf("%w: %w", errConnGone, err)
+	}
+}
+
+// unprocessed reports whether err says the server never processed the
+// request. net/http does not export these errors; their texts are matched,
+// and TestH2GoAwayEveryConnection fails if they change.
+func unprocessed(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "graceful shutdown GOAWAY") ||
+		strings.Contains(msg, "client conn not usable") ||
+		strings.Contains(msg, "REFUSED_STREAM")
+}
+
+// rewound returns req ready to be sent again, with its body from the
+// start; false when the body cannot be read again.
+func rewound(req *http.Request) (*http.Request, bool) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return req, true
+	}
+	if req.GetBody == nil {
+		return nil, false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, false
+	}
+	again := *req
+	again.Body = body
+	return &again, true
+}
+
+// conn returns a connection to addr with a stream reserved for the caller
+// (or, when the host is at max connections, the least busy one, on which
+// RoundTrip waits for a stream). fresh is true when the connection was
+// dialled for this request.
+func (p *h2Pool) conn(ctx context.Context, scheme, addr string) (cc *http.ClientConn, fresh bool, err error) {
+	key := scheme + "://" + addr
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, false, net.ErrClosed
+		}
+		h := p.hosts[key]
+		if h == nil {
+			h = &h2Host{}
+			p.hosts[key] = h
+		}
+		if cc := h.reserve(); cc != nil {
+			p.mu.Unlock()
+			return cc, false, nil
+		}
+		if d := h.dial; d != nil {
+			p.mu.Unlock()
+			select {
+			case <-d.done:
+				if d.err != nil {
+					return nil, false, d.err
+				}
+				continue
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			}
+		}
+		if len(h.conns) >= p.max {
+			cc := h.leastBusy()
+			p.mu.Unlock()
+			return cc, false, nil
+		}
+		d := &h2Dial{done: make(chan struct{})}
+		h.dial = d
+		p.mu.Unlock()
+
+		cc, err := p.tr.NewClientConn(ctx, scheme, addr)
+		p.mu.Lock()
+		h.dial = nil
+		if err == nil {
+			if p.closed {
+				cc.Close()
+				err = net.ErrClosed
+			} else {
+				h.conns = append(h.conns, cc)
+			}
+		}
+		d.err = err
+		p.mu.Unlock()
+		close(d.done)
+		if err != nil {
+			return nil, false, err
+		}
+		if cc.Reserve() == nil {
+			return cc, true, nil
+		}
+		// The requests that waited for the dial took its streams: look again.
+	}
+}
+
+// reserve drops the host's dead connections and reserves a stream on the
+// first live one with a stream free. The pool's lock is held.
+func (h *h2Host) reserve() *http.ClientConn {
+	live := h.conns[:0]
+	for _, cc := range h.conns {
+		if cc.Err() != nil {
+			cc.Close()
+			continue
+		}
+		live = append(live, cc)
+	}
+	clear(h.conns[len(live):])
+	h.conns = live
+	for _, cc := range h.conns {
+		if cc.Reserve() == nil {
+			return cc
+		}
+	}
+	return nil
+}
+
+// leastBusy returns the live connection with the fewest requests in
+// flight. The pool's lock is held and the host has connections.
+func (h *h2Host) leastBusy() *http.ClientConn {
+	best := h.conns[0]
+	for _, cc := range h.conns[1:] {
+		if cc.InFlight() < best.InFlight() {
+			best = cc
+		}
+	}
+	return best
+}
+
+// close closes every connection; requests in flight fail.
+func (p *h2Pool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for key, h := range p.hosts {
+		for _, cc := range h.conns {
+			cc.Close()
+		}
+		delete(p.hosts, key)
+	}
+}
