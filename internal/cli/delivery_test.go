@@ -122,21 +122,88 @@ func TestDeliveryLostAndDuplicated(t *testing.T) {
 }
 
 // A forwarder slower than the load builds a backlog that clears after the
-// load stops: the drain time says how long that took.
+// load stops: the drain time says how long that took. run judges
+// delivered>= on what had arrived when the step ended, as find does, so
+// the lagging step fails its SLO although everything arrived later; the
+// table says "+N later" and shows the delivery latency.
 func TestDeliveryDrainTime(t *testing.T) {
 	port := freeLocalPort(t)
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 1, 8*time.Millisecond, 0, 0)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := ceiling(t, context.Background(), "run", deliveryPlan(t, srv.URL, port, "10s"), "--slo", "delivered>=99.9%", "--out", out, "--quiet")
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	code, stdout, stderr := ceiling(t, context.Background(), "run", deliveryPlan(t, srv.URL, port, "10s"), "--slo", "delivered>=99.9%", "--out", out)
+	if code != ExitThreshold {
+		t.Fatalf("exit %d, want %d (delivered>= judged at the step's end)\n%s\n%s", code, ExitThreshold, stdout, stderr)
 	}
 	r := readResult(t, out)
-	if d := r.Delivery; d == nil || d.Lost != 0 || d.DrainS < 0.2 || d.DrainS > 5 {
+	d := r.Delivery
+	if d == nil || d.Lost != 0 || d.Undelivered != 0 || d.DrainS < 0.2 || d.DrainS > 5 || d.DrainComplete == nil || !*d.DrainComplete {
 		t.Errorf("delivery = %+v, want everything delivered after a drain of about a second", d)
 	}
 	if len(r.DeliverySeries) == 0 {
 		t.Errorf("no delivery series")
+	}
+	s := r.Steps[0].Delivery
+	if s == nil || s.AtStepEnd == nil || *s.AtStepEnd >= s.Delivered {
+		t.Fatalf("step delivery = %+v, want fewer delivered at the step's end than after the drain", s)
+	}
+	if !strings.Contains(stdout, fmt.Sprintf("(+%d later)", s.Delivered-*s.AtStepEnd)) || !strings.Contains(stdout, "delivery p50/p99") {
+		t.Errorf("table without the later deliveries or the delivery latency column:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "the backlog cleared") {
+		t.Errorf("no drain sentence:\n%s", stdout)
+	}
+}
+
+// A drain that runs out while the forwarder is still delivering does not
+// call the rest lost: they are undelivered, drain_complete is false, and
+// the sentence says arrivals were still coming.
+func TestDeliveryUndeliveredWhenDrainEnds(t *testing.T) {
+	port := freeLocalPort(t)
+	// One worker × 20 ms: 50/s against 200/s for a second leaves about
+	// 150 queued, three seconds of work; the drain allows one.
+	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 1, 20*time.Millisecond, 0, 0)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "run", deliveryPlan(t, srv.URL, port, "1s"), "--out", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	d := readResult(t, out).Delivery
+	if d == nil || d.Lost != 0 || d.Undelivered == 0 || d.DrainComplete == nil || *d.DrainComplete {
+		t.Fatalf("delivery = %+v, want none lost, some undelivered, drain_complete false", d)
+	}
+	if want := fmt.Sprintf("%d still undelivered when the", d.Undelivered); !strings.Contains(stdout, want) || !strings.Contains(stdout, "arrivals were still coming") {
+		t.Errorf("stdout lacks %q and that arrivals were still coming:\n%s", want, stdout)
+	}
+}
+
+// The send → delivery latency runs from the iteration's intended start and
+// is never clamped: a target that posts to the sink 30 ms after it got the
+// message, and answers only 50 ms later, delivers in ≥ 30 ms (it read as
+// 0 when measured from the answer), and delivery_p50<10ms fails on it.
+func TestDeliveryLatencyBeforeAnswer(t *testing.T) {
+	port := freeLocalPort(t)
+	sinkURL := fmt.Sprintf("http://127.0.0.1:%d", port)
+	client := &http.Client{Timeout: 5 * time.Second}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ ID string }
+		json.NewDecoder(r.Body).Decode(&in)
+		time.Sleep(30 * time.Millisecond)
+		body, _ := json.Marshal(map[string]string{"text": in.ID})
+		if resp, err := client.Post(sinkURL+"/hooks/slack", "application/json", bytes.NewReader(body)); err == nil {
+			resp.Body.Close()
+		}
+		time.Sleep(50 * time.Millisecond)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "run", deliveryPlan(t, srv.URL, port, "2s"), "--rate", "20", "--slo", "delivery_p50<10ms", "--out", out, "--quiet")
+	if code != ExitThreshold {
+		t.Fatalf("exit %d, want %d (delivery_p50<10ms fails)\n%s\n%s", code, ExitThreshold, stdout, stderr)
+	}
+	d := readResult(t, out).Delivery
+	if d == nil || d.Delivered == 0 || d.LatencyMS.P50 < 30 {
+		t.Errorf("delivery = %+v, want send→delivery p50 ≥ 30 ms", d)
 	}
 }
 

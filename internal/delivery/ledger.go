@@ -28,6 +28,13 @@ type Ledger struct {
 	seed   maphash.Seed
 	sinks  []*track
 	shards [32]shard
+	// progress is when the last first delivery of an expected id arrived
+	// (zero: none yet). Poll, its only writer, runs on one goroutine.
+	progress time.Time
+	// drained is set when Drain ended: from then on Step counts the ids
+	// still missing as lost when the drain was complete, as undelivered
+	// when it was not.
+	drained, complete bool
 }
 
 type shard struct {
@@ -43,7 +50,7 @@ type key struct {
 
 type rejectKey struct{ sink, step int }
 
-// sent is one expected id: when the accepted iteration ended, in which
+// sent is one expected id: when its iteration was meant to start, in which
 // step, and what arrived for it.
 type sent struct {
 	at       time.Time
@@ -84,7 +91,9 @@ func (l *Ledger) shard(k key) *shard {
 }
 
 // Expect notes that an accepted iteration of step (-1: warm-up, not
-// counted) expects id at sink from now on.
+// counted), meant to start at at, expects id at sink: its delivery latency
+// is measured from at, as the headline latency is from the intended send
+// time.
 func (l *Ledger) Expect(sinkIdx int, id string, at time.Time, step int) {
 	k := key{sinkIdx, id}
 	sh := l.shard(k)
@@ -147,34 +156,57 @@ func (l *Ledger) arrive(i int, t *track, id string, at time.Time) {
 		}
 	}
 	sh.mu.Unlock()
+	if s != nil && s.arrivals == 1 && at.After(l.progress) {
+		l.progress = at
+	}
 	if s == nil {
 		t.orphan[id] = append(t.orphan[id], at)
 	}
 }
 
 // Drain polls until every expected id has arrived, the timeout passes or
-// ctx ends, and returns how long after stop the last expected id arrived
-// (the timeout when some never did).
-func (l *Ledger) Drain(ctx context.Context, stop time.Time, timeout time.Duration) time.Duration {
+// ctx ends. It returns how long after stop the last expected id arrived
+// (the whole wait when some never did), and whether the drain was
+// complete: every id arrived, or none had arrived for quiet before it
+// ended. The ids still missing after a complete drain are lost; after an
+// incomplete one (arrivals were still coming when the timeout or ctx ended
+// it) they are undelivered: queued, perhaps, not proven lost.
+func (l *Ledger) Drain(ctx context.Context, stop time.Time, timeout, quiet time.Duration) (time.Duration, bool) {
 	deadline := stop.Add(timeout)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	end := func(took time.Duration, complete bool) (time.Duration, bool) {
+		l.drained, l.complete = true, complete
+		return took, complete
+	}
 	for {
 		l.Poll()
 		last, missing := l.lastArrival()
 		if missing == 0 {
-			return max(last.Sub(stop), 0)
+			return end(max(last.Sub(stop), 0), true)
 		}
-		if !time.Now().Before(deadline) {
-			return timeout
+		now := time.Now()
+		if !now.Before(deadline) {
+			return end(now.Sub(stop), now.Sub(l.progress) >= quiet)
 		}
 		select {
 		case <-ctx.Done():
-			return time.Since(stop)
+			now := time.Now()
+			return end(now.Sub(stop), now.Sub(l.progress) >= quiet)
 		case <-tick.C:
 		}
 	}
 }
+
+// QuietFor returns the quiet period that proves ids lost at the end of a
+// drain of timeout: DrainQuiet, or half the drain when it is shorter.
+func QuietFor(timeout time.Duration) time.Duration {
+	return min(DrainQuiet, timeout/2)
+}
+
+// DrainQuiet is how long no delivery may arrive before the end of a drain
+// for the ids still missing to be called lost rather than undelivered.
+const DrainQuiet = 5 * time.Second
 
 // Settle waits for the backlog of earlier steps to clear before another
 // step: until every counted expected id has arrived, or none has arrived
@@ -229,10 +261,15 @@ func (l *Ledger) lastArrival() (time.Time, int) {
 
 // Figures are one step's (or the run's) delivery.
 type Figures struct {
-	Expected, Delivered, Lost, Duplicates, Rejected int64
-	// LostIDs lists the first MaxLostIDs lost ids, in the order they were sent.
+	Expected, Delivered, Duplicates, Rejected int64
+	// Lost counts the ids still missing after a complete drain (nothing
+	// arrived for its quiet period); Undelivered those missing before the
+	// drain ended, or after one that ended while arrivals were still coming.
+	Lost, Undelivered int64
+	// LostIDs lists the first MaxLostIDs missing ids (lost or
+	// undelivered), in the order they were sent.
 	LostIDs []string
-	// Latency summarises send → first delivery.
+	// Latency summarises intended send → first delivery.
 	Latency metrics.Latency
 	// Missed counts the arrivals the sinks recorded but did not keep for
 	// the ledger (their unread log was full: sink.MaxUnread arrivals
@@ -261,12 +298,18 @@ func (l *Ledger) Step(step int) Figures {
 			f.Expected++
 			switch {
 			case s.arrivals == 0:
-				f.Lost++
+				if l.drained && l.complete {
+					f.Lost++
+				} else {
+					f.Undelivered++
+				}
 				lostIDs = append(lostIDs, lost{k.id, s.at})
 			default:
 				f.Delivered++
 				f.Duplicates += int64(s.arrivals - 1)
-				us := int64(max(s.first.Sub(s.at), 0) / time.Microsecond)
+				// The histogram's range bounds the value; nothing else does:
+				// a delivery before its own request's answer is a real one.
+				us := int64(s.first.Sub(s.at) / time.Microsecond)
 				_ = h.RecordValue(min(max(us, metrics.LowestUS), metrics.HighestUS))
 			}
 		}

@@ -19,7 +19,7 @@ func columnsOf(r *results.Result) []string {
 		out = append(out, "cpu", "rss")
 	}
 	if delivered(r) {
-		out = append(out, "delivered")
+		out = append(out, "delivered", "delivery p50/p99")
 	}
 	return append(out, "slo", "verdict")
 }
@@ -113,7 +113,11 @@ func rows(r *results.Result) [][]string {
 					d = fmt.Sprintf("%d/%d (+%d later)", *x.AtStepEnd, x.Expected, x.Delivered-*x.AtStepEnd)
 				}
 			}
-			row = append(row, d)
+			lat := "-"
+			if x := s.Delivery; x != nil && x.Delivered > 0 {
+				lat = Millis(x.LatencyMS.P50) + " / " + Millis(x.LatencyMS.P99)
+			}
+			row = append(row, d, lat)
 		}
 		out = append(out, append(row, slo, verdict(s)))
 	}
@@ -245,8 +249,8 @@ func footer(w io.Writer, r *results.Result, prefix string) {
 		}
 	}
 	if d := r.Delivery; d != nil {
-		fmt.Fprintf(w, "\n%sdelivery: %d of %d accepted ids delivered, %d lost, %d duplicates, send→delivery p50 %s p99 %s; the backlog cleared %.1fs after the load stopped\n",
-			prefix, d.Delivered, d.Expected, d.Lost, d.Duplicates, Millis(d.LatencyMS.P50), Millis(d.LatencyMS.P99), d.DrainS)
+		fmt.Fprintf(w, "\n%sdelivery: %d of %d accepted ids delivered, %d duplicates, send→delivery p50 %s p99 %s; %s\n",
+			prefix, d.Delivered, d.Expected, d.Duplicates, Millis(d.LatencyMS.P50), Millis(d.LatencyMS.P99), drained(d))
 		if len(d.LostIDs) > 0 {
 			fmt.Fprintf(w, "%slost ids (first %d): %s\n", prefix, len(d.LostIDs), strings.Join(d.LostIDs[:min(len(d.LostIDs), 5)], ", ")+ellipsis(len(d.LostIDs) > 5))
 		}
@@ -301,4 +305,19 @@ func TermValue(metric string, v float64) string {
 		return fmt.Sprintf("%.3f of target", v)
 	}
 	return Millis(v)
+}
+
+// drained says how the wait for late deliveries ended: the backlog
+// cleared, ids lost (nothing arrived for the drain's last seconds), or ids
+// still undelivered when it ran out while deliveries were still coming.
+func drained(d *results.Delivery) string {
+	switch {
+	case d.Lost == 0 && d.Undelivered == 0:
+		return fmt.Sprintf("the backlog cleared %.1fs after the load stopped", d.DrainS)
+	case d.DrainComplete != nil && !*d.DrainComplete:
+		return fmt.Sprintf("%d still undelivered when the %.1fs drain ended; arrivals were still coming (a longer drain may see them)", d.Undelivered, d.DrainS)
+	case d.Undelivered > 0:
+		return fmt.Sprintf("%d not delivered yet", d.Undelivered)
+	}
+	return fmt.Sprintf("%d lost: nothing arrived in the last seconds of the %.1fs drain", d.Lost, d.DrainS)
 }

@@ -169,23 +169,31 @@ type Breakdown struct {
 }
 
 // Delivery is what a step's (or the run's) accepted iterations delivered
-// to the plan's sinks: ids expected, delivered, lost (the first 100
-// listed), duplicated, and the send→delivery latency; drain_s is how long
-// after the load stopped the last expected id arrived (run level).
+// to the plan's sinks: ids expected, delivered, lost or undelivered (the
+// first 100 missing listed), duplicated, and the send→delivery latency;
+// drain_s is how long after the load stopped the last expected id arrived
+// (run level).
 type Delivery struct {
-	Expected   int64    `json:"expected"`
-	Delivered  int64    `json:"delivered"`
-	Lost       int64    `json:"lost"`
-	Duplicates int64    `json:"duplicates"`
-	Rejected   int64    `json:"rejected"`
-	LostIDs    []string `json:"lost_ids"`
+	Expected  int64 `json:"expected"`
+	Delivered int64 `json:"delivered"`
+	Lost      int64 `json:"lost"`
+	// Undelivered counts ids missing but not proven lost: in flight during
+	// the run, or still coming when the drain ended (drain_complete false).
+	Undelivered int64    `json:"undelivered"`
+	Duplicates  int64    `json:"duplicates"`
+	Rejected    int64    `json:"rejected"`
+	LostIDs     []string `json:"lost_ids"`
 	// Missed counts arrivals the sinks recorded but could not keep for
 	// matching (their bounds); when not zero, every figure is incomplete.
 	Missed    int64           `json:"missed,omitempty"`
 	LatencyMS metrics.Latency `json:"latency_ms"`
 	DrainS    float64         `json:"drain_s,omitempty"`
-	// AtStepEnd, set by find, is how many had been delivered when the step
-	// ended: what find judged the step's delivered>= thresholds on.
+	// DrainComplete (run level) is false when the drain ended while
+	// deliveries were still arriving: the ids missing then are undelivered,
+	// not lost.
+	DrainComplete *bool `json:"drain_complete,omitempty"`
+	// AtStepEnd is how many had been delivered when the step ended: what
+	// the step's delivered>= thresholds are judged on.
 	AtStepEnd *int64 `json:"delivered_at_step_end,omitempty"`
 }
 

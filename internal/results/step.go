@@ -31,7 +31,7 @@ func (s *Step) FiguresOf(name string) slo.Figures {
 	if name == "" {
 		f := s.Figures()
 		if d := s.Delivery; d != nil {
-			f.Expected, f.Delivered = d.Expected, d.Delivered
+			f.Expected, f.Delivered, f.Delivery = d.Expected, d.Delivered, d.LatencyMS
 			if d.AtStepEnd != nil {
 				f.Delivered = *d.AtStepEnd
 			}

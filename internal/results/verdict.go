@@ -210,7 +210,9 @@ func (s *Step) timerLagShows() bool {
 func (s *Step) notes(prev *Step, rules Rules) []string {
 	var n []string
 	if d := s.Delivery; d != nil && d.Lost > 0 {
-		n = append(n, fmt.Sprintf("delivery fell behind: %d of %d accepted ids did not reach the sink", d.Lost, d.Expected))
+		n = append(n, fmt.Sprintf("delivery lost messages: %d of %d accepted ids never reached the sink", d.Lost, d.Expected))
+	} else if d != nil && d.Undelivered > 0 {
+		n = append(n, fmt.Sprintf("delivery fell behind: %d of %d accepted ids had not reached the sink", d.Undelivered, d.Expected))
 	}
 	t := s.Target
 	if t == nil || t.Samples == 0 {

@@ -79,7 +79,6 @@ type Session struct {
 	found         *bool         // whether an edge was found, which is what passed means
 	settled       time.Duration // the wait for earlier deliveries before the next step
 	settleWarning string        // put on the next step: the wait ended with ids still missing
-	atStepEnd     bool          // delivered>= is judged on what had arrived when each step ended
 }
 
 // Open checks the plan's SLO, compiles its scenarios, starts its sinks and
@@ -222,10 +221,8 @@ func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) 
 	}
 	if s.sinks != nil {
 		step.Delivery = s.sinks.stepFigures(step.Index)
-		if s.atStepEnd {
-			n := step.Delivery.Delivered
-			step.Delivery.AtStepEnd = &n
-		}
+		n := step.Delivery.Delivered
+		step.Delivery.AtStepEnd = &n
 	}
 	step.SettleS, s.settled = s.settled.Seconds(), 0
 	if s.settleWarning != "" {
@@ -310,7 +307,7 @@ func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
 		}
 		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base())
 		if ctx.Err() != nil && !s.res.Interrupted {
-			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("interrupted while waiting for late deliveries (after %.1fs of up to %v): ids still on their way are counted as lost", s.res.Delivery.DrainS, s.sinks.drain))
+			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("interrupted while waiting for late deliveries (after %.1fs of up to %v): ids still on their way are counted as undelivered", s.res.Delivery.DrainS, s.sinks.drain))
 		}
 	}
 	if ctx.Err() != nil {

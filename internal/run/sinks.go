@@ -68,7 +68,7 @@ func (s *sinks) stepFigures(step int) *results.Delivery {
 
 func figures(f delivery.Figures) *results.Delivery {
 	d := &results.Delivery{
-		Expected: f.Expected, Delivered: f.Delivered, Lost: f.Lost, Duplicates: f.Duplicates,
+		Expected: f.Expected, Delivered: f.Delivered, Lost: f.Lost, Undelivered: f.Undelivered, Duplicates: f.Duplicates,
 		Rejected: f.Rejected, LostIDs: f.LostIDs, LatencyMS: f.Latency, Missed: f.Missed,
 	}
 	if d.LostIDs == nil {
@@ -80,7 +80,7 @@ func figures(f delivery.Figures) *results.Delivery {
 // settle waits for late deliveries after the load (up to the sinks' drain)
 // and fills the final delivery figures of every step and of the run.
 func (s *sinks) settle(ctx context.Context, res *results.Result, stop, base time.Time) {
-	drained := s.ledger.Drain(ctx, stop, s.drain)
+	drained, complete := s.ledger.Drain(ctx, stop, s.drain, delivery.QuietFor(s.drain))
 	for i := range res.Steps {
 		f := figures(s.ledger.Step(res.Steps[i].Index))
 		if old := res.Steps[i].Delivery; old != nil {
@@ -90,6 +90,7 @@ func (s *sinks) settle(ctx context.Context, res *results.Result, stop, base time
 	}
 	res.Delivery = figures(s.ledger.Step(-1))
 	res.Delivery.DrainS = drained.Seconds()
+	res.Delivery.DrainComplete = &complete
 	if m := res.Delivery.Missed; m > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the sinks recorded %d arrivals they could not keep for matching (their bounds, docs/mock.md): every delivery figure is incomplete", m))
 	}

@@ -224,7 +224,9 @@ func (v *VU) deliver(rec Recorder, c *compiled, intended time.Duration, kind tra
 		l.Reject(d.sink, step)
 		return
 	}
-	l.Expect(d.sink, id, time.Now(), step)
+	// The delivery latency runs from the iteration's intended start, as
+	// the headline latency does.
+	l.Expect(d.sink, id, time.Now().Add(intended-rec.Now()), step)
 }
 
 // maxPause caps an obeyed Retry-After.

@@ -5,6 +5,7 @@
 //	slo    = term { "," term }
 //	term   = [ name "." ] metric op value
 //	metric = "p50" | "p90" | "p95" | "p99" | "p999" | "max" | "mean"   (value: a duration, "200ms")
+//	       | "delivery_p50" | "delivery_p99"                           (send → delivery at a sink, "2s")
 //	       | "errors" | "limited" | "delivered"                         (value: a percentage, "1%")
 //	       | "rate"                                                     (value: achieved ÷ target, "0.95")
 //	op     = "<" | "<=" | ">" | ">="

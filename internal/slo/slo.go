@@ -46,7 +46,7 @@ const (
 var metricKinds = map[string]kind{
 	"p50": duration, "p90": duration, "p95": duration, "p99": duration, "p999": duration,
 	"max": duration, "mean": duration, "errors": percent, "limited": percent, "rate": fraction,
-	"delivered": percent,
+	"delivered": percent, "delivery_p50": duration, "delivery_p99": duration,
 }
 
 // Parse reads a comma-separated list of terms. An empty string has none.
@@ -93,7 +93,7 @@ func parseTerm(text string) (Term, *SyntaxError) {
 	}
 	k, ok := metricKinds[name]
 	if !ok {
-		return Term{}, &SyntaxError{Msg: fmt.Sprintf("unknown metric %q (want p50, p90, p95, p99, p999, max, mean, errors, limited, delivered or rate)", name)}
+		return Term{}, &SyntaxError{Msg: fmt.Sprintf("unknown metric %q (want p50, p90, p95, p99, p999, max, mean, errors, limited, delivered, delivery_p50, delivery_p99 or rate)", name)}
 	}
 	t.Metric = name
 	raw := strings.TrimSpace(text[rest:])
@@ -141,6 +141,8 @@ type Figures struct {
 	// Expected and Delivered count the delivery ids expected at sinks and
 	// those that arrived.
 	Expected, Delivered int64
+	// Delivery summarises the send → delivery latency in milliseconds.
+	Delivery metrics.Latency
 }
 
 // Eval returns the term's measured value and whether the threshold holds.
@@ -171,6 +173,14 @@ func (t Term) Eval(f Figures) (float64, bool) {
 			return 0, false // nothing expected: no evidence
 		}
 		v = share(f.Delivered, f.Expected)
+	case "delivery_p50", "delivery_p99":
+		if f.Delivered == 0 {
+			return 0, false // nothing delivered: no evidence
+		}
+		v = f.Delivery.P50
+		if t.Metric == "delivery_p99" {
+			v = f.Delivery.P99
+		}
 	case "rate":
 		if f.Target <= 0 {
 			return 0, f.Completed > 0 // the closed model has no target to miss
