@@ -34,25 +34,15 @@ func (p *Plan) Apply(q *Quick, set func(flag string) bool) error {
 	if len(p.Scenarios) == 0 {
 		p.Scenarios = []Scenario{{}}
 	}
-	sc := &p.Scenarios[0]
-	if set("url") {
-		sc.Request.URL = q.URL
-	}
-	if set("method") {
-		sc.Request.Method = strings.ToUpper(q.Method)
-	}
-	if set("body") {
-		sc.Request.Body = q.Body
+	if err := q.applyRequest(set, p); err != nil {
+		return err
 	}
 	for _, h := range q.Headers {
 		name, value, err := ParseHeader(h)
 		if err != nil {
 			return fmt.Errorf("--header %q: %w", h, err)
 		}
-		if sc.Request.Headers == nil {
-			sc.Request.Headers = map[string]string{}
-		}
-		sc.Request.Headers[name] = value
+		p.addHeader(name, value)
 	}
 	if err := q.applyLoad(set, p); err != nil {
 		return err
@@ -82,6 +72,71 @@ func (p *Plan) Apply(q *Quick, set func(flag string) bool) error {
 		return errors.New("no load given: set --rate (requests per second) or --vus (virtual users)")
 	}
 	return nil
+}
+
+// applyRequest writes --url, --method and --body into the plan's one
+// single-request scenario; a plan of several scenarios, a flow or a
+// websocket has no one request to patch, and is refused rather than
+// silently changed in its first scenario.
+func (q *Quick) applyRequest(set func(string) bool, p *Plan) error {
+	var given []string
+	for _, f := range []string{"url", "method", "body"} {
+		if set(f) {
+			given = append(given, "--"+f)
+		}
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	flags := strings.Join(given, ", ")
+	if n := len(p.Scenarios); n > 1 {
+		return fmt.Errorf("%s set the request of a one-scenario plan, and this plan has %d: edit the plan (or use --target to send every scenario to another host)", flags, n)
+	}
+	sc := &p.Scenarios[0]
+	switch {
+	case sc.WebSocket != nil:
+		return fmt.Errorf("%s set an HTTP request, and this plan's scenario is a websocket: edit the plan", flags)
+	case len(sc.Steps) > 0:
+		return fmt.Errorf("%s set a single request, and this plan's scenario is a flow of %d requests: edit the plan", flags, len(sc.Steps))
+	}
+	if set("url") {
+		sc.Request.URL = q.URL
+	}
+	if set("method") {
+		sc.Request.Method = strings.ToUpper(q.Method)
+	}
+	if set("body") {
+		sc.Request.Body = q.Body
+	}
+	return nil
+}
+
+// addHeader sets a header on every request of the plan: each scenario's
+// request or flow steps, each websocket's opening handshake, and the
+// login's requests.
+func (p *Plan) addHeader(name, value string) {
+	set := func(h *map[string]string) {
+		if *h == nil {
+			*h = map[string]string{}
+		}
+		(*h)[name] = value
+	}
+	for i := range p.Scenarios {
+		sc := &p.Scenarios[i]
+		switch {
+		case sc.WebSocket != nil:
+			set(&sc.WebSocket.Headers)
+		case len(sc.Steps) > 0:
+			for j := range sc.Steps {
+				set(&sc.Steps[j].Request.Headers)
+			}
+		default:
+			set(&sc.Request.Headers)
+		}
+	}
+	for j := range p.Login {
+		set(&p.Login[j].Request.Headers)
+	}
 }
 
 // applyLoad writes the load flags (model, levels) into p.

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gorilla/websocket"
+)
+
+// --url, --method and --body on a plan of several scenarios are refused
+// (exit 2, naming the flags): they used to patch its first scenario only.
+func TestQuickRequestFlagsOnManyScenariosRefused(t *testing.T) {
+	plan := writePlan(t, `
+target: http://127.0.0.1:9
+load: {rates: [10], step: 200ms}
+scenarios:
+  - request: {url: /a}
+  - request: {url: /b}
+`)
+	for _, flag := range [][]string{{"--url", "/dashboard"}, {"--method", "POST"}, {"--body", "x"}} {
+		args := append([]string{"run", plan, "--quiet"}, flag...)
+		code, _, stderr := ceiling(t, context.Background(), args...)
+		if code != ExitBadInput || !strings.Contains(stderr, flag[0]) || !strings.Contains(stderr, "2 scenarios") && !strings.Contains(stderr, "has 2") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and a message naming the flag and the scenarios", flag, code, stderr)
+		}
+	}
+}
+
+// --header goes on every request of the plan: each scenario, each step of
+// a flow, and a websocket's opening handshake (it used to land on the
+// first scenario's request, and on a websocket plan to make an error
+// blamed on a plan line).
+func TestQuickHeaderOnEveryRequest(t *testing.T) {
+	var with, without atomic.Int64
+	up := websocket.Upgrader{}
+	mux := http.NewServeMux()
+	count := func(r *http.Request) {
+		if r.Header.Get("X-Team") == "blue" {
+			with.Add(1)
+		} else {
+			without.Add(1)
+		}
+	}
+	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) { count(r) })
+	mux.HandleFunc("/b", func(w http.ResponseWriter, r *http.Request) { count(r) })
+	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
+		count(r)
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for {
+			_, msg, err := c.ReadMessage()
+			if err != nil || c.WriteMessage(websocket.TextMessage, msg) != nil {
+				return
+			}
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	plan := writePlan(t, fmt.Sprintf(`
+target: %s
+load: {rates: [40], step: 300ms, warmup: 0s}
+scenarios:
+  - request: {url: /a}
+  - name: flow
+    steps:
+      - request: {url: /a}
+      - request: {url: /b}
+  - name: socket
+    websocket:
+      url: /ws
+      connections: 2
+      send: '{"id":"{{uuid}}"}'
+      ack: {json: id}
+`, srv.URL))
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := ceiling(t, context.Background(), "run", plan, "--header", "X-Team: blue", "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if with.Load() < 10 || without.Load() != 0 {
+		t.Errorf("%d requests and handshakes with the header, %d without; want all with it", with.Load(), without.Load())
+	}
+}
