@@ -90,3 +90,25 @@ scenarios:
 		t.Errorf("%d requests and handshakes with the header, %d without; want all with it", with.Load(), without.Load())
 	}
 }
+
+// A closed-model run refuses rate>= (there is no target rate: it passed
+// with "worst step: 0.000 of target"), in run and in validate, and judges
+// the absolute throughput>= instead.
+func TestClosedModelThresholds(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--vus", "2", "--step", "200ms", "--slo", "rate>=0.95", "--quiet")
+	if code != ExitBadInput || !strings.Contains(stderr, "throughput>=") {
+		t.Errorf("closed model with rate>=0.95: exit %d, stderr %q; want 2, pointing to throughput>=", code, stderr)
+	}
+	plan := writePlan(t, "target: "+srv.URL+"\nload: {vus: [2], step: 200ms}\nslo: rate>=0.95\nscenarios: [{request: {url: /}}]\n")
+	if code, _, stderr := ceiling(t, context.Background(), "validate", plan); code != ExitBadInput || !strings.Contains(stderr, "plan.yaml:3:") {
+		t.Errorf("validate: exit %d, stderr %q; want 2 naming the slo line", code, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--vus", "2", "--step", "300ms", "--warmup", "0s",
+		"--slo", "throughput>=1000000/s", "--out", out)
+	if code != ExitThreshold || !strings.Contains(stdout, "FAIL throughput>=1000000/s (worst step: ") {
+		t.Errorf("throughput>=1000000/s: exit %d; want 1 and the worst step's throughput\n%s\n%s", code, stdout, stderr)
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
-	"github.com/ceiling-dev/ceiling/internal/slo"
+	"github.com/ceiling-dev/ceiling/internal/run"
 )
 
 func validateCmd(e *env) *cobra.Command {
@@ -19,8 +19,8 @@ func validateCmd(e *env) *cobra.Command {
 			if err != nil {
 				return badInput("%w", err)
 			}
-			if _, err := slo.Parse(p.SLO); err != nil {
-				return badInput("%s: slo: %w", p.Where("slo"), err)
+			if _, err := run.Terms(p); err != nil {
+				return badInput("%w", err)
 			}
 			fmt.Fprintf(e.stdout, "%s: ok: %s\n", args[0], p.Describe())
 			return nil

@@ -11,7 +11,7 @@ import (
 func (p *Plan) Steps() int {
 	l := &p.Load
 	switch {
-	case p.closed():
+	case p.Closed():
 		return len(l.VUs)
 	case l.Ramp != nil:
 		return 1
@@ -29,7 +29,7 @@ func (p *Plan) Duration() time.Duration {
 		warmup = l.Warmup.Duration
 	}
 	step := l.Step.Duration
-	if !p.closed() && l.Ramp != nil {
+	if !p.Closed() && l.Ramp != nil {
 		step = l.Ramp.Over.Duration
 	}
 	var total time.Duration
@@ -39,9 +39,9 @@ func (p *Plan) Duration() time.Duration {
 	return total
 }
 
-// closed reports whether the plan uses the closed model, also before
+// Closed reports whether the plan uses the closed model, also before
 // Validate has filled the model in.
-func (p *Plan) closed() bool {
+func (p *Plan) Closed() bool {
 	return p.Load.Model == Closed || p.Load.Model == "" && len(p.Load.VUs) > 0
 }
 

@@ -303,6 +303,8 @@ func TermValue(metric string, v float64) string {
 		return fmt.Sprintf("%.2f%%", v)
 	case "rate":
 		return fmt.Sprintf("%.3f of target", v)
+	case "throughput":
+		return Rate(v)
 	}
 	return Millis(v)
 }

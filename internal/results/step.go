@@ -40,7 +40,11 @@ func (s *Step) FiguresOf(name string) slo.Figures {
 	}
 	for _, b := range s.Scenarios {
 		if b.Name == name {
-			return slo.Figures{Latency: b.LatencyMS, Completed: b.Completed, Failed: b.Failed, Limited: b.Limited}
+			f := slo.Figures{Latency: b.LatencyMS, Completed: b.Completed, Failed: b.Failed, Limited: b.Limited}
+			if s.DurationS > 0 {
+				f.Throughput = float64(b.OK+b.Limited) / s.DurationS
+			}
+			return f
 		}
 	}
 	return slo.Figures{}
@@ -50,6 +54,6 @@ func (s *Step) FiguresOf(name string) slo.Figures {
 func (s *Step) Figures() slo.Figures {
 	return slo.Figures{
 		Latency: s.LatencyMS, Completed: s.Completed, Failed: s.Failed, Limited: s.Limited,
-		Achieved: s.AchievedRate, Target: s.TargetRate,
+		Achieved: s.AchievedRate, Target: s.TargetRate, Throughput: s.Throughput,
 	}
 }

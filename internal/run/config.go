@@ -1,12 +1,14 @@
 package run
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
+	"github.com/ceiling-dev/ceiling/internal/slo"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 	"github.com/ceiling-dev/ceiling/internal/transport/httpx"
 )
@@ -119,4 +121,23 @@ func loadConfig(p *plan.Plan, o *Options) load.Config {
 		Poisson:      p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
 		Grace: o.Grace,
 	}
+}
+
+// Terms parses the plan's SLO and refuses terms that cannot apply to its
+// load model (rate compares with a target rate, which the closed model
+// does not have): a threshold that cannot fail is not a threshold.
+func Terms(p *plan.Plan) ([]slo.Term, error) {
+	terms, err := slo.Parse(p.SLO)
+	if err != nil {
+		return nil, badInput("%s: slo: %w", where(p, "slo"), err)
+	}
+	if !p.Closed() {
+		return terms, nil
+	}
+	for _, t := range terms {
+		if slices.Contains(slo.OpenOnly, t.Metric) {
+			return nil, badInput("%s: slo: %q compares the achieved rate with a target rate, and the closed model (virtual users) has none: use throughput>=N/s for a floor on responses per second", where(p, "slo"), t.Text)
+		}
+	}
+	return terms, nil
 }

@@ -88,9 +88,9 @@ type Session struct {
 // from starting (a port in use, a target that will not start, an unwritable
 // result) is returned as it is.
 func Open(ctx context.Context, p *plan.Plan, o Options) (*Session, error) {
-	terms, err := slo.Parse(p.SLO)
+	terms, err := Terms(p)
 	if err != nil {
-		return nil, badInput("%s: slo: %w", where(p, "slo"), err)
+		return nil, err
 	}
 	set, err := scenario.Compile(p)
 	if err != nil {

@@ -7,7 +7,8 @@
 //	metric = "p50" | "p90" | "p95" | "p99" | "p999" | "max" | "mean"   (value: a duration, "200ms")
 //	       | "delivery_p50" | "delivery_p99"                           (send → delivery at a sink, "2s")
 //	       | "errors" | "limited" | "delivered"                         (value: a percentage, "1%")
-//	       | "rate"                                                     (value: achieved ÷ target, "0.95")
+//	       | "rate"                                                     (value: achieved ÷ target, "0.95"; open model only)
+//	       | "throughput"                                               (value: responses per second, "50/s")
 //	op     = "<" | "<=" | ">" | ">="
 //
 // A threshold evaluated on zero completed exchanges fails: no evidence is not

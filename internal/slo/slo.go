@@ -41,13 +41,19 @@ const (
 	duration kind = iota
 	percent
 	fraction
+	perSecond
 )
 
 var metricKinds = map[string]kind{
 	"p50": duration, "p90": duration, "p95": duration, "p99": duration, "p999": duration,
 	"max": duration, "mean": duration, "errors": percent, "limited": percent, "rate": fraction,
 	"delivered": percent, "delivery_p50": duration, "delivery_p99": duration,
+	"throughput": perSecond,
 }
+
+// OpenOnly lists the metrics that compare with a target rate, which only
+// the open model has: a closed-model plan using one is refused.
+var OpenOnly = []string{"rate"}
 
 // Parse reads a comma-separated list of terms. An empty string has none.
 func Parse(s string) ([]Term, error) {
@@ -93,7 +99,7 @@ func parseTerm(text string) (Term, *SyntaxError) {
 	}
 	k, ok := metricKinds[name]
 	if !ok {
-		return Term{}, &SyntaxError{Msg: fmt.Sprintf("unknown metric %q (want p50, p90, p95, p99, p999, max, mean, errors, limited, delivered, delivery_p50, delivery_p99 or rate)", name)}
+		return Term{}, &SyntaxError{Msg: fmt.Sprintf("unknown metric %q (want p50, p90, p95, p99, p999, max, mean, errors, limited, delivered, delivery_p50, delivery_p99, rate or throughput)", name)}
 	}
 	t.Metric = name
 	raw := strings.TrimSpace(text[rest:])
@@ -121,6 +127,13 @@ func parseValue(k kind, raw string) (float64, error) {
 			return 0, fmt.Errorf("want a percentage such as \"1%%\", got %q", raw)
 		}
 		return v, nil
+	case perSecond:
+		num := strings.TrimSpace(strings.TrimSuffix(raw, "/s"))
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return 0, fmt.Errorf("want responses per second such as \"50/s\", got %q", raw)
+		}
+		return v, nil
 	default:
 		v, err := strconv.ParseFloat(raw, 64)
 		if err != nil || math.IsNaN(v) || v < 0 || v > 10 {
@@ -138,6 +151,8 @@ type Figures struct {
 	Completed, Failed, Limited int64
 	// Achieved and Target are rates per second; Target 0 means none (closed model).
 	Achieved, Target float64
+	// Throughput is the responses (OK or limited) per second of the window.
+	Throughput float64
 	// Expected and Delivered count the delivery ids expected at sinks and
 	// those that arrived.
 	Expected, Delivered int64
@@ -183,9 +198,11 @@ func (t Term) Eval(f Figures) (float64, bool) {
 		}
 	case "rate":
 		if f.Target <= 0 {
-			return 0, f.Completed > 0 // the closed model has no target to miss
+			return 0, false // no target rate (plans refuse rate terms in the closed model)
 		}
 		v = f.Achieved / f.Target
+	case "throughput":
+		v = f.Throughput
 	}
 	if f.Completed == 0 {
 		return v, false

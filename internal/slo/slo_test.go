@@ -146,3 +146,36 @@ func TestDeliveryLatencyTerms(t *testing.T) {
 		t.Errorf("delivery_p50 with nothing delivered passed")
 	}
 }
+
+// throughput>=N/s is an absolute floor on responses per second (seed 003's
+// "min throughput 50 req/s"), with or without the "/s".
+func TestThroughputTerm(t *testing.T) {
+	terms, err := Parse("throughput>=50/s, throughput>20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if terms[0].Value != 50 || terms[1].Value != 20 {
+		t.Fatalf("values %v, %v; want 50, 20", terms[0].Value, terms[1].Value)
+	}
+	f := Figures{Completed: 100, Throughput: 42}
+	if v, ok := terms[0].Eval(f); ok || v != 42 {
+		t.Errorf("throughput>=50/s at 42/s = %v, %v; want 42, fail", v, ok)
+	}
+	if _, ok := terms[1].Eval(f); !ok {
+		t.Errorf("throughput>20 at 42/s failed")
+	}
+	for _, bad := range []string{"throughput>=fast", "throughput>=-1/s", "throughput>=NaN"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+}
+
+// A rate term has nothing to compare with when there is no target rate:
+// it fails rather than passing as "0.000 of target".
+func TestRateWithoutTargetFails(t *testing.T) {
+	terms, _ := Parse("rate>=0.95")
+	if _, ok := terms[0].Eval(Figures{Completed: 10, Achieved: 10}); ok {
+		t.Errorf("rate>=0.95 without a target rate passed")
+	}
+}
