@@ -57,6 +57,11 @@ type Tally struct {
 	MaxLag, LagSum time.Duration
 	// Clamped counts response times longer than HighestUS, recorded as HighestUS.
 	Clamped int64
+	// Status4xx is the status of the 4xx failures when they all had the
+	// same one, -1 when they had several, 0 when there were none: a step
+	// whose every request failed with one 4xx (a wrong URL's 404) measured
+	// a wrong request, not the target's capacity.
+	Status4xx int
 	// breakdowns hold the per-scenario and per-tag figures of iterations.
 	breakdowns
 	// Finished counts exchanges of any step phase (warm-up included) that
@@ -99,6 +104,7 @@ func (t *Tally) Merge(o *Tally) {
 	t.MaxLag = max(t.MaxLag, o.MaxLag)
 	t.LagSum += o.LagSum
 	t.Clamped += o.Clamped
+	t.Status4xx = sameStatus(t.Status4xx, o.Status4xx)
 	t.Finished += o.Finished
 	t.breakdowns.merge(&o.breakdowns)
 }
@@ -162,6 +168,9 @@ func (t *Tally) add(s *Sample) {
 		return
 	}
 	t.Kinds[s.Outcome.Kind]++
+	if s.Outcome.Kind == transport.HTTP4xx {
+		t.Status4xx = sameStatus(t.Status4xx, s.Outcome.Status)
+	}
 	t.BytesIn += s.Outcome.BytesIn
 	t.BytesOut += s.Outcome.BytesOut
 	if s.Outcome.Retried {
@@ -186,6 +195,18 @@ func (t *Tally) add(s *Sample) {
 	if lag > t.MaxLag {
 		t.MaxLag = lag
 	}
+}
+
+// sameStatus combines two Status4xx values: the status both had, 0 for
+// none, -1 for several.
+func sameStatus(a, b int) int {
+	switch {
+	case a == 0 || a == b:
+		return b
+	case b == 0:
+		return a
+	}
+	return -1
 }
 
 // record adds d to h in microseconds, clamped to the histogram's range, and

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -12,6 +13,9 @@ const (
 	Stressed         = "STRESSED"
 	Overloaded       = "OVERLOADED"
 	GeneratorLimited = "GENERATOR LIMITED"
+	// Invalid is a step that measured requests the target refuses as
+	// wrong (every one failed with a 4xx): nothing of its capacity.
+	Invalid = "INVALID"
 )
 
 // Rules are the verdict thresholds (seed 004's by default).
@@ -26,6 +30,9 @@ type Rules struct {
 	MinRate float64
 	// TimeoutMS is the exchange timeout: percentiles at it were shaped by it.
 	TimeoutMS float64
+	// Strict says validity findings fail the run (their hints then say how
+	// to accept them).
+	Strict bool
 }
 
 // DefaultRules are seed 004's thresholds.
@@ -97,6 +104,8 @@ func (s *Step) verdict(rules Rules) (string, []string) {
 		return GeneratorLimited, []string{s.generatorReason()}
 	case s.Completed == 0:
 		return Overloaded, []string{"no exchange completed"}
+	case s.wrongRequest() != "":
+		return Invalid, []string{s.wrongRequest()}
 	}
 	var over []string
 	if s.ErrorRate > rules.MaxErrors {
@@ -140,8 +149,15 @@ func (s *Step) validity(rules Rules) []string {
 	if s.Completed == 0 && s.Sent > 0 {
 		w = append(w, "no exchange completed")
 	}
+	if why := s.wrongRequest(); why != "" {
+		w = append(w, why)
+	}
 	if s.Redirected > 0 {
-		w = append(w, fmt.Sprintf("%d answers counted as ok came after following a redirect: check they are the page asked for, not a login page (compare avg body sizes), or set strict: false", s.Redirected))
+		accept := ""
+		if rules.Strict {
+			accept = ", or set strict: false"
+		}
+		w = append(w, fmt.Sprintf("%d answers counted as ok came after following a redirect: check they are the page asked for, not a login page (compare avg body sizes)%s", s.Redirected, accept))
 	}
 	if s.Errors["redirect"] > 0 {
 		w = append(w, fmt.Sprintf("%d redirects: a page that answers with a redirect (to a login page?) is not the page", s.Errors["redirect"]))
@@ -151,6 +167,30 @@ func (s *Step) validity(rules Rules) []string {
 	}
 	w = append(w, s.sameBodies()...)
 	return w
+}
+
+// wrongRequest says why a step whose every exchange failed with a 4xx
+// measured a wrong request (a wrong URL's 404, missing credentials' 401),
+// not an overloaded target; "" when it did not.
+func (s *Step) wrongRequest() string {
+	if s.Completed == 0 || s.Errors["http_4xx"] != s.Completed {
+		return ""
+	}
+	status := "a 4xx status"
+	if s.Status4xx > 0 {
+		status = fmt.Sprintf("%d %s", s.Status4xx, http.StatusText(s.Status4xx))
+	}
+	check := "check the request"
+	switch s.Status4xx {
+	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusGone:
+		check = "check the URL and method"
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusProxyAuthRequired:
+		check = "check the credentials (headers, login)"
+	case http.StatusBadRequest, http.StatusLengthRequired, http.StatusRequestEntityTooLarge,
+		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity:
+		check = "check the body and headers"
+	}
+	return fmt.Sprintf("every request failed with %s: %s (a request the target refuses says nothing of its capacity)", strings.TrimSpace(status), check)
 }
 
 // sameBodies finds scenarios that return bodies of exactly the same average

@@ -276,7 +276,9 @@ func duplicates(d []scenario.Duplicate, full bool) ([]results.DuplicateID, bool)
 // nothing passes before it is finished.
 func (s *Session) judge() {
 	s.res.Evaluate(s.terms)
-	s.res.Judge(s.rules)
+	rules := s.rules
+	rules.Strict = s.strict
+	s.res.Judge(rules)
 	if s.strict && len(s.res.Invalid) > 0 {
 		s.res.Passed = false
 	}

@@ -50,8 +50,12 @@ func newStep(res *load.Result, scenarios, tagKeys []string) (results.Step, error
 		VerdictReasons: []string{},
 		Series:         points(res.Series),
 	}
+	st.Status4xx = t.Status4xx
 	if res.Step.VUs > 0 {
+		// The closed model has no schedule: a user starts when it is ready,
+		// so nothing is late (a generator short of CPU shows in its CPU).
 		st.Model, st.VUs = "closed", res.Step.VUs
+		st.Late, st.MaxLagMS = 0, 0
 	} else {
 		st.TargetRate = res.Step.TargetRate()
 	}

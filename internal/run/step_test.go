@@ -110,3 +110,55 @@ func TestScenarioNameRedacted(t *testing.T) {
 		}
 	}
 }
+
+// The closed model has no schedule: exchanges that started well after the
+// user was ready (a busy machine) are not counted late, and do not make
+// the step GENERATOR LIMITED; docs say nothing is late in it.
+func TestClosedModelNothingLate(t *testing.T) {
+	total := metrics.NewTally()
+	rec := metrics.NewRecorder(1)
+	for i := range 100 {
+		lag := time.Duration(0)
+		if i%3 == 0 {
+			lag = 21 * time.Millisecond
+		}
+		rec.Shard(0).Record(&metrics.Sample{Start: lag, End: lag + 5*time.Millisecond, Outcome: transport.Outcome{Kind: transport.OK}, Counted: true, InWindow: true})
+	}
+	rec.Collect(total)
+	res := &load.Result{Step: load.Step{VUs: 10, Length: time.Second}, WindowEnd: time.Second, Sent: 100, Started: 100, Total: total}
+	st, err := newStep(res, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results.Result{Steps: []results.Step{st}}
+	r.Judge(results.DefaultRules)
+	if st.Late != 0 || st.MaxLagMS != 0 || r.Steps[0].Verdict == results.GeneratorLimited {
+		t.Errorf("closed step: late %d (max %v ms), verdict %s; want none late, not generator-limited", st.Late, st.MaxLagMS, r.Steps[0].Verdict)
+	}
+}
+
+// A step whose every exchange failed with one 4xx measured a wrong
+// request: it is INVALID with the status and what to check, not
+// OVERLOADED.
+func TestEvery404IsInvalidNotOverloaded(t *testing.T) {
+	total := metrics.NewTally()
+	rec := metrics.NewRecorder(1)
+	for range 50 {
+		rec.Shard(0).Record(&metrics.Sample{End: time.Millisecond, Outcome: transport.Outcome{Kind: transport.HTTP4xx, Status: 404}, Counted: true, InWindow: true})
+	}
+	rec.Collect(total)
+	res := &load.Result{Step: load.Step{Rate: 50, Length: time.Second}, WindowEnd: time.Second, Sent: 50, Started: 50, Total: total}
+	st, err := newStep(res, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results.Result{Steps: []results.Step{st}}
+	r.Judge(results.DefaultRules)
+	got := r.Steps[0]
+	if got.Verdict != results.Invalid || !strings.Contains(got.VerdictReason, "every request failed with 404 Not Found: check the URL") {
+		t.Errorf("verdict %s (%s); want INVALID, naming 404 and the URL", got.Verdict, got.VerdictReason)
+	}
+	if len(r.Invalid) == 0 {
+		t.Errorf("no INVALID finding")
+	}
+}
