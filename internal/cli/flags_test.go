@@ -24,7 +24,7 @@ scenarios:
   - request: {url: /b}
 `)
 	for _, flag := range [][]string{{"--url", "/dashboard"}, {"--method", "POST"}, {"--body", "x"}} {
-		args := append([]string{"run", plan, "--quiet"}, flag...)
+		args := append([]string{"run", plan, "--quiet", "--out", filepath.Join(t.TempDir(), "r.json")}, flag...)
 		code, _, stderr := ceiling(t, context.Background(), args...)
 		if code != ExitBadInput || !strings.Contains(stderr, flag[0]) || !strings.Contains(stderr, "2 scenarios") && !strings.Contains(stderr, "has 2") {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and a message naming the flag and the scenarios", flag, code, stderr)
@@ -97,7 +97,7 @@ scenarios:
 func TestClosedModelThresholds(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--vus", "2", "--step", "200ms", "--slo", "rate>=0.95", "--quiet")
+	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--vus", "2", "--step", "200ms", "--slo", "rate>=0.95", "--quiet", "--out", filepath.Join(t.TempDir(), "r.json"))
 	if code != ExitBadInput || !strings.Contains(stderr, "throughput>=") {
 		t.Errorf("closed model with rate>=0.95: exit %d, stderr %q; want 2, pointing to throughput>=", code, stderr)
 	}

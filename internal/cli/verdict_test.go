@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // A wrong URL is not an overloaded target: every request answered 404
@@ -40,12 +43,56 @@ func TestStrictHintOnlyWhenStrict(t *testing.T) {
 		if strict {
 			text += "strict: true\n"
 		}
-		_, stdout, _ := ceiling(t, context.Background(), "run", writePlan(t, text), "--quiet")
+		_, stdout, _ := ceiling(t, context.Background(), "run", writePlan(t, text), "--out", filepath.Join(t.TempDir(), "r.json"), "--quiet")
 		if !strings.Contains(stdout, "INVALID step 1: ") {
 			t.Fatalf("strict %v: no INVALID line:\n%s", strict, stdout)
 		}
 		if got := strings.Contains(stdout, "set strict: false"); got != strict {
 			t.Errorf("strict %v: hint to set strict: false shown = %v, want %v:\n%s", strict, got, strict, stdout)
+		}
+	}
+}
+
+// An idle soak sends nothing by design: its steps are judged on the
+// sockets they held (it read "OVERLOADED (no exchange completed)"), and
+// the table shows them. A server that drops every socket soon after it
+// opens makes the step OVERLOADED, naming what was held.
+func TestIdleSoakJudgedOnSockets(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		up := websocket.Upgrader{}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c, err := up.Upgrade(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			if drop {
+				time.Sleep(50 * time.Millisecond)
+				return
+			}
+			for {
+				if _, _, err := c.ReadMessage(); err != nil {
+					return
+				}
+			}
+		}))
+		plan := writePlan(t, "target: "+srv.URL+"\nload: {rates: [1], step: 500ms, warmup: 0s}\nscenarios:\n  - name: idle\n    websocket: {url: /, connections: 5}\n")
+		out := filepath.Join(t.TempDir(), "r.json")
+		_, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--out", out)
+		srv.Close()
+		s := readResult(t, out).Steps[0]
+		want := "HEALTHY"
+		if drop {
+			want = "OVERLOADED"
+		}
+		if s.Verdict != want || strings.Contains(s.VerdictReason, "no exchange") {
+			t.Errorf("drop %v: verdict %s (%s), want %s judged on sockets\n%s\n%s", drop, s.Verdict, s.VerdictReason, want, stdout, stderr)
+		}
+		if !drop && !strings.Contains(stdout, "5/5") {
+			t.Errorf("the table does not show 5/5 sockets held:\n%s", stdout)
+		}
+		if drop && !strings.Contains(s.VerdictReason, "of 5 sockets open") {
+			t.Errorf("reason %q does not say how many sockets were held", s.VerdictReason)
 		}
 	}
 }

@@ -21,6 +21,9 @@ func columnsOf(r *results.Result) []string {
 	if delivered(r) {
 		out = append(out, "delivered", "delivery p50/p99")
 	}
+	if socketed(r) {
+		out = append(out, "sockets")
+	}
 	return append(out, "slo", "verdict")
 }
 
@@ -32,6 +35,33 @@ func delivered(r *results.Result) bool {
 		}
 	}
 	return false
+}
+
+// socketed reports whether any step held websocket sockets.
+func socketed(r *results.Result) bool {
+	for _, s := range r.Steps {
+		if s.WebSocket != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// sockets is a step's sockets cell: open at its end (of those wanted) and
+// how many dropped during it.
+func sockets(s results.Step) string {
+	w := s.WebSocket
+	if w == nil {
+		return "-"
+	}
+	cell := fmt.Sprint(w.Open)
+	if w.Wanted > 0 {
+		cell = fmt.Sprintf("%d/%d", w.Open, w.Wanted)
+	}
+	if w.Dropped > 0 {
+		cell += fmt.Sprintf(" (%d dropped)", w.Dropped)
+	}
+	return cell
 }
 
 // watched reports whether any step measured the target's CPU and memory.
@@ -118,6 +148,9 @@ func rows(r *results.Result) [][]string {
 				lat = Millis(x.LatencyMS.P50) + " / " + Millis(x.LatencyMS.P99)
 			}
 			row = append(row, d, lat)
+		}
+		if socketed(r) {
+			row = append(row, sockets(s))
 		}
 		out = append(out, append(row, slo, verdict(s)))
 	}

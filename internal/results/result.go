@@ -253,6 +253,9 @@ type Metric struct {
 // ack nobody waited for during it; connect_ms summarises every handshake
 // of the run so far.
 type Sockets struct {
+	// Wanted is how many sockets the plan holds open (open model; 0 in the
+	// closed model, where each user holds its own).
+	Wanted      int64           `json:"wanted,omitempty"`
 	Open        int64           `json:"open"`
 	Opened      int64           `json:"opened"`
 	Failed      int64           `json:"failed"`

@@ -102,6 +102,8 @@ func (s *Step) verdict(rules Rules) (string, []string) {
 	switch {
 	case s.GeneratorLimited:
 		return GeneratorLimited, []string{s.generatorReason()}
+	case s.idle():
+		return s.socketVerdict()
 	case s.Completed == 0:
 		return Overloaded, []string{"no exchange completed"}
 	case s.wrongRequest() != "":
@@ -167,6 +169,42 @@ func (s *Step) validity(rules Rules) []string {
 	}
 	w = append(w, s.sameBodies()...)
 	return w
+}
+
+// idle reports whether the step sent nothing by design and held sockets:
+// an idle soak, judged on its sockets instead of exchanges it never meant
+// to make.
+func (s *Step) idle() bool {
+	return s.Completed == 0 && s.Sent == 0 && s.WebSocket != nil && s.WebSocket.Wanted > 0
+}
+
+// IdleHeldShare is the share of its sockets an idle soak must hold at a
+// step's end not to be OVERLOADED.
+const IdleHeldShare = 0.99
+
+// socketVerdict judges an idle soak's step: HEALTHY when every socket was
+// held, STRESSED when some dropped (and were reopened) or are missing,
+// OVERLOADED when fewer than IdleHeldShare are open at its end.
+func (s *Step) socketVerdict() (string, []string) {
+	w := s.WebSocket
+	held := fmt.Sprintf("%d of %d sockets open at the step's end", w.Open, w.Wanted)
+	var also []string
+	if w.Dropped > 0 {
+		also = append(also, fmt.Sprintf("%d dropped", w.Dropped))
+	}
+	if w.Failed > 0 {
+		also = append(also, fmt.Sprintf("%d handshakes failed", w.Failed))
+	}
+	if len(also) > 0 {
+		held += " (" + strings.Join(also, ", ") + ")"
+	}
+	switch {
+	case float64(w.Open) < IdleHeldShare*float64(w.Wanted):
+		return Overloaded, []string{held}
+	case w.Open < w.Wanted || w.Dropped > 0 || w.Failed > 0:
+		return Stressed, []string{held}
+	}
+	return Healthy, []string{}
 }
 
 // wrongRequest says why a step whose every exchange failed with a 4xx

@@ -229,7 +229,7 @@ func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) 
 		step.Warnings = append(step.Warnings, s.settleWarning)
 		s.settleWarning = ""
 	}
-	step.WebSocket = s.sockets.step(s.set)
+	step.WebSocket = s.sockets.step(s.set, heldSockets(s.p))
 	if step.WebSocket != nil && step.Completed == 0 && step.Sent == 0 {
 		step.Warnings = slices.DeleteFunc(step.Warnings, func(w string) bool {
 			return strings.HasPrefix(w, noExchange) // an idle soak sends nothing

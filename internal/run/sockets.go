@@ -16,13 +16,13 @@ type sockets struct {
 	last scenario.SocketTotals
 }
 
-func (k *sockets) step(set *scenario.Set) *results.Sockets {
+func (k *sockets) step(set *scenario.Set, wanted int) *results.Sockets {
 	t, ok := set.SocketTotals()
 	if !ok {
 		return nil
 	}
 	f := &results.Sockets{
-		Open: t.Open, Opened: t.Opened - k.last.Opened, Failed: t.Failed - k.last.Failed,
+		Wanted: int64(wanted), Open: t.Open, Opened: t.Opened - k.last.Opened, Failed: t.Failed - k.last.Failed,
 		Dropped: t.Dropped - k.last.Dropped, UnknownAcks: t.UnknownAcks - k.last.UnknownAcks,
 		ConnectMS: t.Connect,
 	}
