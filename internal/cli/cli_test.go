@@ -307,9 +307,23 @@ func TestDemoQuick(t *testing.T) {
 	if page, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil || strings.Count(string(page), "<svg") < 3 {
 		t.Errorf("demo report.html: %v, plots %v", err, strings.Count(string(page), "<svg"))
 	}
-	// The plan it wrote is a valid plan.
-	if code, out, errOut := ceiling(t, context.Background(), "validate", filepath.Join(dir, "plan.yaml")); code != ExitOK {
-		t.Errorf("validate plan.yaml = %d\n%s%s", code, out, errOut)
+	// The plan it wrote is a valid plan, and its estimate counts the wait
+	// for late deliveries.
+	if code, out, errOut := ceiling(t, context.Background(), "validate", filepath.Join(dir, "plan.yaml")); code != ExitOK || !strings.Contains(out, "waiting for late deliveries") {
+		t.Errorf("validate plan.yaml = %d, want 0 with the drain in its estimate\n%s%s", code, out, errOut)
+	}
+	// This test binary is go's temporary build, as go run's is: the rerun
+	// line says to build ceiling first, since the plan names this binary.
+	if !strings.Contains(stdout, "go build -o ceiling ./cmd/ceiling && ./ceiling demo --out "+dir) {
+		t.Errorf("no rerun line that works after go run:\n%s", stdout)
+	}
+}
+
+// A one-step plan is "1 step", not "1 steps".
+func TestDescribeOneStep(t *testing.T) {
+	plan := writePlan(t, "target: http://127.0.0.1:9\nload: {rates: [10], step: 2s}\nscenarios: [{request: {url: /}}]\n")
+	if code, out, _ := ceiling(t, context.Background(), "validate", plan); code != ExitOK || !strings.Contains(out, "1 step at [10]/s") {
+		t.Errorf("validate = %d %q, want \"1 step at [10]/s\"", code, out)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,7 +93,10 @@ func runDemo(e *env, t demoTiming, dir string) error {
 		fmt.Fprintf(e.stdout, "\n%s\n", story)
 	}
 	fmt.Fprintf(e.stdout, "\nOpen %s for the plots; %s has every figure, per step and per second.\n", page, out)
-	fmt.Fprintf(e.stdout, "Run it again with: ceiling find %s --max %g --precision %g%%\n", planFile, demo.SearchMax, 100*t.precision)
-	fmt.Fprintf(e.stdout, "(the plan starts %s; after go run, that binary is gone: go build or go install ceiling first)\n", exe)
+	if strings.Contains(filepath.ToSlash(exe), "/go-build") { // go run's binary, deleted on exit
+		fmt.Fprintf(e.stdout, "To run it again, build ceiling (go run deletes its binary on exit, and the plan starts the target through it):\n  go build -o ceiling ./cmd/ceiling && ./ceiling demo --out %s\n", dir)
+	} else {
+		fmt.Fprintf(e.stdout, "Run it again with: %s find %s --max %g --precision %g%%\n", exe, planFile, demo.SearchMax, 100*t.precision)
+	}
 	return err
 }

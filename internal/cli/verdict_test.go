@@ -96,3 +96,27 @@ func TestIdleSoakJudgedOnSockets(t *testing.T) {
 		}
 	}
 }
+
+// A failed check names itself, the status and an excerpt of the body it
+// failed on (not a body that mentions a token), per step.
+func TestFailedCheckIsNamed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/secret" {
+			w.Write([]byte(`{"ok":false,"token":"abc123"}`))
+			return
+		}
+		w.Write([]byte(`{"ok":false,"why":"maintenance"}`))
+	}))
+	defer srv.Close()
+	for path, want := range map[string]string{
+		"/api":    `GET /api: json ok = true: got false; status 200, body "{\"ok\":false,\"why\":\"maintenance\"}"`,
+		"/secret": `GET /secret: json ok = true: got false; status 200, body (not shown: it mentions a token`,
+	} {
+		plan := writePlan(t, "target: "+srv.URL+"\nload: {rates: [20], step: 300ms, warmup: 0s}\nscenarios:\n  - request: {url: "+path+"}\n    expect: {json: {ok: true}}\n")
+		out := filepath.Join(t.TempDir(), "r.json")
+		_, stdout, _ := ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
+		if !strings.Contains(stdout, want) || strings.Contains(stdout, "abc123") {
+			t.Errorf("%s: stdout lacks %q (or shows the token):\n%s", path, want, stdout)
+		}
+	}
+}

@@ -54,16 +54,33 @@ func addSat(a, b time.Duration) time.Duration {
 }
 
 // Describe says what a validated plan's load is and how long it takes,
-// e.g. "3 steps at [50 100 200]/s, about 3m15s in all".
+// e.g. "3 steps at [50 100 200]/s, about 3m15s in all", with the wait for
+// late deliveries when the plan has sinks.
 func (p *Plan) Describe() string {
 	var levels string
 	switch {
 	case len(p.Load.VUs) > 0:
-		levels = fmt.Sprintf("%d steps of %v users", len(p.Load.VUs), p.Load.VUs)
+		levels = fmt.Sprintf("%s of %v users", count(len(p.Load.VUs), "step"), p.Load.VUs)
 	case p.Load.Ramp != nil:
 		levels = fmt.Sprintf("a ramp from %g/s to %g/s", p.Load.Ramp.From, p.Load.Ramp.To)
 	default:
-		levels = fmt.Sprintf("%d steps at %v/s", len(p.Load.Rates), p.Load.Rates)
+		levels = fmt.Sprintf("%s at %v/s", count(len(p.Load.Rates), "step"), p.Load.Rates)
 	}
-	return fmt.Sprintf("%s, about %v in all", levels, p.Duration().Round(time.Second))
+	load := p.Duration().Round(time.Second)
+	var drain time.Duration
+	for _, k := range p.Sinks {
+		drain = max(drain, k.Drain.Duration)
+	}
+	if drain > 0 {
+		return fmt.Sprintf("%s, about %v of load, then up to %v waiting for late deliveries (about %v in all at most)", levels, load, drain, addSat(load, drain).Round(time.Second))
+	}
+	return fmt.Sprintf("%s, about %v in all", levels, load)
+}
+
+// count writes n and the noun, plural unless n is 1: "1 step", "3 steps".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

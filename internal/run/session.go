@@ -240,6 +240,9 @@ func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) 
 		step.Warnings = append(step.Warnings, fmt.Sprintf("%d cookies of new names were not stored: a user's jar keeps at most %d names, as a browser's does (the target sets new names without end?)", n-s.cookies, scenario.MaxCookies))
 		s.cookies = n
 	}
+	if ex := s.set.TakeFailedCheck(); ex != "" && step.Errors["check"] > 0 {
+		step.Warnings = append(step.Warnings, fmt.Sprintf("%d responses failed a check; the first: %s", step.Errors["check"], ex))
+	}
 	if n, why := s.set.Refused(); n > s.refused {
 		step.Warnings = append(step.Warnings, fmt.Sprintf("%d requests were not sent, their iterations failed as checks: %s", n-s.refused, why))
 		s.refused = n

@@ -79,6 +79,43 @@ func (c checks) ok(out *transport.Outcome) bool {
 	return true
 }
 
+// failure says which of c's checks out fails first, "" when none does.
+// It is for messages, off the hot path: ok decides.
+func (c checks) failure(out *transport.Outcome) string {
+	if c.contains != nil && !bytes.Contains(out.Body, c.contains) {
+		return fmt.Sprintf("body_contains %q not in the body", c.contains)
+	}
+	if c.regex != nil && !c.regex.Match(out.Body) {
+		return fmt.Sprintf("body_regex %q does not match the body", c.regex)
+	}
+	for _, j := range c.json {
+		if r := gjson.GetBytes(out.Body, j.path); !jsonEquals(r, j.want) {
+			got := "it is missing"
+			if r.Exists() {
+				got = "got " + r.Raw
+				if len(r.Raw) > 40 {
+					got = "got " + r.Raw[:40] + "…"
+				}
+			}
+			return fmt.Sprintf("json %s = %v: %s", j.path, j.want, got)
+		}
+	}
+	for _, h := range c.header {
+		if v, found := out.HeaderValue(h.name); !found || string(v) != h.want {
+			return fmt.Sprintf("header %s = %q: not so", h.name, h.want)
+		}
+	}
+	return ""
+}
+
+// excerpt quotes at most n bytes of b, marking a cut.
+func excerpt(b []byte, n int) string {
+	if len(b) <= n {
+		return strconv.Quote(string(b))
+	}
+	return strconv.Quote(string(b[:n])) + "…"
+}
+
 // jsonEquals compares a JSON value with a YAML scalar.
 func jsonEquals(r gjson.Result, want any) bool {
 	if !r.Exists() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/secret"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -37,6 +38,51 @@ type Set struct {
 	idVarNames     []string // their sources, as reported
 	refused        refusals
 	droppedCookies atomic.Int64
+	failedCheck    checkNote
+}
+
+// checkNote keeps the first failed check since it was last taken, with an
+// excerpt of the body it failed on.
+type checkNote struct {
+	have    atomic.Bool // an example is kept: later failures skip the work
+	mu      sync.Mutex
+	example string
+}
+
+// noteCheck keeps what failed, if no example is kept yet.
+func (s *Set) noteCheck(r *request, out *transport.Outcome, login bool, what string) {
+	if s.failedCheck.have.Load() {
+		return
+	}
+	body := excerpt(out.Body, 160)
+	switch {
+	case login:
+		body = "(a login response: not shown)"
+	case len(out.Body) == 0:
+		body = "(empty)"
+	case secret.Mentions(out.Body):
+		body = "(not shown: it mentions a token, password or secret)"
+	}
+	n := &s.failedCheck
+	n.mu.Lock()
+	if n.example == "" {
+		n.example = fmt.Sprintf("%s: %s; status %d, body %s", r.name, what, out.Status, body)
+		n.have.Store(true)
+	}
+	n.mu.Unlock()
+}
+
+// TakeFailedCheck returns the first failed check since the last call (the
+// request, the check, the status and a body excerpt), "" when none, and
+// forgets it: each step gets its own example.
+func (s *Set) TakeFailedCheck() string {
+	n := &s.failedCheck
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ex := n.example
+	n.example = ""
+	n.have.Store(false)
+	return ex
 }
 
 // DroppedCookies returns how many cookies of new names the virtual users did

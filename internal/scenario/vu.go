@@ -319,11 +319,17 @@ func (v *VU) cut() bool {
 // verify runs r's checks and extractions on the last outcome.
 func (v *VU) verify(r *request, login bool) transport.Kind {
 	if !r.checks.ok(&v.o) {
+		if !v.set.failedCheck.have.Load() {
+			v.set.noteCheck(r, &v.o, login, r.checks.failure(&v.o))
+		}
 		return transport.Check
 	}
 	for _, e := range r.extract {
 		val, ok := e.value(&v.o)
 		if !ok {
+			if !v.set.failedCheck.have.Load() {
+				v.set.noteCheck(r, &v.o, login, "extract "+e.name+": not found in the response")
+			}
 			return transport.Check
 		}
 		v.data[e.name] = val

@@ -108,3 +108,14 @@ func redactURLs(a string) string {
 	}
 	return a
 }
+
+// mentioned are the words that make a text (a response body) likely to
+// hold a secret, lower case.
+var mentioned = []string{"token", "password", "passwd", "secret", "api_key", "apikey", "session", "jwt", "authorization", "cookie"}
+
+// Mentions reports whether b mentions a word that secrets are stored
+// under (token, password, secret, ...): such a text is not shown.
+func Mentions(b []byte) bool {
+	l := strings.ToLower(string(b))
+	return slices.ContainsFunc(mentioned, func(w string) bool { return strings.Contains(l, w) })
+}
