@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/ceiling-dev/ceiling/internal/demo"
+	"github.com/ceiling-dev/ceiling/internal/plan"
 )
 
 // widgetServer acks every {"clientId"} frame after 2 ms on /widget, and
@@ -118,5 +121,57 @@ scenarios:
 	}
 	if !strings.Contains(stdout, "widget") {
 		t.Errorf("no per-scenario table:\n%s", stdout)
+	}
+}
+
+// Frames the demo target's flood brake rejects count as limited, with their
+// real latency, when the scenario names the brake's answer as the demo's
+// own plan does: not ws_no_ack at the ack timeout, and no warning about
+// frames that matched nothing.
+func TestWebSocketRejectionsAreLimited(t *testing.T) {
+	srv, err := demo.Start(demo.Config{FloodRate: 0.1, FloodBurst: 3}) // a token every 10 s: the site stays flooded
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dp, err := plan.Parse("demo.yaml", []byte(demo.Plan(demo.PlanConfig{
+		Exe: "ceiling", File: "plan.yaml", TargetPort: 1, SinkPort: 2, Step: time.Second, Warmup: time.Second, Precision: 0.05, DeliveredPct: 95,
+	})))
+	if err != nil {
+		t.Fatalf("demo plan: %v", err)
+	}
+	rej := dp.Scenarios[0].WebSocket.Reject
+	if rej == nil || rej.Regex == "" {
+		t.Fatalf("demo plan's reject = %+v, want the flood brake's answer as a regex", rej)
+	}
+	p := writePlan(t, fmt.Sprintf(`
+target: %s
+load: {rates: [50], step: 1s, warmup: 200ms}
+scenarios:
+  - name: widget
+    websocket:
+      url: /widget?site=flooded
+      connections: 5
+      send: '{"type":"message","clientId":"{{uuid}}","text":"hi"}'
+      ack: {json: clientId}
+      reject: {regex: '%s'}
+      ack_timeout: 2s
+`, srv.URL(), strings.ReplaceAll(rej.Regex, "'", "''")))
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := ceiling(t, context.Background(), "run", p, "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
+	}
+	s := readResult(t, out).Steps[0]
+	if s.Limited < 30 || s.Failed != 0 || s.Errors["ws_no_ack"] != 0 {
+		t.Errorf("limited %d, failed %d %v; want ≈ 50 limited and no ws_no_ack", s.Limited, s.Failed, s.Errors)
+	}
+	if s.LatencyMS.P99 > 1000 {
+		t.Errorf("p99 = %v ms, want the rejections' own latency, well under the 2 s ack timeout", s.LatencyMS.P99)
+	}
+	for _, w := range s.Warnings {
+		if strings.Contains(w, "matched no frame") {
+			t.Errorf("warning %q: the rejections are matched", w)
+		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -112,6 +114,31 @@ func TestWidgetFloodBrake(t *testing.T) {
 	}
 	if n := value(t, scrape(t, s, c), "demo_flood_rejected_total"); n != 3 {
 		t.Errorf("demo_flood_rejected_total = %v, want 3", n)
+	}
+}
+
+// The demo's plan names the brake's rejection, so that a braked message
+// counts as limited: its reject regex finds the message's clientId in the
+// frame the brake sends, and nothing in a store failure's (a failure, not
+// a design) or an ack.
+func TestPlanRejectsTheBrakesAnswer(t *testing.T) {
+	text := Plan(PlanConfig{Exe: "ceiling", TargetPort: 1, SinkPort: 2, Step: time.Second, Warmup: time.Second})
+	m := regexp.MustCompile(`(?m)^\s+reject: \{regex: '([^']+)'\}`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the demo plan names no reject regex:\n%s", text)
+	}
+	re := regexp.MustCompile(m[1])
+	s, _ := start(t, Config{FloodRate: 0.1, FloodBurst: 1})
+	conn := dial(t, s, "/widget?site=flooded")
+	if got := exchange(t, conn, `{"clientId":"a1","text":"x"}`); re.MatchString(got) {
+		t.Errorf("reject %s matches the ack %s", re, got)
+	}
+	got := exchange(t, conn, `{"clientId":"b2","text":"x"}`)
+	if g := re.FindStringSubmatch(got); g == nil || g[1] != "b2" {
+		t.Errorf("reject %s on the brake's answer %s = %q, want the clientId b2", re, got, g)
+	}
+	if store := `{"type":"rejected","ref":"c3","reason":"store"}`; re.MatchString(store) {
+		t.Errorf("reject %s matches a store failure %s", re, store)
 	}
 }
 

@@ -46,6 +46,9 @@ type PlanConfig struct {
 // and run again: widget messages over 50 sockets, each acked once saved and
 // expected at the Slack-like sink, against this package's chat backend
 // started (as `ceiling demo-target`) and watched as a separate process.
+// Its sites stay under the flood brake up to 2000 messages a second; past
+// that, a message the brake rejects counts as limited (the plan's reject
+// names the brake's answer, and only it: a store failure is no design).
 func Plan(c PlanConfig) string {
 	target := fmt.Sprintf("127.0.0.1:%d", c.TargetPort)
 	command := fmt.Sprintf("exec %s demo-target --addr %s --webhook http://127.0.0.1:%d/slack --job-lanes %d",
@@ -70,6 +73,7 @@ scenarios:
       connections: 50
       send: '{"type":"message","clientId":"{{.cid}}","site":"{{.site}}","text":"hello from the widget"}'
       ack: {json: clientId}             # the target acks a message once it is saved
+      reject: {regex: '"ref":"([^"]+)","reason":"flood"'}   # the flood brake's answer: limited, not ws_no_ack
       ack_timeout: 5s
     delivery: {sink: slack, id: "{{.cid}}"}
 sinks:

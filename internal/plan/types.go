@@ -312,6 +312,11 @@ type WebSocket struct {
 	// Ack says how to recognise the frame that acknowledges a sent one.
 	// Required with Send.
 	Ack *Ack `yaml:"ack"`
+	// Reject says how to recognise the frame that rejects a sent one by
+	// design (a flood brake, a rate limit): the same forms as Ack, whose
+	// key it carries where Reject says. A rejected frame counts as limited,
+	// with its latency, not as a failure. Optional; only with Send.
+	Reject *Ack `yaml:"reject"`
 	// AckTimeout is how long a frame may wait for its ack before it is a
 	// ws_no_ack failure. Default 10s.
 	AckTimeout Duration `yaml:"ack_timeout"`
@@ -325,6 +330,10 @@ type WebSocket struct {
 }
 
 // Ack matches a received frame to a sent one: exactly one field is set.
+// As a websocket's ack it is taken from both the sent frame (its key) and
+// received frames; as its reject, from received frames only, whose value
+// there is compared with the sent frame's ack key. A JSON string is
+// compared by its value, so a JSON ack and a regex reject agree.
 type Ack struct {
 	// JSON is a gjson path (e.g. "clientId"): the ack is the received frame
 	// whose value at the path equals the sent frame's value at the path.

@@ -133,13 +133,16 @@ func (c *checker) webSocketURL(path string, w *WebSocket) {
 	c.template(path, w.URL, false)
 }
 
-// ack checks how acks are matched, and that an idle soak (no send) sets
-// nothing about acks.
+// ack checks how acks and rejections are matched, and that an idle soak
+// (no send) sets nothing about acks.
 func (c *checker) ack(path string, w *WebSocket) {
 	if w.Send == "" {
 		const idle = "an idle soak (no send) waits for no ack: remove %s, or set send"
 		if w.Ack != nil {
 			c.add(path+".ack", idle, "ack")
+		}
+		if w.Reject != nil {
+			c.add(path+".reject", idle, "reject")
 		}
 		if w.AckTimeout.Duration != 0 || c.p.has(path+".ack_timeout") {
 			c.add(path+".ack_timeout", idle, "ack_timeout")
@@ -149,19 +152,37 @@ func (c *checker) ack(path string, w *WebSocket) {
 	if w.AckTimeout.Duration < 0 {
 		c.add(path+".ack_timeout", "want a non-negative duration such as \"10s\", not %s", w.AckTimeout)
 	}
-	a := w.Ack
-	switch {
-	case a == nil:
+	if w.Ack == nil {
 		c.add(path+".ack", "required with send: how to recognise the frame that acknowledges a sent one, e.g. {json: clientId}")
+	} else {
+		c.matcher(path+".ack", w.Ack, "clientId")
+	}
+	if w.Reject == nil {
 		return
+	}
+	c.matcher(path+".reject", w.Reject, "ref")
+	if w.Ack != nil && *w.Reject == *w.Ack && (w.Ack.JSON != "" || w.Ack.Regex != "") {
+		field, val := "json", w.Ack.JSON
+		if val == "" {
+			field, val = "regex", w.Ack.Regex
+		}
+		c.add(path+".reject."+field, "the same as ack, so every ack would count as a rejection: "+
+			"name where a rejection, and not an ack, carries the sent frame's id, e.g. {json: ref}, not %q", val)
+	}
+}
+
+// matcher checks an ack or reject at path: exactly one of json or regex,
+// and a regex that compiles. example is a JSON path for the message.
+func (c *checker) matcher(path string, a *Ack, example string) {
+	switch {
 	case a.JSON == "" && a.Regex == "":
-		c.add(path+".ack", "want one of json or regex, e.g. {json: clientId}")
+		c.add(path, "want one of json or regex, e.g. {json: %s}", example)
 	case a.JSON != "" && a.Regex != "":
-		c.add(path+".ack.regex", "want one of json or regex, not both")
+		c.add(path+".regex", "want one of json or regex, not both")
 	}
 	if a.Regex != "" {
 		if _, err := regexp.Compile(a.Regex); err != nil {
-			c.add(path+".ack.regex", "%v", err)
+			c.add(path+".regex", "%v", err)
 		}
 	}
 }

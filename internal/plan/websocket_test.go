@@ -109,6 +109,29 @@ func TestWebSocketFrameRules(t *testing.T) {
 			`p.yaml:5:24: scenarios[0].websocket.ack: an idle soak (no send) waits for no ack: remove ack, or set send`,
 			`p.yaml:5:54: scenarios[0].websocket.ack_timeout: an idle soak (no send) waits for no ack: remove ack_timeout, or set send`,
 		}},
+		{"reject by json", sc + "send: hi, ack: {json: clientId}, reject: {json: ref}}\n", nil},
+		{"reject by regex with a json ack", sc + "send: hi, ack: {json: clientId}, reject: {regex: '^rejected (\\S+)'}}\n", nil},
+		{"reject needs a matcher", sc + "send: hi, ack: {json: id}, reject: {}}\n", []string{
+			`p.yaml:5:51: scenarios[0].websocket.reject: want one of json or regex, e.g. {json: ref}`,
+		}},
+		{"reject takes one matcher", sc + "send: hi, ack: {json: id}, reject: {json: ref, regex: 'ref=(\\d+)'}}\n", []string{
+			`p.yaml:5:78: scenarios[0].websocket.reject.regex: want one of json or regex, not both`,
+		}},
+		{"reject regex compiles", sc + "send: hi, ack: {json: id}, reject: {regex: '(ref'}}\n", []string{
+			"p.yaml:5:67: scenarios[0].websocket.reject.regex: error parsing regexp: missing closing ): `(ref`",
+		}},
+		{"reject is not the ack", sc + "send: hi, ack: {json: id}, reject: {json: id}}\n", []string{
+			`p.yaml:5:66: scenarios[0].websocket.reject.json: the same as ack, so every ack would count as a rejection: name where a rejection, and not an ack, carries the sent frame's id, e.g. {json: ref}, not "id"`,
+		}},
+		{"reject without an ack", sc + "send: hi, reject: {json: ref}}\n", []string{
+			`p.yaml:5:3: scenarios[0].websocket.ack: required with send: how to recognise the frame that acknowledges a sent one, e.g. {json: clientId}`,
+		}},
+		{"idle soak has nothing to reject", sc + "reject: {json: ref}}\n", []string{
+			`p.yaml:5:24: scenarios[0].websocket.reject: an idle soak (no send) waits for no ack: remove reject, or set send`,
+		}},
+		{"reject is a known key", sc + "send: hi, ack: {json: id}, rejects: {json: ref}}\n", []string{
+			`p.yaml:5:51: scenarios[0].websocket.rejects: unknown key "rejects" (did you mean "reject"?)`,
+		}},
 		{"max_frame_bytes", sc + "max_frame_bytes: -1}\n", []string{
 			`p.yaml:5:41: scenarios[0].websocket.max_frame_bytes: want 0 (1 MiB) or more, not -1`,
 		}},

@@ -82,7 +82,7 @@ func socketWarnings(f *results.Sockets) []string {
 		w = append(w, fmt.Sprintf("%d socket handshakes failed", f.Failed))
 	}
 	if f.UnknownAcks > 0 {
-		w = append(w, fmt.Sprintf("%d received frames matched no frame in flight (late acks after a timeout, or acks for ids never sent)", f.UnknownAcks))
+		w = append(w, fmt.Sprintf("%d received frames matched no frame in flight (late acks after a timeout, acks for ids never sent, or rejections the scenario's reject does not name)", f.UnknownAcks))
 	}
 	return w
 }

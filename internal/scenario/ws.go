@@ -24,6 +24,7 @@ type wsScenario struct {
 	send    text
 	idle    bool // no send: hold the sockets, send nothing
 	ack     ackMatcher
+	reject  *ackMatcher // nil: the plan names no rejection frames
 	timeout time.Duration
 	conns   int
 	sockets *sockets // the held sockets of the open model
@@ -65,10 +66,18 @@ func compileWS(p *plan.Plan, ts *templates, where string, w *plan.WebSocket) (*w
 			return nil, fmt.Errorf("%s.websocket.ack: %w", where, err)
 		}
 	}
+	if w.Reject != nil {
+		r, err := compileAck(w.Reject)
+		if err != nil {
+			return nil, fmt.Errorf("%s.websocket.reject: %w", where, err)
+		}
+		ws.reject = &r
+	}
 	return ws, nil
 }
 
-// ackMatcher finds the key that pairs a sent frame with its ack.
+// ackMatcher finds the key that pairs a sent frame with its ack (or, as a
+// scenario's reject, with its rejection).
 type ackMatcher struct {
 	path string
 	re   *regexp.Regexp
@@ -82,7 +91,9 @@ func compileAck(a *plan.Ack) (ackMatcher, error) {
 	return ackMatcher{path: a.JSON}, nil
 }
 
-// key returns frame's key, and false when the frame has none.
+// key returns frame's key, and false when the frame has none. A non-empty
+// JSON string is its value, unquoted, so that a JSON ack and a regex
+// reject find the same key; any other JSON value is its text.
 func (a ackMatcher) key(frame []byte) (string, bool) {
 	if a.re != nil {
 		m := a.re.FindSubmatch(frame)
@@ -95,8 +106,11 @@ func (a ackMatcher) key(frame []byte) (string, bool) {
 		return string(m[0]), true
 	}
 	r := gjson.GetBytes(frame, a.path)
-	if !r.Exists() {
+	switch {
+	case !r.Exists():
 		return "", false
+	case r.Type == gjson.String && r.Str != "":
+		return r.Str, true
 	}
 	return r.Raw, true
 }
@@ -125,7 +139,8 @@ type SocketStats struct {
 	Failed atomic.Int64
 	// Dropped counts open sockets that closed under the run.
 	Dropped atomic.Int64
-	// UnknownAcks counts received frames that matched no frame in flight.
+	// UnknownAcks counts received frames that matched no frame in flight,
+	// neither as its ack nor as its rejection.
 	UnknownAcks atomic.Int64
 }
 
@@ -155,9 +170,10 @@ func newWaiter() *waiter {
 }
 
 type ack struct {
-	at     time.Time // when the ack was read
-	bytes  int
-	closed bool // the socket closed before the ack came
+	at       time.Time // when the ack was read
+	bytes    int
+	closed   bool // the socket closed before the ack came
+	rejected bool // the frame read was the plan's reject, not an ack
 }
 
 // open dials the slot's socket once (ctx ends the handshake); on success it
@@ -224,20 +240,36 @@ func (sl *slot) read(sock transport.Socket) {
 			return
 		}
 		at := time.Now()
-		key, ok := sl.s.ws.ack.key(frame)
+		rejected := false
 		var w *waiter
-		if ok {
-			sl.mu.Lock()
-			w = sl.pending[key]
-			delete(sl.pending, key)
-			sl.mu.Unlock()
+		if r := sl.s.ws.reject; r != nil {
+			// A rejection first: one that also carries the id where acks
+			// do must not be taken for an ack.
+			if key, ok := r.key(frame); ok {
+				w = sl.take(key)
+				rejected = w != nil
+			}
+		}
+		if w == nil {
+			if key, ok := sl.s.ws.ack.key(frame); ok {
+				w = sl.take(key)
+			}
 		}
 		if w == nil {
 			sl.s.stats.UnknownAcks.Add(1)
 			continue
 		}
-		w.ch <- ack{at: at, bytes: len(frame)}
+		w.ch <- ack{at: at, bytes: len(frame), rejected: rejected}
 	}
+}
+
+// take removes and returns the frame in flight keyed key, or nil.
+func (sl *slot) take(key string) *waiter {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	w := sl.pending[key]
+	delete(sl.pending, key)
+	return w
 }
 
 // down marks the slot's socket gone and fails its frames in flight.
@@ -307,21 +339,27 @@ func (sl *slot) send(frame []byte, key string, w *waiter, timeout time.Duration,
 	defer t.Stop()
 	select {
 	case a := <-w.ch:
-		if a.closed {
-			return a, transport.WSClosed
-		}
-		return a, transport.OK
+		return a, a.kind()
 	case <-done:
 	case <-t.C:
 	}
 	if !sl.forget(key) {
 		a := <-w.ch // the reader got there first: take its answer
-		if a.closed {
-			return a, transport.WSClosed
-		}
-		return a, transport.OK
+		return a, a.kind()
 	}
 	return ack{}, transport.WSNoAck
+}
+
+// kind is how a frame that got answer a ended: ok for its ack, limited for
+// its rejection, ws_closed when its socket closed first.
+func (a ack) kind() transport.Kind {
+	switch {
+	case a.closed:
+		return transport.WSClosed
+	case a.rejected:
+		return transport.Limited
+	}
+	return transport.OK
 }
 
 // forget removes key from pending and reports whether it was still there.

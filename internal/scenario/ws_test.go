@@ -23,10 +23,13 @@ import (
 
 // widget is a websocket server that acks each {"clientId": ...} frame after
 // delay with a frame carrying the same clientId. noAck drops every frame;
-// closeAfter closes a socket after that many frames.
+// closeAfter closes a socket after that many frames. answer, when set,
+// says what to send back for a socket's nth frame (from 1) carrying id
+// instead of the ack: "" sends nothing.
 type widget struct {
 	delay      time.Duration
 	noAck      bool
+	answer     func(n int, id string) string
 	closeAfter int
 	refuse     int64 // answer the first refuse handshakes 503
 	handshakes atomic.Int64
@@ -63,7 +66,13 @@ func (wg *widget) start(t *testing.T) string {
 			}
 			json.Unmarshal(msg, &in)
 			time.Sleep(wg.delay)
-			c.WriteMessage(websocket.TextMessage, []byte(fmt.Sprintf(`{"type":"ack","clientId":%q}`, in.ClientID)))
+			out := fmt.Sprintf(`{"type":"ack","clientId":%q}`, in.ClientID)
+			if wg.answer != nil {
+				out = wg.answer(n, in.ClientID)
+			}
+			if out != "" {
+				c.WriteMessage(websocket.TextMessage, []byte(out))
+			}
 		}
 	}))
 	t.Cleanup(srv.Close)
@@ -138,6 +147,73 @@ func TestWSNoAck(t *testing.T) {
 	}
 }
 
+// Frames the target rejects by design, with a frame the scenario's reject
+// names, count as limited with their real latency, far below the ack
+// timeout; an ack is still ok, and a frame that gets no answer at all is
+// still ws_no_ack at the timeout. No received frame is left unmatched.
+func TestWSReject(t *testing.T) {
+	tests := []struct {
+		name, reject string
+		rejection    func(id string) string
+	}{
+		{"json, as the demo target's flood brake", "reject: {json: ref}", func(id string) string {
+			return fmt.Sprintf(`{"type":"rejected","ref":%q,"reason":"flood"}`, id)
+		}},
+		{"regex on a text frame, with a json ack", `reject: {regex: '^rejected (\S+)$'}`, func(id string) string {
+			return "rejected " + id
+		}},
+		{"one that carries the id where acks do too", `reject: {regex: '"error":"[^"]*","clientId":"([^"]+)"'}`, func(id string) string {
+			return fmt.Sprintf(`{"error":"flood","clientId":%q}`, id)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// Frames 2 and 4 are rejected, 5 gets no answer, the rest are acked.
+			w := &widget{delay: 10 * time.Millisecond, answer: func(n int, id string) string {
+				switch n {
+				case 2, 4:
+					return tt.rejection(id)
+				case 5:
+					return ""
+				}
+				return fmt.Sprintf(`{"type":"ack","clientId":%q}`, id)
+			}}
+			s := wsPlan(t, w.start(t), "open", 1, "ack_timeout: 2s\n      "+tt.reject)
+			if err := s.OpenSockets(context.Background(), wsx.New(false), 1); err != nil {
+				t.Fatal(err)
+			}
+			defer s.CloseSockets()
+			c := &clock{base: time.Now()}
+			v := s.NewVU(0, nil)
+			for i := range 6 {
+				v.Iterate(context.Background(), c, c.Now(), Mix(3, uint64(i)))
+			}
+			want := []transport.Kind{transport.OK, transport.Limited, transport.OK, transport.Limited, transport.WSNoAck, transport.OK}
+			if len(c.iterations) != len(want) {
+				t.Fatalf("%d iterations, want %d", len(c.iterations), len(want))
+			}
+			for i, it := range c.iterations {
+				lat := it.End - it.Intended
+				switch {
+				case it.Kind != want[i]:
+					t.Errorf("frame %d = %v after %v, want %v", i+1, it.Kind, lat, want[i])
+				case it.Kind == transport.WSNoAck && lat < 2*time.Second:
+					t.Errorf("frame %d = ws_no_ack after %v, want it at the 2s ack timeout", i+1, lat)
+				case it.Kind != transport.WSNoAck && (lat < 10*time.Millisecond || lat > time.Second):
+					t.Errorf("frame %d = %v after %v, want ≈ 10ms, well under the 2s ack timeout", i+1, it.Kind, lat)
+				}
+				if k := c.exchanges[i].Kind; k != want[i] {
+					t.Errorf("exchange %d = %v, want %v", i+1, k, want[i])
+				}
+			}
+			if tot, _ := s.SocketTotals(); tot.UnknownAcks != 0 || tot.Dropped != 0 {
+				t.Errorf("sockets %+v, want no unmatched frame and no drop", tot)
+			}
+		})
+	}
+}
+
 // A frame waiting for its ack stops waiting when the iteration's context
 // ends (its step gave up on it), long before its ack timeout, and a frame
 // whose context has already ended is not sent.
@@ -209,6 +285,33 @@ func TestWSClosedModelOwnSocket(t *testing.T) {
 	for _, it := range c.iterations {
 		if it.Kind != transport.OK {
 			t.Errorf("frame = %v, want ok", it.Kind)
+		}
+	}
+}
+
+func TestAckKey(t *testing.T) {
+	tests := []struct {
+		name    string
+		m       plan.Ack
+		frame   string
+		want    string
+		wantHas bool
+	}{
+		{"json string, by its value", plan.Ack{JSON: "id"}, `{"id":"a\/b"}`, "a/b", true},
+		{"json number, as written", plan.Ack{JSON: "id"}, `{"id":12}`, "12", true},
+		{"json empty string, as written", plan.Ack{JSON: "id"}, `{"id":""}`, `""`, true},
+		{"json missing", plan.Ack{JSON: "id"}, `{"ref":"x"}`, "", false},
+		{"regex group", plan.Ack{Regex: `^rejected (\S+)$`}, "rejected a/b", "a/b", true},
+		{"regex whole match", plan.Ack{Regex: `[0-9]+`}, "id 42", "42", true},
+		{"regex no match", plan.Ack{Regex: `^rejected (\S+)$`}, "ok a", "", false},
+	}
+	for _, tt := range tests {
+		m, err := compileAck(&tt.m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, has := m.key([]byte(tt.frame)); got != tt.want || has != tt.wantHas {
+			t.Errorf("%s: key(%q) = %q, %v, want %q, %v", tt.name, tt.frame, got, has, tt.want, tt.wantHas)
 		}
 	}
 }

@@ -208,7 +208,8 @@ func (v *VU) slotFor(ws *wsScenario, u uint64) (*slot, error) {
 	return sl, nil // a socket that failed to open reopens itself; frames meanwhile are ws_closed
 }
 
-// frame sends one frame of ws and times it, from intended, to its ack.
+// frame sends one frame of ws and times it, from intended, to its ack (ok)
+// or to the frame the scenario's reject names (limited).
 func (v *VU) frame(rec Recorder, ws *wsScenario, intended time.Duration, u uint64) (time.Duration, transport.Kind, int64) {
 	sl, err := v.slotFor(ws, u)
 	if err != nil {
@@ -235,8 +236,8 @@ func (v *VU) frame(rec Recorder, ws *wsScenario, intended time.Duration, u uint6
 	}
 	a, kind := sl.send(frame, key, v.waiter, ws.timeout, v.done)
 	end := rec.Now()
-	if kind == transport.OK {
-		end -= time.Since(a.at) // the ack arrived when the reader read it, not when this user woke
+	if kind == transport.OK || kind == transport.Limited {
+		end -= time.Since(a.at) // the ack (or rejection) arrived when the reader read it, not when this user woke
 	}
 	v.o = transport.Outcome{Kind: kind, BytesOut: int64(len(frame)), BytesIn: int64(a.bytes)}
 	rec.Exchange(intended, start, end, &v.o)
