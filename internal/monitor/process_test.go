@@ -71,8 +71,10 @@ func TestProcessSpinningGoChild(t *testing.T) {
 	cmd := startHelper(t, "spin")
 	pct, _ := measureCPU(t, watch(t, cmd.Process.Pid), time.Second)
 	t.Logf("re-executed spinning test binary: CPU %.1f%%", pct)
-	if pct < 60 || pct > 140 {
-		t.Errorf("CPU = %.1f%%, want 60–140%%", pct)
+	// The lower bound only says the spinning is counted: busy neighbours on
+	// a shared 2-core machine take part of the core (issue 14, item 12).
+	if pct < 30 || pct > 140 {
+		t.Errorf("CPU = %.1f%%, want 30–140%%", pct)
 	}
 }
 
