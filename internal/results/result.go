@@ -160,7 +160,10 @@ type Step struct {
 // iterations: an iteration of a flow is all its steps, and it failed if one
 // of them did.
 type Breakdown struct {
-	Name         string           `json:"name,omitempty"`
+	Name string `json:"name,omitempty"`
+	// WebSocket marks a websocket scenario: its bodies are the frames that
+	// answered (acks), alike by design.
+	WebSocket    bool             `json:"websocket,omitempty"`
 	Completed    int64            `json:"completed"`
 	OK           int64            `json:"ok"`
 	Failed       int64            `json:"failed"`

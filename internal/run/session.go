@@ -209,6 +209,9 @@ func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) 
 	if err != nil {
 		return step, fmt.Errorf("step %d: %w", st.Index+1, err)
 	}
+	for i := range step.Scenarios {
+		step.Scenarios[i].WebSocket = slices.Contains(s.set.WebSockets(), step.Scenarios[i].Name)
+	}
 	if w := s.watch; w != nil {
 		base := s.runner.Base()
 		var warnings []string

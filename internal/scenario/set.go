@@ -284,6 +284,17 @@ func (s *Set) compileScenario(p *plan.Plan, where string, sc *plan.Scenario) (*c
 	return c, nil
 }
 
+// WebSockets returns the names of the websocket scenarios.
+func (s *Set) WebSockets() []string {
+	var out []string
+	for _, c := range s.scenarios {
+		if c.ws != nil {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
 // Names returns the scenario names in plan order, then LoginScenario when
 // the plan has a login flow: the index of a name is the scenario index in
 // metrics.
