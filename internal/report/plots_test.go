@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -20,9 +21,10 @@ import (
 func findSample() *results.Result {
 	pass, fail := true, false
 	r := &results.Result{
-		Schema: results.Schema, Command: "ceiling demo", Name: "demo",
+		Schema: results.Schema, Command: "ceiling find plan.yaml --max 3200 --precision 5%", Name: "a find shaped like the demo's (the report package's test sample)",
+		StartedAt:  time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
 		Host:       results.Host{OS: "linux/amd64", CPUs: 2, Version: "test"},
-		Search:     &results.Search{Start: 50, Precision: 0.05, Outcome: "edge", Answer: "edge: 161/s at p99<50ms, errors<1%, delivered>=95%; 168/s fails: delivered 92.06%"},
+		Search:     &results.Search{Start: 50, Precision: 0.05, Outcome: "edge", Answer: "edge: 161/s at p99<50ms, errors<1%, delivered>=95%; 168/s fails: delivered 91.87%"},
 		Edge:       &results.Edge{Rate: 161, Step: 7},
 		Thresholds: []results.Threshold{{Expr: "p99<50ms", Value: 3, OK: true}, {Expr: "errors<1%", Value: 2.5, OK: false}, {Expr: "delivered>=95%", Value: 71, OK: false}},
 	}

@@ -233,6 +233,9 @@ func (c *chart) bounds() (x0, x1, y1 float64, ok bool) {
 	if y1 <= 0 {
 		y1 = 1
 	}
+	if c.yMax > 0 && y1 <= c.yMax {
+		return x0, x1, c.yMax, true // a share: up to 100%, no further
+	}
 	// headroom above the highest point for the marks' labels, then the
 	// next round value
 	ticks := niceTicks(0, y1*1.12, 5)
