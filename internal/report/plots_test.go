@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -279,6 +281,14 @@ func TestBrokeFirst(t *testing.T) {
 	var b bytes.Buffer
 	if err := HTML(&b, findSample()); err != nil || !strings.Contains(b.String(), `<p class="story">What broke first, at 168/s`) {
 		t.Errorf("the HTML report lacks what broke first (err %v)", err)
+	}
+	// WriteHTML tells the caller's story (the demo's) instead, escaped.
+	path := filepath.Join(t.TempDir(), "r.html")
+	if err := WriteHTML(path, findSample(), "the <lanes> broke"); err != nil {
+		t.Fatal(err)
+	}
+	if page, err := os.ReadFile(path); err != nil || !strings.Contains(string(page), `<p class="story">the &lt;lanes&gt; broke</p>`) || strings.Contains(string(page), "What broke first, at") {
+		t.Errorf("WriteHTML with a story: %v, want that story alone", err)
 	}
 }
 
