@@ -306,6 +306,8 @@ func TestDemoQuick(t *testing.T) {
 	}
 	if page, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil || strings.Count(string(page), "<svg") < 3 {
 		t.Errorf("demo report.html: %v, plots %v", err, strings.Count(string(page), "<svg"))
+	} else if !strings.Contains(string(page), "What broke first: the target posts each saved message") {
+		t.Errorf("demo report.html lacks the demo's story of what broke first")
 	}
 	// The plan it wrote is a valid plan, and its estimate counts the wait
 	// for late deliveries.

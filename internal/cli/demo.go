@@ -13,6 +13,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/demo"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
+	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/search"
 )
 
@@ -83,14 +84,16 @@ func runDemo(e *env, t demoTiming, dir string) error {
 	}
 	out, page := filepath.Join(dir, "result.json"), filepath.Join(dir, "report.html")
 	cfg := search.Config{Start: demo.SearchStart, Max: demo.SearchMax, Precision: t.precision}
-	res, err := find(e, p, &outputFlags{out: out, html: page}, cfg)
+	story := func(res *results.Result) string {
+		return report.DemoStory(res, report.Demo{Lanes: demo.Lanes, SinkLatency: demo.SinkLatency, AckP99MS: demo.AckP99MS, DeliveredPct: t.delivered})
+	}
+	res, err := find(e, p, &outputFlags{out: out, html: page, story: story}, cfg)
 	var coded *codedError
 	if err != nil && !(errors.As(err, &coded) && coded.code == ExitThreshold) {
 		return err
 	}
 	if res != nil {
-		story := report.DemoStory(res, report.Demo{Lanes: demo.Lanes, SinkLatency: demo.SinkLatency, AckP99MS: demo.AckP99MS, DeliveredPct: t.delivered})
-		fmt.Fprintf(e.stdout, "\n%s\n", story)
+		fmt.Fprintf(e.stdout, "\n%s\n", story(res))
 	}
 	fmt.Fprintf(e.stdout, "\nOpen %s for the plots; %s has every figure, per step and per second.\n", page, out)
 	if strings.Contains(filepath.ToSlash(exe), "/go-build") { // go run's binary, deleted on exit

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
 // quickFlags are the flags that build or amend a plan without a file.
@@ -15,6 +16,9 @@ type outputFlags struct {
 	md    bool
 	html  string
 	quiet bool
+	// story, when set, writes the HTML report's paragraph on what broke
+	// first (the demo's, in its target's terms); else report.BrokeFirst.
+	story func(*results.Result) string
 }
 
 func (q *quickFlags) register(c *cobra.Command) {

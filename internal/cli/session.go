@@ -63,7 +63,11 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 		return cannotRun("write the table: %w", err)
 	}
 	if o.html != "" {
-		if err := report.WriteHTML(o.html, res); err != nil {
+		story := ""
+		if o.story != nil {
+			story = o.story(res)
+		}
+		if err := report.WriteHTML(o.html, res, story); err != nil {
 			return cannotRun("%w", err)
 		}
 	}

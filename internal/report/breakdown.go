@@ -5,7 +5,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -156,7 +155,7 @@ func metricRows(r *results.Result) ([]string, [][]string) {
 					if counter[n] {
 						v = m.Rate
 					}
-					cell = strconv.FormatFloat(v, 'g', 4, 64)
+					cell = MetricValue(n, v)
 				}
 			}
 			row = append(row, cell)

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -30,8 +31,8 @@ func TestMetricTableManySeries(t *testing.T) {
 	if head[2] != `big{id="00000"} max` || head[2+series-1] != fmt.Sprintf(`big{id="%05d"} max`, series-1) || head[2+series] != "served_total /s" {
 		t.Errorf("metricRows head = %q, %q … %q, want the series in name order, the counter as a rate", head[2], head[2+series-1], head[2+series])
 	}
-	if got := rows[1][2+series-1]; got != "2e+04" { // four significant digits
-		t.Errorf("step 2's last big series = %q, want its max %d as 2e+04", got, series)
+	if got := rows[1][2+series-1]; got != "20000" {
+		t.Errorf("step 2's last big series = %q, want its max %d as 20000", got, series)
 	}
 	if got := rows[1][2+series]; got != "25" {
 		t.Errorf("step 2's served_total = %q, want its rate 25", got)
@@ -73,5 +74,53 @@ func TestScrapedOnlyShowsNoCPU(t *testing.T) {
 	r.Steps[2].Target = nil
 	if cols := columnsOf(r); strings.Contains(strings.Join(cols, " "), "cpu") {
 		t.Errorf("columns of a run that only scraped = %q, want no cpu or rss", cols)
+	}
+}
+
+// Scraped values read in their unit: seconds as µs/ms/s, bytes as KB/MB,
+// other numbers with three significant digits, never 5.347e-05.
+func TestMetricValue(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		v    float64
+		want string
+	}{
+		{`demo_save_seconds{quantile="0.99"}`, 5.347e-05, "53.5 µs"},
+		{"demo_save_seconds", 0.0082, "8.20 ms"},
+		{"demo_save_seconds", 1.5, "1.50 s"},
+		{"gc_seconds_total", 0.000999, "999 µs"},
+		{"gc_seconds_total", 0.0009996, "1.00 ms"},
+		{"heap_bytes", 512, "512 B"},
+		{"heap_bytes", 8500, "8.50 KB"},
+		{`sent_bytes_total{code="200"}`, 1.2e6, "1.20 MB"},
+		{"demo_queue_depth", 412, "412"},
+		{"demo_queue_depth", 20000, "20000"},
+		{"ratio", 0.5347, "0.535"},
+		{"ratio", 5.347e-05, "0.0000535"},
+		{"requests", 1234567, "1.23M"},
+		{"load", 12.26, "12.3"},
+		{"load", 999.96, "1000"},
+		{"load", -3.5, "-3.50"},
+		{"anything_seconds", 0, "0"},
+	} {
+		if got := MetricValue(c.name, c.v); got != c.want {
+			t.Errorf("MetricValue(%s, %g) = %q, want %q", c.name, c.v, got, c.want)
+		}
+	}
+}
+
+// The metrics table in text, Markdown and HTML shows a scraped duration in
+// its unit.
+func TestMetricTableUnits(t *testing.T) {
+	r := sample()
+	r.Steps[0].Target = &results.Target{Samples: 3, Metrics: map[string]results.Metric{`demo_save_seconds{quantile="0.99"}`: {Last: 5e-5, Max: 5.347e-05}}}
+	for name, render := range map[string]func(io.Writer, *results.Result) error{"text": Text, "md": Markdown, "html": HTML} {
+		var b bytes.Buffer
+		if err := render(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "53.5 µs") || strings.Contains(b.String(), "e-05") {
+			t.Errorf("%s: the metrics table lacks 53.5 µs (or prints an exponent)", name)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"flag"
 	"image"
 	"image/png"
 	"os"
@@ -10,25 +11,26 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/ceiling-dev/ceiling/internal/results"
 )
+
+// shotOf is a report page for TestHTMLInChromium to open instead of the
+// built-in find's: the demo's report.html, for the README's screenshot.
+var shotOf = flag.String("page", "", "TestHTMLInChromium opens this report.html (with -update, its screenshot becomes docs/report.png)")
 
 // The HTML report opened in headless Chromium: the page renders and its
 // plots are drawn (the screenshot has plenty of non-white pixels below the
 // table). The screenshot is kept as an artifact in $CEILING_ARTIFACTS, or in
-// the test's temporary folder. Skipped where Chromium is not installed
-// (.ci/run installs it).
+// the test's temporary folder; with -update it becomes the README's
+// docs/report.png:
+//
+//	ceiling demo --out /tmp/demo
+//	go test ./internal/report -run TestHTMLInChromium -update -page /tmp/demo/report.html
+//
+// Skipped where Chromium is not installed (.ci/run installs it).
 func TestHTMLInChromium(t *testing.T) {
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium is not installed (Debian package chromium; .ci/run installs it)")
-	}
-	r := sample()
-	for i := range r.Steps {
-		for s := range 5 {
-			r.Steps[i].Series = append(r.Steps[i].Series, results.Point{T: float64(i*5 + s + 1), Completed: 10, P50: 5, P99: 9 + float64(i*100)})
-		}
 	}
 	dir := t.TempDir()
 	if a := os.Getenv("CEILING_ARTIFACTS"); a != "" {
@@ -37,11 +39,16 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	page := filepath.Join(dir, "report.html")
 	var b bytes.Buffer
-	if err := HTML(&b, r); err != nil {
+	if err := HTML(&b, findSample()); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if *shotOf != "" {
+		if page, err = filepath.Abs(*shotOf); err != nil {
+			t.Fatal(err)
+		}
 	}
 	shot := filepath.Join(dir, "report.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -63,6 +70,15 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", shot)
+	if *update {
+		png, err := os.ReadFile(shot)
+		if err == nil {
+			err = os.WriteFile(filepath.Join("..", "..", "docs", "report.png"), png, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	// The plots sit below the title and the step table: count the drawn
 	// (non-white) pixels in the lower part of the page.
 	bounds := img.Bounds()

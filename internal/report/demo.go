@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,23 +24,22 @@ type Demo struct {
 }
 
 // DemoStory says what the demo's search found broke first, in the terms of
-// the target's design, from the figures of the first step that failed: the
-// story of the delivery lanes only when deliveries are what failed.
+// the target's design, from the figures of the lowest level that failed
+// (as BrokeFirst chooses it): the story of the delivery lanes only when
+// deliveries are what failed.
 func DemoStory(r *results.Result, d Demo) string {
 	if r.Search == nil || r.Search.Outcome != search.Edge.String() {
 		return "No edge to explain: see the answer above."
 	}
-	var fail *results.Step
-	worstAck := 0.0
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		worstAck = max(worstAck, s.LatencyMS.P99)
-		if fail == nil && s.SLOPassed != nil && !*s.SLOPassed {
-			fail = s
-		}
-	}
-	if fail == nil {
+	steps, passed := judged(r)
+	i := slices.Index(passed, false)
+	if i < 0 {
 		return "No step failed."
+	}
+	fail := &steps[i]
+	worstAck := 0.0
+	for _, s := range r.Steps {
+		worstAck = max(worstAck, s.LatencyMS.P99)
 	}
 	del := fail.Delivery
 	deliveryFailed := del != nil && del.AtStepEnd != nil && del.Expected > 0 && 100*float64(*del.AtStepEnd)/float64(del.Expected) < d.DeliveredPct

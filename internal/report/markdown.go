@@ -8,7 +8,8 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
-// Markdown writes the run as Markdown: a setup block with the command that
+// Markdown writes the run as Markdown: find's answer or a run's summary
+// line, a setup block with the command that
 // reproduces it, the step table, thresholds and warnings. It returns the
 // first error writing to w.
 func Markdown(w io.Writer, r *results.Result) error {
@@ -25,6 +26,9 @@ func markdown(w io.Writer, r *results.Result) {
 	fmt.Fprintf(w, "## %s\n\n", mdEscape(title))
 	if r.Search != nil && r.Search.Answer != "" {
 		fmt.Fprintf(w, "**%s**\n\n", mdEscape(r.Search.Answer))
+	}
+	if s := Summary(r); s != "" {
+		fmt.Fprintf(w, "**%s**\n\n", mdEscape(s))
 	}
 	fmt.Fprintf(w, "| setup | |\n|---|---|\n")
 	if r.Target != "" {

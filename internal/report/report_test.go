@@ -106,7 +106,7 @@ func TestHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	for _, want := range []string{"<!doctype html>", "<table>", "<th>p99</th>", "<svg", "Load against latency", "Latency over time", "INVALID step 3"} {
+	for _, want := range []string{"<!doctype html>", "<table>", "<th>p99</th>", "<svg", "Load against latency", "Response time over time", "Requests per second over time", "Latency distribution", "Errors by class", "INVALID step 3"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -116,8 +116,8 @@ func TestHTML(t *testing.T) {
 			t.Errorf("the page is not self-contained: it has %q", bad)
 		}
 	}
-	if n := strings.Count(page, "<svg"); n != 2 {
-		t.Errorf("%d plots, want 2 (no target or delivery series in the sample)", n)
+	if n := strings.Count(page, "<svg"); n != 5 {
+		t.Errorf("%d plots, want 5 (no target, delivery, failures per second, workers or scenarios in the sample)", n)
 	}
 }
 
@@ -231,7 +231,7 @@ func TestWriteHTMLAtomic(t *testing.T) {
 	path := filepath.Join(dir, "r.html")
 	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{Model: "open", TargetRate: 10}}}
 	for range 2 {
-		if err := WriteHTML(path, r); err != nil {
+		if err := WriteHTML(path, r, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -239,7 +239,7 @@ func TestWriteHTMLAtomic(t *testing.T) {
 	if page, err := os.ReadFile(path); err != nil || !strings.Contains(string(page), "</html>") || len(entries) != 1 {
 		t.Errorf("folder holds %d files, page %d bytes (err %v); want the whole page alone", len(entries), len(page), err)
 	}
-	if err := WriteHTML(filepath.Join(dir, "missing", "r.html"), r); err == nil {
+	if err := WriteHTML(filepath.Join(dir, "missing", "r.html"), r, ""); err == nil {
 		t.Errorf("WriteHTML into a missing folder = nil, want an error")
 	}
 }

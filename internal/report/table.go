@@ -202,7 +202,7 @@ func topErrors(errs map[string]int64) string {
 }
 
 // Text writes the step table for a terminal, columns aligned, followed by
-// the thresholds and warnings. It returns the first error writing to w.
+// the thresholds and warnings, and a run's summary line (Summary). It returns the first error writing to w.
 func Text(w io.Writer, r *results.Result) error {
 	c := &checked{w: w}
 	text(c, r)
@@ -258,6 +258,9 @@ func text(w io.Writer, r *results.Result) {
 	}
 	breakdownTables(w, r, textTable)
 	footer(w, r, "")
+	if s := Summary(r); s != "" {
+		fmt.Fprintf(w, "\n%s\n", s)
+	}
 }
 
 // footer writes thresholds and warnings; prefix starts each line.

@@ -1,0 +1,201 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/slo"
+)
+
+// level is a step's load as a number: its target rate, or its users in the
+// closed model.
+func level(s results.Step) float64 {
+	if s.Model == "closed" {
+		return float64(s.VUs)
+	}
+	return s.TargetRate
+}
+
+// judged returns the finished steps that have a verdict or an SLO, sorted
+// by level (a find runs them out of order), each with whether it passed as
+// find judges a step: its SLO held, its verdict is neither OVERLOADED nor
+// GENERATOR LIMITED, and its figures are valid.
+func judged(r *results.Result) ([]results.Step, []bool) {
+	var steps []results.Step
+	for _, s := range r.Steps {
+		if !s.Interrupted && (s.Verdict != "" || s.SLOPassed != nil) {
+			steps = append(steps, s)
+		}
+	}
+	slices.SortStableFunc(steps, func(a, b results.Step) int { return cmp.Compare(level(a), level(b)) })
+	passed := make([]bool, len(steps))
+	for i, s := range steps {
+		passed[i] = s.Verdict != results.Overloaded && s.Verdict != results.GeneratorLimited &&
+			(s.SLOPassed == nil || *s.SLOPassed) && !r.StepInvalid(s.Index)
+	}
+	return steps, passed
+}
+
+// Summary is a run's one-line answer, the counterpart of find's: the
+// highest step that passed its SLO and verdict, or that none did, e.g.
+// "highest step that passed: 400/s (step 2); 800/s (step 3) failed: p99
+// 3.90 s, errors 16.7%". It is empty for a find (whose answer is in
+// Search) and for a run with no judged step.
+func Summary(r *results.Result) string {
+	if r.Search != nil {
+		return ""
+	}
+	steps, passed := judged(r)
+	if len(steps) == 0 {
+		return ""
+	}
+	best := -1
+	for i := range steps {
+		if passed[i] {
+			best = i
+		}
+	}
+	var b strings.Builder
+	if best < 0 {
+		b.WriteString("no step passed")
+	} else {
+		fmt.Fprintf(&b, "highest step that passed: %s (step %d)", levelOf(steps[best]), steps[best].Index+1)
+	}
+	// The lowest failing step above the best passing one says where it broke.
+	for i := best + 1; i < len(steps); i++ {
+		if !passed[i] {
+			fmt.Fprintf(&b, "; %s (step %d) failed: %s", levelOf(steps[i]), steps[i].Index+1, whyFailed(r, &steps[i]))
+			break
+		}
+	}
+	return b.String()
+}
+
+// whyFailed names what failed in step s: the SLO's terms that did not
+// hold there (read back from the result's thresholds), else its verdict's
+// reason, else the figures' validity.
+func whyFailed(r *results.Result, s *results.Step) string {
+	var why []string
+	for _, t := range terms(r) {
+		if v, ok := t.Eval(s.FiguresOf(t.Scenario)); !ok {
+			why = append(why, termText(t, v))
+		}
+	}
+	if len(why) == 0 && s.VerdictReason != "" {
+		why = append(why, s.VerdictReason)
+	}
+	if len(why) == 0 && r.StepInvalid(s.Index) {
+		why = append(why, "its figures cannot be trusted (see INVALID)")
+	}
+	if len(why) == 0 {
+		return "see its verdict"
+	}
+	return strings.Join(why, ", ")
+}
+
+// terms are the SLO's terms, parsed back from the thresholds the run
+// evaluated (each threshold is one term's text).
+func terms(r *results.Result) []slo.Term {
+	var out []slo.Term
+	for _, th := range r.Thresholds {
+		if ts, err := slo.Parse(th.Expr); err == nil {
+			out = append(out, ts...)
+		}
+	}
+	return out
+}
+
+// termText is a term's metric and its value in a step: "p99 3.90 s".
+func termText(t slo.Term, v float64) string {
+	name := t.Metric
+	if t.Scenario != "" {
+		name = t.Scenario + "." + name
+	}
+	return name + " " + TermValue(t.Metric, v)
+}
+
+// BrokeFirst says what broke first from the result alone: at the lowest
+// level that failed, which of the SLO's terms failed and which held, and
+// how the target's gauges and CPU moved from the highest level below it
+// that passed. It is empty when no step failed. The demo, which knows its
+// target's design, tells the same story in that design's terms (DemoStory).
+func BrokeFirst(r *results.Result) string {
+	steps, passed := judged(r)
+	fail := slices.Index(passed, false)
+	if fail < 0 {
+		return ""
+	}
+	s := &steps[fail]
+	var b strings.Builder
+	fmt.Fprintf(&b, "What broke first, at %s (step %d): %s.", levelOf(*s), s.Index+1, whyFailed(r, s))
+	var held []string
+	for _, t := range terms(r) {
+		if v, ok := t.Eval(s.FiguresOf(t.Scenario)); ok {
+			held = append(held, termText(t, v))
+		}
+	}
+	if len(held) > 0 {
+		fmt.Fprintf(&b, " What held there: %s.", strings.Join(held, ", "))
+	}
+	if d := s.Delivery; d != nil && d.Expected > 0 {
+		n := d.Delivered
+		when := "in the end"
+		if d.AtStepEnd != nil {
+			n, when = *d.AtStepEnd, "by the step's end"
+		}
+		fmt.Fprintf(&b, " %d of %d messages had been delivered %s.", n, d.Expected, when)
+	}
+	var prev *results.Step
+	for i := fail - 1; i >= 0; i-- {
+		if passed[i] {
+			prev = &steps[i]
+			break
+		}
+	}
+	if prev != nil {
+		if moved := targetMoves(prev, s); len(moved) > 0 {
+			fmt.Fprintf(&b, " From %s, the highest level below it that passed: %s.", levelOf(*prev), strings.Join(moved, "; "))
+		}
+	}
+	return b.String()
+}
+
+// targetMoves lists what grew on the target between two steps: its CPU,
+// and the gauges whose highest value at least doubled (the three that grew
+// most), e.g. "demo_queue_depth max 3 → 412".
+func targetMoves(from, to *results.Step) []string {
+	var out []string
+	if measured(from.Target) && measured(to.Target) {
+		out = append(out, fmt.Sprintf("target CPU %.0f%% → %.0f%%", from.Target.CPUPct, to.Target.CPUPct))
+	}
+	if from.Target == nil || to.Target == nil {
+		return out
+	}
+	type grown struct {
+		name     string
+		a, b, by float64
+	}
+	var gs []grown
+	for name, m := range to.Target.Metrics {
+		p, ok := from.Target.Metrics[name]
+		if !ok || m.Counter || m.Max <= 2*p.Max || m.Max <= 0 {
+			continue
+		}
+		by := math.Inf(1)
+		if p.Max > 0 {
+			by = m.Max / p.Max
+		}
+		gs = append(gs, grown{name, p.Max, m.Max, by})
+	}
+	slices.SortFunc(gs, func(x, y grown) int {
+		return cmp.Or(cmp.Compare(y.by, x.by), cmp.Compare(x.name, y.name))
+	})
+	for _, g := range gs[:min(len(gs), 3)] {
+		out = append(out, fmt.Sprintf("%s max %s → %s", g.name, MetricValue(g.name, g.a), MetricValue(g.name, g.b)))
+	}
+	return out
+}
