@@ -83,7 +83,7 @@ func TestLoginsApartFromTheStep(t *testing.T) {
 	const users = 10
 	srv := loginServer(t, 3*time.Second)
 	out := filepath.Join(t.TempDir(), "r.json")
-	plan := loginPlan(t, srv.URL, users, fmt.Sprintf("{vus: [%d], step: 3s, warmup: 0s}", users))
+	plan := loginPlan(t, srv.URL, users, fmt.Sprintf("{vus: [%d], think: 10ms, step: 3s, warmup: 0s}", users))
 	code, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--out", out)
 	if code != ExitOK {
 		t.Fatalf("exit = %d, want 0; stderr:\n%s\nstdout:\n%s", code, stderr, stdout)
