@@ -41,7 +41,13 @@ func (r *Runner) user(ctx context.Context, sr *stepRun, vu *scenario.VU, t *tap)
 			return
 		}
 		wait := max(vu.Iterate(sr.work, t, now, scenario.Mix(seed, k)), r.cfg.Think)
-		if wait > 0 && !sleep(ctx, timer, wait) {
+		if wait <= 0 {
+			continue
+		}
+		if r.now()+wait >= sr.winEnd {
+			return // no iteration would start after the wait (a login's backoff, a Retry-After, the think time)
+		}
+		if !sleep(ctx, timer, wait) {
 			return
 		}
 	}

@@ -119,6 +119,9 @@ type Result struct {
 	// GCPause is the total of ceiling's garbage-collection pauses while the
 	// step ran.
 	GCPause time.Duration
+	// NotLoggedIn counts the step's users (workers in the open model) that
+	// had not logged in by its end, when the plan has a login flow.
+	NotLoggedIn int
 }
 
 // gcPauses returns the total stop-the-world pause time of the process so far.
@@ -282,6 +285,18 @@ func (t *tap) StepOf(intended time.Duration) int {
 		return t.sr.st.Index
 	}
 	return -1
+}
+
+// Login records one login attempt of the worker's user.
+func (t *tap) Login(l *metrics.Login) { t.shard.RecordLogin(l) }
+
+// NoLogin records an open-model arrival whose scenario did not run for
+// want of a login. A closed-model user is not handed arrivals: it waits
+// out its login's backoff, and its failed attempts are counted as such.
+func (t *tap) NoLogin(intended time.Duration) {
+	if t.sr.st.VUs == 0 {
+		t.shard.SkipForLogin(t.sr.counts(intended))
+	}
 }
 
 // Idle records an arrival that sent nothing by design.

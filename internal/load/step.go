@@ -122,7 +122,7 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 // achievedSoFar is the achieved rate of the window so far (see
 // Result.Achieved). The caller holds mu.
 func (sr *stepRun) achievedSoFar(now time.Duration) float64 {
-	n := sr.started.Load()
+	n := max(sr.started.Load()-sr.total.Logins.Skipped, 0)
 	if sr.st.VUs > 0 {
 		n = sr.total.Finished
 	}
@@ -186,7 +186,13 @@ func (sr *stepRun) finish() *Result {
 		sr.sent = sr.total.Completed()
 	}
 	if sr.st.VUs == 0 {
-		sr.sent -= sr.total.Idle
+		sr.sent -= sr.total.Idle + sr.total.Logins.Skipped
+	}
+	notLoggedIn := 0
+	for _, v := range sr.r.vus[:min(sr.workers, len(sr.r.vus))] {
+		if !v.LoggedIn() {
+			notLoggedIn++
+		}
 	}
 	end := sr.winEnd
 	if interrupted {
@@ -194,7 +200,7 @@ func (sr *stepRun) finish() *Result {
 	}
 	return &Result{
 		Step: sr.st, WindowStart: sr.winStart, WindowEnd: end,
-		Sent: sr.sent, Started: sr.started.Load(), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
-		Interrupted: interrupted, Workers: sr.workers,
+		Sent: sr.sent, Started: max(sr.started.Load()-sr.total.Logins.Skipped, 0), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
+		Interrupted: interrupted, Workers: sr.workers, NotLoggedIn: notLoggedIn,
 	}
 }

@@ -19,6 +19,9 @@ type Layout struct {
 	// TagLimit caps the distinct values kept per tag key; further values
 	// fold into Other. Zero: 50.
 	TagLimit int
+	// Login keeps a histogram of login attempts (Tally.Logins): the plan
+	// has a login flow.
+	Login bool
 }
 
 // Other is the tag value that values past the limit fold into.

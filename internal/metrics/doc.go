@@ -10,6 +10,10 @@
 // Collect swaps each shard's Tally for a cleared spare and merges the filled
 // one into the caller's Tally, so the hot path does not allocate.
 //
+// The virtual users' login attempts are tallied apart (Tally.Logins, with
+// their own histogram when Layout.Login asks for it), so that they never
+// shape a step's figures.
+//
 // Percentiles are only ever read from merged histograms: never averaged.
 // Latencies are recorded in microseconds from 1 µs to 1 h with three
 // significant digits; longer values are clamped to the maximum and counted.

@@ -64,6 +64,8 @@ type Tally struct {
 	Status4xx int
 	// breakdowns hold the per-scenario and per-tag figures of iterations.
 	breakdowns
+	// Logins are the login flows' figures, apart from everything above.
+	Logins Logins
 	// Finished counts exchanges of any step phase (warm-up included) that
 	// were answered OK or Limited and ended inside the counted window: the
 	// achieved throughput. Failures do not count, so a target that answers
@@ -76,16 +78,21 @@ func NewTally() *Tally { return NewTallyFor(Layout{}) }
 
 // NewTallyFor returns an empty Tally with the breakdowns l asks for.
 func NewTallyFor(l Layout) *Tally {
-	return &Tally{Latency: NewHistogram(), Service: NewHistogram(), breakdowns: newBreakdowns(l)}
+	t := &Tally{Latency: NewHistogram(), Service: NewHistogram(), breakdowns: newBreakdowns(l)}
+	if l.Login {
+		t.Logins.Latency = NewHistogram()
+	}
+	return t
 }
 
 // Reset empties the tally, keeping its histograms' memory.
 func (t *Tally) Reset() {
-	lat, svc, b := t.Latency, t.Service, t.breakdowns
+	lat, svc, b, l := t.Latency, t.Service, t.breakdowns, t.Logins
 	lat.Reset()
 	svc.Reset()
 	b.reset()
-	*t = Tally{Latency: lat, Service: svc, breakdowns: b}
+	l.reset()
+	*t = Tally{Latency: lat, Service: svc, breakdowns: b, Logins: l}
 }
 
 // Merge adds o into t.
@@ -107,6 +114,7 @@ func (t *Tally) Merge(o *Tally) {
 	t.Status4xx = sameStatus(t.Status4xx, o.Status4xx)
 	t.Finished += o.Finished
 	t.breakdowns.merge(&o.breakdowns)
+	t.Logins.merge(&o.Logins)
 }
 
 // Completed counts counted exchanges that ended, whatever the outcome.

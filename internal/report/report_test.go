@@ -243,3 +243,28 @@ func TestWriteHTMLAtomic(t *testing.T) {
 		t.Errorf("WriteHTML into a missing folder = nil, want an error")
 	}
 }
+
+// A step of a plan with a login has a line for its logins under it, in
+// the text and Markdown tables alike; the step's own row is unchanged.
+func TestLoginLine(t *testing.T) {
+	r := sample()
+	r.Steps[1].Logins = &results.Logins{Count: 13, OK: 10, Failed: 3, Retried: 3, NotLoggedIn: 1,
+		ByClass: map[string]int64{"timeout": 3}, LatencyMS: metrics.Latency{P50: 12, P95: 900, P99: 1000, Max: 1000}}
+	var text, md bytes.Buffer
+	if err := Text(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+		if n := strings.Count(out, "↳ login"); n != 1 {
+			t.Errorf("%s: %d login lines, want 1 (only step 2 has logins):\n%s", name, n, out)
+		}
+		for _, want := range []string{"13 logins", "23.1% (timeout 3)", "3 retried, 1 users not logged in"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %q in the login line:\n%s", name, want, out)
+			}
+		}
+	}
+}

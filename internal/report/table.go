@@ -153,8 +153,41 @@ func rows(r *results.Result) [][]string {
 			row = append(row, sockets(s))
 		}
 		out = append(out, append(row, slo, verdict(s)))
+		if l := s.Logins; l != nil && (l.Count > 0 || l.Skipped > 0 || l.NotLoggedIn > 0) {
+			out = append(out, loginRow(l, len(row)+2))
+		}
 	}
 	return out
+}
+
+// loginRow is the line under a step for its logins, n cells wide: the
+// attempts, their latency and failures, and in the verdict's cell what
+// the step's verdict does not judge (retries, users without a login,
+// arrivals left unrun).
+func loginRow(l *results.Logins, n int) []string {
+	errs := "0%"
+	if l.Count > 0 {
+		errs = Percent(float64(l.Failed) / float64(l.Count))
+	}
+	if l.Failed > 0 {
+		errs = fmt.Sprintf("%s (%s)", errs, topErrors(l.ByClass))
+	}
+	note := []string{fmt.Sprintf("%d retried", l.Retried)}
+	if l.NotLoggedIn > 0 {
+		note = append(note, fmt.Sprintf("%d users not logged in", l.NotLoggedIn))
+	}
+	if l.Skipped > 0 {
+		note = append(note, fmt.Sprintf("%d arrivals unrun", l.Skipped))
+	}
+	row := []string{
+		"↳ login", fmt.Sprintf("%d logins", l.Count), "-",
+		Millis(l.LatencyMS.P50), Millis(l.LatencyMS.P95), Millis(l.LatencyMS.P99), Millis(l.LatencyMS.Max),
+		errs,
+	}
+	for len(row) < n-1 {
+		row = append(row, "-")
+	}
+	return append(row, strings.Join(note, ", "))
 }
 
 func ellipsis(more bool) string {

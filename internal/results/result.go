@@ -139,6 +139,7 @@ type Step struct {
 	LatencyMS        metrics.Latency                 `json:"latency_ms"`
 	ServiceMS        metrics.Latency                 `json:"service_ms"`
 	Scenarios        []Breakdown                     `json:"scenarios"`
+	Logins           *Logins                         `json:"logins,omitempty"`
 	Tags             map[string]map[string]Breakdown `json:"tags"`
 	WebSocket        *Sockets                        `json:"websocket,omitempty"`
 	SLOPassed        *bool                           `json:"slo_passed,omitempty"`
@@ -172,6 +173,26 @@ type Breakdown struct {
 	LatencyMS    metrics.Latency  `json:"latency_ms"`
 	AvgBodyBytes float64          `json:"avg_body_bytes"`
 	Histogram    string           `json:"histogram,omitempty"`
+}
+
+// Logins is what the virtual users' login flows did during a step, warm-up
+// included: apart from the step's figures, which are its scenarios' only.
+// count is the attempts (ok + failed); retried those of users whose login
+// had failed before, so count − retried users tried for the first time;
+// latency_ms runs from an attempt's intended start to the end of its last
+// request. skipped counts the open model's arrivals of the window whose
+// scenario did not run for want of a login, not_logged_in the step's users
+// (open model: workers) without a login at its end.
+type Logins struct {
+	Count       int64            `json:"count"`
+	OK          int64            `json:"ok"`
+	Failed      int64            `json:"failed"`
+	ByClass     map[string]int64 `json:"by_class"`
+	Retried     int64            `json:"retried"`
+	Skipped     int64            `json:"skipped"`
+	NotLoggedIn int64            `json:"not_logged_in"`
+	LatencyMS   metrics.Latency  `json:"latency_ms"`
+	Histogram   string           `json:"histogram,omitempty"`
 }
 
 // Delivery is what a step's (or the run's) accepted iterations delivered

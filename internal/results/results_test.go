@@ -124,3 +124,20 @@ func TestVerdictReasons(t *testing.T) {
 		})
 	}
 }
+
+// "login.p99" reads the step's logins, unless a scenario is named login;
+// the step's own figures never include them.
+func TestFiguresOfLogin(t *testing.T) {
+	s := step(100, 5)
+	s.Logins = &Logins{Count: 12, OK: 10, Failed: 2, LatencyMS: metrics.Latency{P99: 1000}}
+	if f := s.FiguresOf(LoginName); f.Latency.P99 != 1000 || f.Completed != 12 || f.Failed != 2 {
+		t.Errorf("FiguresOf(login) = %+v, want the logins'", f)
+	}
+	if f := s.FiguresOf(""); f.Latency.P99 != 5 || f.Failed != 0 {
+		t.Errorf("FiguresOf(\"\") = %+v, want the step's own", f)
+	}
+	s.Scenarios = []Breakdown{{Name: LoginName, Completed: 3, LatencyMS: metrics.Latency{P99: 7}}}
+	if f := s.FiguresOf(LoginName); f.Latency.P99 != 7 {
+		t.Errorf("FiguresOf(login) with a scenario named login = %+v, want the scenario's", f)
+	}
+}

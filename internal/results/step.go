@@ -24,9 +24,14 @@ type Point struct {
 	TargetRSS *float64 `json:"target_rss_mb,omitempty"`
 }
 
+// LoginName is the name SLO terms read a step's logins under, as if they
+// were a scenario ("login.p99<2s", "login.errors<5%").
+const LoginName = "login"
+
 // FiguresOf returns the figures of one scenario (by name) for SLO terms
-// such as "send.p99<300ms", or the step's when name is empty. An unknown
-// scenario has no samples, so its terms fail.
+// such as "send.p99<300ms", or the step's when name is empty; LoginName
+// reads the logins when no scenario has that name. An unknown scenario has
+// no samples, so its terms fail.
 func (s *Step) FiguresOf(name string) slo.Figures {
 	if name == "" {
 		f := s.Figures()
@@ -46,6 +51,9 @@ func (s *Step) FiguresOf(name string) slo.Figures {
 			}
 			return f
 		}
+	}
+	if l := s.Logins; l != nil && name == LoginName {
+		return slo.Figures{Latency: l.LatencyMS, Completed: l.Count, Failed: l.Failed}
 	}
 	return slo.Figures{}
 }

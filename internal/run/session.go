@@ -96,9 +96,13 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (*Session, error) {
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
+	names := set.Names()
+	if set.HasLogin() && !slices.Contains(names, results.LoginName) {
+		names = append(names, results.LoginName) // "login.p99<2s" reads the logins
+	}
 	for _, t := range terms {
-		if t.Scenario != "" && !slices.Contains(set.Names(), t.Scenario) {
-			return nil, badInput("%s: slo: %q names no scenario (scenarios: %s)", where(p, "slo"), t.Text, strings.Join(set.Names(), ", "))
+		if t.Scenario != "" && !slices.Contains(names, t.Scenario) {
+			return nil, badInput("%s: slo: %q names no scenario (scenarios: %s)", where(p, "slo"), t.Text, strings.Join(names, ", "))
 		}
 	}
 	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict}

@@ -2,14 +2,15 @@ package run
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/results"
-	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/secret"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
@@ -73,8 +74,32 @@ func newStep(res *load.Result, scenarios, tagKeys []string) (results.Step, error
 	if err := breakdowns(&st, t, scenarios, tagKeys); err != nil {
 		return st, err
 	}
+	if st.Logins, err = logins(res); err != nil {
+		return st, err
+	}
 	st.Warnings = stepWarnings(res, &st)
 	return st, nil
+}
+
+// logins is the step's login figures, or nil when the plan has no login.
+func logins(res *load.Result) (*results.Logins, error) {
+	l := &res.Total.Logins
+	if l.Latency == nil {
+		return nil, nil
+	}
+	out := &results.Logins{
+		Count: l.Attempts(), OK: l.OK(), Failed: l.Failed(), ByClass: map[string]int64{},
+		Retried: l.Retries, Skipped: l.Skipped, NotLoggedIn: int64(res.NotLoggedIn),
+		LatencyMS: metrics.Summarize(l.Latency),
+	}
+	for k := transport.Kind(0); k < transport.NumKinds; k++ {
+		if k != transport.OK && l.Kinds[k] > 0 {
+			out.ByClass[k.String()] = l.Kinds[k]
+		}
+	}
+	var err error
+	out.Histogram, err = metrics.Encode(l.Latency)
+	return out, err
 }
 
 // points copies the executor's seconds into result.json's series.
@@ -96,7 +121,7 @@ func points(in []load.Point) []results.Point {
 func breakdowns(st *results.Step, t *metrics.Tally, scenarios, tagKeys []string) error {
 	st.Scenarios = []results.Breakdown{}
 	for i, sub := range t.Scenarios {
-		if i >= len(scenarios) || (scenarios[i] == scenario.LoginScenario && sub.Completed() == 0) {
+		if i >= len(scenarios) {
 			continue
 		}
 		b := breakdown(sub)
@@ -176,6 +201,9 @@ func stepWarnings(res *load.Result, st *results.Step) []string {
 	if n := t.Kinds[transport.Redirect]; n > 0 {
 		w = append(w, fmt.Sprintf("%d responses were redirects (3xx), counted as failures: expect the status or set http.follow_redirects if they are intended", n))
 	}
+	if l := st.Logins; l != nil && l.Failed > 0 {
+		w = append(w, loginWarning(l))
+	}
 	if t.Folded > 0 {
 		w = append(w, fmt.Sprintf("%d iterations carried tag values past the limit of distinct values (tag_limit) and are counted under %q", t.Folded, metrics.Other))
 	}
@@ -186,6 +214,29 @@ func stepWarnings(res *load.Result, st *results.Step) []string {
 		w = append(w, fmt.Sprintf("%d exchanges were still in flight after the drain and are missing from the figures", st.Sent-st.Completed))
 	}
 	return w
+}
+
+// loginWarning says how the step's logins failed; the step itself is
+// judged on its scenarios only.
+func loginWarning(l *results.Logins) string {
+	msg := fmt.Sprintf("%d of %d logins failed (%s), %d were retries", l.Failed, l.Count, classes(l.ByClass), l.Retried)
+	if l.NotLoggedIn > 0 {
+		msg += fmt.Sprintf("; %d users had not logged in by the step's end", l.NotLoggedIn)
+	}
+	if l.Skipped > 0 {
+		msg += fmt.Sprintf("; %d arrivals of the window did not run for want of a login", l.Skipped)
+	}
+	return msg + ": the step's figures are its scenarios' only, the logins' are apart (logins)"
+}
+
+// classes lists failure classes by name: "timeout 3, http_5xx 1".
+func classes(m map[string]int64) string {
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // errorsOf names the failure classes that occurred, with their counts.

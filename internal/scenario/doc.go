@@ -10,7 +10,9 @@
 // weight from a number the executor supplies (a hash of the run's seed and
 // the arrival's index, so a mix is reproducible), renders its requests,
 // performs them, checks and extracts, and hands every exchange and the
-// iteration's outcome to a Recorder.
+// iteration's outcome to a Recorder. A user's login is recorded apart
+// (Recorder.Login, one call per attempt, never as exchanges), and a failed
+// one is retried after a backoff, never at once.
 //
 // A request with no template is built once and sent as a static request
 // whose wire form the transport caches; templates are parsed once, at

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,9 +50,12 @@ type log struct {
 	mu         sync.Mutex
 	exchanges  []transport.Outcome
 	iterations []metrics.Iteration
+	logins     []metrics.Login
+	noLogin    int
+	clock      time.Duration // what Now returns
 }
 
-func (l *log) Now() time.Duration { return 0 }
+func (l *log) Now() time.Duration { return l.clock }
 func (l *log) Exchange(_, _, _ time.Duration, out *transport.Outcome) {
 	l.mu.Lock()
 	o := *out
@@ -59,7 +63,17 @@ func (l *log) Exchange(_, _, _ time.Duration, out *transport.Outcome) {
 	l.exchanges = append(l.exchanges, o)
 	l.mu.Unlock()
 }
-func (l *log) Idle(time.Duration)       {}
+func (l *log) Idle(time.Duration) {}
+func (l *log) Login(x *metrics.Login) {
+	l.mu.Lock()
+	l.logins = append(l.logins, *x)
+	l.mu.Unlock()
+}
+func (l *log) NoLogin(time.Duration) {
+	l.mu.Lock()
+	l.noLogin++
+	l.mu.Unlock()
+}
 func (l *log) StepOf(time.Duration) int { return 0 }
 func (l *log) Iteration(it *metrics.Iteration) {
 	l.mu.Lock()
@@ -186,13 +200,74 @@ scenarios:
     expect: {json: {ok: true, n: 3}}
 `, srv.URL, users(t, "ann@x.test,a", "bob@x.test,b")))
 	l := run(t, s, 2, 3)
-	// Per user: one login iteration (index 1) and three of "me" (index 0).
-	want := map[string]int{"1:ok": 2, "0:ok": 6}
+	// Per user: one login, recorded apart, and three iterations of "me".
+	want := map[string]int{"0:ok": 6}
 	if got := kinds(l.iterations); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("iterations = %v, want %v", got, want)
 	}
-	if len(l.exchanges) != 8 {
-		t.Errorf("exchanges = %d, want 8", len(l.exchanges))
+	if len(l.logins) != 2 || l.logins[0].Kind != transport.OK || l.logins[0].Retry || l.noLogin != 0 {
+		t.Errorf("logins = %+v, %d iterations unrun; want 2 ok first attempts", l.logins, l.noLogin)
+	}
+	if len(l.exchanges) != 6 {
+		t.Errorf("exchanges = %d, want 6: the logins' are not the scenarios'", len(l.exchanges))
+	}
+}
+
+// A failed login is retried after a backoff that doubles, each retry
+// counted; an iteration before the backoff ends runs nothing; once the
+// login succeeds the scenario runs. Neither the failed attempts nor the
+// login's exchanges are the scenario's.
+func TestLoginRetriedWithBackoff(t *testing.T) {
+	var attempts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/login" && attempts.Add(1) <= 2 {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte(`{"token":"t"}`))
+	}))
+	t.Cleanup(srv.Close)
+	s := compile(t, fmt.Sprintf(`
+target: %s
+load: {vus: [1]}
+login: [{request: {method: POST, url: /login}, extract: {token: {json: token}}}]
+scenarios: [{name: me, request: {url: "/me?t={{.token}}"}}]
+`, srv.URL))
+	ex := httpx.New(httpx.Config{Timeout: 2 * time.Second})
+	t.Cleanup(ex.Close)
+	v := s.NewVU(0, ex.Session())
+	defer v.Session().Close()
+	l := &log{}
+	ctx := context.Background()
+
+	var waits []time.Duration
+	for range 2 {
+		waits = append(waits, v.Iterate(ctx, l, l.clock, 1))
+		if v.Iterate(ctx, l, l.clock, 1) <= 0 { // too early: nothing runs
+			t.Errorf("an iteration before the backoff ended asked for no wait")
+		}
+		l.clock += waits[len(waits)-1]
+	}
+	if w := v.Iterate(ctx, l, l.clock, 1); w != 0 || !v.LoggedIn() {
+		t.Errorf("third attempt: wait %v, logged in %v; want 0, true", w, v.LoggedIn())
+	}
+	for i, w := range waits {
+		base := LoginBackoff << i
+		if w < base/2 || w > base {
+			t.Errorf("wait after failure %d = %v, want within [%v, %v]", i+1, w, base/2, base)
+		}
+	}
+	var retries int
+	for _, x := range l.logins {
+		if x.Retry {
+			retries++
+		}
+	}
+	if len(l.logins) != 3 || retries != 2 || l.logins[2].Kind != transport.OK || l.noLogin != 4 {
+		t.Errorf("logins %+v, %d iterations unrun; want 3 attempts (2 retries, the last ok) and 4 unrun", l.logins, l.noLogin)
+	}
+	if len(l.exchanges) != 1 || len(l.iterations) != 1 || attempts.Load() != 3 {
+		t.Errorf("exchanges %d, iterations %d, requests %d; want the scenario's 1 and 1, and 3 logins sent", len(l.exchanges), len(l.iterations), attempts.Load())
 	}
 }
 

@@ -157,9 +157,6 @@ type tagText struct {
 	text text
 }
 
-// LoginScenario is the name the login flow's figures are reported under.
-const LoginScenario = "login"
-
 // Compile builds the Set of a validated plan.
 func Compile(p *plan.Plan) (*Set, error) {
 	s := &Set{users: p.Users(), tagLimit: p.TagLimit, seed: uint64(p.Load.Seed), nonce: rand.Uint64(), obeyRetryAfter: p.HTTP.ObeyRetryAfter, ids: newIDs(),
@@ -295,26 +292,25 @@ func (s *Set) WebSockets() []string {
 	return out
 }
 
-// Names returns the scenario names in plan order, then LoginScenario when
-// the plan has a login flow: the index of a name is the scenario index in
-// metrics.
+// Names returns the scenario names in plan order: the index of a name is
+// the scenario index in metrics.
 func (s *Set) Names() []string {
-	out := make([]string, 0, len(s.scenarios)+1)
+	out := make([]string, 0, len(s.scenarios))
 	for _, c := range s.scenarios {
 		out = append(out, c.name)
 	}
-	if len(s.login) > 0 {
-		out = append(out, LoginScenario)
-	}
 	return out
 }
+
+// HasLogin reports whether the plan has a login flow.
+func (s *Set) HasLogin() bool { return len(s.login) > 0 }
 
 // TagKeys returns the tag keys; the index of a key is its index in metrics.
 func (s *Set) TagKeys() []string { return s.tagKeys }
 
 // Layout returns the metrics breakdowns this set needs.
 func (s *Set) Layout() metrics.Layout {
-	return metrics.Layout{Scenarios: len(s.Names()), TagKeys: len(s.tagKeys), TagLimit: s.tagLimit}
+	return metrics.Layout{Scenarios: len(s.scenarios), TagKeys: len(s.tagKeys), TagLimit: s.tagLimit, Login: len(s.login) > 0}
 }
 
 // Pick returns the index of the scenario that a uniform 64-bit number u

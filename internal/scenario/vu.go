@@ -30,6 +30,12 @@ type Recorder interface {
 	// StepOf returns the index of the step whose counted window holds
 	// intended, or -1 (a warm-up).
 	StepOf(intended time.Duration) int
+	// Login records one login attempt; its exchanges are recorded by no
+	// other method. It must not keep l.
+	Login(l *metrics.Login)
+	// NoLogin records an iteration meant to start at intended whose
+	// scenario did not run because its user has not logged in.
+	NoLogin(intended time.Duration)
 }
 
 // VU is one virtual user.
@@ -43,6 +49,10 @@ type VU struct {
 	data     map[string]any
 	persist  map[string]string // what the login extracted
 	loggedIn bool
+	// failures counts the user's failed login attempts since its last
+	// success; retryAt is the offset before which it does not try again.
+	failures int
+	retryAt  time.Duration
 	jar      jar
 	n        int64 // iterations begun
 
@@ -61,6 +71,7 @@ type VU struct {
 	leaf     []byte
 	frameBuf []byte
 	it       metrics.Iteration
+	login    metrics.Login
 }
 
 // NewVU returns virtual user id, performing its requests on sess.
@@ -143,7 +154,15 @@ func (v *VU) evalVars(late bool) error {
 // login flow first if this user has not logged in, then the scenario that u
 // (a uniform 64-bit number, see Mix) picks by weight. It returns how long
 // the user should wait before its next iteration: the Retry-After of a
-// limited answer when the plan obeys it, else zero.
+// limited answer when the plan obeys it, the backoff of a failed login,
+// else zero.
+//
+// A user whose login fails does not run the scenario: the iteration ends
+// there (recorded with NoLogin), and the user tries again in a later
+// iteration that starts after a backoff (see LoginBackoff). An iteration
+// that comes earlier (the open model hands arrivals to a worker whatever
+// its user's state) ends at once, also unrun. A login's figures are
+// recorded with Login only, never as exchanges or iterations.
 //
 // ctx bounds the iteration: once it is done, a flow sends no further
 // request and a websocket scenario no further frame nor waits longer for
@@ -161,12 +180,10 @@ func (v *VU) Iterate(ctx context.Context, rec Recorder, intended time.Duration, 
 	if len(v.set.login) > 0 && !v.loggedIn {
 		// The login runs between the two kinds of vars: it may read the
 		// first, and the second read what it extracts.
-		end, kind, body := v.flow(rec, v.set.login, intended, true)
-		v.finish(rec, len(v.set.scenarios), intended, end, kind, body)
-		if kind != transport.OK {
-			return v.pause(kind)
+		end, ok, wait := v.logIn(rec, intended)
+		if !ok {
+			return wait
 		}
-		v.loggedIn = true
 		intended = end
 		for k, val := range v.persist { // what the login extracted
 			v.data[k] = val
@@ -206,6 +223,52 @@ func (v *VU) Iterate(ctx context.Context, rec Recorder, intended time.Duration, 
 	v.deliver(rec, c, intended, kind)
 	return v.pause(kind)
 }
+
+// Login retries back off exponentially: the first retry waits about
+// LoginBackoff, each later one twice as long as the one before, up to
+// MaxLoginBackoff.
+const (
+	LoginBackoff    = 100 * time.Millisecond
+	MaxLoginBackoff = 3200 * time.Millisecond
+)
+
+// logIn runs the login flow once, unless the user is still waiting to
+// retry it. It returns when the login ended and whether it succeeded; if
+// not, how long the user should wait before its next iteration.
+func (v *VU) logIn(rec Recorder, intended time.Duration) (end time.Duration, ok bool, wait time.Duration) {
+	if now := rec.Now(); now < v.retryAt {
+		rec.NoLogin(intended)
+		return now, false, v.retryAt - now
+	}
+	end, kind, _ := v.flow(rec, v.set.login, intended, true)
+	v.login = metrics.Login{Intended: intended, End: end, Kind: kind, Retry: v.failures > 0}
+	rec.Login(&v.login)
+	if kind == transport.OK {
+		v.loggedIn, v.failures, v.retryAt = true, 0, 0
+		return end, true, 0
+	}
+	v.failures++
+	wait = max(v.backoff(), v.pause(kind))
+	v.retryAt = end + wait
+	rec.NoLogin(intended)
+	return end, false, wait
+}
+
+// backoff is the wait before the next login attempt after v.failures
+// failed ones: LoginBackoff doubled each time up to MaxLoginBackoff, of
+// which the second half is drawn at random (from the uuid stream, so that
+// the seeded draws of templates repeat), so that users whose logins failed
+// together do not all try again at the same instant.
+func (v *VU) backoff() time.Duration {
+	b := MaxLoginBackoff
+	if n := v.failures - 1; n < 6 {
+		b = min(LoginBackoff<<n, MaxLoginBackoff)
+	}
+	return b/2 + time.Duration(v.ids.Int64N(int64(b/2)+1))
+}
+
+// LoggedIn reports whether the user has logged in, or needs no login.
+func (v *VU) LoggedIn() bool { return v.loggedIn || len(v.set.login) == 0 }
 
 // deliver tells the ledger which id an accepted iteration expects at its
 // sink, or that the iteration was not accepted.
@@ -297,7 +360,9 @@ func (v *VU) flow(rec Recorder, steps []*request, intended time.Duration, login 
 		if v.o.Header != nil {
 			v.jar.update(tr.URL, &v.o)
 		}
-		rec.Exchange(intended, start, end, &v.o)
+		if !login { // a login's figures are its attempt's, recorded by logIn
+			rec.Exchange(intended, start, end, &v.o)
+		}
 		body += v.o.BytesIn
 		if v.o.Kind != transport.OK {
 			return end, v.o.Kind, body
