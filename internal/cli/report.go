@@ -16,11 +16,8 @@ func reportCmd(e *env) *cobra.Command {
 		Short: "Render a result as a terminal table, Markdown or a self-contained HTML page",
 		Long: `Render a result.json written by run or find: --format text (the terminal
 table), md (Markdown in the shape of the seeds' write-ups, with the command
-that reproduces the run) or html (one self-contained page with the tables,
-what broke first, and plots: against the load, latency, delivery, errors by
-class and each scenario; each step's latency distribution; over time,
-requests per second, latency, failures, users and sockets, the target's CPU
-and memory, deliveries). A run's report says its highest step that passed.`,
+that reproduces the run) or html (one self-contained page: the tables, what
+broke first, plots against the load and over time; docs/cli.md lists them).`,
 		Example: `  ceiling report result.json --format md > LOADTEST.md
   ceiling report result.json --format html > report.html`,
 		Args: cobra.ExactArgs(1),

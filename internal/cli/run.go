@@ -16,9 +16,7 @@ type outputFlags struct {
 	md    bool
 	html  string
 	quiet bool
-	// story, when set, writes the HTML report's paragraph on what broke
-	// first (the demo's, in its target's terms); else report.BrokeFirst.
-	story func(*results.Result) string
+	story func(*results.Result) string // report.html's "what broke first" (nil: report.BrokeFirst)
 }
 
 func (q *quickFlags) register(c *cobra.Command) {

@@ -480,3 +480,20 @@ func TestLatencyDoesNotSerialize(t *testing.T) {
 		t.Errorf("Stats().IDs = %d, want %d", got, n)
 	}
 }
+
+// The mock's flags become options; a bad value names its flag.
+func TestFlagsOptions(t *testing.T) {
+	f := Flags{Latency: "5ms", P50: "40ms", P99: "200ms", ErrorRate: "2.5%", LimitPer: "channel", LimitRPS: 1}
+	o, err := f.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Latency.Fixed != 5*time.Millisecond || o.Latency.Percentiles[0.99] != 200*time.Millisecond || o.ErrorRate != 0.025 || o.RateLimit == nil || o.RateLimit.RPS != 1 {
+		t.Errorf("options = %+v", o)
+	}
+	for _, bad := range []Flags{{Latency: "fast", ErrorRate: "0%"}, {Latency: "0s", P50: "1ms", ErrorRate: "0%"}, {Latency: "0s", ErrorRate: "101%"}, {Latency: "0s", ErrorRate: "NaN"}} {
+		if _, err := bad.Options(); err == nil || !strings.Contains(err.Error(), "--") {
+			t.Errorf("Options(%+v) = %v, want an error naming the flag", bad, err)
+		}
+	}
+}
