@@ -86,3 +86,60 @@ func TestExampleFlood(t *testing.T) {
 		t.Errorf("the table lacks the delivery latency or the drain sentence:\n%s", stdout)
 	}
 }
+
+// docs/examples/gateway.yaml against the built-in target, with short
+// steps and a low send limit: logins are measured apart (one per client,
+// none in the step's figures or scenarios), the rate limit's 429s are
+// limited, not failed, and the closed model's thresholds (throughput>=,
+// per scenario, login) are judged.
+func TestExampleGateway(t *testing.T) {
+	srv, err := demo.Start(demo.Config{SendLimit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	plan := examplePlan(t, "gateway.yaml", "users: users.csv", "users: "+filepath.Join(wd(t), "..", "..", "docs", "examples", "users.csv"))
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--target", srv.URL(), "--vus", "4,8", "--step", "1s", "--warmup", "200ms", "--think", "20ms", "--out", out)
+	t.Log(stdout)
+	if code != ExitOK && code != ExitThreshold {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	if len(r.Thresholds) != 5 {
+		t.Errorf("thresholds %+v, want the plan's 5 judged", r.Thresholds)
+	}
+	limited := int64(0)
+	for i, s := range r.Steps {
+		if s.Logins == nil || s.Logins.OK == 0 || s.Logins.Failed != 0 {
+			t.Errorf("step %d: logins %+v, want the clients' logins counted apart", i+1, s.Logins)
+		}
+		for _, b := range s.Scenarios {
+			if b.Name == "login" {
+				t.Errorf("step %d: a login scenario in the step's breakdown", i+1)
+			}
+		}
+		if s.Failed != 0 || s.Late != 0 {
+			t.Errorf("step %d: failed %d %v, late %d; want none (429s are limited; the closed model is never late)", i+1, s.Failed, s.Errors, s.Late)
+		}
+		limited += s.Limited
+	}
+	if total := r.Steps[0].Logins.OK + r.Steps[1].Logins.OK; total != 8 {
+		t.Errorf("%d logins over both steps, want one per client (8)", total)
+	}
+	if limited == 0 {
+		t.Errorf("no limited answer: the send limit of 20/s should have answered 429s")
+	}
+	if !strings.Contains(stdout, "↳ login") {
+		t.Errorf("no login row in the table:\n%s", stdout)
+	}
+}
+
+func wd(t *testing.T) string {
+	t.Helper()
+	d, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
