@@ -143,3 +143,23 @@ func wd(t *testing.T) string {
 	}
 	return d
 }
+
+// docs/examples/idle-sockets.yaml against the built-in target: an idle
+// soak's steps are judged on the sockets they held, which the table shows.
+func TestExampleIdleSockets(t *testing.T) {
+	srv, err := demo.Start(demo.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	plan := examplePlan(t, "idle-sockets.yaml", "connections: 2000", "connections: 50")
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--target", srv.URL(), "--step", "500ms", "--out", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s := readResult(t, out).Steps[0]
+	if s.Verdict != "HEALTHY" || s.WebSocket == nil || s.WebSocket.Open != 50 || !strings.Contains(stdout, "50/50") {
+		t.Errorf("verdict %s (%s), sockets %+v; want HEALTHY with 50/50 held\n%s", s.Verdict, s.VerdictReason, s.WebSocket, stdout)
+	}
+}
