@@ -155,6 +155,8 @@ type Step struct {
 	Histogram        string                          `json:"histogram"`
 	ServiceHist      string                          `json:"service_histogram"`
 	Series           []Point                         `json:"series"`
+	// Repeat is the spread over the run's repeats (--repeat N > 1).
+	Repeat *Repeat `json:"repeat,omitempty"`
 }
 
 // Breakdown is the figures of one scenario, or of one tag value, counted in
@@ -173,6 +175,8 @@ type Breakdown struct {
 	LatencyMS    metrics.Latency  `json:"latency_ms"`
 	AvgBodyBytes float64          `json:"avg_body_bytes"`
 	Histogram    string           `json:"histogram,omitempty"`
+	// Repeat is the scenario's spread over the run's repeats (--repeat N > 1).
+	Repeat *Repeat `json:"repeat,omitempty"`
 }
 
 // Logins is what the virtual users' login flows did during a step, warm-up

@@ -141,3 +141,19 @@ func TestFiguresOfLogin(t *testing.T) {
 		t.Errorf("FiguresOf(login) with a scenario named login = %+v, want the scenario's", f)
 	}
 }
+
+func TestMedianAndCoV(t *testing.T) {
+	if m := Median([]float64{3, 1, 2}); m != 2 {
+		t.Errorf("median of 3 1 2 = %v, want 2", m)
+	}
+	if m := Median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Errorf("median of 4 1 3 2 = %v, want 2.5", m)
+	}
+	// 10, 12, 14: mean 12, sample sd 2: CoV 16.67 %.
+	if c := CoV([]float64{10, 12, 14}); c < 16.66 || c > 16.67 {
+		t.Errorf("CoV = %v, want 16.67", c)
+	}
+	if c := CoV([]float64{5}); c != 0 {
+		t.Errorf("CoV of one value = %v, want 0", c)
+	}
+}
