@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -133,5 +134,33 @@ func TestFindUsers(t *testing.T) {
 	r := readResult(t, out)
 	if r.Edge == nil || r.Edge.VUs != 6 {
 		t.Errorf("edge = %+v, want 6 users:\n%s", r.Edge, stdout)
+	}
+}
+
+// find --repeat 3 runs each probe three times, with new users each time:
+// a level passes in the majority, and the answer says in how many.
+func TestFindRepeats(t *testing.T) {
+	srv := capacityServer(t, 200)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "find", "--url", srv.URL, "--start", "50", "--max", "400", "--precision", "30%",
+		"--step", "400ms", "--warmup", "100ms", "--slo", "errors<1%", "--repeat", "3", "--out", out, "--quiet")
+	if code != ExitOK {
+		if strings.Contains(stdout, "generator limit reached") {
+			t.Skipf("this machine was too busy to hold the rates:\n%s", stdout)
+		}
+		t.Fatalf("exit = %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	if r.Edge == nil || r.Edge.Rate > 200*1.02 {
+		t.Fatalf("edge = %+v, want at most the target's 200/s", r.Edge)
+	}
+	for i, s := range r.Steps {
+		if s.Repeat == nil || s.Repeat.N != 3 {
+			t.Errorf("step %d: repeat %+v, want 3 repeats", i+1, s.Repeat)
+		}
+	}
+	edge := r.Steps[r.Edge.Step].Repeat
+	if want := fmt.Sprintf("(passed in %d of 3 repeats)", edge.Passed); !strings.Contains(stdout, want) || edge.Passed < 2 {
+		t.Errorf("answer lacks %q, or the edge passed in fewer than 2 of 3:\n%s", want, stdout)
 	}
 }

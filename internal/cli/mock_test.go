@@ -56,7 +56,11 @@ func TestMock(t *testing.T) {
 	if stats.Received != 3 || stats.IDs != 2 || stats.Duplicates != 1 {
 		t.Errorf("stats = %+v, want 3 received, 2 ids, 1 duplicate", stats)
 	}
-	code, _, stderr := ceiling(t, context.Background(), "mock", "--error-rate", "5")
+	// Bounded: a mock that wrongly accepted the flag would serve until
+	// its context ends.
+	bounded, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	code, _, stderr := ceiling(t, bounded, "mock", "--listen", "127.0.0.1:0", "--error-rate", "5")
 	if code != ExitBadInput || !strings.Contains(stderr, "--error-rate") {
 		t.Errorf("bad --error-rate: exit %d, %q", code, stderr)
 	}

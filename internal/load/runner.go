@@ -196,6 +196,16 @@ func (r *Runner) Close() {
 	r.vus = nil
 }
 
+// Fresh drops the virtual users between steps, closing their sessions:
+// the next step starts with new users, so new connections and logins, as
+// a repeat of a run should. Call it only between steps (no worker runs).
+func (r *Runner) Fresh() {
+	for _, v := range r.vus {
+		v.Session().Close()
+	}
+	r.vus = nil
+}
+
 // abort ends the exchanges in progress of the first n virtual users, where
 // their sessions can (transport.Aborter); the others end within the timeout.
 func (r *Runner) abort(n int) {

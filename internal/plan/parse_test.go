@@ -212,7 +212,7 @@ func TestParseReportsEveryProblem(t *testing.T) {
 	}
 	got := problemsOf(t, err)
 	want := []string{
-		`plan.yaml:3:1: bogus: unknown key "bogus" (known keys: name, target, load, http, data, vars, login, scenarios, tag_limit, limited, slo, verdict, sinks, monitor, strict)`,
+		`plan.yaml:3:1: bogus: unknown key "bogus" (known keys: name, target, load, http, data, vars, login, scenarios, tag_limit, limited, slo, repeat, verdict, sinks, monitor, strict)`,
 		`plan.yaml:5:15: load.rates[1]: want a positive rate per second, not -100`,
 		`plan.yaml:6:3: load.rats: unknown key "rats" (did you mean "rates"?)`,
 		`plan.yaml:7:9: load.step: want a duration such as "60s"`,

@@ -17,6 +17,7 @@ type Quick struct {
 	Step, Warmup, Timeout     string
 	Think, Arrival            string
 	Seed                      int64
+	Repeat                    int
 	PID                       int
 	MonitorCmd, Prom          string
 	PromMetrics               []string
@@ -64,6 +65,12 @@ func (p *Plan) Apply(q *Quick, set func(flag string) bool) error {
 	}
 	if set("slo") {
 		p.SLO = q.SLO
+	}
+	if set("repeat") {
+		if q.Repeat < 1 || q.Repeat > MaxRepeat {
+			return fmt.Errorf("--repeat %d: want 1 to %d", q.Repeat, MaxRepeat)
+		}
+		p.Repeat = q.Repeat
 	}
 	p.HTTP.HTTP2 = p.HTTP.HTTP2 || q.HTTP2
 	p.HTTP.Insecure = p.HTTP.Insecure || q.Insecure

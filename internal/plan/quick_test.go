@@ -75,3 +75,13 @@ func TestInvalidURLMessages(t *testing.T) {
 		}
 	}
 }
+
+func TestRepeatBounds(t *testing.T) {
+	if err := (&Plan{}).Apply(&Quick{Rate: "10", Repeat: 0}, given("rate", "repeat")); err == nil || !strings.Contains(err.Error(), "--repeat 0") {
+		t.Errorf("--repeat 0: %v, want an error naming it", err)
+	}
+	_, err := Parse("plan.yaml", []byte("target: http://127.0.0.1:9\nload: {rates: [10]}\nrepeat: 101\nscenarios: [{request: {url: /}}]\n"))
+	if err == nil || !strings.Contains(err.Error(), "plan.yaml:3:9: repeat: want 1 to 100") {
+		t.Errorf("repeat: 101 = %v, want a positioned error", err)
+	}
+}

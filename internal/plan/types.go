@@ -32,6 +32,10 @@ type Plan struct {
 	Limited []int `yaml:"limited"`
 	// SLO is a comma-separated list of thresholds, e.g. "p99<200ms, errors<1%".
 	SLO string `yaml:"slo"`
+	// Repeat runs the whole stairs this many times (find: each probe), each
+	// repeat with new users and connections; every step's figures are then
+	// the medians over the repeats, with their spread. Zero: 1.
+	Repeat int `yaml:"repeat"`
 	// Verdict sets the thresholds of the step verdicts.
 	Verdict Verdict `yaml:"verdict"`
 	// Sinks are mock outside services ceiling runs for the target to call;

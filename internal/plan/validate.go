@@ -52,6 +52,10 @@ func (p *Plan) Validate() error {
 	return ps
 }
 
+// MaxRepeat bounds repeat: a run is repeated to estimate its noise, and a
+// hundred repeats estimate it well.
+const MaxRepeat = 100
+
 // check fills defaults and returns the problems, unsorted.
 func (p *Plan) check() Problems {
 	c := &checker{p: p}
@@ -77,6 +81,9 @@ func (p *Plan) check() Problems {
 	c.verdict()
 	c.sinks()
 	c.monitor()
+	if p.Repeat < 0 || p.Repeat > MaxRepeat {
+		c.add("repeat", "want 1 to %d repeats (0 or left out: 1), not %d", MaxRepeat, p.Repeat)
+	}
 	if p.TagLimit < 0 {
 		c.add("tag_limit", "want 0 (the default, %d) or more, not %d", DefaultTagLimit, p.TagLimit)
 	}

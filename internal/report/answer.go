@@ -52,7 +52,7 @@ func FindAnswer(a Answer) string {
 	}
 	switch r.Outcome {
 	case search.Edge:
-		return fmt.Sprintf("edge: %s at %s%s", a.level(r.Edge), criteria, fail)
+		return fmt.Sprintf("edge: %s at %s%s%s", a.level(r.Edge), criteria, a.repeats(r.Edge), fail)
 	case search.NoFailure:
 		return fmt.Sprintf("no failure up to %s at %s: the edge is above it (raise --max)", a.level(r.Edge), criteria)
 	case search.StartFails:
@@ -62,6 +62,28 @@ func FindAnswer(a Answer) string {
 		return fmt.Sprintf("generator limit reached at %s: ceiling could not drive more, so this is not the target's edge (last passing level %s)", a.level(last), a.level(r.Edge))
 	}
 	return fmt.Sprintf("no edge confirmed within %d steps: the target's verdicts near %s are unstable (last passing level %s%s)", len(r.Probes), a.level(r.FirstFail), a.level(r.Edge), fail)
+}
+
+// repeats says in how many repeats the last step run at level passed, ""
+// without repeats: with them, a level passes in the majority.
+func (a Answer) repeats(level float64) string {
+	st := a.last(level)
+	if st == nil || st.Repeat == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (passed in %d of %d repeats)", st.Repeat.Passed, st.Repeat.N)
+}
+
+// last returns the last step run at level, nil if none was.
+func (a Answer) last(level float64) *results.Step {
+	var st *results.Step
+	for i := range a.Result.Steps {
+		x := &a.Result.Steps[i]
+		if x.TargetRate == level || (a.Users && x.VUs == int(level)) {
+			st = x
+		}
+	}
+	return st
 }
 
 func (a Answer) level(v float64) string {
@@ -74,13 +96,7 @@ func (a Answer) level(v float64) string {
 // whyFailed names what failed in the last step run at level: the SLO
 // terms, else the verdict, else the figures' validity.
 func (a Answer) whyFailed(level float64) string {
-	var st *results.Step
-	for i := range a.Result.Steps {
-		x := &a.Result.Steps[i]
-		if x.TargetRate == level || (a.Users && x.VUs == int(level)) {
-			st = x
-		}
-	}
+	st := a.last(level)
 	if st == nil {
 		return "not run"
 	}
@@ -95,6 +111,9 @@ func (a Answer) whyFailed(level float64) string {
 	}
 	if len(why) == 0 && a.Result.StepInvalid(st.Index) {
 		why = append(why, "its figures cannot be trusted (see the warnings)")
+	}
+	if r := st.Repeat; r != nil {
+		why = append(why, fmt.Sprintf("passed in %d of %d repeats", r.Passed, r.N))
 	}
 	return strings.Join(why, ", ")
 }

@@ -37,6 +37,26 @@ func delivered(r *results.Result) bool {
 	return false
 }
 
+// repeats is the most repeats a step of r ran (1 without repeats).
+func repeats(r *results.Result) int {
+	n := 1
+	for _, s := range r.Steps {
+		if s.Repeat != nil {
+			n = max(n, s.Repeat.N)
+		}
+	}
+	return n
+}
+
+// spread is " ±CoV%" of a repeated step's metric (the medians' spread over
+// the repeats), or "" without repeats.
+func spread(r *results.Repeat, metric string) string {
+	if r == nil || r.N < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" ±%.1f%%", r.CoVPct[metric])
+}
+
 // socketed reports whether any step held websocket sockets.
 func socketed(r *results.Result) bool {
 	for _, s := range r.Steps {
@@ -123,8 +143,9 @@ func rows(r *results.Result) [][]string {
 			index += " (partial)"
 		}
 		row := []string{
-			index, target, Rate(s.AchievedRate),
-			Millis(s.LatencyMS.P50), Millis(s.LatencyMS.P95), Millis(s.LatencyMS.P99), Millis(s.LatencyMS.Max),
+			index, target, Rate(s.AchievedRate) + spread(s.Repeat, results.MetricAchieved),
+			Millis(s.LatencyMS.P50) + spread(s.Repeat, results.MetricP50), Millis(s.LatencyMS.P95) + spread(s.Repeat, results.MetricP95),
+			Millis(s.LatencyMS.P99) + spread(s.Repeat, results.MetricP99), Millis(s.LatencyMS.Max),
 			errs, limited, late,
 		}
 		if watched(r) {
@@ -298,6 +319,9 @@ func text(w io.Writer, r *results.Result) {
 
 // footer writes thresholds and warnings; prefix starts each line.
 func footer(w io.Writer, r *results.Result, prefix string) {
+	if n := repeats(r); n > 1 {
+		fmt.Fprintf(w, "\n%seach figure is the median of %d repeats (counts: their sum; max: the largest); ± is its coefficient of variation over them\n", prefix, n)
+	}
 	if r.Unfinished {
 		fmt.Fprintf(w, "\n%sUNFINISHED: ceiling stopped before the run ended (killed, or a second Ctrl-C); only the steps it had written are shown, and the run did not pass\n", prefix)
 	}

@@ -34,9 +34,11 @@ func NewFinder(s *Session) *Finder {
 
 // Run runs one step at level and says whether it passed: its SLO held, its
 // verdict is better than OVERLOADED, and nothing made its figures
-// untrustworthy. Before each step after the first it waits for the
-// deliveries the last one left queued, which would otherwise be charged to
-// this one. It returns ErrInterrupted when ctx was cancelled.
+// untrustworthy; with repeats, the step runs that many times (each with new
+// users) and passes when the majority of them did. Before each step after
+// the first it waits for the deliveries the last one left queued, which
+// would otherwise be charged to this one. It returns ErrInterrupted when
+// ctx was cancelled.
 func (f *Finder) Run(ctx context.Context, level float64, _ bool) (search.Step, error) {
 	s := f.s
 	if f.last != nil && s.sinks != nil {
@@ -47,13 +49,25 @@ func (f *Finder) Run(ctx context.Context, level float64, _ bool) (search.Step, e
 				prev.Lost+prev.Undelivered, s.settled.Seconds())
 		}
 	}
-	step, err := s.Step(ctx, Level(s.p, level))
-	if err != nil {
-		return search.Step{}, err
+	st := Level(s.p, level)
+	st.Index = s.index
+	s.index++
+	n := max(s.p.Repeat, 1)
+	var step results.Step
+	for rep := range n {
+		if rep > 0 {
+			s.fresh(ctx, rep, n)
+		}
+		var err error
+		if step, err = s.step(ctx, st); err != nil {
+			return search.Step{}, err
+		}
 	}
 	f.last = &step
-	pass := step.Verdict != results.Overloaded && step.Verdict != results.GeneratorLimited &&
-		(step.SLOPassed == nil || *step.SLOPassed) && !s.res.StepInvalid(step.Index)
+	pass := passing(s.res, step)
+	if r := step.Repeat; r != nil {
+		pass = 2*r.Passed > r.N
+	}
 	return search.Step{Pass: pass, GeneratorLimited: step.GeneratorLimited}, nil
 }
 

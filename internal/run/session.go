@@ -72,7 +72,9 @@ type Session struct {
 	watch   *watch
 	sinks   *sinks
 	index   int
-	refused int64 // requests the scenarios refused to send, so far
+	raw     [][]results.Step // each step index's repeats, in run order
+	passed  [][]bool         // whether each of them passed, judged alone
+	refused int64            // requests the scenarios refused to send, so far
 	cookies int64 // cookies the users' jars did not store, so far
 
 	// What a search sets (see Finder).
@@ -187,18 +189,42 @@ func reproduce(args []string) string {
 	return strings.Join(parts, " ")
 }
 
-// Run runs the plan's steps in order (see Steps), stops after a step that
-// ctx interrupted, and finishes the session.
+// Run runs the plan's steps in order (see Steps), the whole stairs as many
+// times as the plan repeats it, stops after a step that ctx interrupted,
+// and finishes the session.
 func (s *Session) Run(ctx context.Context) (*results.Result, error) {
-	for _, st := range Steps(s.p) {
-		if _, err := s.Step(ctx, st); err != nil {
-			if errors.Is(err, ErrInterrupted) {
-				break
+	n := max(s.p.Repeat, 1)
+run:
+	for rep := range n {
+		if rep > 0 {
+			s.fresh(ctx, rep, n)
+		}
+		for _, st := range Steps(s.p) {
+			if _, err := s.step(ctx, st); err != nil {
+				if errors.Is(err, ErrInterrupted) {
+					break run
+				}
+				return nil, err
 			}
-			return nil, err
 		}
 	}
 	return s.Finish(ctx)
+}
+
+// fresh starts repeat rep (from 0) of n clean: new virtual users, so new
+// connections and logins, after the deliveries of the last one settled.
+// Held websocket sockets stay open: they are the run's visitors.
+func (s *Session) fresh(ctx context.Context, rep, n int) {
+	if s.o.OnNote != nil {
+		s.o.OnNote(fmt.Sprintf("repeat %d of %d: new users and connections", rep+1, n))
+	}
+	s.runner.Fresh()
+	if r, ok := s.ex.(transport.Resetter); ok {
+		r.Reset()
+	}
+	if s.sinks != nil {
+		s.settled, _ = s.sinks.ledger.Settle(ctx, settleQuiet, s.sinks.drain)
+	}
 }
 
 // Step runs one step, numbered in the order run whatever st.Index says,
@@ -208,6 +234,11 @@ func (s *Session) Run(ctx context.Context) (*results.Result, error) {
 func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) {
 	st.Index = s.index
 	s.index++
+	return s.step(ctx, st)
+}
+
+// step runs st as step st.Index, or as one more repeat of it.
+func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) {
 	r := s.runner.Run(ctx, st)
 	step, err := newStep(r, s.set.Names(), s.set.TagKeys())
 	if err != nil {
@@ -254,23 +285,66 @@ func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) 
 		step.Warnings = append(step.Warnings, fmt.Sprintf("%d requests were not sent, their iterations failed as checks: %s", n-s.refused, why))
 		s.refused = n
 	}
-	s.res.Steps = append(s.res.Steps, step)
+	raw := step
+	i, err := s.record(step)
+	if err != nil {
+		return step, fmt.Errorf("step %d: %w", st.Index+1, err)
+	}
 	s.res.NoteDuplicates(duplicates(s.set.Duplicates()))
 	if ctx.Err() != nil {
 		s.res.Interrupted = true
 	}
 	s.judge()
-	step = s.res.Steps[len(s.res.Steps)-1] // with its verdict
+	step = s.res.Steps[i] // with its verdict, over the repeats so far
 	if err := s.write(); err != nil {
 		return step, err
 	}
 	if s.o.OnProgress != nil {
-		s.o.OnProgress(done(st, &step))
+		s.o.OnProgress(done(st, &raw))
 	}
 	if s.res.Interrupted {
 		return step, ErrInterrupted
 	}
 	return step, nil
+}
+
+// record adds a finished step to the result at its index: new, or
+// combined with the earlier repeats of that index (results.Combine).
+func (s *Session) record(step results.Step) (int, error) {
+	i := step.Index
+	for len(s.raw) <= i {
+		s.raw, s.passed = append(s.raw, nil), append(s.passed, nil)
+	}
+	s.raw[i] = append(s.raw[i], step)
+	s.passed[i] = append(s.passed[i], s.passes(step))
+	c, err := results.Combine(s.raw[i], s.passed[i])
+	if err != nil {
+		return i, err
+	}
+	if i < len(s.res.Steps) {
+		s.res.Steps[i] = c
+	} else {
+		s.res.Steps = append(s.res.Steps, c)
+	}
+	return i, nil
+}
+
+// passes judges one step alone, as find judges a probe: its SLO held, its
+// verdict is better than OVERLOADED, and nothing made its figures
+// untrustworthy.
+func (s *Session) passes(step results.Step) bool {
+	r := results.Result{Steps: []results.Step{step}}
+	r.Evaluate(s.terms)
+	rules := s.rules
+	rules.Strict = s.strict
+	r.Judge(rules)
+	return passing(&r, r.Steps[0])
+}
+
+// passing is find's rule for a step of r.
+func passing(r *results.Result, st results.Step) bool {
+	return st.Verdict != results.Overloaded && st.Verdict != results.GeneratorLimited &&
+		(st.SLOPassed == nil || *st.SLOPassed) && !r.StepInvalid(st.Index)
 }
 
 func duplicates(d []scenario.Duplicate, full bool) ([]results.DuplicateID, bool) {

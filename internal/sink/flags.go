@@ -52,9 +52,9 @@ func (f *Flags) Options() (Options, error) {
 		}
 		o.Latency.Percentiles = map[float64]time.Duration{0.5: p50, 0.99: p99}
 	}
-	num, _ := strings.CutSuffix(strings.TrimSpace(f.ErrorRate), "%")
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || !(v >= 0 && v <= 100) {
+	num, found := strings.CutSuffix(strings.TrimSpace(f.ErrorRate), "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if !found || err != nil || !(v >= 0 && v <= 100) {
 		return o, fmt.Errorf("--error-rate %q: want a percentage such as \"1%%\"", f.ErrorRate)
 	}
 	o.ErrorRate = v / 100

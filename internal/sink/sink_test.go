@@ -491,7 +491,7 @@ func TestFlagsOptions(t *testing.T) {
 	if o.Latency.Fixed != 5*time.Millisecond || o.Latency.Percentiles[0.99] != 200*time.Millisecond || o.ErrorRate != 0.025 || o.RateLimit == nil || o.RateLimit.RPS != 1 {
 		t.Errorf("options = %+v", o)
 	}
-	for _, bad := range []Flags{{Latency: "fast", ErrorRate: "0%"}, {Latency: "0s", P50: "1ms", ErrorRate: "0%"}, {Latency: "0s", ErrorRate: "101%"}, {Latency: "0s", ErrorRate: "NaN"}} {
+	for _, bad := range []Flags{{Latency: "fast", ErrorRate: "0%"}, {Latency: "0s", P50: "1ms", ErrorRate: "0%"}, {Latency: "0s", ErrorRate: "101%"}, {Latency: "0s", ErrorRate: "NaN"}, {Latency: "0s", ErrorRate: "5"}} {
 		if _, err := bad.Options(); err == nil || !strings.Contains(err.Error(), "--") {
 			t.Errorf("Options(%+v) = %v, want an error naming the flag", bad, err)
 		}

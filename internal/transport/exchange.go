@@ -109,6 +109,13 @@ type Aborter interface {
 	Abort()
 }
 
+// Resetter is an Exchanger whose shared connections can be dropped while
+// it stays usable: a repeat of a run starts with new connections.
+type Resetter interface {
+	// Reset closes every pooled connection; the next exchanges dial anew.
+	Reset()
+}
+
 // Exchanger creates sessions that share one connection pool. It is safe for
 // concurrent use.
 type Exchanger interface {

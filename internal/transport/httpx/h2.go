@@ -28,7 +28,10 @@ type H2 struct {
 	pool   *h2Pool
 }
 
-var _ transport.Exchanger = (*H2)(nil)
+var (
+	_ transport.Exchanger = (*H2)(nil)
+	_ transport.Resetter  = (*H2)(nil)
+)
 
 func newH2(c Config) *H2 {
 	var protos http.Protocols
@@ -64,6 +67,9 @@ func (h *H2) Session() transport.Session { return &h2Session{h: h} }
 
 // Close closes every connection.
 func (h *H2) Close() { h.pool.close() }
+
+// Reset closes every connection and keeps the exchanger usable.
+func (h *H2) Reset() { h.pool.reset() }
 
 type h2Session struct {
 	h       *H2

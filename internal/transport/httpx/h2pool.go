@@ -223,11 +223,18 @@ func (h *h2Host) leastBusy() *http.ClientConn {
 	return best
 }
 
-// close closes every connection; requests in flight fail.
+// close closes every connection, for good; requests in flight fail.
 func (p *h2Pool) close() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.closed = true
+	p.mu.Unlock()
+	p.reset()
+}
+
+// reset closes every connection; later requests dial new ones.
+func (p *h2Pool) reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for key, h := range p.hosts {
 		for _, cc := range h.conns {
 			cc.Close()
