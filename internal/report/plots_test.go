@@ -209,6 +209,16 @@ func TestScenarioPlots(t *testing.T) {
 		t.Errorf("the per-scenario plot does not name both scenarios")
 	}
 	svgOf(t, r, "Per scenario: completed")
+	// a scenario's name comes from the plan: its text is escaped
+	r.Steps[0].Scenarios[0].Name = `<script>&"'`
+	var page bytes.Buffer
+	if err := HTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	if svg := svgOf(t, r, "Per scenario: p99"); !strings.Contains(svg, ">&lt;script&gt;&amp;&#34;&#39;</text>") || strings.Contains(page.String(), "<script") {
+		t.Errorf("a scenario named <script>&\"' is not escaped in the plots")
+	}
+	r = findSample()
 	if svg := svgOf(t, r, "Errors by class"); !strings.Contains(svg, ">timeout</text>") || !strings.Contains(svg, ">ws_no_ack</text>") {
 		t.Errorf("the errors-by-class plot lacks timeout or ws_no_ack")
 	}
