@@ -32,6 +32,10 @@ type Plan struct {
 	Limited []int `yaml:"limited"`
 	// SLO is a comma-separated list of thresholds, e.g. "p99<200ms, errors<1%".
 	SLO string `yaml:"slo"`
+	// Control names a scenario whose figures should not move between runs
+	// (a static page): ceiling compare refuses to call other changes
+	// significant when it moved ("host busy"). Empty: no control.
+	Control string `yaml:"control"`
 	// Verdict sets the thresholds of the step verdicts.
 	Verdict Verdict `yaml:"verdict"`
 	// Sinks are mock outside services ceiling runs for the target to call;
