@@ -459,3 +459,23 @@ func TestMarkdown(t *testing.T) {
 		t.Errorf("Markdown of the same endpoint lacks \"No significant change.\":\n%s", b.String())
 	}
 }
+
+// FuzzParseThresholds: any input either parses into thresholds that print
+// back as they parse, or is refused; it never panics.
+func FuzzParseThresholds(f *testing.F) {
+	for _, s := range []string{"p99:+10%", "throughput:-5%,errors:+0.5%", "p99:-1%", ":", "p50:+%", "p95:++1%", ",,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ts, err := ParseThresholds(s)
+		if err != nil {
+			return
+		}
+		for _, th := range ts {
+			again, err := ParseThresholds(th.String())
+			if err != nil || len(again) != 1 || again[0] != th {
+				t.Errorf("ParseThresholds(%q) = %v, which prints as %q and parses as %v, %v", s, th, th.String(), again, err)
+			}
+		}
+	})
+}
