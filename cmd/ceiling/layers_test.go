@@ -22,10 +22,10 @@ var layer = map[string]int{
 	"internal/transport/httpx": 3, "internal/transport/wsx": 3,
 	"internal/load": 3, "internal/monitor": 3, "internal/sink": 3, "internal/demo": 3,
 	"internal/delivery": 4, "internal/search": 4, "internal/results": 4,
-	"internal/report": 5,
-	"internal/run":    6,
-	"internal/cli":    7,
-	"cmd/ceiling":     8,
+	"internal/report": 5, "internal/compare": 5,
+	"internal/run": 6,
+	"internal/cli": 7,
+	"cmd/ceiling":  8,
 }
 
 // standalone packages must not import any other package of ours.
@@ -37,6 +37,7 @@ var standalone = map[string]bool{"internal/demo": true, "internal/sink": true}
 var formats = map[string][]string{
 	"internal/results": {"internal/load", "internal/scenario", "internal/run"},
 	"internal/report":  {"internal/load", "internal/scenario", "internal/run"},
+	"internal/compare": {"internal/load", "internal/scenario", "internal/run"},
 }
 
 func TestLayers(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -123,6 +124,22 @@ func (c *checker) scenarios() {
 		}
 		c.add(path+".name", "scenario name %q is already used by %s: names must be unique%s", s.Name, other, hint)
 	}
+}
+
+// control checks that control names one of the scenarios.
+func (c *checker) control() {
+	name := c.p.Control
+	if name == "" {
+		return
+	}
+	names := make([]string, 0, len(c.p.Scenarios))
+	for _, s := range c.p.Scenarios {
+		if s.Name == name {
+			return
+		}
+		names = append(names, strconv.Quote(s.Name))
+	}
+	c.add("control", "%q names no scenario (scenarios: %s)", name, strings.Join(names, ", "))
 }
 
 // scenario checks one scenario: a single request, a flow of steps or a

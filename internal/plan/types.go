@@ -36,6 +36,10 @@ type Plan struct {
 	// repeat with new users and connections; every step's figures are then
 	// the medians over the repeats, with their spread. Zero: 1.
 	Repeat int `yaml:"repeat"`
+	// Control names a scenario whose figures should not move between runs
+	// (a static page): ceiling compare refuses to call other changes
+	// significant when it moved ("host busy"). Empty: no control.
+	Control string `yaml:"control"`
 	// Verdict sets the thresholds of the step verdicts.
 	Verdict Verdict `yaml:"verdict"`
 	// Sinks are mock outside services ceiling runs for the target to call;

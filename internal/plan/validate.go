@@ -78,6 +78,7 @@ func (p *Plan) check() Problems {
 	c.login()
 	c.scenarios()
 	c.statuses("limited", p.Limited)
+	c.control()
 	c.verdict()
 	c.sinks()
 	c.monitor()

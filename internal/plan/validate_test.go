@@ -140,6 +140,10 @@ var validateCases = []struct {
 		`http.headers.X-Ok: a header value must not contain line breaks or NUL`,
 		`http.headers.x-dup: same header as "X-Dup" (names are case-insensitive)`,
 	}},
+	{"control", func(p *Plan) { p.Scenarios[0].Name = "home"; p.Control = "home" }, nil},
+	{"control names no scenario", func(p *Plan) { p.Control = "static" }, []string{
+		`control: "static" names no scenario (scenarios: "GET /api")`,
+	}},
 	{"bad limited", func(p *Plan) { p.Limited = []int{429, 1000} }, []string{
 		`limited[1]: want an HTTP status from 100 to 599, not 1000`,
 	}},

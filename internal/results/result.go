@@ -15,10 +15,13 @@ const Schema = "ceiling.result/v1"
 
 // Result is a whole run.
 type Result struct {
-	Schema      string     `json:"schema"`
-	Command     string     `json:"command"`
-	Name        string     `json:"name,omitempty"`
-	Target      string     `json:"target,omitempty"`
+	Schema  string `json:"schema"`
+	Command string `json:"command"`
+	Name    string `json:"name,omitempty"`
+	Target  string `json:"target,omitempty"`
+	// Control is the plan's control scenario: a static page whose figures
+	// should not move between runs (compare checks it first). Empty: none.
+	Control     string     `json:"control,omitempty"`
 	Host        Host       `json:"host"`
 	StartedAt   time.Time  `json:"started_at"`
 	EndedAt     *time.Time `json:"ended_at"`

@@ -169,7 +169,7 @@ func newResult(p *plan.Plan, o *Options) *results.Result {
 	}
 	name, _ := os.Hostname()
 	return &results.Result{
-		Schema: results.Schema, Command: reproduce(secret.Names(p.HTTP.SecretHeaders).Args(o.Args)), Name: p.Name, Target: secret.URL(target),
+		Schema: results.Schema, Command: reproduce(secret.Names(p.HTTP.SecretHeaders).Args(o.Args)), Name: p.Name, Target: secret.URL(target), Control: p.Control,
 		Host:      results.Host{Hostname: name, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Version: o.Version},
 		StartedAt: time.Now().Round(0), Warnings: []string{}, Steps: []results.Step{},
 		DuplicateIDs: []results.DuplicateID{}, Invalid: []string{},

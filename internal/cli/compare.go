@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ceiling-dev/ceiling/internal/compare"
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+func compareCmd(e *env) *cobra.Command {
+	format, threshold, minEffect, fail := "", "", 0.0, false
+	c := &cobra.Command{
+		Use:   "compare A.json B.json",
+		Short: "Compare a run with a baseline: deltas, and whether they are beyond the noise",
+		Long: `The change of throughput, p50, p95, p99 and error rate per step and scenario
+from A (the baseline) to B, and whether it is beyond the noise (docs/compare.md).`,
+		Example: `  ceiling compare base.json new.json --format md --threshold 'p99:+10%,throughput:-5%' --fail-on-regression`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			render := compare.Formats[format]
+			if render == nil {
+				return badInput("--format %q: want text, md or json", format)
+			}
+			o, err := compare.ParseOptions(threshold, minEffect)
+			if err != nil {
+				return badInput("%w", err)
+			}
+			a, err := results.Read(args[0])
+			b, errb := results.Read(args[1])
+			if err = errors.Join(err, errb); err != nil {
+				return badInput("%w", err)
+			}
+			o.A, o.B = args[0], args[1]
+			r := compare.Compare(a, b, o)
+			if err := render(e.stdout, r); err != nil {
+				return cannotRun("write the comparison: %w", err)
+			}
+			if r.Failed(fail) {
+				return &codedError{code: ExitThreshold, err: errors.New("compare: " + r.Verdict)}
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&format, "format", "text", "text, md or json")
+	fl.BoolVar(&fail, "fail-on-regression", false, "exit 1 when a significant change is worse")
+	fl.StringVar(&threshold, "threshold", "", "exit 1 past these deltas, e.g. 'p99:+10%,throughput:-5%'")
+	fl.Float64Var(&minEffect, "min-effect", compare.DefaultMinEffect, "smallest change, in percent, that can count")
+	return c
+}

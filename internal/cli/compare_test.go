@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// apiServer answers /api after d and /static at once.
+func apiServer(t *testing.T, d time.Duration) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api" {
+			time.Sleep(d)
+		}
+		w.Write([]byte("ok " + r.URL.Path))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestCompareRealRuns runs a plan with a control against a 20 ms endpoint
+// and a 26 ms one (single runs: --repeat is not here yet) and compares the
+// result files as a user would. Single runs have no noise estimate, so the
+// output says so and gives the deltas; timing is not asserted.
+func TestCompareRealRuns(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	var files []string
+	for i, d := range []time.Duration{20 * time.Millisecond, 26 * time.Millisecond} {
+		srv := apiServer(t, d)
+		planFile := filepath.Join(dir, "plan.yaml")
+		yaml := "target: " + srv.URL + "\nload: {rates: [40], step: 1s, warmup: 200ms}\ncontrol: static\n" +
+			"scenarios:\n  - {name: api, weight: 3, request: {url: /api}}\n  - {name: static, request: {url: /static}}\n"
+		if err := os.WriteFile(planFile, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, []string{"a.json", "b.json"}[i])
+		if code, _, stderr := ceiling(t, ctx, "run", planFile, "--out", out, "--quiet"); code != ExitOK {
+			t.Fatalf("run against %v: exit %d, want 0; stderr:\n%s", d, code, stderr)
+		}
+		if r := readResult(t, out); r.Control != "static" {
+			t.Fatalf("result control = %q, want %q", r.Control, "static")
+		}
+		files = append(files, out)
+	}
+	code, stdout, stderr := ceiling(t, ctx, "compare", files[0], files[1], "--fail-on-regression")
+	t.Logf("ceiling compare a.json b.json:\n%s", stdout)
+	if code != ExitOK {
+		t.Fatalf("compare: exit %d, want 0 (single runs are never a significant regression); stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"test: no noise estimate (use --repeat): deltas only", "Δ", "(single run)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("compare output lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^0 \(40/s\)\s+api\s+p50\s+[\d.]+ ms\s+[\d.]+ ms\s+[+-][\d.]+ %`).MatchString(stdout) {
+		t.Errorf("compare output lacks api's p50 delta")
+	}
+	code, stdout, _ = ceiling(t, ctx, "compare", files[0], files[1], "--format", "json")
+	var got struct{ Verdict, Test string }
+	if err := json.Unmarshal([]byte(stdout), &got); code != ExitOK || err != nil || got.Verdict != "unknown" {
+		t.Errorf("compare --format json: exit %d, %v, verdict %q; want 0, unknown", code, err, got.Verdict)
+	}
+}
+
+// writeRepeated writes a result whose one step ran 5 times with these p50s
+// (ms); p99 is 1.5 × p50, throughput 100/s.
+func writeRepeated(t *testing.T, path string, p50 ...float64) {
+	t.Helper()
+	rep := &results.Repeat{N: len(p50), Values: map[string][]float64{}, CoVPct: map[string]float64{}}
+	for _, x := range p50 {
+		rep.Values["p50"] = append(rep.Values["p50"], x)
+		rep.Values["p95"] = append(rep.Values["p95"], x*1.2)
+		rep.Values["p99"] = append(rep.Values["p99"], x*1.5)
+		rep.Values["throughput"] = append(rep.Values["throughput"], 100)
+		rep.Values["error_rate"] = append(rep.Values["error_rate"], 0)
+	}
+	for m, v := range rep.Values {
+		rep.CoVPct[m] = results.CoV(v)
+	}
+	m := results.Median(p50)
+	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{Model: "open", TargetRate: 100, DurationS: 10,
+		Throughput: 100, LatencyMS: metrics.Latency{P50: m, P95: m * 1.2, P99: m * 1.5}, Repeat: rep}}}
+	if err := results.Write(path, r, results.Public); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCompareExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	fast, fast2, slow := filepath.Join(dir, "fast.json"), filepath.Join(dir, "fast2.json"), filepath.Join(dir, "slow.json")
+	writeRepeated(t, fast, 20.1, 19.8, 20.4, 20.0, 20.6)
+	writeRepeated(t, fast2, 20.3, 19.9, 20.2, 20.5, 19.7)
+	writeRepeated(t, slow, 26.2, 25.9, 26.5, 26.0, 26.8)
+	tests := []struct {
+		name   string
+		args   []string
+		code   ExitCode
+		stdout string
+		stderr string
+	}{
+		{"30 % slower", []string{fast, slow}, ExitOK, "verdict: worse: 3 significant changes", ""},
+		{"30 % slower fails", []string{fast, slow, "--fail-on-regression"}, ExitThreshold, "verdict: worse", ""},
+		{"same", []string{fast, fast2, "--fail-on-regression"}, ExitOK, "verdict: same: no significant change", ""},
+		{"faster is no regression", []string{slow, fast, "--fail-on-regression"}, ExitOK, "verdict: better", ""},
+		{"threshold crossed", []string{fast, slow, "--threshold", "p99:+10%"}, ExitThreshold, "threshold crossed: p99:+10%", ""},
+		{"threshold held", []string{fast, fast2, "--threshold", "p99:+10%,throughput:-5%"}, ExitOK, "verdict: same", ""},
+		{"min effect past the change", []string{fast, slow, "--min-effect", "40", "--fail-on-regression"}, ExitOK, "exceeds 40 %", ""},
+		{"markdown", []string{fast, slow, "--format", "md"}, ExitOK, "### ceiling compare: **worse", ""},
+		{"bad threshold", []string{fast, slow, "--threshold", "p99:-10%"}, ExitBadInput, "", `ceiling: --threshold "p99:-10%": p99 gets worse going up: want p99:+10%`},
+		{"bad format", []string{fast, slow, "--format", "xml"}, ExitBadInput, "", `--format "xml": want text, md or json`},
+		{"bad min effect", []string{fast, slow, "--min-effect", "-1"}, ExitBadInput, "", "--min-effect -1"},
+		{"missing file", []string{fast, filepath.Join(dir, "nope.json")}, ExitBadInput, "", "read result"},
+		{"one file", []string{fast}, ExitBadInput, "", "accepts 2 arg(s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := ceiling(t, context.Background(), append([]string{"compare"}, tt.args...)...)
+			if code != tt.code || !strings.Contains(stdout, tt.stdout) || !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("compare %v: exit %d, want %d; stdout (want %q):\n%s\nstderr (want %q):\n%s", tt.args, code, tt.code, tt.stdout, stdout, tt.stderr, stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,337 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// The rules of the tests, stated in every report.
+const (
+	// Alpha is the rank test's significance level.
+	Alpha = 0.05
+	// MinRankRepeats is how many repeats each side needs for the rank test.
+	MinRankRepeats = 5
+	// CoVFactor is seed 003's rule with fewer repeats: a change counts when
+	// it exceeds this many times the larger side's CoV. The seed treated
+	// any delta below the CoV as noise (a factor of 1); the difference of
+	// two noisy figures carries about √2 times the noise of one, so a
+	// factor of 2 keeps a one-CoV wobble on each side from counting.
+	CoVFactor = 2.0
+	// DefaultMinEffect is the smallest change, in percent, that can count.
+	DefaultMinEffect = 5.0
+	// MinErrorDelta is the smallest change of the error rate (a fraction:
+	// 0.1 percentage point) that can count, whatever its relative size: one
+	// more timeout in a thousand is not a regression.
+	MinErrorDelta = 0.001
+	// ControlTolerance is how far, in percent, a control may move when
+	// there is no CoV (single runs).
+	ControlTolerance = 10.0
+)
+
+// The metrics compared, in the order reports show them.
+var Metrics = []string{results.MetricThroughput, results.MetricP50, results.MetricP95, results.MetricP99, results.MetricErrorRate}
+
+// The tests a change can be judged by.
+const (
+	TestRank = "rank" // Mann-Whitney U, at least MinRankRepeats per side
+	TestCoV  = "cov"  // seed 003's CoV rule, 2 to 4 repeats
+	TestNone = "none" // single runs: no noise estimate
+)
+
+// The directions of a change, and the verdicts of a comparison.
+const (
+	Worse   = "worse"
+	Better  = "better"
+	Same    = "same"
+	Unknown = "unknown"
+)
+
+// Options configures Compare.
+type Options struct {
+	// MinEffect is the smallest change, in percent, that can count as
+	// significant (the cli's default is DefaultMinEffect). Zero: any.
+	MinEffect float64
+	// Thresholds are hard limits on deltas (--threshold); crossing one
+	// fails the comparison whatever the tests say.
+	Thresholds []Threshold
+	// A and B label the two results (their file names) in the report.
+	A, B string
+}
+
+// Report is the answer of Compare.
+type Report struct {
+	// A and B label the results compared; RepeatsA and RepeatsB are the
+	// most repeats a step of each had (1: single runs).
+	A        string `json:"a"`
+	B        string `json:"b"`
+	RepeatsA int    `json:"repeats_a"`
+	RepeatsB int    `json:"repeats_b"`
+	// Verdict is worse (a significant change for the worse), better,
+	// same, or unknown (no noise estimate, nothing matched, host busy).
+	Verdict string `json:"verdict"`
+	// Test states the tests used and their rules.
+	Test string `json:"test"`
+	// Comparisons counts the changes judged (control excluded).
+	Comparisons  int     `json:"comparisons"`
+	MinEffectPct float64 `json:"min_effect_pct"`
+	// Control is the control scenario's name; HostBusy is true when it
+	// moved, and then no other change is significant.
+	Control  string `json:"control,omitempty"`
+	HostBusy bool   `json:"host_busy"`
+	// Crossed lists the thresholds crossed, each with where.
+	Crossed []string `json:"thresholds_crossed"`
+	// Notes are what the reader should know: unmatched steps, the control.
+	Notes   []string `json:"notes"`
+	Changes []Change `json:"changes"`
+}
+
+// Change is one metric of one step (and scenario) in A and in B.
+type Change struct {
+	// Step is the step's index in A, StepB in B (they differ only for find
+	// results, matched by level); TargetRate or VUs is the step's level.
+	Step       int     `json:"step"`
+	StepB      int     `json:"step_b"`
+	TargetRate float64 `json:"target_rate,omitempty"`
+	VUs        int     `json:"vus,omitempty"`
+	// Scenario is empty for the whole step.
+	Scenario string `json:"scenario"`
+	Metric   string `json:"metric"`
+	// A and B are the figures (medians over repeats): rates per second,
+	// latencies in milliseconds, error_rate a fraction.
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+	// DeltaPct is (B − A) / A in percent; null when A is 0 and B is not.
+	DeltaPct *float64 `json:"delta_pct"`
+	// Significant: the test says so and the change exceeds the minimum
+	// effect (and the host was not busy).
+	Significant bool `json:"significant"`
+	// PValue and U are the rank test's (null otherwise); U counts the
+	// pairs in which A's value exceeds B's, ties counting one half.
+	PValue *float64 `json:"p_value"`
+	U      *float64 `json:"u,omitempty"`
+	// Direction is worse, better or same, whether significant or not.
+	Direction string `json:"direction"`
+	// Test is rank, cov or none; NA and NB the repeats; CoVA and CoVB
+	// their CoV in percent (with at least 2 repeats).
+	Test string  `json:"test"`
+	NA   int     `json:"n_a"`
+	NB   int     `json:"n_b"`
+	CoVA float64 `json:"cov_a_pct,omitempty"`
+	CoVB float64 `json:"cov_b_pct,omitempty"`
+	// Control marks the control scenario's changes; Moved is true when it
+	// moved past its tolerance.
+	Control bool `json:"control,omitempty"`
+	Moved   bool `json:"moved,omitempty"`
+	// Threshold is the --threshold this change crossed, if any.
+	Threshold string `json:"threshold,omitempty"`
+}
+
+// Compare compares B with the baseline A.
+func Compare(a, b *results.Result, o Options) *Report {
+	r := &Report{A: o.A, B: o.B, RepeatsA: repeats(a), RepeatsB: repeats(b), MinEffectPct: o.MinEffect,
+		Control: b.Control, Crossed: []string{}, Notes: []string{}, Changes: []Change{}}
+	if r.Control == "" {
+		r.Control = a.Control
+	} else if a.Control != "" && a.Control != b.Control {
+		r.note("the control differs: %q in A, %q in B; %q is used", a.Control, b.Control, b.Control)
+	}
+	for _, p := range r.pairs(a, b) {
+		r.step(p[0], p[1], o.MinEffect)
+	}
+	r.control()
+	r.thresholds(o.Thresholds)
+	r.verdict()
+	return r
+}
+
+func (r *Report) note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
+
+// repeats returns the most repeats any step of r had.
+func repeats(r *results.Result) int {
+	n := 1
+	for _, s := range r.Steps {
+		if s.Repeat != nil {
+			n = max(n, s.Repeat.N)
+		}
+	}
+	return n
+}
+
+// pairs matches A's steps with B's: by index for runs, by level (target
+// rate or users) for find results, whose steps are the search's order;
+// the last step of a level is the one that confirmed it.
+func (r *Report) pairs(a, b *results.Result) [][2]*results.Step {
+	var out [][2]*results.Step
+	if a.Search == nil && b.Search == nil {
+		for i := range max(len(a.Steps), len(b.Steps)) {
+			switch {
+			case i >= len(a.Steps):
+				r.note("step %d (%s) is only in B", i, level(&b.Steps[i]))
+			case i >= len(b.Steps):
+				r.note("step %d (%s) is only in A", i, level(&a.Steps[i]))
+			default:
+				sa, sb := &a.Steps[i], &b.Steps[i]
+				if level(sa) != level(sb) {
+					r.note("step %d is %s in A, %s in B: compared by index", i, level(sa), level(sb))
+				}
+				out = append(out, [2]*results.Step{sa, sb})
+			}
+		}
+		return r.complete(out)
+	}
+	byLevel := func(steps []results.Step) map[string]*results.Step {
+		m := map[string]*results.Step{}
+		for i := range steps {
+			m[level(&steps[i])] = &steps[i]
+		}
+		return m
+	}
+	la, lb := byLevel(a.Steps), byLevel(b.Steps)
+	for i := range a.Steps {
+		s := &a.Steps[i]
+		if la[level(s)] != s {
+			continue // an earlier step of a level tried again
+		}
+		if sb, ok := lb[level(s)]; ok {
+			out = append(out, [2]*results.Step{s, sb})
+		} else {
+			r.note("%s is only in A", level(s))
+		}
+	}
+	for i := range b.Steps {
+		s := &b.Steps[i]
+		if _, ok := la[level(s)]; !ok && lb[level(s)] == s {
+			r.note("%s is only in B", level(s))
+		}
+	}
+	slices.SortFunc(out, func(x, y [2]*results.Step) int {
+		return cmpLevel(x[0], y[0])
+	})
+	return r.complete(out)
+}
+
+// complete leaves out pairs with an interrupted step, saying so.
+func (r *Report) complete(ps [][2]*results.Step) [][2]*results.Step {
+	return slices.DeleteFunc(ps, func(p [2]*results.Step) bool {
+		if p[0].Interrupted || p[1].Interrupted {
+			r.note("%s: left out, interrupted", level(p[0]))
+			return true
+		}
+		return false
+	})
+}
+
+// level names a step's load, e.g. "200/s" or "50 VUs".
+func level(s *results.Step) string {
+	if s.Model == "closed" || s.VUs > 0 {
+		return fmt.Sprintf("%d VUs", s.VUs)
+	}
+	return fmt.Sprintf("%s/s", num(s.TargetRate))
+}
+
+func cmpLevel(x, y *results.Step) int {
+	if x.VUs != y.VUs {
+		return x.VUs - y.VUs
+	}
+	switch {
+	case x.TargetRate < y.TargetRate:
+		return -1
+	case x.TargetRate > y.TargetRate:
+		return 1
+	}
+	return 0
+}
+
+// step compares one pair of steps: the whole step, then each scenario
+// both have when there are several (one scenario is the step).
+func (r *Report) step(a, b *results.Step, minEffect float64) {
+	at := Change{Step: a.Index, StepB: b.Index, TargetRate: a.TargetRate, VUs: a.VUs}
+	for _, m := range Metrics {
+		r.add(at, sampleOf(a, nil, m), sampleOf(b, nil, m), m, minEffect)
+	}
+	if len(a.Scenarios) < 2 && len(b.Scenarios) < 2 {
+		return
+	}
+	for i := range a.Scenarios {
+		sa := &a.Scenarios[i]
+		j := slices.IndexFunc(b.Scenarios, func(x results.Breakdown) bool { return x.Name == sa.Name })
+		if j < 0 {
+			r.note("%s: scenario %q is only in A", level(a), sa.Name)
+			continue
+		}
+		at.Scenario, at.Control = sa.Name, sa.Name == r.Control
+		for _, m := range Metrics {
+			r.add(at, sampleOf(a, sa, m), sampleOf(b, &b.Scenarios[j], m), m, minEffect)
+		}
+	}
+	for _, sb := range b.Scenarios {
+		if !slices.ContainsFunc(a.Scenarios, func(x results.Breakdown) bool { return x.Name == sb.Name }) {
+			r.note("%s: scenario %q is only in B", level(b), sb.Name)
+		}
+	}
+}
+
+// add judges one metric and appends the change.
+func (r *Report) add(c Change, a, b sample, metric string, minEffect float64) {
+	c.Metric, c.A, c.B, c.NA, c.NB = metric, a.median, b.median, a.n, b.n
+	delta, defined := deltaPct(a.median, b.median)
+	if defined {
+		c.DeltaPct = &delta
+	}
+	c.Direction = direction(metric, b.median-a.median)
+	big := !defined || math.Abs(delta) >= minEffect
+	if metric == results.MetricErrorRate && math.Abs(b.median-a.median) < MinErrorDelta {
+		big = false
+	}
+	switch {
+	case a.n >= MinRankRepeats && b.n >= MinRankRepeats:
+		c.Test = TestRank
+		p, u := rankTest(a.values, b.values)
+		c.PValue, c.U = &p, &u
+		c.Significant = p < Alpha && big
+	case a.n >= 2 && b.n >= 2:
+		c.Test = TestCoV
+		c.Significant = big && (!defined || math.Abs(delta) > CoVFactor*max(a.cov, b.cov))
+	default:
+		c.Test = TestNone
+	}
+	if a.n >= 2 && b.n >= 2 {
+		c.CoVA, c.CoVB = a.cov, b.cov
+	}
+	if c.Direction == Same {
+		c.Significant = false
+	}
+	r.Changes = append(r.Changes, c)
+}
+
+// deltaPct returns (b − a) / a in percent; false when a is 0 and b is not.
+func deltaPct(a, b float64) (float64, bool) {
+	if a == b {
+		return 0, true
+	}
+	if a == 0 {
+		return 0, false
+	}
+	return 100 * (b - a) / math.Abs(a), true
+}
+
+// direction says whether a change of d in metric is worse or better: up
+// is worse for latencies and errors, down for throughput.
+func direction(metric string, d float64) string {
+	if d == 0 {
+		return Same
+	}
+	if (d > 0) == upIsWorse(metric) {
+		return Worse
+	}
+	return Better
+}
+
+func upIsWorse(metric string) bool {
+	return metric != results.MetricThroughput && metric != results.MetricAchieved
+}

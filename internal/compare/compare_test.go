@@ -1,0 +1,481 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// spread is one step's (or scenario's) figures over repeats: p50 in ms per
+// repeat; p95 and p99 follow it, throughput and error rate are given.
+type spread struct {
+	p50        []float64
+	throughput []float64
+	errors     []float64
+}
+
+// repeat builds the Repeat that --repeat would write for sp.
+func (sp spread) repeat() *results.Repeat {
+	r := &results.Repeat{N: len(sp.p50), Values: map[string][]float64{}, CoVPct: map[string]float64{}}
+	for _, x := range sp.p50 {
+		r.Values[results.MetricP50] = append(r.Values[results.MetricP50], x)
+		r.Values[results.MetricP95] = append(r.Values[results.MetricP95], x*1.2)
+		r.Values[results.MetricP99] = append(r.Values[results.MetricP99], x*1.5)
+	}
+	r.Values[results.MetricThroughput] = sp.throughput
+	r.Values[results.MetricErrorRate] = sp.errors
+	for m, v := range r.Values {
+		r.CoVPct[m] = results.CoV(v)
+	}
+	return r
+}
+
+func (sp spread) latency() metrics.Latency {
+	m := results.Median(sp.p50)
+	return metrics.Latency{P50: m, P95: m * 1.2, P99: m * 1.5}
+}
+
+// step builds an open-model step at rate from spreads: the step's own
+// first, then its scenarios by name. With one repeat it is a single run.
+func step(i int, rate float64, whole spread, scenarios ...scenarioSpread) results.Step {
+	s := results.Step{Index: i, Model: "open", TargetRate: rate, DurationS: 10,
+		Throughput: results.Median(whole.throughput), ErrorRate: results.Median(whole.errors), LatencyMS: whole.latency()}
+	if len(whole.p50) > 1 {
+		s.Repeat = whole.repeat()
+	}
+	for _, sc := range scenarios {
+		tp := results.Median(sc.throughput)
+		b := results.Breakdown{Name: sc.name, Completed: int64(tp * 10), OK: int64(tp * 10), LatencyMS: sc.latency()}
+		if len(sc.p50) > 1 {
+			b.Repeat = sc.repeat()
+		}
+		s.Scenarios = append(s.Scenarios, b)
+	}
+	return s
+}
+
+type scenarioSpread struct {
+	name string
+	spread
+}
+
+func result(control string, steps ...results.Step) *results.Result {
+	return &results.Result{Schema: results.Schema, Control: control, Steps: steps}
+}
+
+// Five repeats of a 20 ms endpoint, and of the same endpoint at 26 ms.
+var (
+	fast = spread{
+		p50:        []float64{20.1, 19.8, 20.4, 20.0, 20.6},
+		throughput: []float64{99.8, 100.1, 99.9, 100.0, 100.2},
+		errors:     []float64{0, 0, 0, 0, 0},
+	}
+	fastAgain = spread{
+		p50:        []float64{20.3, 19.9, 20.2, 20.5, 19.7},
+		throughput: []float64{100.0, 99.7, 100.2, 99.9, 100.1},
+		errors:     []float64{0, 0, 0, 0, 0},
+	}
+	slow = spread{
+		p50:        []float64{26.2, 25.9, 26.5, 26.0, 26.8},
+		throughput: []float64{99.9, 100.0, 99.8, 100.1, 100.0},
+		errors:     []float64{0, 0, 0, 0, 0},
+	}
+)
+
+func find(r *Report, step int, scenario, metric string) Change {
+	for _, c := range r.Changes {
+		if c.Step == step && c.Scenario == scenario && c.Metric == metric {
+			return c
+		}
+	}
+	return Change{}
+}
+
+func text(t *testing.T, r *Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Text(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestSlowdownIsSignificantAndWorse(t *testing.T) {
+	a, b := result("", step(0, 100, fast)), result("", step(0, 100, slow))
+	r := Compare(a, b, Options{MinEffect: DefaultMinEffect, A: "a.json", B: "b.json"})
+	if r.Verdict != Worse || !r.Failed(true) || r.Failed(false) {
+		t.Fatalf("Compare(20 ms, 26 ms) verdict = %s, Failed(true) %v, Failed(false) %v; want worse, true, false", r.Verdict, r.Failed(true), r.Failed(false))
+	}
+	for _, m := range []string{results.MetricP50, results.MetricP95, results.MetricP99} {
+		c := find(r, 0, "", m)
+		if !c.Significant || c.Direction != Worse || c.Test != TestRank || c.PValue == nil || *c.PValue > 0.008 || *c.DeltaPct < 29 || *c.DeltaPct > 31 {
+			t.Errorf("%s: %+v, want significant, worse, rank test p = 0.0079, Δ ≈ +30 %%", m, c)
+		}
+	}
+	for _, m := range []string{results.MetricThroughput, results.MetricErrorRate} {
+		if c := find(r, 0, "", m); c.Significant {
+			t.Errorf("%s: significant, want not: %+v", m, c)
+		}
+	}
+	if r.Comparisons != 5 {
+		t.Errorf("comparisons = %d, want 5 (one step, one scenario, 5 metrics)", r.Comparisons)
+	}
+	out := text(t, r)
+	for _, want := range []string{"Mann-Whitney U", "α = 0.05", "5 comparisons (5 metrics × 1 step)", "+30.3 %", "p=0.0079", "verdict: worse: 3 significant changes, 3 worse"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestSameEndpointIsSame(t *testing.T) {
+	r := Compare(result("", step(0, 100, fast)), result("", step(0, 100, fastAgain)), Options{MinEffect: DefaultMinEffect})
+	if r.Verdict != Same || r.Failed(true) {
+		t.Fatalf("Compare(20 ms, 20 ms again) verdict = %s, Failed %v; want same, false\n%s", r.Verdict, r.Failed(true), text(t, r))
+	}
+	if out := text(t, r); !strings.Contains(out, "verdict: same: no significant change") {
+		t.Errorf("text lacks the verdict:\n%s", out)
+	}
+}
+
+// A change the rank test finds (every repeat of B above every one of A)
+// but smaller than the minimum effect does not count.
+func TestMinimumEffect(t *testing.T) {
+	bit := spread{p50: []float64{20.9, 21.0, 21.1, 21.2, 21.3}, throughput: fast.throughput, errors: fast.errors}
+	for _, tt := range []struct {
+		min  float64
+		want string
+	}{{DefaultMinEffect, Same}, {1, Worse}} {
+		r := Compare(result("", step(0, 100, fast)), result("", step(0, 100, bit)), Options{MinEffect: tt.min})
+		if c := find(r, 0, "", results.MetricP50); r.Verdict != tt.want || *c.PValue > Alpha {
+			t.Errorf("min effect %v%%: verdict %s (p50 p %v, Δ %+.1f %%), want %s", tt.min, r.Verdict, *c.PValue, *c.DeltaPct, tt.want)
+		}
+	}
+}
+
+func TestFewRepeatsUseTheCoVRule(t *testing.T) {
+	three := func(sp spread) spread {
+		return spread{p50: sp.p50[:3], throughput: sp.throughput[:3], errors: sp.errors[:3]}
+	}
+	noisy := spread{p50: []float64{18, 20, 23}, throughput: []float64{100, 100, 100}, errors: []float64{0, 0, 0}}
+	tests := []struct {
+		name    string
+		a, b    spread
+		verdict string
+	}{
+		{"30 % slower, CoV 1.5 %", three(fast), three(slow), Worse},
+		{"same", three(fast), three(fastAgain), Same},
+		// +10 % on p50 against a CoV of 12 %: within 2 × CoV, noise.
+		{"within twice the CoV", noisy, spread{p50: []float64{20, 22, 25}, throughput: noisy.throughput, errors: noisy.errors}, Same},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Compare(result("", step(0, 100, tt.a)), result("", step(0, 100, tt.b)), Options{MinEffect: DefaultMinEffect})
+			if r.Verdict != tt.verdict {
+				t.Errorf("verdict = %s, want %s\n%s", r.Verdict, tt.verdict, text(t, r))
+			}
+			c := find(r, 0, "", results.MetricP50)
+			if c.Test != TestCoV || c.PValue != nil || c.CoVA == 0 {
+				t.Errorf("p50 change = %+v, want the CoV rule, no p-value, the CoVs", c)
+			}
+			if out := text(t, r); !strings.Contains(out, "seed 003's CoV rule: |Δ| > 2 × the larger side's CoV") {
+				t.Errorf("text does not name the rule:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestSingleRunsHaveNoNoiseEstimate(t *testing.T) {
+	one := func(sp spread) spread {
+		return spread{p50: sp.p50[:1], throughput: sp.throughput[:1], errors: sp.errors[:1]}
+	}
+	r := Compare(result("", step(0, 100, one(fast))), result("", step(0, 100, one(slow))), Options{MinEffect: DefaultMinEffect})
+	if r.Verdict != Unknown || r.Failed(true) {
+		t.Errorf("single runs: verdict %s, Failed %v; want unknown, false", r.Verdict, r.Failed(true))
+	}
+	for _, c := range r.Changes {
+		if c.Significant || c.Test != TestNone || c.PValue != nil {
+			t.Errorf("single runs: %+v, want not significant, no test", c)
+		}
+	}
+	if c := find(r, 0, "", results.MetricP50); c.Direction != Worse || *c.DeltaPct < 29 {
+		t.Errorf("p50 = %+v, want the delta, +30 %%, worse", c)
+	}
+	out := text(t, r)
+	for _, want := range []string{"test: no noise estimate (use --repeat)", "verdict: unknown: no noise estimate (use --repeat)", "+30.3 %"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// The control (a static page) got 30 % slower with the API: the host was
+// busy, and the API's slowdown is not called significant.
+func TestBusyControlRefusesSignificance(t *testing.T) {
+	static := spread{p50: []float64{1.0, 1.02, 0.98, 1.01, 0.99}, throughput: fast.throughput, errors: fast.errors}
+	staticSlow := spread{p50: []float64{1.3, 1.32, 1.28, 1.31, 1.29}, throughput: fast.throughput, errors: fast.errors}
+	a := result("static", step(0, 100, fast, scenarioSpread{"api", fast}, scenarioSpread{"static", static}))
+	b := result("static", step(0, 100, slow, scenarioSpread{"api", slow}, scenarioSpread{"static", staticSlow}))
+	r := Compare(a, b, Options{MinEffect: DefaultMinEffect})
+	if !r.HostBusy || r.Verdict != Unknown || r.Failed(true) {
+		t.Fatalf("busy control: host busy %v, verdict %s, Failed %v; want true, unknown, false", r.HostBusy, r.Verdict, r.Failed(true))
+	}
+	for _, c := range r.Changes {
+		if c.Significant {
+			t.Errorf("%s %q %s significant on a busy host", levelOf(&c), c.Scenario, c.Metric)
+		}
+	}
+	if c := find(r, 0, "static", results.MetricP50); !c.Control || !c.Moved {
+		t.Errorf("control p50 = %+v, want marked control and moved", c)
+	}
+	if r.Comparisons != 10 {
+		t.Errorf("comparisons = %d, want 10: the step and api, not the control", r.Comparisons)
+	}
+	out := text(t, r)
+	for _, want := range []string{`note: host busy: the control moved: 0 (100/s) "static" p50 1.0 ms → 1.3 ms (+30.0 %, beyond its CoV 1.6 %)`, "verdict: unknown: host busy: the control moved"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+
+	// The same slowdown with a steady control is significant.
+	b = result("static", step(0, 100, slow, scenarioSpread{"api", slow}, scenarioSpread{"static", static}))
+	if r := Compare(a, b, Options{MinEffect: DefaultMinEffect}); r.HostBusy || r.Verdict != Worse {
+		t.Errorf("steady control: host busy %v, verdict %s; want false, worse\n%s", r.HostBusy, r.Verdict, text(t, r))
+	}
+}
+
+// Without repeats a control may move 10 %.
+func TestControlToleranceWithoutRepeats(t *testing.T) {
+	one := func(p50 float64) spread {
+		return spread{p50: []float64{p50}, throughput: []float64{100}, errors: []float64{0}}
+	}
+	for _, tt := range []struct {
+		b    float64
+		busy bool
+	}{{1.09, false}, {1.11, true}, {0.85, true}} {
+		a := result("static", step(0, 100, one(20), scenarioSpread{"api", one(20)}, scenarioSpread{"static", one(1)}))
+		b := result("static", step(0, 100, one(20), scenarioSpread{"api", one(20)}, scenarioSpread{"static", one(tt.b)}))
+		if r := Compare(a, b, Options{}); r.HostBusy != tt.busy {
+			t.Errorf("control 1 ms → %v ms: host busy %v, want %v", tt.b, r.HostBusy, tt.busy)
+		}
+	}
+	a := result("gone", step(0, 100, one(20), scenarioSpread{"api", one(20)}, scenarioSpread{"static", one(1)}))
+	if r := Compare(a, a, Options{}); !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, `the control "gone" is not among`) }) {
+		t.Errorf("unknown control: notes %q, want it said", r.Notes)
+	}
+}
+
+func TestThresholds(t *testing.T) {
+	ts, err := ParseThresholds("p99:+10%, throughput:-5%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := func(p50, tp float64) spread {
+		return spread{p50: []float64{p50}, throughput: []float64{tp}, errors: []float64{0}}
+	}
+	tests := []struct {
+		name    string
+		b       spread
+		crossed []string
+	}{
+		{"within", one(21, 97), []string{}},
+		{"p99 +30 %", one(26, 100), []string{"p99:+10%: 0 (100/s) p99 30.0 ms → 39.0 ms (+30.0 %)"}},
+		{"throughput −10 %", one(20, 90), []string{"throughput:-5%: 0 (100/s) throughput 100.0/s → 90.0/s (-10.0 %)"}},
+		{"better is fine", one(10, 200), []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Compare(result("", step(0, 100, one(20, 100))), result("", step(0, 100, tt.b)), Options{Thresholds: ts})
+			if diff := cmp.Diff(tt.crossed, r.Crossed); diff != "" {
+				t.Errorf("crossed mismatch (-want +got):\n%s", diff)
+			}
+			if r.Failed(false) != (len(tt.crossed) > 0) {
+				t.Errorf("Failed(false) = %v with %d crossed", r.Failed(false), len(tt.crossed))
+			}
+		})
+	}
+}
+
+func TestParseThresholds(t *testing.T) {
+	good := []struct {
+		in   string
+		want []Threshold
+	}{
+		{"", nil},
+		{"p99:+10%", []Threshold{{"p99", 10}}},
+		{" p50:+2.5% , throughput:-5%,errors:+0%", []Threshold{{"p50", 2.5}, {"throughput", 5}, {"error_rate", 0}}},
+	}
+	for _, tt := range good {
+		got, err := ParseThresholds(tt.in)
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("ParseThresholds(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+	bad := []struct{ in, want string }{
+		{"p99+10%", `--threshold "p99+10%": want METRIC:±N%, e.g. p99:+10% or throughput:-5%`},
+		{"p98:+10%", `--threshold "p98:+10%": unknown metric "p98" (want throughput, p50, p95, p99 or error_rate)`},
+		{"p99:10%", `--threshold "p99:10%": give the sign of the bad direction: p99:+10% (p99 is worse up)`},
+		{"p99:-10%", `--threshold "p99:-10%": p99 gets worse going up: want p99:+10%`},
+		{"throughput:+5%", `--threshold "throughput:+5%": throughput gets worse going down: want throughput:-5%`},
+		{"p99:+10", `--threshold "p99:+10": want a percentage with its sign, e.g. p99:+10%`},
+		{"p99:+ten%", `--threshold "p99:+ten%": want a finite percentage such as +10%, not "+ten%"`},
+		{"p99:+10%,p95:+x%", `--threshold "p95:+x%": want a finite percentage such as +10%, not "+x%"`},
+	}
+	for _, tt := range bad {
+		if _, err := ParseThresholds(tt.in); err == nil || err.Error() != tt.want {
+			t.Errorf("ParseThresholds(%q) error = %v, want %q", tt.in, err, tt.want)
+		}
+	}
+	if _, err := ParseOptions("", -1); err == nil || !strings.Contains(err.Error(), "--min-effect -1") {
+		t.Errorf("ParseOptions(min effect -1) error = %v, want it refused", err)
+	}
+}
+
+// Find results are matched by level: the steps' order is the search's.
+func TestFindStepsMatchByRate(t *testing.T) {
+	one := func(p50 float64) spread {
+		return spread{p50: []float64{p50}, throughput: []float64{100}, errors: []float64{0}}
+	}
+	a := result("", step(0, 100, one(10)), step(1, 200, one(20)), step(2, 400, one(90)), step(3, 300, one(30)), step(4, 300, one(31)))
+	b := result("", step(0, 100, one(11)), step(1, 200, one(21)), step(2, 300, one(33)), step(3, 300, one(32)), step(4, 600, one(99)))
+	a.Search, b.Search = &results.Search{Outcome: "edge"}, &results.Search{Outcome: "edge"}
+	r := Compare(a, b, Options{})
+	var got [][3]float64
+	for _, c := range r.Changes {
+		if c.Metric == results.MetricP50 {
+			got = append(got, [3]float64{c.TargetRate, float64(c.Step), float64(c.StepB)})
+		}
+	}
+	want := [][3]float64{{100, 0, 0}, {200, 1, 1}, {300, 4, 3}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("matched steps (rate, A, B) mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"400/s is only in A", "600/s is only in B"}, r.Notes); diff != "" {
+		t.Errorf("notes mismatch (-want +got):\n%s", diff)
+	}
+	if c := find(r, 4, "", results.MetricP50); c.A != 31 || c.B != 32 || !strings.HasPrefix(levelOf(&c), "300/s (A 4, B 3)") {
+		t.Errorf("300/s: %+v (%s), want the last step of each, 31 → 32", c, levelOf(&c))
+	}
+}
+
+func TestRunStepsMatchByIndex(t *testing.T) {
+	one := spread{p50: []float64{20}, throughput: []float64{100}, errors: []float64{0}}
+	a := result("", step(0, 100, one), step(1, 200, one))
+	b := result("", step(0, 100, one), step(1, 300, one), step(2, 400, one))
+	b.Steps[0].Interrupted = true
+	r := Compare(a, b, Options{})
+	want := []string{"step 1 is 200/s in A, 300/s in B: compared by index", "step 2 (400/s) is only in B", "100/s: left out, interrupted"}
+	if diff := cmp.Diff(want, r.Notes); diff != "" {
+		t.Errorf("notes mismatch (-want +got):\n%s", diff)
+	}
+	if len(r.Changes) != 5 || r.Changes[0].Step != 1 {
+		t.Errorf("changes = %d from step %d, want 5 of step 1", len(r.Changes), r.Changes[0].Step)
+	}
+}
+
+// A scenario's single-run figures come from its counts and the step's
+// window.
+func TestScenarioSingleRunFigures(t *testing.T) {
+	s := results.Step{DurationS: 10, Scenarios: []results.Breakdown{{Name: "x", Completed: 200, OK: 150, Limited: 30, Failed: 20,
+		LatencyMS: metrics.Latency{P50: 5, P95: 9, P99: 12}}}}
+	got := map[string]float64{}
+	for _, m := range Metrics {
+		got[m] = sampleOf(&s, &s.Scenarios[0], m).median
+	}
+	want := map[string]float64{"throughput": 18, "p50": 5, "p95": 9, "p99": 12, "error_rate": 0.1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scenario figures mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestJSONShape(t *testing.T) {
+	ts, _ := ParseThresholds("p99:+10%")
+	r := Compare(result("", step(0, 100, fast)), result("", step(0, 100, slow)), Options{MinEffect: 5, Thresholds: ts})
+	var b bytes.Buffer
+	if err := JSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Verdict     string           `json:"verdict"`
+		Test        string           `json:"test"`
+		Comparisons int              `json:"comparisons"`
+		Changes     []map[string]any `json:"changes"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatalf("unmarshal: %v\n%s", err, b.String())
+	}
+	if got.Verdict != "worse" || !strings.HasPrefix(got.Test, "Mann-Whitney U") || got.Comparisons != 5 || len(got.Changes) != 5 {
+		t.Fatalf("JSON = %+v", got)
+	}
+	c := got.Changes[3] // p99
+	for _, k := range []string{"step", "scenario", "metric", "a", "b", "delta_pct", "significant", "p_value", "direction"} {
+		if _, ok := c[k]; !ok {
+			t.Errorf("change lacks %q: %v", k, c)
+		}
+	}
+	if c["metric"] != "p99" || c["significant"] != true || c["direction"] != "worse" || c["threshold"] != "p99:+10%" || c["scenario"] != "" {
+		t.Errorf("p99 change = %v", c)
+	}
+
+	one := spread{p50: []float64{20}, throughput: []float64{0}, errors: []float64{0}}
+	r = Compare(result("", step(0, 100, one)), result("", step(0, 100, spread{p50: one.p50, throughput: []float64{5}, errors: one.errors})), Options{})
+	b.Reset()
+	JSON(&b, r)
+	if !strings.Contains(b.String(), `"delta_pct": null`) || !strings.Contains(b.String(), `"p_value": null`) {
+		t.Errorf("a change from 0 and no test should give null delta_pct and p_value:\n%s", b.String())
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	r := Compare(result("", step(0, 100, fast)), result("", step(0, 100, slow)), Options{MinEffect: 5, A: "base.json", B: "new.json"})
+	var b bytes.Buffer
+	if err := Markdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"### ceiling compare: **worse: 3 significant changes, 3 worse, 0 better**",
+		"`base.json` (baseline, 5 repeats) → `new.json` (5 repeats)",
+		"| step | scenario | metric | A | B | Δ | noise | change |",
+		"| 0 (100/s) | (all) | p50 | 20.1 ms | 26.2 ms | +30.3 % | p=0.0079 | **worse** |",
+		"<details><summary>All 5 changes</summary>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, out)
+		}
+	}
+	r = Compare(result("", step(0, 100, fast)), result("", step(0, 100, fastAgain)), Options{MinEffect: 5})
+	b.Reset()
+	Markdown(&b, r)
+	if !strings.Contains(b.String(), "No significant change.") {
+		t.Errorf("Markdown of the same endpoint lacks \"No significant change.\":\n%s", b.String())
+	}
+}
+
+// FuzzParseThresholds: any input either parses into thresholds that print
+// back as they parse, or is refused; it never panics.
+func FuzzParseThresholds(f *testing.F) {
+	for _, s := range []string{"p99:+10%", "throughput:-5%,errors:+0.5%", "p99:-1%", ":", "p50:+%", "p95:++1%", ",,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ts, err := ParseThresholds(s)
+		if err != nil {
+			return
+		}
+		for _, th := range ts {
+			again, err := ParseThresholds(th.String())
+			if err != nil || len(again) != 1 || again[0] != th {
+				t.Errorf("ParseThresholds(%q) = %v, which prints as %q and parses as %v, %v", s, th, th.String(), again, err)
+			}
+		}
+	})
+}

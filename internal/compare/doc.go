@@ -1,0 +1,25 @@
+// Package compare decides whether a run (B) differs from a baseline (A)
+// beyond the noise, and renders the answer as text, Markdown or JSON.
+//
+// For every matched step (by index; by target rate or users for find
+// results) and, when a step has several scenarios, every scenario, it
+// compares throughput, p50, p95, p99 and error rate. Which test decides
+// whether a change is significant depends on how many repeats each side
+// has (results.Repeat):
+//
+//   - 5 or more per side: the Mann-Whitney U rank test, as benchstat does
+//     (golang.org/x/perf/benchmath), at α = 0.05;
+//   - 2 to 4: seed 003's CoV rule: the change must exceed CoVFactor times
+//     the larger side's coefficient of variation;
+//   - single runs: no noise estimate; deltas only, never significant.
+//
+// Whatever the test, a change counts only when it also exceeds a minimum
+// effect (5 % by default), so that many comparisons do not cry wolf by
+// chance; the report says how many comparisons were made. A control
+// scenario (the plan's control) that moved marks the host busy, and then
+// no other change is called significant.
+//
+// compare reads results and nothing else: it depends on no executor.
+//
+// Concurrency: everything here is pure; a Report is owned by its caller.
+package compare

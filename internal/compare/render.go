@@ -1,0 +1,247 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// Formats are the renderers of a Report, by --format name.
+var Formats = map[string]func(io.Writer, *Report) error{
+	"text": Text, "md": Markdown, "markdown": Markdown, "json": JSON,
+}
+
+// JSON writes r as indented JSON.
+func JSON(w io.Writer, r *Report) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode comparison: %w", err)
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// Text writes r for a terminal: what was compared, the test, the table of
+// every change, notes, thresholds crossed and the verdict.
+func Text(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ceiling compare: %s (baseline, %s) → %s (%s)\n", r.A, runs(r.RepeatsA), r.B, runs(r.RepeatsB))
+	fmt.Fprintf(&b, "test: %s\n%s\n\n", r.Test, countText(r))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "step\tscenario\tmetric\tA\tB\tΔ\tnoise\tchange")
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", levelOf(c), orAll(c.Scenario), c.Metric,
+			value(c.Metric, c.A), value(c.Metric, c.B), deltaText(c), noiseText(c), changeText(c))
+	}
+	tw.Flush()
+	b.WriteString("\n")
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	for _, x := range r.Crossed {
+		fmt.Fprintf(&b, "threshold crossed: %s\n", x)
+	}
+	fmt.Fprintf(&b, "verdict: %s\n", verdictText(r))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Markdown writes r for a pull-request comment: the verdict, the test,
+// the significant changes, and every comparison folded away.
+func Markdown(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### ceiling compare: **%s**\n\n", verdictText(r))
+	fmt.Fprintf(&b, "`%s` (baseline, %s) → `%s` (%s)\n\n", r.A, runs(r.RepeatsA), r.B, runs(r.RepeatsB))
+	fmt.Fprintf(&b, "**Test:** %s. %s.\n\n", r.Test, countText(r))
+	var sig []int
+	for i, c := range r.Changes {
+		if c.Significant || c.Moved || c.Threshold != "" {
+			sig = append(sig, i)
+		}
+	}
+	if len(sig) == 0 {
+		b.WriteString("No significant change.\n\n")
+	} else {
+		mdTable(&b, r, sig)
+	}
+	for _, x := range r.Crossed {
+		fmt.Fprintf(&b, "- threshold crossed: %s\n", x)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	if len(r.Crossed)+len(r.Notes) > 0 {
+		b.WriteString("\n")
+	}
+	all := make([]int, len(r.Changes))
+	for i := range all {
+		all[i] = i
+	}
+	fmt.Fprintf(&b, "<details><summary>All %d changes</summary>\n\n", len(r.Changes))
+	mdTable(&b, r, all)
+	b.WriteString("</details>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdTable(b *strings.Builder, r *Report, rows []int) {
+	b.WriteString("| step | scenario | metric | A | B | Δ | noise | change |\n|---|---|---|---:|---:|---:|---:|---|\n")
+	for _, i := range rows {
+		c := &r.Changes[i]
+		change := changeText(c)
+		if c.Significant {
+			change = "**" + change + "**"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", levelOf(c), mdEscape(orAll(c.Scenario)), c.Metric,
+			value(c.Metric, c.A), value(c.Metric, c.B), deltaText(c), noiseText(c), change)
+	}
+	b.WriteString("\n")
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func runs(n int) string {
+	if n <= 1 {
+		return "single run"
+	}
+	return fmt.Sprintf("%d repeats", n)
+}
+
+// countText says how many comparisons were made and what chance alone
+// would do to them.
+func countText(r *Report) string {
+	var steps, scenarios int
+	for _, c := range r.Changes {
+		if c.Metric == Metrics[0] && !c.Control {
+			if c.Scenario == "" {
+				steps++
+			} else {
+				scenarios++
+			}
+		}
+	}
+	of := plural(steps, "step")
+	if scenarios > 0 {
+		of = "(" + of + " + " + plural(scenarios, "scenario") + ")"
+	}
+	s := fmt.Sprintf("%s (%d metrics × %s)", plural(r.Comparisons, "comparison"), len(Metrics), of)
+	for _, c := range r.Changes {
+		if c.Test == TestRank {
+			return s + fmt.Sprintf("; by chance alone about %.1f of them would pass the rank test at α = %v, so each must also move at least %s %%",
+				float64(r.Comparisons)*Alpha, Alpha, num(r.MinEffectPct))
+		}
+	}
+	return s
+}
+
+// verdictText is the verdict with its reason.
+func verdictText(r *Report) string {
+	var worse, better int
+	for _, c := range r.Changes {
+		if c.Significant && !c.Control {
+			if c.Direction == Worse {
+				worse++
+			} else {
+				better++
+			}
+		}
+	}
+	switch {
+	case r.HostBusy:
+		return "unknown: host busy: the control moved"
+	case r.Verdict == Unknown && r.Comparisons == 0:
+		return "unknown: nothing to compare"
+	case r.Verdict == Unknown:
+		return "unknown: no noise estimate (use --repeat)"
+	case r.Verdict == Same:
+		return "same: no significant change"
+	}
+	return fmt.Sprintf("%s: %d significant changes, %d worse, %d better", r.Verdict, worse+better, worse, better)
+}
+
+// levelOf names a change's step: "0 (200/s)"; find results, matched by
+// level, give both indexes.
+func levelOf(c *Change) string {
+	l := fmt.Sprintf("%s/s", num(c.TargetRate))
+	if c.VUs > 0 {
+		l = fmt.Sprintf("%d VUs", c.VUs)
+	}
+	if c.Step != c.StepB {
+		return fmt.Sprintf("%s (A %d, B %d)", l, c.Step, c.StepB)
+	}
+	return fmt.Sprintf("%d (%s)", c.Step, l)
+}
+
+func orAll(scenario string) string {
+	if scenario == "" {
+		return "(all)"
+	}
+	return scenario
+}
+
+func scenarioText(c *Change) string {
+	if c.Scenario == "" {
+		return " " + c.Metric
+	}
+	return fmt.Sprintf(" %q %s", c.Scenario, c.Metric)
+}
+
+// value formats a metric's figure with its unit.
+func value(metric string, v float64) string {
+	switch metric {
+	case results.MetricThroughput, results.MetricAchieved:
+		return strconv.FormatFloat(v, 'f', 1, 64) + "/s"
+	case results.MetricErrorRate:
+		return strconv.FormatFloat(100*v, 'f', 2, 64) + " %"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
+}
+
+func deltaText(c *Change) string {
+	if c.DeltaPct == nil {
+		return "from 0"
+	}
+	return fmt.Sprintf("%+.1f %%", *c.DeltaPct)
+}
+
+func noiseText(c *Change) string {
+	switch c.Test {
+	case TestRank:
+		return "p=" + strconv.FormatFloat(*c.PValue, 'g', 2, 64)
+	case TestCoV:
+		return fmt.Sprintf("CoV %.1f/%.1f %%", c.CoVA, c.CoVB)
+	}
+	return "–"
+}
+
+func changeText(c *Change) string {
+	var parts []string
+	if c.Significant {
+		parts = append(parts, c.Direction)
+	}
+	if c.Moved {
+		parts = append(parts, "control moved")
+	}
+	if c.Threshold != "" {
+		parts = append(parts, "crossed "+c.Threshold)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// num formats a number without needless decimals.
+func num(v float64) string {
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
