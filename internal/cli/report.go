@@ -14,10 +14,9 @@ func reportCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "report RESULT.json",
 		Short: "Render a result as a terminal table, Markdown or a self-contained HTML page",
-		Long: `Render a result.json written by run or find: --format text (the terminal
-table), md (Markdown in the shape of the seeds' write-ups, with the command
-that reproduces the run) or html (one self-contained page: the tables, what
-broke first, plots against the load and over time; docs/cli.md lists them).`,
+		Long: `Render a result.json of run or find: --format text (the terminal table), md
+(Markdown, with the command that reproduces the run) or html (one
+self-contained page: tables, what broke first, plots; docs/cli.md).`,
 		Example: `  ceiling report result.json --format md > LOADTEST.md
   ceiling report result.json --format html > report.html`,
 		Args: cobra.ExactArgs(1),

@@ -29,6 +29,11 @@ const (
 	// ControlTolerance is how far, in percent, a control may move when
 	// there is no CoV (single runs).
 	ControlTolerance = 10.0
+	// ControlFloorMS is the least a control's latency must move, whatever
+	// the percentage, to say the host was busy: a static page answering in
+	// half a millisecond moves by more than 10 % in its tail from timer
+	// jitter alone.
+	ControlFloorMS = 1.0
 )
 
 // The metrics compared, in the order reports show them.

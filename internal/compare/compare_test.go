@@ -219,8 +219,8 @@ func TestSingleRunsHaveNoNoiseEstimate(t *testing.T) {
 // The control (a static page) got 30 % slower with the API: the host was
 // busy, and the API's slowdown is not called significant.
 func TestBusyControlRefusesSignificance(t *testing.T) {
-	static := spread{p50: []float64{1.0, 1.02, 0.98, 1.01, 0.99}, throughput: fast.throughput, errors: fast.errors}
-	staticSlow := spread{p50: []float64{1.3, 1.32, 1.28, 1.31, 1.29}, throughput: fast.throughput, errors: fast.errors}
+	static := spread{p50: []float64{10.0, 10.2, 9.8, 10.1, 9.9}, throughput: fast.throughput, errors: fast.errors}
+	staticSlow := spread{p50: []float64{13, 13.2, 12.8, 13.1, 12.9}, throughput: fast.throughput, errors: fast.errors}
 	a := result("static", step(0, 100, fast, scenarioSpread{"api", fast}, scenarioSpread{"static", static}))
 	b := result("static", step(0, 100, slow, scenarioSpread{"api", slow}, scenarioSpread{"static", staticSlow}))
 	r := Compare(a, b, Options{MinEffect: DefaultMinEffect})
@@ -239,7 +239,7 @@ func TestBusyControlRefusesSignificance(t *testing.T) {
 		t.Errorf("comparisons = %d, want 10: the step and api, not the control", r.Comparisons)
 	}
 	out := text(t, r)
-	for _, want := range []string{`note: host busy: the control moved: 0 (100/s) "static" p50 1.0 ms → 1.3 ms (+30.0 %, beyond its CoV 1.6 %)`, "verdict: unknown: host busy: the control moved"} {
+	for _, want := range []string{`note: host busy: the control moved: 0 (100/s) "static" p50 10.0 ms → 13.0 ms (+30.0 %, beyond its CoV 1.6 %)`, "verdict: unknown: host busy: the control moved"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}
@@ -252,19 +252,21 @@ func TestBusyControlRefusesSignificance(t *testing.T) {
 	}
 }
 
-// Without repeats a control may move 10 %.
+// Without repeats a control may move 10 %, and its latency must move by
+// at least a millisecond: a sub-millisecond page's jitter is not a busy
+// host.
 func TestControlToleranceWithoutRepeats(t *testing.T) {
 	one := func(p50 float64) spread {
 		return spread{p50: []float64{p50}, throughput: []float64{100}, errors: []float64{0}}
 	}
 	for _, tt := range []struct {
-		b    float64
+		a, b float64
 		busy bool
-	}{{1.09, false}, {1.11, true}, {0.85, true}} {
-		a := result("static", step(0, 100, one(20), scenarioSpread{"api", one(20)}, scenarioSpread{"static", one(1)}))
+	}{{10, 10.9, false}, {10, 11.1, true}, {10, 8.5, true}, {0.5, 0.8, false}} {
+		a := result("static", step(0, 100, one(20), scenarioSpread{"api", one(20)}, scenarioSpread{"static", one(tt.a)}))
 		b := result("static", step(0, 100, one(20), scenarioSpread{"api", one(20)}, scenarioSpread{"static", one(tt.b)}))
 		if r := Compare(a, b, Options{}); r.HostBusy != tt.busy {
-			t.Errorf("control 1 ms → %v ms: host busy %v, want %v", tt.b, r.HostBusy, tt.busy)
+			t.Errorf("control %v ms → %v ms: host busy %v, want %v", tt.a, tt.b, r.HostBusy, tt.busy)
 		}
 	}
 	a := result("gone", step(0, 100, one(20), scenarioSpread{"api", one(20)}, scenarioSpread{"static", one(1)}))

@@ -3,6 +3,8 @@ package compare
 import (
 	"fmt"
 	"math"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
 // control checks the control scenario's changes: when its throughput or a
@@ -29,6 +31,10 @@ func (r *Report) control() {
 		tol, why := ControlTolerance, "10 % without repeats"
 		if c.NA >= 2 && c.NB >= 2 {
 			tol, why = max(c.CoVA, c.CoVB), fmt.Sprintf("its CoV %.1f %%", max(c.CoVA, c.CoVB))
+		}
+		latency := c.Metric != results.MetricThroughput
+		if latency && math.Abs(c.B-c.A) < ControlFloorMS {
+			continue // jitter, not a busy host
 		}
 		if c.DeltaPct == nil || math.Abs(*c.DeltaPct) > tol {
 			c.Moved = true
