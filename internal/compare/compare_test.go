@@ -239,7 +239,7 @@ func TestBusyControlRefusesSignificance(t *testing.T) {
 		t.Errorf("comparisons = %d, want 10: the step and api, not the control", r.Comparisons)
 	}
 	out := text(t, r)
-	for _, want := range []string{`note: host busy: the control moved: 0 (100/s) "static" p50 10.0 ms → 13.0 ms (+30.0 %, beyond its CoV 1.6 %)`, "verdict: unknown: host busy: the control moved"} {
+	for _, want := range []string{`note: host busy: the control moved: 1 (100/s) "static" p50 10.0 ms → 13.0 ms (+30.0 %, beyond its CoV 1.6 %)`, "verdict: unknown: host busy: the control moved"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}
@@ -289,8 +289,8 @@ func TestThresholds(t *testing.T) {
 		crossed []string
 	}{
 		{"within", one(21, 97), []string{}},
-		{"p99 +30 %", one(26, 100), []string{"p99:+10%: 0 (100/s) p99 30.0 ms → 39.0 ms (+30.0 %)"}},
-		{"throughput −10 %", one(20, 90), []string{"throughput:-5%: 0 (100/s) throughput 100.0/s → 90.0/s (-10.0 %)"}},
+		{"p99 +30 %", one(26, 100), []string{"p99:+10%: 1 (100/s) p99 30.0 ms → 39.0 ms (+30.0 %)"}},
+		{"throughput −10 %", one(20, 90), []string{"throughput:-5%: 1 (100/s) throughput 100.0/s → 90.0/s (-10.0 %)"}},
 		{"better is fine", one(10, 200), []string{}},
 	}
 	for _, tt := range tests {
@@ -363,7 +363,7 @@ func TestFindStepsMatchByRate(t *testing.T) {
 	if diff := cmp.Diff([]string{"400/s is only in A", "600/s is only in B"}, r.Notes); diff != "" {
 		t.Errorf("notes mismatch (-want +got):\n%s", diff)
 	}
-	if c := find(r, 4, "", results.MetricP50); c.A != 31 || c.B != 32 || !strings.HasPrefix(levelOf(&c), "300/s (A 4, B 3)") {
+	if c := find(r, 4, "", results.MetricP50); c.A != 31 || c.B != 32 || !strings.HasPrefix(levelOf(&c), "300/s (A 5, B 4)") {
 		t.Errorf("300/s: %+v (%s), want the last step of each, 31 → 32", c, levelOf(&c))
 	}
 }
@@ -447,7 +447,7 @@ func TestMarkdown(t *testing.T) {
 		"### ceiling compare: **worse: 3 significant changes, 3 worse, 0 better**",
 		"`base.json` (baseline, 5 repeats) → `new.json` (5 repeats)",
 		"| step | scenario | metric | A | B | Δ | noise | change |",
-		"| 0 (100/s) | (all) | p50 | 20.1 ms | 26.2 ms | +30.3 % | p=0.0079 | **worse** |",
+		"| 1 (100/s) | (all) | p50 | 20.1 ms | 26.2 ms | +30.3 % | p=0.0079 | **worse** |",
 		"<details><summary>All 5 changes</summary>",
 	} {
 		if !strings.Contains(out, want) {

@@ -174,15 +174,17 @@ func verdictText(r *Report) string {
 
 // levelOf names a change's step: "0 (200/s)"; find results, matched by
 // level, give both indexes.
+// levelOf names a change's step as the tables do: numbered from 1, with
+// its level.
 func levelOf(c *Change) string {
 	l := fmt.Sprintf("%s/s", num(c.TargetRate))
 	if c.VUs > 0 {
-		l = fmt.Sprintf("%d VUs", c.VUs)
+		l = fmt.Sprintf("%d users", c.VUs)
 	}
 	if c.Step != c.StepB {
-		return fmt.Sprintf("%s (A %d, B %d)", l, c.Step, c.StepB)
+		return fmt.Sprintf("%s (A %d, B %d)", l, c.Step+1, c.StepB+1)
 	}
-	return fmt.Sprintf("%d (%s)", c.Step, l)
+	return fmt.Sprintf("%d (%s)", c.Step+1, l)
 }
 
 func orAll(scenario string) string {
