@@ -145,8 +145,19 @@ func Compare(a, b *results.Result, o Options) *Report {
 	}
 	for _, p := range r.pairs(a, b) {
 		r.step(p[0], p[1], o.MinEffect)
+		for i, st := range p {
+			if st.HostBusy != "" { // the control moved across that run's repeats
+				r.HostBusy = true
+				r.note("%s step %d: %s", []string{"A", "B"}[i], st.Index+1, st.HostBusy)
+			}
+		}
 	}
 	r.control()
+	if r.HostBusy {
+		for i := range r.Changes {
+			r.Changes[i].Significant = false
+		}
+	}
 	r.thresholds(o.Thresholds)
 	r.verdict()
 	return r

@@ -481,3 +481,18 @@ func FuzzParseThresholds(f *testing.F) {
 		}
 	})
 }
+
+// A run whose control moved across its own repeats (host_busy, written by
+// run) makes compare call nothing significant, whatever else moved.
+func TestHostBusyInARun(t *testing.T) {
+	a := result("", step(0, 100, fast))
+	b := result("", step(0, 100, slow))
+	b.Steps[0].HostBusy = `host busy: the control "static" moved across the repeats (p50 30 in repeat 3 against a median of 10)`
+	r := Compare(a, b, Options{MinEffect: DefaultMinEffect})
+	if !r.HostBusy || r.Verdict != Unknown || r.Failed(true) {
+		t.Errorf("host busy in B: host busy %v, verdict %s; want true, unknown", r.HostBusy, r.Verdict)
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "B step 1: host busy") }) {
+		t.Errorf("notes %q, want B's step named", r.Notes)
+	}
+}

@@ -160,6 +160,10 @@ type Step struct {
 	Series           []Point                         `json:"series"`
 	// Repeat is the spread over the run's repeats (--repeat N > 1).
 	Repeat *Repeat `json:"repeat,omitempty"`
+	// HostBusy says how the plan's control scenario moved across the
+	// repeats, when it did (see ControlMoved); compare then calls nothing
+	// significant.
+	HostBusy string `json:"host_busy,omitempty"`
 }
 
 // Breakdown is the figures of one scenario, or of one tag value, counted in
