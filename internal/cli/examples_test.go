@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +163,58 @@ func TestExampleIdleSockets(t *testing.T) {
 	s := readResult(t, out).Steps[0]
 	if s.Verdict != "HEALTHY" || s.WebSocket == nil || s.WebSocket.Open != 50 || !strings.Contains(stdout, "50/50") {
 		t.Errorf("verdict %s (%s), sockets %+v; want HEALTHY with 50/50 held\n%s", s.Verdict, s.VerdictReason, s.WebSocket, stdout)
+	}
+}
+
+// Seed 003's table: docs/examples/login-pages.yaml against the built-in
+// target with --each (each page alone at each level) and --repeat 3: the
+// Markdown has the per-endpoint table, medians with the throughput's CoV.
+func TestExampleLoginPagesEach(t *testing.T) {
+	srv, err := demo.Start(demo.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	plan := examplePlan(t, "login-pages.yaml", "users: users.csv", "users: "+filepath.Join(wd(t), "..", "..", "docs", "examples", "users.csv"))
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--target", srv.URL(), "--vus", "2,4", "--step", "300ms", "--warmup", "100ms",
+		"--think", "5ms", "--each", "--repeat", "3", "--md", "--out", out)
+	t.Log(stdout)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	if len(r.Steps) != 6 {
+		t.Fatalf("%d steps, want 3 pages × 2 levels", len(r.Steps))
+	}
+	for i, s := range r.Steps {
+		want := []string{"landing", "dashboard", "billing"}[i/2]
+		if s.Scenario != want || len(s.Scenarios) != 1 || s.Scenarios[0].Name != want || s.Repeat == nil || s.Repeat.N != 3 {
+			t.Errorf("step %d: scenario %q with %d scenarios, repeat %+v; want %s alone, 3 repeats", i+1, s.Scenario, len(s.Scenarios), s.Repeat, want)
+		}
+	}
+	for _, want := range []string{"### Per endpoint, each alone", "| Endpoint | Conc | Req/s | P50 | P95 | P99 | Success | AvgBody | CoV% |", "| dashboard | 4 |"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+	}
+	if len(r.Invalid) != 0 {
+		t.Errorf("invalid findings %q; the pages differ", r.Invalid)
+	}
+}
+
+// Two pages that, each alone, answer with the same body at every level
+// (the login page a rejected session is redirected to) make the run
+// INVALID, as the same-size guard does for a mix.
+func TestEachSameBodiesInvalid(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("<h1>Log in</h1>"))
+	}))
+	defer srv.Close()
+	plan := writePlan(t, "target: "+srv.URL+"\nload: {vus: [2, 3], step: 200ms, warmup: 0s, think: 5ms}\nscenarios:\n  - {name: dashboard, request: {url: /dashboard}}\n  - {name: billing, request: {url: /billing}}\n")
+	out := filepath.Join(t.TempDir(), "r.json")
+	_, stdout, _ := ceiling(t, context.Background(), "run", plan, "--each", "--out", out, "--quiet")
+	if !strings.Contains(stdout, "INVALID scenarios dashboard and billing, each run alone, return bodies of the same average size at every level") {
+		t.Errorf("no INVALID line for the same bodies:\n%s", stdout)
 	}
 }

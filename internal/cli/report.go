@@ -14,9 +14,8 @@ func reportCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "report RESULT.json",
 		Short: "Render a result as a terminal table, Markdown or a self-contained HTML page",
-		Long: `Render a result.json of run or find: --format text (the terminal table), md
-(Markdown, with the command that reproduces the run) or html (one
-self-contained page: tables, what broke first, plots; docs/cli.md).`,
+		Long: `Render a result.json of run or find: --format text (the terminal table), md (Markdown,
+with the command that reproduces the run) or html (a self-contained page with plots; docs/cli.md).`,
 		Example: `  ceiling report result.json --format md > LOADTEST.md
   ceiling report result.json --format html > report.html`,
 		Args: cobra.ExactArgs(1),

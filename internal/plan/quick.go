@@ -22,7 +22,7 @@ type Quick struct {
 	MonitorCmd, Prom          string
 	PromMetrics               []string
 	SLO                       string
-	HTTP2, Insecure           bool
+	HTTP2, Insecure, Each     bool
 	FollowRedirects           bool
 }
 
@@ -72,6 +72,7 @@ func (p *Plan) Apply(q *Quick, set func(flag string) bool) error {
 		}
 		p.Repeat = q.Repeat
 	}
+	p.Load.Each = p.Load.Each || q.Each
 	p.HTTP.HTTP2 = p.HTTP.HTTP2 || q.HTTP2
 	p.HTTP.Insecure = p.HTTP.Insecure || q.Insecure
 	p.HTTP.FollowRedirects = p.HTTP.FollowRedirects || q.FollowRedirects

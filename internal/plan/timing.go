@@ -6,17 +6,22 @@ import (
 	"time"
 )
 
-// Steps returns how many steps the plan runs: one per rate or per number of
-// virtual users, and one for a ramp.
+// Steps returns how many steps the plan's result holds: one per rate or per
+// number of virtual users, one for a ramp, each once per scenario with
+// each (repeats run the same steps again).
 func (p *Plan) Steps() int {
 	l := &p.Load
+	n := len(l.Rates)
 	switch {
 	case p.Closed():
-		return len(l.VUs)
+		n = len(l.VUs)
 	case l.Ramp != nil:
-		return 1
+		n = 1
 	}
-	return len(l.Rates)
+	if l.Each {
+		n *= len(p.Scenarios) // the stairs once per scenario alone
+	}
+	return n
 }
 
 // Duration returns the total planned time of the run: for each step, its
@@ -32,8 +37,9 @@ func (p *Plan) Duration() time.Duration {
 	if !p.Closed() && l.Ramp != nil {
 		step = l.Ramp.Over.Duration
 	}
+	runs := max(p.Repeat, 1) // the stairs run once per repeat
 	var total time.Duration
-	for range p.Steps() {
+	for range runs * p.Steps() {
 		total = addSat(addSat(total, warmup), step)
 	}
 	return total
@@ -65,6 +71,12 @@ func (p *Plan) Describe() string {
 		levels = fmt.Sprintf("a ramp from %g/s to %g/s", p.Load.Ramp.From, p.Load.Ramp.To)
 	default:
 		levels = fmt.Sprintf("%s at %v/s", count(len(p.Load.Rates), "step"), p.Load.Rates)
+	}
+	if p.Load.Each {
+		levels += fmt.Sprintf(", for each of %s alone", count(len(p.Scenarios), "scenario"))
+	}
+	if p.Repeat > 1 {
+		levels += fmt.Sprintf(", %d times", p.Repeat)
 	}
 	load := p.Duration().Round(time.Second)
 	var drain time.Duration

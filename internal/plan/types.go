@@ -228,6 +228,9 @@ type Load struct {
 	MaxWorkers int `yaml:"max_workers"`
 	// Seed seeds Poisson arrivals. Zero: a fixed default, so runs repeat.
 	Seed int64 `yaml:"seed"`
+	// Each runs the stairs once per scenario, that scenario alone, instead
+	// of the weighted mix (seed 003's per-endpoint table).
+	Each bool `yaml:"each"`
 }
 
 // Ramp is a linear change of the arrival rate.

@@ -60,6 +60,7 @@ func markdown(w io.Writer, r *results.Result) {
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
+	endpointTable(w, r)
 	breakdownTables(w, r, mdTable)
 	if len(r.Steps) > 0 && r.Steps[0].Model == "open" {
 		fmt.Fprintf(w, "\nLatency is measured from each request's intended start, so queueing in the target or in the generator shows in the percentiles.\n")

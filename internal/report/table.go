@@ -122,6 +122,9 @@ func rows(r *results.Result) [][]string {
 	out := make([][]string, 0, len(r.Steps))
 	for _, s := range r.Steps {
 		target := levelOf(s)
+		if s.Scenario != "" { // load.each: the scenario ran alone
+			target = s.Scenario + " · " + target
+		}
 		errs := Percent(s.ErrorRate)
 		if s.Failed > 0 {
 			errs = fmt.Sprintf("%s (%s)", errs, topErrors(s.Errors))

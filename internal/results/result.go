@@ -108,19 +108,22 @@ type Threshold struct {
 // Step is one step's figures. Rates are per second; error_rate is a
 // fraction in [0, 1]; latencies are in milliseconds.
 type Step struct {
-	Index       int              `json:"index"`
-	Interrupted bool             `json:"interrupted,omitempty"`
-	Model       string           `json:"model"`
-	TargetRate  float64          `json:"target_rate,omitempty"`
-	VUs         int              `json:"vus,omitempty"`
-	DurationS   float64          `json:"duration_s"`
-	WarmupS     float64          `json:"warmup_s"`
-	Sent        int64            `json:"sent"`
-	Completed   int64            `json:"completed"`
-	OK          int64            `json:"ok"`
-	Limited     int64            `json:"limited"`
-	Failed      int64            `json:"failed"`
-	Errors      map[string]int64 `json:"errors"`
+	Index       int    `json:"index"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Model       string `json:"model"`
+	// Scenario is the scenario this step ran alone (load.each); empty for
+	// the plan's weighted mix.
+	Scenario   string           `json:"scenario,omitempty"`
+	TargetRate float64          `json:"target_rate,omitempty"`
+	VUs        int              `json:"vus,omitempty"`
+	DurationS  float64          `json:"duration_s"`
+	WarmupS    float64          `json:"warmup_s"`
+	Sent       int64            `json:"sent"`
+	Completed  int64            `json:"completed"`
+	OK         int64            `json:"ok"`
+	Limited    int64            `json:"limited"`
+	Failed     int64            `json:"failed"`
+	Errors     map[string]int64 `json:"errors"`
 	// Status4xx is the status of the step's 4xx failures when they all had
 	// the same one (-1: several).
 	Status4xx        int                             `json:"status_4xx,omitempty"`

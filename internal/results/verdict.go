@@ -76,6 +76,7 @@ func (r *Result) Judge(rules Rules) {
 			r.Invalid = append(r.Invalid, fmt.Sprintf("step %d: %s", s.Index+1, w))
 		}
 	}
+	r.Invalid = append(r.Invalid, r.sameBodiesAlone()...)
 	r.Invalid = append(r.Invalid, r.noSamples...)
 	for _, d := range r.DuplicateIDs {
 		r.Invalid = append(r.Invalid, fmt.Sprintf("%s repeated %d times", d.Source, d.Count))
@@ -229,6 +230,49 @@ func (s *Step) wrongRequest() string {
 		check = "check the body and headers"
 	}
 	return fmt.Sprintf("every request failed with %s: %s (a request the target refuses says nothing of its capacity)", strings.TrimSpace(status), check)
+}
+
+// sameBodiesAlone finds scenarios run alone (load.each) whose bodies have
+// the same average size at every level both ran: seed 003's redirect to
+// the login page, served for every page, is told by exactly this.
+func (r *Result) sameBodiesAlone() []string {
+	type level struct {
+		rate float64
+		vus  int
+	}
+	body := map[string]map[level]float64{}
+	var names []string
+	for _, s := range r.Steps {
+		if s.Scenario == "" || s.Completed == 0 || s.Interrupted {
+			continue
+		}
+		for _, b := range s.Scenarios {
+			if b.Name != s.Scenario || b.WebSocket || b.AvgBodyBytes <= 0 {
+				continue
+			}
+			if body[b.Name] == nil {
+				body[b.Name] = map[level]float64{}
+				names = append(names, b.Name)
+			}
+			body[b.Name][level{s.TargetRate, s.VUs}] = b.AvgBodyBytes
+		}
+	}
+	var w []string
+	for i, a := range names {
+		for _, b := range names[i+1:] {
+			same, shared := true, 0
+			for l, x := range body[a] {
+				if y, ok := body[b][l]; ok {
+					shared++
+					same = same && x == y
+				}
+			}
+			if same && shared > 0 {
+				w = append(w, fmt.Sprintf("scenarios %s and %s, each run alone, return bodies of the same average size at every level: probably the same page (a login page or an error page) instead of theirs", a, b))
+			}
+		}
+	}
+	return w
 }
 
 // sameBodies finds scenarios that return bodies of exactly the same average

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +78,9 @@ func (f *Finder) Run(ctx context.Context, level float64, _ bool) (search.Step, e
 // unfinished answer and an interrupted result, not an error. A bad cfg is
 // an InputError.
 func Find(ctx context.Context, s *Session, cfg search.Config) (*results.Result, error) {
+	if s.p.Load.Each {
+		return nil, badInput("%s: load.each (--each) runs the stairs once per scenario, and find searches for the edge of one mix: use run, or leave each out", cmp.Or(s.p.Where("load.each"), "--each"))
+	}
 	strat, err := search.New(cfg)
 	if err != nil {
 		return nil, &InputError{Err: err}

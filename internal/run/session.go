@@ -72,10 +72,11 @@ type Session struct {
 	watch   *watch
 	sinks   *sinks
 	index   int
+	alone   string           // the scenario run alone (load.each), "" for the mix
 	raw     [][]results.Step // each step index's repeats, in run order
 	passed  [][]bool         // whether each of them passed, judged alone
 	refused int64            // requests the scenarios refused to send, so far
-	cookies int64 // cookies the users' jars did not store, so far
+	cookies int64            // cookies the users' jars did not store, so far
 
 	// What a search sets (see Finder).
 	found         *bool         // whether an edge was found, which is what passed means
@@ -194,21 +195,43 @@ func reproduce(args []string) string {
 // and finishes the session.
 func (s *Session) Run(ctx context.Context) (*results.Result, error) {
 	n := max(s.p.Repeat, 1)
+	alone := []int{-1} // the weighted mix
+	if s.p.Load.Each {
+		alone = alone[:0]
+		for i := range s.p.Scenarios {
+			alone = append(alone, i) // each scenario alone, in plan order
+		}
+	}
+	levels := Steps(s.p)
+	defer s.only(-1)
 run:
 	for rep := range n {
 		if rep > 0 {
 			s.fresh(ctx, rep, n)
 		}
-		for _, st := range Steps(s.p) {
-			if _, err := s.step(ctx, st); err != nil {
-				if errors.Is(err, ErrInterrupted) {
-					break run
+		for k, sc := range alone {
+			s.only(sc)
+			for j, st := range levels {
+				st.Index = k*len(levels) + j
+				if _, err := s.step(ctx, st); err != nil {
+					if errors.Is(err, ErrInterrupted) {
+						break run
+					}
+					return nil, err
 				}
-				return nil, err
 			}
 		}
 	}
 	return s.Finish(ctx)
+}
+
+// only runs scenario i alone from the next step on (-1: the mix).
+func (s *Session) only(i int) {
+	s.set.Only(i)
+	s.alone = ""
+	if i >= 0 {
+		s.alone = s.set.Names()[i]
+	}
 }
 
 // fresh starts repeat rep (from 0) of n clean: new virtual users, so new
@@ -246,6 +269,9 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 	}
 	for i := range step.Scenarios {
 		step.Scenarios[i].WebSocket = slices.Contains(s.set.WebSockets(), step.Scenarios[i].Name)
+	}
+	if step.Scenario = s.alone; s.alone != "" { // the others did not run
+		step.Scenarios = slices.DeleteFunc(step.Scenarios, func(b results.Breakdown) bool { return b.Name != s.alone })
 	}
 	if w := s.watch; w != nil {
 		base := s.runner.Base()

@@ -19,6 +19,7 @@ import (
 type Set struct {
 	scenarios []*compiled
 	cum       []float64 // cumulative weight shares; the last is 1
+	only      int       // Pick's answer when ≥ 0 (a scenario run alone); -1: the mix
 	login     []*request
 	vars      []namedText
 	users     []map[string]string
@@ -159,7 +160,7 @@ type tagText struct {
 
 // Compile builds the Set of a validated plan.
 func Compile(p *plan.Plan) (*Set, error) {
-	s := &Set{users: p.Users(), tagLimit: p.TagLimit, seed: uint64(p.Load.Seed), nonce: rand.Uint64(), obeyRetryAfter: p.HTTP.ObeyRetryAfter, ids: newIDs(),
+	s := &Set{only: -1, users: p.Users(), tagLimit: p.TagLimit, seed: uint64(p.Load.Seed), nonce: rand.Uint64(), obeyRetryAfter: p.HTTP.ObeyRetryAfter, ids: newIDs(),
 		closed: p.Load.Model == plan.Closed, connects: connects{h: metrics.NewHistogram()}}
 	var total float64
 	for i := range p.Scenarios {
@@ -316,6 +317,9 @@ func (s *Set) Layout() metrics.Layout {
 // Pick returns the index of the scenario that a uniform 64-bit number u
 // selects by weight.
 func (s *Set) Pick(u uint64) int {
+	if s.only >= 0 {
+		return s.only
+	}
 	x := float64(u>>11) / (1 << 53)
 	i, _ := slices.BinarySearch(s.cum, x)
 	for i < len(s.cum)-1 && s.cum[i] <= x {
@@ -323,6 +327,10 @@ func (s *Set) Pick(u uint64) int {
 	}
 	return min(i, len(s.cum)-1)
 }
+
+// Only makes Pick choose scenario i alone from now on (-1: the weighted
+// mix again). Call it between steps, when no iteration runs.
+func (s *Set) Only(i int) { s.only = i }
 
 // Mix turns a seed and an index into a well-spread 64-bit number
 // (SplitMix64), for Pick.
