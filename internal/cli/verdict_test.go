@@ -163,6 +163,14 @@ func TestRepeatMedians(t *testing.T) {
 			t.Errorf("step %d: achieved rate CoV %.1f%% over %v, want under 5%% for a steady target", i+1, c, rep.Values["achieved_rate"])
 		}
 	}
+	// A single run's p50 agrees with the repeats' median within noise.
+	single := filepath.Join(t.TempDir(), "one.json")
+	if code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "400ms", "--warmup", "100ms", "--out", single, "--quiet"); code != ExitOK {
+		t.Fatalf("single run: exit %d\n%s", code, stderr)
+	}
+	if one, med := readResult(t, single).Steps[0].LatencyMS.P50, r.Steps[0].LatencyMS.P50; one < med/2 || one > 2*med {
+		t.Errorf("a single run's p50 %v ms against the repeats' median %v ms: not within noise", one, med)
+	}
 	if !strings.Contains(stdout, "median of 3 repeats") || !strings.Contains(stdout, " ±") {
 		t.Errorf("table without the repeats' spread:\n%s", stdout)
 	}
