@@ -11,11 +11,6 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
-// Formats are the renderers of a Report, by --format name.
-var Formats = map[string]func(io.Writer, *Report) error{
-	"text": Text, "md": Markdown, "markdown": Markdown, "json": JSON,
-}
-
 // JSON writes r as indented JSON.
 func JSON(w io.Writer, r *Report) error {
 	data, err := json.MarshalIndent(r, "", "  ")
