@@ -22,10 +22,11 @@ var layer = map[string]int{
 	"internal/transport/httpx": 3, "internal/transport/wsx": 3,
 	"internal/load": 3, "internal/monitor": 3, "internal/sink": 3, "internal/demo": 3,
 	"internal/delivery": 4, "internal/search": 4, "internal/results": 4,
-	"internal/report": 5, "internal/compare": 5,
-	"internal/run": 6,
-	"internal/cli": 7,
-	"cmd/ceiling":  8,
+	"internal/compare": 5,
+	"internal/report":  6,
+	"internal/run":     7,
+	"internal/cli":     8,
+	"cmd/ceiling":      9,
 }
 
 // standalone packages must not import any other package of ours.

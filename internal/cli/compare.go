@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceiling-dev/ceiling/internal/compare"
+	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
@@ -19,9 +20,9 @@ from A (the baseline) to B, and whether it is beyond the noise (docs/compare.md)
 		Example: `  ceiling compare base.json new.json --format md --threshold 'p99:+10%,throughput:-5%' --fail-on-regression`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			render := compare.Formats[format]
+			render := report.CompareFormats[format]
 			if render == nil {
-				return badInput("--format %q: want text, md or json", format)
+				return badInput("--format %q: want text, md, json or html", format)
 			}
 			o, err := compare.ParseOptions(threshold, minEffect)
 			if err != nil {
@@ -43,10 +44,9 @@ from A (the baseline) to B, and whether it is beyond the noise (docs/compare.md)
 			return nil
 		},
 	}
-	fl := c.Flags()
-	fl.StringVar(&format, "format", "text", "text, md or json")
-	fl.BoolVar(&fail, "fail-on-regression", false, "exit 1 when a significant change is worse")
-	fl.StringVar(&threshold, "threshold", "", "exit 1 past these deltas, e.g. 'p99:+10%,throughput:-5%'")
-	fl.Float64Var(&minEffect, "min-effect", compare.DefaultMinEffect, "smallest change, in percent, that can count")
+	c.Flags().StringVar(&format, "format", "text", "text, md, json or html")
+	c.Flags().BoolVar(&fail, "fail-on-regression", false, "exit 1 when a significant change is worse")
+	c.Flags().StringVar(&threshold, "threshold", "", "exit 1 past these deltas, e.g. 'p99:+10%,throughput:-5%'")
+	c.Flags().Float64Var(&minEffect, "min-effect", compare.DefaultMinEffect, "smallest change, in percent, that can count")
 	return c
 }

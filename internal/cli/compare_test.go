@@ -118,8 +118,10 @@ func TestCompareExitCodes(t *testing.T) {
 		{"threshold held", []string{fast, fast2, "--threshold", "p99:+10%,throughput:-5%"}, ExitOK, "verdict: same", ""},
 		{"min effect past the change", []string{fast, slow, "--min-effect", "40", "--fail-on-regression"}, ExitOK, "exceeds 40 %", ""},
 		{"markdown", []string{fast, slow, "--format", "md"}, ExitOK, "### ceiling compare: **worse", ""},
+		{"html", []string{fast, slow, "--format", "html"}, ExitOK, `<p class="answer worse">verdict: worse: 3 significant changes`, ""},
+		{"html fails", []string{fast, slow, "--format", "html", "--fail-on-regression"}, ExitThreshold, "</html>", ""},
 		{"bad threshold", []string{fast, slow, "--threshold", "p99:-10%"}, ExitBadInput, "", `ceiling: --threshold "p99:-10%": p99 gets worse going up: want p99:+10%`},
-		{"bad format", []string{fast, slow, "--format", "xml"}, ExitBadInput, "", `--format "xml": want text, md or json`},
+		{"bad format", []string{fast, slow, "--format", "xml"}, ExitBadInput, "", `--format "xml": want text, md, json or html`},
 		{"bad min effect", []string{fast, slow, "--min-effect", "-1"}, ExitBadInput, "", "--min-effect -1"},
 		{"missing file", []string{fast, filepath.Join(dir, "nope.json")}, ExitBadInput, "", "read result"},
 		{"one file", []string{fast}, ExitBadInput, "", "accepts 2 arg(s)"},
@@ -131,6 +133,28 @@ func TestCompareExitCodes(t *testing.T) {
 				t.Errorf("compare %v: exit %d, want %d; stdout (want %q):\n%s\nstderr (want %q):\n%s", tt.args, code, tt.code, tt.stdout, stdout, tt.stderr, stderr)
 			}
 		})
+	}
+}
+
+// compare --format html writes one self-contained page: the verdict, one
+// plot with both runs, a row per change, no script.
+func TestCompareHTMLPage(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	writeRepeated(t, a, 20.1, 19.8, 20.4, 20.0, 20.6)
+	writeRepeated(t, b, 26.2, 25.9, 26.5, 26.0, 26.8)
+	code, stdout, stderr := ceiling(t, context.Background(), "compare", a, b, "--format", "html")
+	if code != ExitOK || stderr != "" {
+		t.Fatalf("compare --format html: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+	if !strings.HasPrefix(stdout, "<!doctype html>") || !strings.HasSuffix(stdout, "</html>\n") {
+		t.Errorf("not a whole page: %.80q … %.20q", stdout, stdout[max(0, len(stdout)-20):])
+	}
+	checks := map[string]int{"<svg": 1, "<script": 0, "<tr class=": 5, `<tr class="worse">`: 3, "verdict: worse": 1, "a.json (baseline, 5 repeats)": 1}
+	for s, want := range checks {
+		if got := strings.Count(stdout, s); got != want {
+			t.Errorf("the page has %q %d times, want %d", s, got, want)
+		}
 	}
 }
 

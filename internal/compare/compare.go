@@ -132,6 +132,15 @@ type Change struct {
 	Moved   bool `json:"moved,omitempty"`
 	// Threshold is the --threshold this change crossed, if any.
 	Threshold string `json:"threshold,omitempty"`
+	// TargetRateB and VUsB are B's level: A's, except for steps of runs
+	// matched by index at another level (a note says so). ValuesA and
+	// ValuesB are each repeat's value (one for a single run), whose medians
+	// are A and B. They are for the renderers that plot (the HTML page) and
+	// are not in the JSON.
+	TargetRateB float64   `json:"-"`
+	VUsB        int       `json:"-"`
+	ValuesA     []float64 `json:"-"`
+	ValuesB     []float64 `json:"-"`
 }
 
 // Compare compares B with the baseline A.
@@ -266,7 +275,7 @@ func cmpLevel(x, y *results.Step) int {
 // step compares one pair of steps: the whole step, then each scenario
 // both have when there are several (one scenario is the step).
 func (r *Report) step(a, b *results.Step, minEffect float64) {
-	at := Change{Step: a.Index, StepB: b.Index, TargetRate: a.TargetRate, VUs: a.VUs}
+	at := Change{Step: a.Index, StepB: b.Index, TargetRate: a.TargetRate, VUs: a.VUs, TargetRateB: b.TargetRate, VUsB: b.VUs}
 	for _, m := range Metrics {
 		r.add(at, sampleOf(a, nil, m), sampleOf(b, nil, m), m, minEffect)
 	}
@@ -295,6 +304,7 @@ func (r *Report) step(a, b *results.Step, minEffect float64) {
 // add judges one metric and appends the change.
 func (r *Report) add(c Change, a, b sample, metric string, minEffect float64) {
 	c.Metric, c.A, c.B, c.NA, c.NB = metric, a.median, b.median, a.n, b.n
+	c.ValuesA, c.ValuesB = a.values, b.values
 	delta, defined := deltaPct(a.median, b.median)
 	if defined {
 		c.DeltaPct = &delta

@@ -379,7 +379,29 @@ func TestRunStepsMatchByIndex(t *testing.T) {
 		t.Errorf("notes mismatch (-want +got):\n%s", diff)
 	}
 	if len(r.Changes) != 5 || r.Changes[0].Step != 1 {
-		t.Errorf("changes = %d from step %d, want 5 of step 1", len(r.Changes), r.Changes[0].Step)
+		t.Fatalf("changes = %d from step %d, want 5 of step 1", len(r.Changes), r.Changes[0].Step)
+	}
+	if c := r.Changes[0]; c.TargetRate != 200 || c.TargetRateB != 300 {
+		t.Errorf("levels of step 1 = %v/s in A, %v/s in B, want 200/s, 300/s", c.TargetRate, c.TargetRateB)
+	}
+}
+
+// The repeats' values go with each change for the plots, not into the
+// JSON (its figures are their medians).
+func TestChangeValues(t *testing.T) {
+	a := result("", step(0, 100, spread{p50: []float64{20, 21, 19, 20, 22}, throughput: []float64{100, 100, 100, 100, 100}, errors: []float64{0, 0, 0, 0, 0}}))
+	b := result("", step(0, 100, spread{p50: []float64{26, 25, 27, 26, 28}, throughput: []float64{100, 100, 100, 100, 100}, errors: []float64{0, 0, 0, 0, 0}}))
+	r := Compare(a, b, Options{})
+	c := find(r, 0, "", results.MetricP50)
+	if diff := cmp.Diff([]float64{20, 21, 19, 20, 22}, c.ValuesA); diff != "" {
+		t.Errorf("p50 values of A mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]float64{26, 25, 27, 26, 28}, c.ValuesB); diff != "" {
+		t.Errorf("p50 values of B mismatch (-want +got):\n%s", diff)
+	}
+	var w strings.Builder
+	if err := JSON(&w, r); err != nil || strings.Contains(w.String(), "Values") || strings.Contains(w.String(), "RateB") {
+		t.Errorf("JSON (%v) holds the repeats' values or B's level:\n%s", err, w.String())
 	}
 }
 

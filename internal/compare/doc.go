@@ -1,5 +1,6 @@
 // Package compare decides whether a run (B) differs from a baseline (A)
-// beyond the noise, and renders the answer as text, Markdown or JSON.
+// beyond the noise, and renders the answer as text, Markdown or JSON (its
+// HTML page, with plots, is drawn by package report, which sits above).
 //
 // For every matched step (by index; by target rate or users for find
 // results) and, when a step has several scenarios, every scenario, it

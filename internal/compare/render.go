@@ -11,11 +11,6 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
-// Formats are the renderers of a Report, by --format name.
-var Formats = map[string]func(io.Writer, *Report) error{
-	"text": Text, "md": Markdown, "markdown": Markdown, "json": JSON,
-}
-
 // JSON writes r as indented JSON.
 func JSON(w io.Writer, r *Report) error {
 	data, err := json.MarshalIndent(r, "", "  ")
@@ -30,14 +25,12 @@ func JSON(w io.Writer, r *Report) error {
 // every change, notes, thresholds crossed and the verdict.
 func Text(w io.Writer, r *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "ceiling compare: %s (baseline, %s) → %s (%s)\n", r.A, runs(r.RepeatsA), r.B, runs(r.RepeatsB))
-	fmt.Fprintf(&b, "test: %s\n%s\n\n", r.Test, countText(r))
+	fmt.Fprintf(&b, "ceiling compare: %s\n", r.Sides())
+	fmt.Fprintf(&b, "test: %s\n%s\n\n", r.Test, r.Tally())
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "step\tscenario\tmetric\tA\tB\tΔ\tnoise\tchange")
+	fmt.Fprintln(tw, strings.Join(Columns, "\t"))
 	for i := range r.Changes {
-		c := &r.Changes[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", levelOf(c), orAll(c.Scenario), c.Metric,
-			value(c.Metric, c.A), value(c.Metric, c.B), deltaText(c), noiseText(c), changeText(c))
+		fmt.Fprintln(tw, strings.Join(r.Changes[i].Cells(), "\t"))
 	}
 	tw.Flush()
 	b.WriteString("\n")
@@ -47,7 +40,7 @@ func Text(w io.Writer, r *Report) error {
 	for _, x := range r.Crossed {
 		fmt.Fprintf(&b, "threshold crossed: %s\n", x)
 	}
-	fmt.Fprintf(&b, "verdict: %s\n", verdictText(r))
+	fmt.Fprintf(&b, "verdict: %s\n", r.Headline())
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -56,9 +49,9 @@ func Text(w io.Writer, r *Report) error {
 // the significant changes, and every comparison folded away.
 func Markdown(w io.Writer, r *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### ceiling compare: **%s**\n\n", verdictText(r))
+	fmt.Fprintf(&b, "### ceiling compare: **%s**\n\n", r.Headline())
 	fmt.Fprintf(&b, "`%s` (baseline, %s) → `%s` (%s)\n\n", r.A, runs(r.RepeatsA), r.B, runs(r.RepeatsB))
-	fmt.Fprintf(&b, "**Test:** %s. %s.\n\n", r.Test, countText(r))
+	fmt.Fprintf(&b, "**Test:** %s. %s.\n\n", r.Test, r.Tally())
 	var sig []int
 	for i, c := range r.Changes {
 		if c.Significant || c.Moved || c.Threshold != "" {
@@ -113,6 +106,12 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
+// Sides names what was compared: "a.json (baseline, 5 repeats) → b.json
+// (single run)".
+func (r *Report) Sides() string {
+	return fmt.Sprintf("%s (baseline, %s) → %s (%s)", r.A, runs(r.RepeatsA), r.B, runs(r.RepeatsB))
+}
+
 func runs(n int) string {
 	if n <= 1 {
 		return "single run"
@@ -120,9 +119,9 @@ func runs(n int) string {
 	return fmt.Sprintf("%d repeats", n)
 }
 
-// countText says how many comparisons were made and what chance alone
-// would do to them.
-func countText(r *Report) string {
+// Tally says how many comparisons were made and what chance alone would
+// do to them.
+func (r *Report) Tally() string {
 	var steps, scenarios int
 	for _, c := range r.Changes {
 		if c.Metric == Metrics[0] && !c.Control {
@@ -147,8 +146,9 @@ func countText(r *Report) string {
 	return s
 }
 
-// verdictText is the verdict with its reason.
-func verdictText(r *Report) string {
+// Headline is the verdict with its reason: "worse: 3 significant
+// changes, 3 worse, 0 better", "unknown: no noise estimate (use --repeat)".
+func (r *Report) Headline() string {
 	var worse, better int
 	for _, c := range r.Changes {
 		if c.Significant && !c.Control {
@@ -172,8 +172,17 @@ func verdictText(r *Report) string {
 	return fmt.Sprintf("%s: %d significant changes, %d worse, %d better", r.Verdict, worse+better, worse, better)
 }
 
-// levelOf names a change's step: "0 (200/s)"; find results, matched by
-// level, give both indexes.
+// Columns head the table of changes; Cells are a change's, in this order.
+var Columns = []string{"step", "scenario", "metric", "A", "B", "Δ", "noise", "change"}
+
+// Cells are the change as the tables show it, under Columns: its step,
+// scenario ("(all)" for the whole step), metric, A and B with their unit,
+// the delta, the noise (p-value or CoVs) and what changed ("worse",
+// "better", "control moved", "crossed p99:+10%"; empty for nothing).
+func (c *Change) Cells() []string {
+	return []string{levelOf(c), orAll(c.Scenario), c.Metric, value(c.Metric, c.A), value(c.Metric, c.B), deltaText(c), noiseText(c), changeText(c)}
+}
+
 // levelOf names a change's step as the tables do: numbered from 1, with
 // its level.
 func levelOf(c *Change) string {

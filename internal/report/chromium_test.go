@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/compare"
 )
 
 // shotOf is a report page for TestHTMLInChromium to open instead of the
@@ -51,6 +53,73 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 	}
 	shot := filepath.Join(dir, "report.png")
+	img := screenshot(t, bin, page, shot)
+	if *update {
+		png, err := os.ReadFile(shot)
+		if err == nil {
+			err = os.WriteFile(filepath.Join("..", "..", "docs", "report.png"), png, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The plots sit below the title and the step table: count the drawn
+	// (non-white) pixels in the lower part of the page.
+	bounds := img.Bounds()
+	lower := image.Rect(bounds.Min.X, bounds.Min.Y+bounds.Dy()/3, bounds.Max.X, bounds.Max.Y)
+	if drawn, total := drawnIn(img, lower); drawn < total/50 {
+		t.Errorf("only %d of %d sampled pixels drawn below the table: the plots did not render", drawn, total)
+	}
+}
+
+// The compare page opened in headless Chromium: its plot is drawn (many
+// non-white pixels in the band between the header and the table) and a
+// worse row is shaded red. The screenshot is kept as TestHTMLInChromium
+// keeps its own, as compare.png.
+func TestCompareHTMLInChromium(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed (Debian package chromium; .ci/run installs it)")
+	}
+	dir := t.TempDir()
+	if a := os.Getenv("CEILING_ARTIFACTS"); a != "" {
+		dir = a
+		os.MkdirAll(dir, 0o755)
+	}
+	levels := []float64{100, 200, 800}
+	var b bytes.Buffer
+	if err := CompareHTML(&b, compare.Compare(repeated(20, levels...), repeated(26, levels...), compare.Options{A: "a.json", B: "b.json", MinEffect: 5})); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "compare.html")
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := screenshot(t, bin, page, filepath.Join(dir, "compare.png"))
+	// At a 1200 px wide window the plot spans roughly y 250 to 550.
+	bounds := img.Bounds()
+	band := image.Rect(bounds.Min.X, 250, bounds.Max.X, 550).Intersect(bounds)
+	if drawn, total := drawnIn(img, band); drawn < total/50 {
+		t.Errorf("only %d of %d sampled pixels drawn where the plot should be: it did not render", drawn, total)
+	}
+	var red int
+	for y := bounds.Min.Y; y < bounds.Max.Y; y += 2 {
+		for x := bounds.Min.X; x < bounds.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r>>8 == 0xfd && g>>8 == 0xe4 && bl>>8 == 0xe4 { // tr.worse's background
+				red++
+			}
+		}
+	}
+	if red < 1000 {
+		t.Errorf("%d sampled pixels of a worse row's shade, want the 9 worse rows shaded", red)
+	}
+}
+
+// screenshot opens page in headless Chromium and returns its screenshot,
+// written to shot.
+func screenshot(t *testing.T, bin, page, shot string) image.Image {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -70,29 +139,19 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", shot)
-	if *update {
-		png, err := os.ReadFile(shot)
-		if err == nil {
-			err = os.WriteFile(filepath.Join("..", "..", "docs", "report.png"), png, 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The plots sit below the title and the step table: count the drawn
-	// (non-white) pixels in the lower part of the page.
-	bounds := img.Bounds()
-	lower := image.Rect(bounds.Min.X, bounds.Min.Y+bounds.Dy()/3, bounds.Max.X, bounds.Max.Y)
-	drawn := 0
-	for y := lower.Min.Y; y < lower.Max.Y; y += 2 {
-		for x := lower.Min.X; x < lower.Max.X; x += 2 {
+	return img
+}
+
+// drawnIn counts the non-white pixels of every other row and column of
+// rect, and how many it sampled.
+func drawnIn(img image.Image, rect image.Rectangle) (drawn, total int) {
+	for y := rect.Min.Y; y < rect.Max.Y; y += 2 {
+		for x := rect.Min.X; x < rect.Max.X; x += 2 {
 			r, g, bl, _ := img.At(x, y).RGBA()
 			if r < 0xf000 || g < 0xf000 || bl < 0xf000 {
 				drawn++
 			}
 		}
 	}
-	if total := (lower.Dx() / 2) * (lower.Dy() / 2); drawn < total/50 {
-		t.Errorf("only %d of %d sampled pixels drawn below the table: the plots did not render", drawn, total)
-	}
+	return drawn, (rect.Dx() / 2) * (rect.Dy() / 2)
 }

@@ -3,7 +3,9 @@
 // test write-ups (with the command that reproduces the run), one
 // self-contained HTML page with the tables and plots (inline SVG, no
 // script), the live progress line shown while a step runs, and find's
-// one-line answer and the demo's story of what broke first.
+// one-line answer and the demo's story of what broke first; and a
+// comparison's HTML page (CompareHTML: both runs against the load, the
+// table of changes), compare's own formats beside it in CompareFormats.
 //
 // It takes values (a result, a search's outcome, a step's progress); it
 // measures nothing and depends on no executor, so a result from any run,

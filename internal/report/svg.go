@@ -43,6 +43,14 @@ type series struct {
 	dots, steps, dashed bool
 	// tips are the points' tooltips, when dots is set.
 	tips []string
+	// color, when set, is the line's colour instead of the palette's
+	// (two series of one figure, dashed and solid, share a colour).
+	color string
+	// lows and highs, when set, are each point's range (the repeats'
+	// least and greatest value), drawn as a whisker nudge units to the
+	// side of the point, so that two series at one x keep theirs apart.
+	lows, highs []float64
+	nudge       float64
 }
 
 type xy struct{ x, y float64 }
@@ -132,8 +140,7 @@ func (c *chart) svg() string {
 	}
 	// the series
 	for i, s := range c.series {
-		color := palette[i%len(palette)]
-		c.line(&b, s, color, px, py)
+		c.line(&b, s, s.stroke(i), px, py)
 	}
 	c.legend(&b)
 	b.WriteString("</svg>")
@@ -165,6 +172,7 @@ func (c *chart) line(b *strings.Builder, s series, color string, px, py func(flo
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(p.x), py(p.y)))
 	}
 	flush()
+	s.whiskers(b, color, dash, px, py)
 	if !s.dots {
 		return
 	}
@@ -180,6 +188,27 @@ func (c *chart) line(b *strings.Builder, s series, color string, px, py func(flo
 	}
 }
 
+// whiskers draws each point's range as a vertical line with caps, nudged
+// to the side; none where the range is empty.
+func (s series) whiskers(b *strings.Builder, color, dash string, px, py func(float64) float64) {
+	for i, p := range s.points {
+		if i >= len(s.lows) || i >= len(s.highs) || !(s.highs[i] > s.lows[i]) {
+			continue
+		}
+		x, lo, hi := px(p.x)+s.nudge, py(s.lows[i]), py(s.highs[i])
+		fmt.Fprintf(b, `<path class="whisker" fill="none" stroke="%s" stroke-width="1.5"%s d="M%.1f,%.1fV%.1fM%.1f,%.1fh6M%.1f,%.1fh6"/>`+"\n",
+			color, dash, x, lo, hi, x-3, lo, x-3, hi)
+	}
+}
+
+// stroke is the colour of the i-th series: its own, or the palette's.
+func (s series) stroke(i int) string {
+	if s.color != "" {
+		return s.color
+	}
+	return palette[i%len(palette)]
+}
+
 // legend names the series at the top right, in order.
 func (c *chart) legend(b *strings.Builder) {
 	x := float64(plotW - padRight)
@@ -191,7 +220,7 @@ func (c *chart) legend(b *strings.Builder) {
 			dash = ` stroke-dasharray="4 2"`
 		}
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-width="3"%s/><text x="%.1f" y="%d" fill="#333">%s</text>`+"\n",
-			x, legendY-4, x+legendSwatchSize+4, legendY-4, palette[i%len(palette)], dash, x+legendSwatchSize+8, legendY, esc(s.name))
+			x, legendY-4, x+legendSwatchSize+4, legendY-4, s.stroke(i), dash, x+legendSwatchSize+8, legendY, esc(s.name))
 	}
 }
 
@@ -201,12 +230,15 @@ func (c *chart) bounds() (x0, x1, y1 float64, ok bool) {
 	x0, x1 = math.Inf(1), math.Inf(-1)
 	y1 = c.yMax
 	for _, s := range c.series {
-		for _, p := range s.points {
+		for i, p := range s.points {
 			if math.IsNaN(p.y) {
 				continue
 			}
 			ok = true
 			x0, x1, y1 = min(x0, p.x), max(x1, p.x), max(y1, p.y)
+			if i < len(s.highs) && !math.IsNaN(s.highs[i]) {
+				y1 = max(y1, s.highs[i])
+			}
 		}
 	}
 	if !ok {

@@ -1,0 +1,205 @@
+package report
+
+import (
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ceiling-dev/ceiling/internal/compare"
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// repeated is a run of stairs at these levels, each step repeated 5
+// times: p50 at level l is base + l/100 ms (each repeat moved by -0.4,
+// -0.2, 0, +0.2, +0.4 ms) and p99 twice p50, throughput the level.
+func repeated(base float64, levels ...float64) *results.Result {
+	r := &results.Result{Schema: results.Schema}
+	for i, l := range levels {
+		rep := &results.Repeat{N: 5, Values: map[string][]float64{}, CoVPct: map[string]float64{}}
+		for _, d := range []float64{-0.4, -0.2, 0, 0.2, 0.4} {
+			p50 := base + l/100 + d
+			rep.Values["p50"] = append(rep.Values["p50"], p50)
+			rep.Values["p95"] = append(rep.Values["p95"], 1.5*p50)
+			rep.Values["p99"] = append(rep.Values["p99"], 2*p50)
+			rep.Values["throughput"] = append(rep.Values["throughput"], l)
+			rep.Values["error_rate"] = append(rep.Values["error_rate"], 0)
+		}
+		for m, v := range rep.Values {
+			rep.CoVPct[m] = results.CoV(v)
+		}
+		p50 := base + l/100
+		r.Steps = append(r.Steps, results.Step{Index: i, Model: "open", TargetRate: l, DurationS: 10, Throughput: l,
+			LatencyMS: metrics.Latency{P50: p50, P95: 1.5 * p50, P99: 2 * p50}, Repeat: rep})
+	}
+	return r
+}
+
+func compareHTML(t *testing.T, r *compare.Report) string {
+	t.Helper()
+	var b strings.Builder
+	if err := CompareFormats["html"](&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// The compare page: the verdict on top, the test and the number of
+// comparisons, one plot with both runs' p50 and p99 placed numerically
+// against the load (A dashed, B solid, the repeats' range as whiskers),
+// and the table with a row per change, the significant ones coloured.
+func TestCompareHTML(t *testing.T) {
+	levels := []float64{100, 200, 800}
+	r := compare.Compare(repeated(20, levels...), repeated(26, levels...), compare.Options{A: "a.json", B: "b.json", MinEffect: 5})
+	page := compareHTML(t, r)
+
+	verdict := strings.Index(page, `<p class="answer worse">verdict: worse: 9 significant changes, 9 worse, 0 better</p>`)
+	if verdict < 0 || verdict > strings.Index(page, "<svg") || verdict > strings.Index(page, "<table") {
+		t.Errorf("the verdict is not on top, before the plot and the table (at %d)", verdict)
+	}
+	for _, want := range []string{"Mann-Whitney U rank test", "15 comparisons (5 metrics × 3 steps)", "a.json (baseline, 5 repeats) → b.json (5 repeats)", "<script", "<link"} {
+		if got := strings.Contains(page, want); got != !strings.HasPrefix(want, "<") {
+			t.Errorf("page contains %q: %v, want %v", want, got, !got)
+		}
+	}
+
+	if n := strings.Count(page, "<svg"); n != 1 {
+		t.Fatalf("%d plots, want 1", n)
+	}
+	svg := page[strings.Index(page, "<svg"):strings.Index(page, "</svg>")]
+	for _, side := range []string{"A", "B"} {
+		for _, m := range []string{"p50", "p99"} {
+			x := dots(t, svg, side+" "+m)
+			if len(x) != 3 {
+				t.Fatalf("%s %s: dots at %v, want one per level", side, m, x)
+			}
+			slope := (x["200/s"][0] - x["100/s"][0]) / 100
+			if got, want := x["800/s"][0]-x["100/s"][0], slope*700; math.Abs(got-want) > 0.5 {
+				t.Errorf("%s %s: 800/s at %.1f from 100/s, want %.1f (proportional to the rate)", side, m, got, want)
+			}
+		}
+	}
+	ya, yb := dotY(t, svg, "200/s: A p99"), dotY(t, svg, "200/s: B p99")
+	if !(yb < ya) { // SVG's y grows downwards
+		t.Errorf("at 200/s B's p99 is drawn at y %.1f, A's at %.1f: want B's higher (slower)", yb, ya)
+	}
+	for _, l := range []string{"100/s", "200/s", "800/s"} {
+		if !strings.Contains(svg, ">"+l+"</text>") {
+			t.Errorf("the axis does not mark %s", l)
+		}
+	}
+	polylines := regexp.MustCompile(`<polyline [^>]*>`).FindAllString(svg, -1)
+	if len(polylines) != 4 || strings.Count(strings.Join(polylines, ""), "stroke-dasharray") != 2 {
+		t.Errorf("lines: %q, want 4, two of them (A's) dashed", polylines)
+	}
+	if n := strings.Count(svg, `class="whisker"`); n != 12 {
+		t.Errorf("%d whiskers, want 12 (4 series × 3 levels)", n)
+	}
+	if !strings.Contains(svg, "5 repeats from 26.6 ms to 27.4 ms") {
+		t.Errorf("B p50's tooltip at 100/s does not give the repeats' range")
+	}
+
+	rows := regexp.MustCompile(`<tr class="([a-z ]*)">`).FindAllStringSubmatch(page, -1)
+	if len(rows) != len(r.Changes) {
+		t.Fatalf("%d rows, want %d (one per change)", len(rows), len(r.Changes))
+	}
+	var worse int
+	for _, m := range rows {
+		if m[1] == "worse" {
+			worse++
+		}
+	}
+	if worse != 9 {
+		t.Errorf("%d rows marked worse, want 9 (p50, p95, p99 of 3 steps)", worse)
+	}
+	if !strings.Contains(page, "<td>2 (200/s)</td><td>(all)</td><td>p99</td><td>44.0 ms</td><td>56.0 ms</td><td>+27.3 %</td><td>p=0.0079</td><td>worse</td>") {
+		t.Errorf("the page lacks the row of step 2's p99")
+	}
+}
+
+// The other way round, B is better: green; single runs have no plot's
+// whiskers, an unknown verdict and their notes.
+func TestCompareHTMLBetterAndNotes(t *testing.T) {
+	r := compare.Compare(repeated(26, 100, 200), repeated(20, 100, 200), compare.Options{A: "a.json", B: "b.json", MinEffect: 5})
+	page := compareHTML(t, r)
+	if !strings.Contains(page, `<p class="answer better">verdict: better: 6 significant changes, 0 worse, 6 better</p>`) ||
+		strings.Count(page, `<tr class="better">`) != 6 {
+		t.Errorf("B faster: the page does not say better, or colour 6 rows better")
+	}
+
+	a, b := repeated(20, 100, 200), repeated(26, 100, 300)
+	for _, s := range []*results.Result{a, b} {
+		for i := range s.Steps {
+			s.Steps[i].Repeat = nil
+		}
+	}
+	r = compare.Compare(a, b, compare.Options{A: "a.json", B: "b.json"})
+	page = compareHTML(t, r)
+	if !strings.Contains(page, `<p class="answer unknown">verdict: unknown: no noise estimate (use --repeat)</p>`) {
+		t.Errorf("single runs: the verdict is not unknown")
+	}
+	if !strings.Contains(page, "<li>step 1 is 200/s in A, 300/s in B: compared by index</li>") {
+		t.Errorf("the page lacks the note on steps of other levels")
+	}
+	if strings.Contains(page, "whisker") || strings.Contains(page, `<tr class="worse">`) {
+		t.Errorf("single runs: whiskers or significant rows drawn")
+	}
+	// B's second step is at its own level, 300/s; A's at 200/s.
+	svg := page[strings.Index(page, "<svg"):]
+	if x := dots(t, svg, "B p99"); len(x["300/s"]) != 1 || len(x["200/s"]) != 0 {
+		t.Errorf("B's dots at %v, want one at 300/s and none at 200/s", x)
+	}
+}
+
+// Scenario names, control names and file names come from users: every
+// one is escaped, in the table, the notes and the title.
+func TestCompareHTMLEscapes(t *testing.T) {
+	const name = `<script>&"'`
+	mk := func(p99 float64) *results.Result {
+		r := repeated(p99, 100)
+		r.Steps[0].Repeat = nil
+		r.Steps[0].Scenarios = []results.Breakdown{
+			{Name: name, Completed: 100, OK: 100, LatencyMS: metrics.Latency{P50: p99 / 2, P99: p99}},
+			{Name: "b", Completed: 100, OK: 100, LatencyMS: metrics.Latency{P50: 1, P99: 2}},
+		}
+		return r
+	}
+	a := mk(20)
+	a.Steps[0].Scenarios = append(a.Steps[0].Scenarios, results.Breakdown{Name: name + "2", Completed: 1})
+	r := compare.Compare(a, mk(26), compare.Options{A: name + ".json", B: "b.json", Thresholds: mustThresholds(t, "p99:+10%")})
+	page := compareHTML(t, r)
+	if strings.Contains(page, "<script") || strings.Contains(page, `&"'`) {
+		t.Errorf("the page holds the name unescaped")
+	}
+	const escaped = `&lt;script&gt;&amp;&#34;&#39;`
+	for _, where := range []string{"<title>ceiling compare: " + escaped + ".json", "<td>" + escaped + "</td>", `scenario &#34;&lt;script&gt;&amp;\&#34;&#39;2&#34; is only in A` /* the note quotes it with %q */, "threshold crossed: p99:+10%"} {
+		if !strings.Contains(page, where) {
+			t.Errorf("the page lacks %q", where)
+		}
+	}
+}
+
+func mustThresholds(t *testing.T, s string) []compare.Threshold {
+	t.Helper()
+	o, err := compare.ParseOptions(s, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.Thresholds
+}
+
+var dotAt = regexp.MustCompile(`<circle cx="[0-9.]+" cy="([0-9.]+)"[^>]*><title>([^<]*)</title>`)
+
+// dotY returns the y of the dot whose tooltip contains name.
+func dotY(t *testing.T, svg, name string) float64 {
+	t.Helper()
+	i := slices.IndexFunc(dotAt.FindAllStringSubmatch(svg, -1), func(m []string) bool { return strings.Contains(m[2], name) })
+	if i < 0 {
+		t.Fatalf("no dot %q", name)
+	}
+	y, _ := strconv.ParseFloat(dotAt.FindAllStringSubmatch(svg, -1)[i][1], 64)
+	return y
+}
