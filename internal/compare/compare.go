@@ -145,7 +145,7 @@ type Change struct {
 
 // Compare compares B with the baseline A.
 func Compare(a, b *results.Result, o Options) *Report {
-	r := &Report{A: o.A, B: o.B, RepeatsA: repeats(a), RepeatsB: repeats(b), MinEffectPct: o.MinEffect,
+	r := &Report{A: o.A, B: o.B, RepeatsA: a.Repeats(), RepeatsB: b.Repeats(), MinEffectPct: o.MinEffect,
 		Control: b.Control, Crossed: []string{}, Notes: []string{}, Changes: []Change{}}
 	if r.Control == "" {
 		r.Control = a.Control
@@ -174,17 +174,6 @@ func Compare(a, b *results.Result, o Options) *Report {
 
 func (r *Report) note(format string, args ...any) {
 	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
-}
-
-// repeats returns the most repeats any step of r had.
-func repeats(r *results.Result) int {
-	n := 1
-	for _, s := range r.Steps {
-		if s.Repeat != nil {
-			n = max(n, s.Repeat.N)
-		}
-	}
-	return n
 }
 
 // pairs matches A's steps with B's: by index for runs, by level (target

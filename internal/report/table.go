@@ -37,17 +37,6 @@ func delivered(r *results.Result) bool {
 	return false
 }
 
-// repeats is the most repeats a step of r ran (1 without repeats).
-func repeats(r *results.Result) int {
-	n := 1
-	for _, s := range r.Steps {
-		if s.Repeat != nil {
-			n = max(n, s.Repeat.N)
-		}
-	}
-	return n
-}
-
 // spread is " ±CoV%" of a repeated step's metric (the medians' spread over
 // the repeats), or "" without repeats.
 func spread(r *results.Repeat, metric string) string {
@@ -322,7 +311,7 @@ func text(w io.Writer, r *results.Result) {
 
 // footer writes thresholds and warnings; prefix starts each line.
 func footer(w io.Writer, r *results.Result, prefix string) {
-	if n := repeats(r); n > 1 {
+	if n := r.Repeats(); n > 1 {
 		fmt.Fprintf(w, "\n%seach figure is the median of %d repeats (counts: their sum; max: the largest); ± is its coefficient of variation over them\n", prefix, n)
 	}
 	if r.Unfinished {

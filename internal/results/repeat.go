@@ -46,6 +46,17 @@ type Repeat struct {
 	Passed int `json:"passed"`
 }
 
+// Repeats returns the most repeats any step of r ran (1 without repeats).
+func (r *Result) Repeats() int {
+	n := 1
+	for _, s := range r.Steps {
+		if s.Repeat != nil {
+			n = max(n, s.Repeat.N)
+		}
+	}
+	return n
+}
+
 // Median returns the median of v (the mean of the two middle values for
 // an even count); NaN for none.
 func Median(v []float64) float64 {
