@@ -40,16 +40,21 @@ func capacityServer(t *testing.T, rate float64) *httptest.Server {
 
 // find on a target of known capacity finds it within the precision.
 func TestFindKnownCapacity(t *testing.T) {
-	srv := capacityServer(t, 400)
+	// 200/s: the search goes no higher than 400/s, which a race-enabled
+	// build on a busy 2-core machine still drives.
+	srv := capacityServer(t, 200)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := ceiling(t, context.Background(), "find", "--url", srv.URL, "--start", "50", "--precision", "10%",
 		"--step", "600ms", "--warmup", "200ms", "--slo", "errors<1%", "--out", out, "--quiet")
 	if code != ExitOK {
+		if strings.Contains(stdout, "generator limit reached") {
+			t.Skipf("this machine was too busy to hold the rates (another test's load?):\n%s", stdout)
+		}
 		t.Fatalf("exit = %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	r := readResult(t, out)
-	if r.Edge == nil || r.Edge.Rate < 400*0.85 || r.Edge.Rate > 400*1.02 || !r.Passed {
-		t.Fatalf("edge = %+v (passed %v), want ≈ 400/s within 10%%; steps %d", r.Edge, r.Passed, len(r.Steps))
+	if r.Edge == nil || r.Edge.Rate < 200*0.85 || r.Edge.Rate > 200*1.02 || !r.Passed {
+		t.Fatalf("edge = %+v (passed %v), want ≈ 200/s within 10%%; steps %d", r.Edge, r.Passed, len(r.Steps))
 	}
 	if !strings.Contains(stdout, "edge: ") || !strings.Contains(stdout, "fails: errors") {
 		t.Errorf("no one-line answer naming the failure:\n%s", stdout)
