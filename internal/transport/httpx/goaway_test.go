@@ -14,6 +14,23 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
+// frame is one HTTP/2 frame.
+func frame(typ, flags byte, stream uint32, payload []byte) []byte {
+	b := make([]byte, 9, 9+len(payload))
+	b[0], b[1], b[2] = byte(len(payload)>>16), byte(len(payload)>>8), byte(len(payload))
+	b[3], b[4] = typ, flags
+	binary.BigEndian.PutUint32(b[5:], stream)
+	return append(b, payload...)
+}
+
+// goaway is a GOAWAY frame naming last as the last stream processed,
+// with error code NO_ERROR.
+func goaway(last uint32) []byte {
+	p := make([]byte, 8)
+	binary.BigEndian.PutUint32(p, last)
+	return frame(7, 0, 0, p)
+}
+
 // goawayServer is an h2c server (prior knowledge) written frame by frame,
 // so that it can misbehave as real ones do. It answers the first serve
 // requests of each connection with a 200, then sends GOAWAY naming the
@@ -29,18 +46,6 @@ func goawayServer(t *testing.T, serve int) (url string, conns *atomic.Int64) {
 	}
 	t.Cleanup(func() { ln.Close() })
 	conns = new(atomic.Int64)
-	frame := func(typ, flags byte, stream uint32, payload []byte) []byte {
-		b := make([]byte, 9, 9+len(payload))
-		b[0], b[1], b[2] = byte(len(payload)>>16), byte(len(payload)>>8), byte(len(payload))
-		b[3], b[4] = typ, flags
-		binary.BigEndian.PutUint32(b[5:], stream)
-		return append(b, payload...)
-	}
-	goaway := func(last uint32) []byte {
-		p := make([]byte, 8) // last stream, then error code NO_ERROR
-		binary.BigEndian.PutUint32(p, last)
-		return frame(7, 0, 0, p)
-	}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -230,4 +235,89 @@ func BenchmarkH2Exchange(b *testing.B) {
 			}
 		}
 	})
+}
+
+// drainingServer is an h2c server that, on each connection's first request,
+// sends GOAWAY naming that request's stream at once (the server is
+// draining the connection: it will finish that stream, take no other) and
+// answers it after late.
+func drainingServer(t *testing.T, late time.Duration) (url string, conns *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	conns = new(atomic.Int64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				if _, err := io.ReadFull(c, make([]byte, 24)); err != nil {
+					return
+				}
+				c.Write(frame(4, 0, 0, nil))
+				head := make([]byte, 9)
+				for {
+					if _, err := io.ReadFull(c, head); err != nil {
+						return
+					}
+					n := int(head[0])<<16 | int(head[1])<<8 | int(head[2])
+					if _, err := io.CopyN(io.Discard, c, int64(n)); err != nil {
+						return
+					}
+					switch typ, flags := head[3], head[4]; {
+					case typ == 4 && flags&1 == 0:
+						c.Write(frame(4, 1, 0, nil))
+					case typ == 1:
+						stream := binary.BigEndian.Uint32(head[5:]) &^ (1 << 31)
+						c.Write(goaway(stream))
+						time.Sleep(late)
+						c.Write(frame(1, 5, stream, []byte{0x88}))
+						time.Sleep(10 * time.Millisecond)
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/", conns
+}
+
+// A connection draining after GOAWAY takes no new request and does not
+// count against max connections: with one connection allowed, a request
+// made while the first drains goes to a new connection and is answered
+// (it failed as a reset, sent three times to the draining one).
+func TestH2DrainingConnectionLeavesPool(t *testing.T) {
+	url, conns := drainingServer(t, 300*time.Millisecond)
+	ex := New(Config{Timeout: 5 * time.Second, HTTP2: true, MaxConns: 1})
+	defer ex.Close()
+	first := make(chan transport.Kind, 1)
+	go func() {
+		s := ex.Session()
+		defer s.Close()
+		var out transport.Outcome
+		s.Do(&transport.Request{Method: "GET", URL: url}, &out)
+		first <- out.Kind
+	}()
+	time.Sleep(100 * time.Millisecond) // the first request's GOAWAY has arrived
+	s := ex.Session()
+	defer s.Close()
+	var out transport.Outcome
+	s.Do(&transport.Request{Method: "GET", URL: url}, &out)
+	if out.Kind != transport.OK {
+		t.Errorf("request during the drain: %v (retried %v), want ok on a new connection", out.Kind, out.Retried)
+	}
+	if k := <-first; k != transport.OK {
+		t.Errorf("the draining connection's own request: %v, want ok", k)
+	}
+	if n := conns.Load(); n < 2 {
+		t.Errorf("%d connections, want a second one for the request made during the drain", n)
+	}
 }

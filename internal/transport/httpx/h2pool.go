@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -18,7 +19,7 @@ import (
 // connection is dialled only when none has, one dial at a time per host
 // (requests that need it wait for it), and never more than max per host
 // (past that, requests queue for a stream). A connection that received
-// GOAWAY or failed leaves the pool.
+// GOAWAY or failed leaves the pool (a draining one finishes its streams).
 //
 // A request the server said it never processed (GOAWAY naming a lower
 // last stream, or REFUSED_STREAM) is sent again, up to h2Attempts in all;
@@ -73,6 +74,9 @@ func (p *h2Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		cc, fresh, err := p.conn(req.Context(), scheme, addr)
 		if err != nil {
+			if req.Body != nil {
+				req.Body.Close() // the RoundTripper contract, even on failure
+			}
 			return nil, err
 		}
 		resp, err := cc.RoundTrip(req)
@@ -80,8 +84,15 @@ func (p *h2Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		unsent := unprocessed(err)
-		if !unsent && cc.Err() == nil && !strings.Contains(err.Error(), "GOAWAY") {
+		goaway := strings.Contains(err.Error(), "GOAWAY") || strings.Contains(err.Error(), "client conn not usable")
+		if !unsent && !goaway && cc.Err() == nil {
 			return nil, err // the connection is fine: the failure is this request's
+		}
+		if goaway || cc.Err() != nil {
+			// A connection that received GOAWAY may still finish its other
+			// streams (net/http reports it usable until it closes): no new
+			// request goes to it, and it no longer counts against max.
+			p.drop(scheme+"://"+addr, cc)
 		}
 		if req.Context().Err() == nil && (unsent && attempt < h2Attempts-1 || attempt == 0 && !fresh && idempotent(req.Method)) {
 			if again, ok := rewound(req); ok {
@@ -149,7 +160,9 @@ func (p *h2Pool) conn(ctx context.Context, scheme, addr string) (cc *http.Client
 			p.mu.Unlock()
 			select {
 			case <-d.done:
-				if d.err != nil {
+				// A dial that failed on the dialling request's own deadline
+				// or cancellation says nothing of this one's: dial again.
+				if d.err != nil && !(ctx.Err() == nil && (errors.Is(d.err, context.Canceled) || errors.Is(d.err, context.DeadlineExceeded))) {
 					return nil, false, d.err
 				}
 				continue
@@ -170,10 +183,16 @@ func (p *h2Pool) conn(ctx context.Context, scheme, addr string) (cc *http.Client
 		p.mu.Lock()
 		h.dial = nil
 		if err == nil {
-			if p.closed {
+			switch {
+			case p.closed:
 				cc.Close()
 				err = net.ErrClosed
-			} else {
+			case p.hosts[key] != h: // reset while dialling: the host is new
+				cc.Close()
+				p.mu.Unlock()
+				close(d.done)
+				continue
+			default:
 				h.conns = append(h.conns, cc)
 			}
 		}
@@ -187,6 +206,16 @@ func (p *h2Pool) conn(ctx context.Context, scheme, addr string) (cc *http.Client
 			return cc, true, nil
 		}
 		// The requests that waited for the dial took its streams: look again.
+	}
+}
+
+// drop takes cc out of the pool without closing it: it finishes the
+// streams it has, then closes itself.
+func (p *h2Pool) drop(key string, cc *http.ClientConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if h := p.hosts[key]; h != nil {
+		h.conns = slices.DeleteFunc(h.conns, func(c *http.ClientConn) bool { return c == cc })
 	}
 }
 
