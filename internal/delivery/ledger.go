@@ -187,15 +187,29 @@ func (l *Ledger) Drain(ctx context.Context, stop time.Time, timeout, quiet time.
 		}
 		now := time.Now()
 		if !now.Before(deadline) {
-			return end(now.Sub(stop), now.Sub(l.progress) >= quiet)
+			return end(now.Sub(stop), l.quietFor(quiet, stop, now))
 		}
 		select {
 		case <-ctx.Done():
 			now := time.Now()
-			return end(now.Sub(stop), now.Sub(l.progress) >= quiet)
+			return end(now.Sub(stop), l.quietFor(quiet, stop, now))
 		case <-tick.C:
 		}
 	}
+}
+
+// quietFor reports whether the drain, from stop to now, saw no delivery
+// for quiet: only time it watched counts (a drain of 0, or one ended at
+// once, proves nothing lost).
+func (l *Ledger) quietFor(quiet time.Duration, stop, now time.Time) bool {
+	return quiet > 0 && now.Sub(maxTime(l.progress, stop)) >= quiet
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // QuietFor returns the quiet period that proves ids lost at the end of a

@@ -245,3 +245,27 @@ func TestLedgerOverSink(t *testing.T) {
 			f.Expected, f.Delivered, f.Lost, f.Missed, n, n)
 	}
 }
+
+// A drain of 0, or one cut short before its quiet period passed, proves
+// nothing lost: the missing ids are undelivered (nothing had arrived yet
+// is not evidence either).
+func TestDrainTooShortProvesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		cancel  bool
+	}{{"drain 0", 0, false}, {"interrupted at once", time.Minute, true}} {
+		f := &fakeSink{}
+		l := New([]string{"slack"}, []Source{f})
+		l.Expect(0, "a", time.Now(), 0)
+		ctx, cancel := context.WithCancel(context.Background())
+		if tc.cancel {
+			cancel()
+		}
+		_, complete := l.Drain(ctx, time.Now(), tc.timeout, QuietFor(tc.timeout))
+		cancel()
+		if fig := l.Step(0); complete || fig.Lost != 0 || fig.Undelivered != 1 {
+			t.Errorf("%s: complete %v, %+v; want incomplete, a undelivered", tc.name, complete, fig)
+		}
+	}
+}

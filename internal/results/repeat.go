@@ -128,7 +128,7 @@ func Combine(reps []Step, passed []bool) (Step, error) {
 	out.Late, out.NotSent, out.Retried, out.Redirected, out.RetryAfters = 0, 0, 0, 0, 0
 	out.BytesIn, out.BytesOut = 0, 0
 	out.Errors = map[string]int64{}
-	out.Series, out.Warnings, out.Notes = nil, []string{}, nil
+	out.Warnings, out.Notes, out.Status4xx = []string{}, nil, 0 // Series: the last repeat's seconds
 	var hists []string
 	for _, s := range done {
 		out.Sent += s.Sent
@@ -144,11 +144,11 @@ func Combine(reps []Step, passed []bool) (Step, error) {
 		out.BytesIn += s.BytesIn
 		out.BytesOut += s.BytesOut
 		out.MaxLagMS = max(out.MaxLagMS, s.MaxLagMS)
+		out.Status4xx = sameStatus(out.Status4xx, s.Status4xx)
 		out.RetryAfterS = max(out.RetryAfterS, s.RetryAfterS)
 		for k, v := range s.Errors {
 			out.Errors[k] += v
 		}
-		out.Series = append(out.Series, s.Series...)
 		for _, w := range s.Warnings {
 			if !slices.Contains(out.Warnings, w) {
 				out.Warnings = append(out.Warnings, w)
@@ -337,4 +337,16 @@ func (s *Step) ControlMoved(name string) string {
 		}
 	}
 	return ""
+}
+
+// sameStatus combines two steps' Status4xx: the status both had, 0 for
+// none, -1 for several.
+func sameStatus(a, b int) int {
+	switch {
+	case a == 0 || a == b:
+		return b
+	case b == 0:
+		return a
+	}
+	return -1
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/slo"
 )
 
 // rep is one repeat's step at 100/s whose every exchange took ms.
@@ -62,8 +63,8 @@ func TestCombine(t *testing.T) {
 	if c := r.CoVPct[MetricAchieved]; c < 1.0 || c > 1.02 {
 		t.Errorf("CoV of achieved 100, 98, 99 = %v %%, want 1.01", c)
 	}
-	if len(s.Series) != 3 || len(s.Warnings) != 1 {
-		t.Errorf("series %d points, warnings %q; want every repeat's points, the warning once", len(s.Series), s.Warnings)
+	if len(s.Series) != 1 || len(s.Warnings) != 1 {
+		t.Errorf("series %d points, warnings %q; want the last repeat's points, the warning once", len(s.Series), s.Warnings)
 	}
 	b := s.Scenarios[0]
 	if b.Completed != 300 || b.Repeat == nil || b.Repeat.N != 3 || b.LatencyMS.P50 < 21.9 || b.LatencyMS.P50 > 22.1 {
@@ -100,5 +101,50 @@ func TestControlMoved(t *testing.T) {
 	}
 	if got := s.ControlMoved("other"); got != "" {
 		t.Errorf("no such control: %q", got)
+	}
+}
+
+// Fixes from review: a scenario's throughput over repeats is the median
+// rate (its counts are summed); Status4xx folds over repeats; delivery
+// latency terms judge what arrived at all, not only by the step's end; a
+// scenario's term skips the steps where another ran alone (load.each); a
+// step in which no user logged in is INVALID, not OVERLOADED.
+func TestReviewFixes(t *testing.T) {
+	a, b := rep(t, 20, 100, 100), rep(t, 20, 100, 100)
+	a.Status4xx, b.Status4xx = 404, 401
+	s, err := Combine([]Step{a, b, rep(t, 20, 100, 100)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := s.FiguresOf("a"); f.Throughput != 99 {
+		t.Errorf("scenario throughput over 3 repeats = %v, want the median rate 99", f.Throughput)
+	}
+	if s.Status4xx != -1 {
+		t.Errorf("status_4xx over 404 and 401 = %d, want -1", s.Status4xx)
+	}
+
+	zero := int64(0)
+	late := Step{Completed: 10, Delivery: &Delivery{Expected: 100, Delivered: 100, AtStepEnd: &zero, LatencyMS: metrics.Latency{P99: 2100}}}
+	r := Result{Steps: []Step{late}}
+	terms, _ := slo.Parse("delivery_p99<60s")
+	r.Evaluate(terms)
+	if !r.Thresholds[0].OK {
+		t.Errorf("delivery_p99<60s with every id delivered (none by the step's end) failed")
+	}
+
+	each := Result{Steps: []Step{
+		{Index: 0, Scenario: "a", Completed: 10, Scenarios: []Breakdown{{Name: "a", Completed: 10, LatencyMS: metrics.Latency{P99: 5}}}},
+		{Index: 1, Scenario: "b", Completed: 10, Scenarios: []Breakdown{{Name: "b", Completed: 10, LatencyMS: metrics.Latency{P99: 900}}}},
+	}}
+	terms, _ = slo.Parse("a.p99<500ms")
+	each.Evaluate(terms)
+	if !each.Thresholds[0].OK || each.Thresholds[0].Value != 5 || len(each.noSamples) != 0 {
+		t.Errorf("a.p99<500ms with each: %+v, no-sample findings %q; want it judged on a's step alone", each.Thresholds[0], each.noSamples)
+	}
+
+	nobody := Result{Steps: []Step{{Logins: &Logins{Count: 12, Failed: 12, ByClass: map[string]int64{"http_4xx": 12}}}}}
+	nobody.Judge(DefaultRules)
+	if v := nobody.Steps[0]; v.Verdict != Invalid || !strings.Contains(v.VerdictReason, "no user logged in: all 12 login attempts failed (http_4xx 12)") {
+		t.Errorf("no login: verdict %s (%s), want INVALID naming the logins", v.Verdict, v.VerdictReason)
 	}
 }

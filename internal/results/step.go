@@ -36,9 +36,9 @@ func (s *Step) FiguresOf(name string) slo.Figures {
 	if name == "" {
 		f := s.Figures()
 		if d := s.Delivery; d != nil {
-			f.Expected, f.Delivered, f.Delivery = d.Expected, d.Delivered, d.LatencyMS
+			f.Expected, f.Delivered, f.Arrived, f.Delivery = d.Expected, d.Delivered, d.Delivered, d.LatencyMS
 			if d.AtStepEnd != nil {
-				f.Delivered = *d.AtStepEnd
+				f.Delivered = *d.AtStepEnd // delivered>= judges what had arrived by the step's end
 			}
 		}
 		return f
@@ -46,8 +46,11 @@ func (s *Step) FiguresOf(name string) slo.Figures {
 	for _, b := range s.Scenarios {
 		if b.Name == name {
 			f := slo.Figures{Latency: b.LatencyMS, Completed: b.Completed, Failed: b.Failed, Limited: b.Limited}
-			if s.DurationS > 0 {
-				f.Throughput = float64(b.OK+b.Limited) / s.DurationS
+			switch {
+			case b.Repeat != nil: // counts are summed over repeats; the rate is their median
+				f.Throughput = Median(b.Repeat.Values[MetricThroughput])
+			case s.DurationS > 0:
+				f.Throughput = float64(b.OK+b.Limited) / s.DurationS // iterations (ok or limited) per second
 			}
 			return f
 		}

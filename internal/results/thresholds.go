@@ -30,14 +30,18 @@ func (r *Result) Evaluate(terms []slo.Term) {
 	r.Passed = len(judged) > 0 || len(terms) == 0
 	for _, t := range terms {
 		th := Threshold{Expr: t.Text, OK: len(judged) > 0}
-		for n, i := range judged {
+		first := true
+		for _, i := range judged {
+			if st := r.Steps[i].Scenario; t.Scenario != "" && st != "" && st != t.Scenario {
+				continue // load.each: the term's scenario did not run in this step
+			}
 			f := r.Steps[i].FiguresOf(t.Scenario)
 			if f.Completed == 0 {
 				r.noSamples = append(r.noSamples, fmt.Sprintf("step %d: threshold %s evaluated on no samples: it fails, as no evidence is not a pass", r.Steps[i].Index+1, t.Text))
 			}
 			v, ok := t.Eval(f)
-			if n == 0 || worse(t.Op, v, th.Value) {
-				th.Value = v
+			if first || worse(t.Op, v, th.Value) {
+				th.Value, first = v, false
 			}
 			if !ok {
 				th.OK = false

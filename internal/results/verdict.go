@@ -1,8 +1,11 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -103,6 +106,8 @@ func (s *Step) verdict(rules Rules) (string, []string) {
 	switch {
 	case s.GeneratorLimited:
 		return GeneratorLimited, []string{s.generatorReason()}
+	case s.noLogin() != "":
+		return Invalid, []string{s.noLogin()}
 	case s.idle():
 		return s.socketVerdict()
 	case s.Completed == 0:
@@ -155,6 +160,9 @@ func (s *Step) validity(rules Rules) []string {
 	if why := s.wrongRequest(); why != "" {
 		w = append(w, why)
 	}
+	if why := s.noLogin(); why != "" {
+		w = append(w, why)
+	}
 	if s.Redirected > 0 {
 		accept := ""
 		if rules.Strict {
@@ -176,7 +184,19 @@ func (s *Step) validity(rules Rules) []string {
 // an idle soak, judged on its sockets instead of exchanges it never meant
 // to make.
 func (s *Step) idle() bool {
-	return s.Completed == 0 && s.Sent == 0 && s.WebSocket != nil && s.WebSocket.Wanted > 0
+	return s.Completed == 0 && s.Sent == 0 && s.WebSocket != nil && s.WebSocket.Wanted > 0 &&
+		(s.Logins == nil || s.Logins.Skipped == 0) // not arrivals skipped for want of a login
+}
+
+// noLogin says why a step in which no user logged in measured nothing of
+// the target's capacity (a wrong password is not an overload), "" when
+// some did or there is no login.
+func (s *Step) noLogin() string {
+	l := s.Logins
+	if l == nil || l.OK > 0 || l.Failed == 0 || s.Completed > 0 {
+		return ""
+	}
+	return fmt.Sprintf("no user logged in: all %d login attempts failed (%s): check the login request and the users' credentials", l.Count, topClasses(l.ByClass))
 }
 
 // IdleHeldShare is the share of its sockets an idle soak must hold at a
@@ -369,4 +389,16 @@ func (r *Result) StepInvalid(index int) bool {
 		}
 	}
 	return false
+}
+
+// topClasses writes failure counts by class, "timeout 3, http_4xx 2",
+// most first.
+func topClasses(m map[string]int64) string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b)) })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }

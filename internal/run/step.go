@@ -56,7 +56,7 @@ func newStep(res *load.Result, scenarios, tagKeys []string) (results.Step, error
 		// The closed model has no schedule: a user starts when it is ready,
 		// so nothing is late (a generator short of CPU shows in its CPU).
 		st.Model, st.VUs = "closed", res.Step.VUs
-		st.Late, st.MaxLagMS = 0, 0
+		st.Late, st.MaxLagMS, st.MeanLagMS = 0, 0, 0
 	} else {
 		st.TargetRate = res.Step.TargetRate()
 	}

@@ -154,8 +154,9 @@ type Figures struct {
 	// Throughput is the responses (OK or limited) per second of the window.
 	Throughput float64
 	// Expected and Delivered count the delivery ids expected at sinks and
-	// those that arrived.
-	Expected, Delivered int64
+	// those that arrived (by the step's end, for delivered>=); Arrived
+	// counts those that arrived at all, which delivery latency terms need.
+	Expected, Delivered, Arrived int64
 	// Delivery summarises the send → delivery latency in milliseconds.
 	Delivery metrics.Latency
 }
@@ -189,7 +190,7 @@ func (t Term) Eval(f Figures) (float64, bool) {
 		}
 		v = share(f.Delivered, f.Expected)
 	case "delivery_p50", "delivery_p99":
-		if f.Delivered == 0 {
+		if f.Arrived == 0 {
 			return 0, false // nothing delivered: no evidence
 		}
 		v = f.Delivery.P50

@@ -134,14 +134,14 @@ func TestDeliveryLatencyTerms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := Figures{Completed: 10, Expected: 10, Delivered: 10, Delivery: metrics.Latency{P50: 80, P99: 4900}}
+	f := Figures{Completed: 10, Expected: 10, Delivered: 10, Arrived: 10, Delivery: metrics.Latency{P50: 80, P99: 4900}}
 	if v, ok := terms[0].Eval(f); ok || v != 4900 {
 		t.Errorf("delivery_p99<2s with p99 4.9s = %v, %v; want 4900, fail", v, ok)
 	}
 	if v, ok := terms[1].Eval(f); !ok || v != 80 {
 		t.Errorf("delivery_p50<=100ms with p50 80ms = %v, %v; want 80, pass", v, ok)
 	}
-	f.Delivered = 0
+	f.Arrived = 0
 	if _, ok := terms[1].Eval(f); ok {
 		t.Errorf("delivery_p50 with nothing delivered passed")
 	}
