@@ -206,6 +206,9 @@ func scenarioCharts(r *results.Result, steps []results.Step) []captioned {
 	p99 := loadChart(r, steps, "p99 (ms)", Millis, names, per(func(_ results.Step, b results.Breakdown) float64 { return b.LatencyMS.P99 }))
 	done := loadChart(r, steps, "completed per second", func(v float64) string { return fmt.Sprintf("%g/s", v) }, names,
 		per(func(s results.Step, b results.Breakdown) float64 {
+			if b.Repeat != nil { // counts are summed over the repeats: take their median rate
+				return results.Median(b.Repeat.Values[results.MetricThroughput])
+			}
 			if s.DurationS <= 0 {
 				return math.NaN()
 			}

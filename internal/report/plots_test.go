@@ -258,6 +258,17 @@ func TestSummary(t *testing.T) {
 	if got := Summary(findSample()); got != "" {
 		t.Errorf("Summary(find) = %q, want none", got)
 	}
+	// A failure below a step that passed is not hidden by it, and each
+	// scenario run alone (load.each) gets its own answer.
+	dip := &results.Result{Steps: []results.Step{
+		{Index: 0, Model: "closed", VUs: 10, Verdict: results.Healthy, Scenario: "a"},
+		{Index: 1, Model: "closed", VUs: 50, Verdict: results.Overloaded, VerdictReason: "errors 5%", Scenario: "a"},
+		{Index: 2, Model: "closed", VUs: 100, Verdict: results.Healthy, Scenario: "a"},
+		{Index: 3, Model: "closed", VUs: 10, Verdict: results.Healthy, Scenario: "b"},
+	}}
+	if got, want := Summary(dip), "a: highest step that passed: 10 users (step 1); 50 users (step 2) failed: errors 5% (1 later steps passed after it); b: highest step that passed: 10 users (step 4)"; got != want {
+		t.Errorf("Summary(dip) = %q\nwant %q", got, want)
+	}
 	for name, render := range map[string]func(*bytes.Buffer, *results.Result) error{
 		"text": func(b *bytes.Buffer, r *results.Result) error { return Text(b, r) },
 		"md":   func(b *bytes.Buffer, r *results.Result) error { return Markdown(b, r) },

@@ -21,7 +21,8 @@ func level(s results.Step) float64 {
 }
 
 // judged returns the finished steps that have a verdict or an SLO, sorted
-// by level (a find runs them out of order), each with whether it passed as
+// by level (a find runs them out of order; with load.each, within each
+// scenario's stairs), each with whether it passed as
 // find judges a step: its SLO held, its verdict is neither OVERLOADED nor
 // GENERATOR LIMITED, and its figures are valid.
 func judged(r *results.Result) ([]results.Step, []bool) {
@@ -31,7 +32,15 @@ func judged(r *results.Result) ([]results.Step, []bool) {
 			steps = append(steps, s)
 		}
 	}
-	slices.SortStableFunc(steps, func(a, b results.Step) int { return cmp.Compare(level(a), level(b)) })
+	group := map[string]int{} // load.each: each scenario's stairs apart, in run order
+	for _, s := range steps {
+		if _, ok := group[s.Scenario]; !ok {
+			group[s.Scenario] = len(group)
+		}
+	}
+	slices.SortStableFunc(steps, func(a, b results.Step) int {
+		return cmp.Or(cmp.Compare(group[a.Scenario], group[b.Scenario]), cmp.Compare(level(a), level(b)))
+	})
 	passed := make([]bool, len(steps))
 	for i, s := range steps {
 		passed[i] = s.Verdict != results.Overloaded && s.Verdict != results.GeneratorLimited &&
@@ -53,26 +62,59 @@ func Summary(r *results.Result) string {
 	if len(steps) == 0 {
 		return ""
 	}
-	best := -1
-	for i := range steps {
-		if passed[i] {
-			best = i
+	// With load.each, each scenario ran its own stairs: one answer each.
+	var parts []string
+	for start := 0; start < len(steps); {
+		end := start + 1
+		for end < len(steps) && steps[end].Scenario == steps[start].Scenario {
+			end++
 		}
+		line := summarize(r, steps[start:end], passed[start:end])
+		if sc := steps[start].Scenario; sc != "" {
+			line = sc + ": " + line
+		}
+		parts = append(parts, line)
+		start = end
 	}
+	return strings.Join(parts, "; ")
+}
+
+// summarize answers for one stairs, in run order: the highest step that
+// passed with every step before it passing, and the first that failed; a
+// step that passed after one failed does not hide that failure.
+func summarize(r *results.Result, steps []results.Step, passed []bool) string {
+	first := slices.Index(passed, false)
 	var b strings.Builder
-	if best < 0 {
+	switch {
+	case first == 0 && count(passed) == 0:
 		b.WriteString("no step passed")
-	} else {
-		fmt.Fprintf(&b, "highest step that passed: %s (step %d)", levelOf(steps[best]), steps[best].Index+1)
+	case first == 0:
+		b.WriteString("the first step did not pass")
+	case first < 0:
+		last := steps[len(steps)-1]
+		fmt.Fprintf(&b, "highest step that passed: %s (step %d)", levelOf(last), last.Index+1)
+		return b.String()
+	default:
+		ok := steps[first-1]
+		fmt.Fprintf(&b, "highest step that passed: %s (step %d)", levelOf(ok), ok.Index+1)
 	}
-	// The lowest failing step above the best passing one says where it broke.
-	for i := best + 1; i < len(steps); i++ {
-		if !passed[i] {
-			fmt.Fprintf(&b, "; %s (step %d) failed: %s", levelOf(steps[i]), steps[i].Index+1, whyFailed(r, &steps[i]))
-			break
-		}
+	f := steps[first]
+	fmt.Fprintf(&b, "; %s (step %d) failed: %s", levelOf(f), f.Index+1, whyFailed(r, &f))
+	if n := count(passed[first+1:]); n > 0 {
+		fmt.Fprintf(&b, " (%d later steps passed after it)", n)
 	}
 	return b.String()
+}
+
+// count counts the true values.
+func count(v []bool) int {
+	n := 0
+	for _, x := range v {
+		if x {
+			n++
+		}
+	}
+	return n
 }
 
 // whyFailed names what failed in step s: the SLO's terms that did not
