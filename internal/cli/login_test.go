@@ -145,3 +145,4 @@ func TestOpenModelArrivalsWithoutLogin(t *testing.T) {
 		t.Errorf("logins %+v for %d workers: want count ≤ users + retried, ok ≤ users", *l, s.Workers)
 	}
 }
+

@@ -109,12 +109,17 @@ func TestFailedCheckIsNamed(t *testing.T) {
 			w.Write([]byte(`{"ok":false,"token":"abc123"}`))
 			return
 		}
+		if r.URL.Path == "/echo" { // an echo endpoint: the request's API key in the body
+			w.Write([]byte(`{"ok":false,"headers":{"X-Api-Key":"abc123"}}`))
+			return
+		}
 		w.Write([]byte(`{"ok":false,"why":"maintenance"}`))
 	}))
 	defer srv.Close()
 	for path, want := range map[string]string{
 		"/api":    `GET /api: json ok = true: got false; status 200, body "{\"ok\":false,\"why\":\"maintenance\"}"`,
 		"/secret": `GET /secret: json ok = true: got false; status 200, body (not shown: it mentions a token`,
+		"/echo":   `GET /echo: json ok = true: got false; status 200, body (not shown: it mentions a token`,
 	} {
 		plan := writePlan(t, "target: "+srv.URL+"\nload: {rates: [20], step: 300ms, warmup: 0s}\nscenarios:\n  - request: {url: "+path+"}\n    expect: {json: {ok: true}}\n")
 		out := filepath.Join(t.TempDir(), "r.json")

@@ -52,17 +52,18 @@ type checkNote struct {
 
 // noteCheck keeps what failed, if no example is kept yet.
 func (s *Set) noteCheck(r *request, out *transport.Outcome, login bool, what string) {
-	if s.failedCheck.have.Load() {
-		return
+	if login || s.failedCheck.have.Load() {
+		return // a login's failures are the logins' figures, and its answers hold credentials
 	}
 	body := excerpt(out.Body, 160)
 	switch {
-	case login:
-		body = "(a login response: not shown)"
 	case len(out.Body) == 0:
 		body = "(empty)"
 	case secret.Mentions(out.Body):
 		body = "(not shown: it mentions a token, password or secret)"
+	}
+	if secret.Mentions([]byte(what)) {
+		what = "a check failed (what it found is not shown: it mentions a token, password or secret)"
 	}
 	n := &s.failedCheck
 	n.mu.Lock()

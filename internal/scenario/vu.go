@@ -241,6 +241,12 @@ func (v *VU) logIn(rec Recorder, intended time.Duration) (end time.Duration, ok 
 		return now, false, v.retryAt - now
 	}
 	end, kind, _ := v.flow(rec, v.set.login, intended, true)
+	if kind != transport.OK && v.cut() {
+		// The step ended under the login (the generator cut it short, not
+		// the target): neither an attempt nor a failure; the next step
+		// logs in afresh, without a wait.
+		return end, false, 0
+	}
 	v.login = metrics.Login{Intended: intended, End: end, Kind: kind, Retry: v.failures > 0}
 	rec.Login(&v.login)
 	if kind == transport.OK {

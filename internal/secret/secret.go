@@ -111,7 +111,8 @@ func redactURLs(a string) string {
 
 // mentioned are the words that make a text (a response body) likely to
 // hold a secret, lower case.
-var mentioned = []string{"token", "password", "passwd", "secret", "api_key", "apikey", "session", "jwt", "authorization", "cookie"}
+var mentioned = []string{"token", "password", "passwd", "secret", "api_key", "apikey", "api-key", "session", "jwt",
+	"authorization", "cookie", "bearer", "credential", "private", "signature", "access_key", "auth"}
 
 // Mentions reports whether b mentions a word that secrets are stored
 // under (token, password, secret, ...): such a text is not shown.
