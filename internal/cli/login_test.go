@@ -145,4 +145,3 @@ func TestOpenModelArrivalsWithoutLogin(t *testing.T) {
 		t.Errorf("logins %+v for %d workers: want count ≤ users + retried, ok ≤ users", *l, s.Workers)
 	}
 }
-
