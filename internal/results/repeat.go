@@ -183,6 +183,7 @@ func Combine(reps []Step, passed []bool) (Step, error) {
 		}
 	})
 	out.Repeat.Histograms, out.Repeat.Passed = hists, ok
+	out.Delivery = sumDeliveries(done)
 	if out.Scenarios, err = combineScenarios(done); err != nil {
 		return out, err
 	}
@@ -349,4 +350,36 @@ func sameStatus(a, b int) int {
 		return a
 	}
 	return -1
+}
+
+// sumDeliveries adds the repeats' delivery counts (each repeat's own ids);
+// the latency and lost ids are the last repeat's until the drain's final
+// figures replace them.
+func sumDeliveries(done []Step) *Delivery {
+	last := done[len(done)-1].Delivery
+	if last == nil {
+		return nil
+	}
+	out := *last
+	out.Expected, out.Delivered, out.Lost, out.Undelivered, out.Duplicates, out.Rejected = 0, 0, 0, 0, 0, 0
+	var atEnd int64
+	for _, s := range done {
+		d := s.Delivery
+		if d == nil {
+			continue
+		}
+		out.Expected += d.Expected
+		out.Delivered += d.Delivered
+		out.Lost += d.Lost
+		out.Undelivered += d.Undelivered
+		out.Duplicates += d.Duplicates
+		out.Rejected += d.Rejected
+		if d.AtStepEnd != nil {
+			atEnd += *d.AtStepEnd
+		}
+	}
+	if last.AtStepEnd != nil {
+		out.AtStepEnd = &atEnd
+	}
+	return &out
 }

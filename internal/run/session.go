@@ -262,6 +262,10 @@ func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) 
 
 // step runs st as step st.Index, or as one more repeat of it.
 func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) {
+	var before *results.Delivery // a repeat's deliveries are its own: what earlier repeats of the step had is taken off
+	if s.sinks != nil && st.Index < len(s.raw) && len(s.raw[st.Index]) > 0 {
+		before = s.sinks.stepFigures(st.Index)
+	}
 	r := s.runner.Run(ctx, st)
 	step, err := newStep(r, s.set.Names(), s.set.TagKeys())
 	if err != nil {
@@ -285,6 +289,11 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 	}
 	if s.sinks != nil {
 		step.Delivery = s.sinks.stepFigures(step.Index)
+		if d := step.Delivery; before != nil {
+			d.Expected, d.Delivered = d.Expected-before.Expected, max(d.Delivered-before.Delivered, 0)
+			d.Rejected, d.Duplicates = d.Rejected-before.Rejected, max(d.Duplicates-before.Duplicates, 0)
+			d.Lost, d.Undelivered = 0, max(d.Expected-d.Delivered, 0)
+		}
 		n := step.Delivery.Delivered
 		step.Delivery.AtStepEnd = &n
 	}

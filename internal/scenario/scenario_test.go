@@ -557,13 +557,18 @@ func TestUUIDsUniqueAcrossRunsAndPreflight(t *testing.T) {
 	if ra != rb {
 		t.Errorf("randInt with the same seed = %s and %s, want the same draw", ra, rb)
 	}
-	up, _ := draw(a, a.newVU(0, preflightStream, nil))
+	up, _ := draw(a, a.newVU(0, preflightStream, preflightStream, nil))
 	if up == ua {
 		t.Errorf("the preflight drew user 0's first uuid %s", up)
 	}
-	us, _ := draw(a, a.newVU(0, socketStream, nil))
+	us, _ := draw(a, a.newVU(0, socketStream, socketStream, nil))
 	if us == ua || us == up {
 		t.Errorf("the held sockets' renderer drew a user's or the preflight's uuid %s", us)
+	}
+	// A repeat makes user 0 again: its uuids are new, its seeded draws the same.
+	ua2, ra2 := draw(a, a.NewVU(0, nil))
+	if ua2 == ua || ra2 != ra {
+		t.Errorf("user 0 made again drew uuid %s (first %s), randInt %s (first %s); want a new uuid, the same draw", ua2, ua, ra2, ra)
 	}
 }
 

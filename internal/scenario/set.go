@@ -39,6 +39,7 @@ type Set struct {
 	idVarNames     []string // their sources, as reported
 	refused        refusals
 	droppedCookies atomic.Int64
+	made           atomic.Uint64 // users made so far: each draws its uuids from its own stream
 	failedCheck    checkNote
 }
 
@@ -364,7 +365,7 @@ func (s *Set) Preflight(sess transport.Session) (transport.Outcome, error) {
 		out.Kind = transport.OK // only websocket scenarios: opening the sockets is the preflight
 		return out, nil
 	}
-	v := s.newVU(0, preflightStream, sess) // user 0's data, its own random draws
+	v := s.newVU(0, preflightStream, preflightStream, sess) // user 0's data, its own random draws
 	v.base()
 	if err := v.evalVars(false); err != nil {
 		return out, err

@@ -74,9 +74,12 @@ type VU struct {
 	login    metrics.Login
 }
 
-// NewVU returns virtual user id, performing its requests on sess.
+// NewVU returns virtual user id, performing its requests on sess. Its
+// seeded draws are user id's (they repeat with the plan's seed, in every
+// repeat of a run); its uuids come from a stream of its own, so that a
+// user made again (a repeat's fresh users) never repeats an earlier one's.
 func (s *Set) NewVU(id int, sess transport.Session) *VU {
-	return s.newVU(id, uint64(id)+1, sess)
+	return s.newVU(id, uint64(id)+1, s.made.Add(1)<<32|uint64(uint32(id)), sess)
 }
 
 // preflightStream is the random stream of the preflight's user, apart from
@@ -87,13 +90,14 @@ const preflightStream = ^uint64(0)
 // headers, apart from the users' and the preflight's.
 const socketStream = ^uint64(0) - 1
 
-// newVU returns user id drawing from random stream stream: the seeded
-// draws repeat with the plan's seed, the uuids are the run's own.
-func (s *Set) newVU(id int, stream uint64, sess transport.Session) *VU {
+// newVU returns user id drawing its seeded values from random stream
+// stream (they repeat with the plan's seed) and its uuids from idStream
+// (the run's own).
+func (s *Set) newVU(id int, stream, idStream uint64, sess transport.Session) *VU {
 	v := &VU{
 		set: s, id: id, sess: sess,
 		rng:     rand.New(rand.NewPCG(s.seed, stream)),
-		ids:     rand.New(rand.NewPCG(s.nonce, stream)),
+		ids:     rand.New(rand.NewPCG(s.nonce, idStream)),
 		data:    map[string]any{},
 		persist: map[string]string{},
 		jar:     jar{dropped: &s.droppedCookies},

@@ -58,7 +58,7 @@ func (s *Set) openHeld(ctx context.Context, ws *wsScenario, concurrency int) err
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
-	r := s.newVU(0, socketStream, nil) // renders every socket's URL and headers with .vu = i, on its own random stream
+	r := s.newVU(0, socketStream, socketStream, nil) // renders every socket's URL and headers with .vu = i, on its own random stream
 	for i := range ws.conns {
 		if ctx.Err() != nil {
 			break // interrupted: open no more
