@@ -84,7 +84,8 @@ func (p *Plan) Describe() string {
 		drain = max(drain, k.Drain.Duration)
 	}
 	if drain > 0 {
-		return fmt.Sprintf("%s, about %v of load, then up to %v waiting for late deliveries (about %v in all at most)", levels, load, drain, addSat(load, drain).Round(time.Second))
+		waits := time.Duration(max(p.Repeat, 1)) * drain // each repeat after the first waits for the last one's too
+		return fmt.Sprintf("%s, about %v of load, then up to %v waiting for late deliveries (about %v in all at most)", levels, load, drain, addSat(load, waits).Round(time.Second))
 	}
 	return fmt.Sprintf("%s, about %v in all", levels, load)
 }
