@@ -96,11 +96,15 @@ type Report struct {
 // Change is one metric of one step (and scenario) in A and in B.
 type Change struct {
 	// Step is the step's index in A, StepB in B (they differ only for find
-	// results, matched by level); TargetRate or VUs is the step's level.
-	Step       int     `json:"step"`
-	StepB      int     `json:"step_b"`
-	TargetRate float64 `json:"target_rate,omitempty"`
-	VUs        int     `json:"vus,omitempty"`
+	// and --each results, matched by level); TargetRate or VUs is the
+	// step's level.
+	Step  int `json:"step"`
+	StepB int `json:"step_b"`
+	// StepScenario is the scenario the step ran alone (--each); empty for
+	// the plan's mix. Such steps are matched by scenario and level.
+	StepScenario string  `json:"step_scenario,omitempty"`
+	TargetRate   float64 `json:"target_rate,omitempty"`
+	VUs          int     `json:"vus,omitempty"`
 	// Scenario is empty for the whole step.
 	Scenario string `json:"scenario"`
 	Metric   string `json:"metric"`
@@ -178,10 +182,12 @@ func (r *Report) note(format string, args ...any) {
 
 // pairs matches A's steps with B's: by index for runs, by level (target
 // rate or users) for find results, whose steps are the search's order;
-// the last step of a level is the one that confirmed it.
+// the last step of a level is the one that confirmed it. Steps that ran
+// one scenario alone (--each) are matched by scenario and level, whatever
+// their order.
 func (r *Report) pairs(a, b *results.Result) [][2]*results.Step {
 	var out [][2]*results.Step
-	if a.Search == nil && b.Search == nil {
+	if a.Search == nil && b.Search == nil && !each(a) && !each(b) {
 		for i := range max(len(a.Steps), len(b.Steps)) {
 			switch {
 			case i >= len(a.Steps):
@@ -198,42 +204,68 @@ func (r *Report) pairs(a, b *results.Result) [][2]*results.Step {
 		}
 		return r.complete(out)
 	}
-	byLevel := func(steps []results.Step) map[string]*results.Step {
+	byKey := func(steps []results.Step) map[string]*results.Step {
 		m := map[string]*results.Step{}
 		for i := range steps {
-			m[level(&steps[i])] = &steps[i]
+			m[key(&steps[i])] = &steps[i]
 		}
 		return m
 	}
-	la, lb := byLevel(a.Steps), byLevel(b.Steps)
+	ka, kb := byKey(a.Steps), byKey(b.Steps)
 	for i := range a.Steps {
 		s := &a.Steps[i]
-		if la[level(s)] != s {
+		if ka[key(s)] != s {
 			continue // an earlier step of a level tried again
 		}
-		if sb, ok := lb[level(s)]; ok {
+		if sb, ok := kb[key(s)]; ok {
 			out = append(out, [2]*results.Step{s, sb})
 		} else {
-			r.note("%s is only in A", level(s))
+			r.note("%s is only in A", key(s))
 		}
 	}
 	for i := range b.Steps {
 		s := &b.Steps[i]
-		if _, ok := la[level(s)]; !ok && lb[level(s)] == s {
-			r.note("%s is only in B", level(s))
+		if _, ok := ka[key(s)]; !ok && kb[key(s)] == s {
+			r.note("%s is only in B", key(s))
 		}
 	}
-	slices.SortFunc(out, func(x, y [2]*results.Step) int {
-		return cmpLevel(x[0], y[0])
-	})
+	if a.Search != nil || b.Search != nil {
+		// A's scenarios in their order, each by level.
+		order := map[string]int{}
+		for i := range a.Steps {
+			if _, ok := order[a.Steps[i].Scenario]; !ok {
+				order[a.Steps[i].Scenario] = len(order)
+			}
+		}
+		slices.SortStableFunc(out, func(x, y [2]*results.Step) int {
+			if d := order[x[0].Scenario] - order[y[0].Scenario]; d != 0 {
+				return d
+			}
+			return cmpLevel(x[0], y[0])
+		})
+	}
 	return r.complete(out)
+}
+
+// each reports whether some step of res ran one scenario alone (--each).
+func each(res *results.Result) bool {
+	return slices.ContainsFunc(res.Steps, func(s results.Step) bool { return s.Scenario != "" })
+}
+
+// key names a step for matching: its level, after the scenario it ran
+// alone if any, e.g. "landing · 2 VUs".
+func key(s *results.Step) string {
+	if s.Scenario == "" {
+		return level(s)
+	}
+	return s.Scenario + " · " + level(s)
 }
 
 // complete leaves out pairs with an interrupted step, saying so.
 func (r *Report) complete(ps [][2]*results.Step) [][2]*results.Step {
 	return slices.DeleteFunc(ps, func(p [2]*results.Step) bool {
 		if p[0].Interrupted || p[1].Interrupted {
-			r.note("%s: left out, interrupted", level(p[0]))
+			r.note("%s: left out, interrupted", key(p[0]))
 			return true
 		}
 		return false
@@ -264,7 +296,7 @@ func cmpLevel(x, y *results.Step) int {
 // step compares one pair of steps: the whole step, then each scenario
 // both have when there are several (one scenario is the step).
 func (r *Report) step(a, b *results.Step, minEffect float64) {
-	at := Change{Step: a.Index, StepB: b.Index, TargetRate: a.TargetRate, VUs: a.VUs, TargetRateB: b.TargetRate, VUsB: b.VUs}
+	at := Change{Step: a.Index, StepB: b.Index, StepScenario: a.Scenario, TargetRate: a.TargetRate, VUs: a.VUs, TargetRateB: b.TargetRate, VUsB: b.VUs}
 	for _, m := range Metrics {
 		r.add(at, sampleOf(a, nil, m), sampleOf(b, nil, m), m, minEffect)
 	}

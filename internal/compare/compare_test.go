@@ -518,3 +518,49 @@ func TestHostBusyInARun(t *testing.T) {
 		t.Errorf("notes %q, want B's step named", r.Notes)
 	}
 }
+
+// --each results (each scenario alone) are matched by scenario and level,
+// not by index: B ran the scenarios in another order.
+func TestEachStepsMatchByScenario(t *testing.T) {
+	one := func(p50 float64) spread {
+		return spread{p50: []float64{p50, p50, p50}, throughput: []float64{100, 100, 100}, errors: []float64{0, 0, 0}}
+	}
+	alone := func(i int, name string, users int, p50 float64) results.Step {
+		s := step(i, 0, one(p50), scenarioSpread{name, one(p50)})
+		s.Model, s.VUs, s.Scenario = "closed", users, name
+		return s
+	}
+	a := result("", alone(0, "landing", 2, 1), alone(1, "landing", 4, 2), alone(2, "billing", 2, 10), alone(3, "billing", 4, 20))
+	b := result("", alone(0, "billing", 2, 10), alone(1, "billing", 4, 20), alone(2, "landing", 2, 1), alone(3, "landing", 4, 2))
+	r := Compare(a, b, Options{MinEffect: DefaultMinEffect})
+	if r.Verdict != Same {
+		t.Errorf("same scenarios in another order: verdict %s, want same\n%s", r.Verdict, text(t, r))
+	}
+	var got [][3]any
+	for _, c := range r.Changes {
+		if c.Metric == results.MetricP50 {
+			got = append(got, [3]any{levelOf(&c), c.A, c.B})
+		}
+	}
+	want := [][3]any{
+		{"landing · 2 users (A 1, B 3)", 1.0, 1.0},
+		{"landing · 4 users (A 2, B 4)", 2.0, 2.0},
+		{"billing · 2 users (A 3, B 1)", 10.0, 10.0},
+		{"billing · 4 users (A 4, B 2)", 20.0, 20.0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("matched steps (label, A, B) mismatch (-want +got):\n%s", diff)
+	}
+	b = result("", alone(0, "landing", 2, 1), alone(1, "billing", 2, 10))
+	r = Compare(a, b, Options{})
+	if diff := cmp.Diff([]string{"landing · 4 VUs is only in A", "billing · 4 VUs is only in A"}, r.Notes); diff != "" {
+		t.Errorf("notes mismatch (-want +got):\n%s", diff)
+	}
+	if c := find(r, 2, "", results.MetricP50); levelOf(&c) != "billing · 2 users (A 3, B 2)" {
+		t.Errorf("label = %q, want the scenario with the level", levelOf(&c))
+	}
+	b = result("", alone(0, "landing", 2, 1), alone(1, "landing", 4, 2))
+	if c := Compare(a, b, Options{}).Changes[0]; levelOf(&c) != "1 (landing · 2 users)" {
+		t.Errorf("label = %q, want \"1 (landing · 2 users)\"", levelOf(&c))
+	}
+}

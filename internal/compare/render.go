@@ -184,11 +184,15 @@ func (c *Change) Cells() []string {
 }
 
 // levelOf names a change's step as the tables do: numbered from 1, with
-// its level.
+// its level, after the scenario it ran alone (--each): "2 (landing · 2
+// users)".
 func levelOf(c *Change) string {
 	l := fmt.Sprintf("%s/s", num(c.TargetRate))
 	if c.VUs > 0 {
 		l = fmt.Sprintf("%d users", c.VUs)
+	}
+	if c.StepScenario != "" {
+		l = c.StepScenario + " · " + l
 	}
 	if c.Step != c.StepB {
 		return fmt.Sprintf("%s (A %d, B %d)", l, c.Step+1, c.StepB+1)
