@@ -343,7 +343,11 @@ func (r *Report) add(c Change, a, b sample, metric string, minEffect float64) {
 		c.Significant = p < Alpha && big
 	case a.n >= 2 && b.n >= 2:
 		c.Test = TestCoV
-		c.Significant = big && (!defined || math.Abs(delta) > CoVFactor*max(a.cov, b.cov))
+		if defined {
+			c.Significant = big && math.Abs(delta) > CoVFactor*max(a.cov, b.cov)
+		} else {
+			c.Significant = big && beyondRange(a, b)
+		}
 	default:
 		c.Test = TestNone
 	}
@@ -354,6 +358,32 @@ func (r *Report) add(c Change, a, b sample, metric string, minEffect float64) {
 		c.Significant = false
 	}
 	r.Changes = append(r.Changes, c)
+}
+
+// beyondRange is the CoV rule's test of a change from 0, whose delta has
+// no percentage: B's median lies outside A's range [min, max] by more than
+// CoVFactor times the larger side's sample standard deviation.
+func beyondRange(a, b sample) bool {
+	lo, hi := slices.Min(a.values), slices.Max(a.values)
+	gap := max(b.median-hi, lo-b.median)
+	return gap > CoVFactor*max(stdDev(a.values), stdDev(b.values))
+}
+
+// stdDev returns the sample standard deviation of v; 0 for fewer than two
+// values.
+func stdDev(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	var sum, ss float64
+	for _, x := range v {
+		sum += x
+	}
+	mean := sum / float64(len(v))
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(v)-1))
 }
 
 // deltaPct returns (b − a) / a in percent; false when a is 0 and b is not.

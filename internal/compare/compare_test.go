@@ -564,3 +564,32 @@ func TestEachStepsMatchByScenario(t *testing.T) {
 		t.Errorf("label = %q, want \"1 (landing · 2 users)\"", levelOf(&c))
 	}
 }
+
+// A change from 0 has no percentage to hold against the CoV: under the
+// CoV rule it counts only when B's median lies outside A's range by more
+// than twice the larger standard deviation.
+func TestCoVRuleFromZero(t *testing.T) {
+	three := spread{p50: []float64{20, 20, 20}, throughput: []float64{100, 100, 100}}
+	for _, tt := range []struct {
+		name        string
+		a, b        []float64
+		significant bool
+	}{
+		{"within A's range", []float64{0, 0, 0.02}, []float64{0.002, 0, 0.003}, false},
+		{"far beyond A's range", []float64{0, 0, 0}, []float64{0.05, 0.06, 0.05}, true},
+		{"beyond A's range, within the noise", []float64{0, 0, 0}, []float64{0.002, 0, 0.02}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := three, three
+			a.errors, b.errors = tt.a, tt.b
+			r := Compare(result("", step(0, 100, a)), result("", step(0, 100, b)), Options{MinEffect: DefaultMinEffect})
+			c := find(r, 0, "", results.MetricErrorRate)
+			if c.Test != TestCoV || c.DeltaPct != nil || c.Significant != tt.significant {
+				t.Errorf("error rate %v → %v: %+v, want the CoV rule, from 0, significant %v", tt.a, tt.b, c, tt.significant)
+			}
+			if !strings.Contains(r.Test, "from 0: B's median beyond A's range by more than 2 × the larger standard deviation") {
+				t.Errorf("test %q does not state the rule from 0", r.Test)
+			}
+		})
+	}
+}
