@@ -191,13 +191,13 @@ func (r *Report) pairs(a, b *results.Result) [][2]*results.Step {
 		for i := range max(len(a.Steps), len(b.Steps)) {
 			switch {
 			case i >= len(a.Steps):
-				r.note("step %d (%s) is only in B", i, level(&b.Steps[i]))
+				r.note("step %d (%s) is only in B", i+1, level(&b.Steps[i]))
 			case i >= len(b.Steps):
-				r.note("step %d (%s) is only in A", i, level(&a.Steps[i]))
+				r.note("step %d (%s) is only in A", i+1, level(&a.Steps[i]))
 			default:
 				sa, sb := &a.Steps[i], &b.Steps[i]
 				if level(sa) != level(sb) {
-					r.note("step %d is %s in A, %s in B: compared by index", i, level(sa), level(sb))
+					r.note("step %d is %s in A, %s in B: compared by index", i+1, level(sa), level(sb))
 				}
 				out = append(out, [2]*results.Step{sa, sb})
 			}

@@ -374,7 +374,8 @@ func TestRunStepsMatchByIndex(t *testing.T) {
 	b := result("", step(0, 100, one), step(1, 300, one), step(2, 400, one))
 	b.Steps[0].Interrupted = true
 	r := Compare(a, b, Options{})
-	want := []string{"step 1 is 200/s in A, 300/s in B: compared by index", "step 2 (400/s) is only in B", "100/s: left out, interrupted"}
+	// Notes number steps from 1, as the tables do.
+	want := []string{"step 2 is 200/s in A, 300/s in B: compared by index", "step 3 (400/s) is only in B", "100/s: left out, interrupted"}
 	if diff := cmp.Diff(want, r.Notes); diff != "" {
 		t.Errorf("notes mismatch (-want +got):\n%s", diff)
 	}
