@@ -594,3 +594,23 @@ func TestCoVRuleFromZero(t *testing.T) {
 		})
 	}
 }
+
+// Latencies are formatted as the run report formats them: two decimals
+// below a millisecond, about 3 significant figures above.
+func TestLatencyValues(t *testing.T) {
+	for _, tt := range []struct {
+		ms   float64
+		want string
+	}{{0, "0 ms"}, {0.14, "0.14 ms"}, {0.086, "0.09 ms"}, {26.24, "26.2 ms"}, {480.4, "480 ms"}, {1250, "1.25 s"}, {12500, "12.5 s"}} {
+		if got := value(results.MetricP99, tt.ms); got != tt.want {
+			t.Errorf("value(p99, %v) = %q, want %q", tt.ms, got, tt.want)
+		}
+	}
+	one := func(p50 float64) spread {
+		return spread{p50: []float64{p50}, throughput: []float64{100}, errors: []float64{0}}
+	}
+	r := Compare(result("", step(0, 100, one(0.14))), result("", step(0, 100, one(0.0815))), Options{})
+	if out := text(t, r); !strings.Contains(out, "0.14 ms  0.08 ms  -41.8 %") {
+		t.Errorf("text lacks the sub-millisecond p50 \"0.14 ms  0.08 ms  -41.8 %%\":\n%s", out)
+	}
+}
