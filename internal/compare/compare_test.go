@@ -614,3 +614,32 @@ func TestLatencyValues(t *testing.T) {
 		t.Errorf("text lacks the sub-millisecond p50 \"0.14 ms  0.08 ms  -41.8 %%\":\n%s", out)
 	}
 }
+
+// A scenario's name cannot break the Markdown (a new line, a pipe) nor
+// close the <details> or add HTML; a file name with backticks stays in
+// its code span; the text keeps every row on its line.
+func TestNamesAreEscaped(t *testing.T) {
+	name := "x</details><script>&\n|\ty"
+	a := result("", step(0, 100, fast, scenarioSpread{name, fast}, scenarioSpread{"api", fast}))
+	b := result("", step(0, 100, slow, scenarioSpread{name, slow}, scenarioSpread{"api", slow}))
+	a.Steps[0].Scenario, b.Steps[0].Scenario = name, name
+	r := Compare(a, b, Options{MinEffect: 5, A: "a`b``c.json", B: "`new.json"})
+	var w bytes.Buffer
+	if err := Markdown(&w, r); err != nil {
+		t.Fatal(err)
+	}
+	md := w.String()
+	if strings.Contains(md, "<script>") || strings.Count(md, "</details>") != 1 || strings.Contains(md, "\n|\ty") || strings.Contains(md, "\t") {
+		t.Errorf("Markdown lets the name through:\n%s", md)
+	}
+	escaped := "x&lt;/details&gt;&lt;script&gt;&amp; \\| y"
+	for _, want := range []string{"| 1 (" + escaped + " · 100/s) | " + escaped + " | p50 |", "```a`b``c.json``` (baseline, 5 repeats) → `` `new.json `` (5 repeats)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	out := text(t, r)
+	if strings.Contains(out, "\n|") || !strings.Contains(out, "x</details><script>& | y") {
+		t.Errorf("text breaks the name across lines:\n%s", out)
+	}
+}
