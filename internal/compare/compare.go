@@ -112,7 +112,8 @@ type Change struct {
 	// latencies in milliseconds, error_rate a fraction.
 	A float64 `json:"a"`
 	B float64 `json:"b"`
-	// DeltaPct is (B − A) / A in percent; null when A is 0 and B is not.
+	// DeltaPct is (B − A) / A in percent; null when A is 0 and B is not
+	// (or A is so small that the percentage is not finite).
 	DeltaPct *float64 `json:"delta_pct"`
 	// Significant: the test says so and the change exceeds the minimum
 	// effect (and the host was not busy).
@@ -386,7 +387,8 @@ func stdDev(v []float64) float64 {
 	return math.Sqrt(ss / float64(len(v)-1))
 }
 
-// deltaPct returns (b − a) / a in percent; false when a is 0 and b is not.
+// deltaPct returns (b − a) / a in percent; false when a is 0 and b is
+// not, or a is so small that the percentage is not finite.
 func deltaPct(a, b float64) (float64, bool) {
 	if a == b {
 		return 0, true
@@ -394,7 +396,11 @@ func deltaPct(a, b float64) (float64, bool) {
 	if a == 0 {
 		return 0, false
 	}
-	return 100 * (b - a) / math.Abs(a), true
+	d := 100 * (b - a) / math.Abs(a)
+	if math.IsInf(d, 0) || math.IsNaN(d) {
+		return 0, false // from a tiny a: no percentage, as from 0
+	}
+	return d, true
 }
 
 // direction says whether a change of d in metric is worse or better: up

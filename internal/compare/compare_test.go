@@ -643,3 +643,18 @@ func TestNamesAreEscaped(t *testing.T) {
 		t.Errorf("text breaks the name across lines:\n%s", out)
 	}
 }
+
+// From a tiny but non-zero A the percentage overflows: it is undefined,
+// as from 0, and the JSON still encodes.
+func TestDeltaFromTinyA(t *testing.T) {
+	a := result("", step(0, 100, spread{p50: []float64{20}, throughput: []float64{1e-310}, errors: []float64{0}}))
+	b := result("", step(0, 100, spread{p50: []float64{20}, throughput: []float64{100}, errors: []float64{0}}))
+	r := Compare(a, b, Options{})
+	if c := find(r, 0, "", results.MetricThroughput); c.DeltaPct != nil {
+		t.Errorf("throughput 1e-310 → 100: delta %v, want undefined", *c.DeltaPct)
+	}
+	var w bytes.Buffer
+	if err := JSON(&w, r); err != nil {
+		t.Errorf("JSON: %v", err)
+	}
+}
