@@ -658,3 +658,25 @@ func TestDeltaFromTinyA(t *testing.T) {
 		t.Errorf("JSON: %v", err)
 	}
 }
+
+// The JSON keeps the test's rule as written ("|Δ| > 2 ×", not "\u003e"),
+// and one significant change is one change.
+func TestJSONKeepsTheRuleAndOneChange(t *testing.T) {
+	three := func(sp spread) spread {
+		return spread{p50: sp.p50[:3], throughput: sp.throughput[:3], errors: sp.errors[:3]}
+	}
+	a := result("", step(0, 100, three(fast)))
+	b := result("", step(0, 100, three(fast)))
+	b.Steps[0].Repeat.Values[results.MetricP99] = []float64{40, 40.2, 39.9}
+	r := Compare(a, b, Options{MinEffect: DefaultMinEffect})
+	var w bytes.Buffer
+	if err := JSON(&w, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(w.String(), "|Δ| > 2 × the larger side's CoV") {
+		t.Errorf("JSON does not keep the rule's \">\":\n%s", w.String())
+	}
+	if got, want := r.Headline(), "worse: 1 significant change, 1 worse, 0 better"; got != want {
+		t.Errorf("headline = %q, want %q", got, want)
+	}
+}
