@@ -96,11 +96,15 @@ type Report struct {
 // Change is one metric of one step (and scenario) in A and in B.
 type Change struct {
 	// Step is the step's index in A, StepB in B (they differ only for find
-	// results, matched by level); TargetRate or VUs is the step's level.
-	Step       int     `json:"step"`
-	StepB      int     `json:"step_b"`
-	TargetRate float64 `json:"target_rate,omitempty"`
-	VUs        int     `json:"vus,omitempty"`
+	// and --each results, matched by level); TargetRate or VUs is the
+	// step's level.
+	Step  int `json:"step"`
+	StepB int `json:"step_b"`
+	// StepScenario is the scenario the step ran alone (--each); empty for
+	// the plan's mix. Such steps are matched by scenario and level.
+	StepScenario string  `json:"step_scenario,omitempty"`
+	TargetRate   float64 `json:"target_rate,omitempty"`
+	VUs          int     `json:"vus,omitempty"`
 	// Scenario is empty for the whole step.
 	Scenario string `json:"scenario"`
 	Metric   string `json:"metric"`
@@ -108,7 +112,8 @@ type Change struct {
 	// latencies in milliseconds, error_rate a fraction.
 	A float64 `json:"a"`
 	B float64 `json:"b"`
-	// DeltaPct is (B − A) / A in percent; null when A is 0 and B is not.
+	// DeltaPct is (B − A) / A in percent; null when A is 0 and B is not
+	// (or A is so small that the percentage is not finite).
 	DeltaPct *float64 `json:"delta_pct"`
 	// Significant: the test says so and the change exceeds the minimum
 	// effect (and the host was not busy).
@@ -178,62 +183,90 @@ func (r *Report) note(format string, args ...any) {
 
 // pairs matches A's steps with B's: by index for runs, by level (target
 // rate or users) for find results, whose steps are the search's order;
-// the last step of a level is the one that confirmed it.
+// the last step of a level is the one that confirmed it. Steps that ran
+// one scenario alone (--each) are matched by scenario and level, whatever
+// their order.
 func (r *Report) pairs(a, b *results.Result) [][2]*results.Step {
 	var out [][2]*results.Step
-	if a.Search == nil && b.Search == nil {
+	if a.Search == nil && b.Search == nil && !each(a) && !each(b) {
 		for i := range max(len(a.Steps), len(b.Steps)) {
 			switch {
 			case i >= len(a.Steps):
-				r.note("step %d (%s) is only in B", i, level(&b.Steps[i]))
+				r.note("step %d (%s) is only in B", i+1, level(&b.Steps[i]))
 			case i >= len(b.Steps):
-				r.note("step %d (%s) is only in A", i, level(&a.Steps[i]))
+				r.note("step %d (%s) is only in A", i+1, level(&a.Steps[i]))
 			default:
 				sa, sb := &a.Steps[i], &b.Steps[i]
 				if level(sa) != level(sb) {
-					r.note("step %d is %s in A, %s in B: compared by index", i, level(sa), level(sb))
+					r.note("step %d is %s in A, %s in B: compared by index", i+1, level(sa), level(sb))
 				}
 				out = append(out, [2]*results.Step{sa, sb})
 			}
 		}
 		return r.complete(out)
 	}
-	byLevel := func(steps []results.Step) map[string]*results.Step {
+	byKey := func(steps []results.Step) map[string]*results.Step {
 		m := map[string]*results.Step{}
 		for i := range steps {
-			m[level(&steps[i])] = &steps[i]
+			m[key(&steps[i])] = &steps[i]
 		}
 		return m
 	}
-	la, lb := byLevel(a.Steps), byLevel(b.Steps)
+	ka, kb := byKey(a.Steps), byKey(b.Steps)
 	for i := range a.Steps {
 		s := &a.Steps[i]
-		if la[level(s)] != s {
+		if ka[key(s)] != s {
 			continue // an earlier step of a level tried again
 		}
-		if sb, ok := lb[level(s)]; ok {
+		if sb, ok := kb[key(s)]; ok {
 			out = append(out, [2]*results.Step{s, sb})
 		} else {
-			r.note("%s is only in A", level(s))
+			r.note("%s is only in A", key(s))
 		}
 	}
 	for i := range b.Steps {
 		s := &b.Steps[i]
-		if _, ok := la[level(s)]; !ok && lb[level(s)] == s {
-			r.note("%s is only in B", level(s))
+		if _, ok := ka[key(s)]; !ok && kb[key(s)] == s {
+			r.note("%s is only in B", key(s))
 		}
 	}
-	slices.SortFunc(out, func(x, y [2]*results.Step) int {
-		return cmpLevel(x[0], y[0])
-	})
+	if a.Search != nil || b.Search != nil {
+		// A's scenarios in their order, each by level.
+		order := map[string]int{}
+		for i := range a.Steps {
+			if _, ok := order[a.Steps[i].Scenario]; !ok {
+				order[a.Steps[i].Scenario] = len(order)
+			}
+		}
+		slices.SortStableFunc(out, func(x, y [2]*results.Step) int {
+			if d := order[x[0].Scenario] - order[y[0].Scenario]; d != 0 {
+				return d
+			}
+			return cmpLevel(x[0], y[0])
+		})
+	}
 	return r.complete(out)
+}
+
+// each reports whether some step of res ran one scenario alone (--each).
+func each(res *results.Result) bool {
+	return slices.ContainsFunc(res.Steps, func(s results.Step) bool { return s.Scenario != "" })
+}
+
+// key names a step for matching: its level, after the scenario it ran
+// alone if any, e.g. "landing · 2 VUs".
+func key(s *results.Step) string {
+	if s.Scenario == "" {
+		return level(s)
+	}
+	return s.Scenario + " · " + level(s)
 }
 
 // complete leaves out pairs with an interrupted step, saying so.
 func (r *Report) complete(ps [][2]*results.Step) [][2]*results.Step {
 	return slices.DeleteFunc(ps, func(p [2]*results.Step) bool {
 		if p[0].Interrupted || p[1].Interrupted {
-			r.note("%s: left out, interrupted", level(p[0]))
+			r.note("%s: left out, interrupted", key(p[0]))
 			return true
 		}
 		return false
@@ -264,7 +297,7 @@ func cmpLevel(x, y *results.Step) int {
 // step compares one pair of steps: the whole step, then each scenario
 // both have when there are several (one scenario is the step).
 func (r *Report) step(a, b *results.Step, minEffect float64) {
-	at := Change{Step: a.Index, StepB: b.Index, TargetRate: a.TargetRate, VUs: a.VUs, TargetRateB: b.TargetRate, VUsB: b.VUs}
+	at := Change{Step: a.Index, StepB: b.Index, StepScenario: a.Scenario, TargetRate: a.TargetRate, VUs: a.VUs, TargetRateB: b.TargetRate, VUsB: b.VUs}
 	for _, m := range Metrics {
 		r.add(at, sampleOf(a, nil, m), sampleOf(b, nil, m), m, minEffect)
 	}
@@ -311,7 +344,11 @@ func (r *Report) add(c Change, a, b sample, metric string, minEffect float64) {
 		c.Significant = p < Alpha && big
 	case a.n >= 2 && b.n >= 2:
 		c.Test = TestCoV
-		c.Significant = big && (!defined || math.Abs(delta) > CoVFactor*max(a.cov, b.cov))
+		if defined {
+			c.Significant = big && math.Abs(delta) > CoVFactor*max(a.cov, b.cov)
+		} else {
+			c.Significant = big && beyondRange(a, b)
+		}
 	default:
 		c.Test = TestNone
 	}
@@ -324,7 +361,34 @@ func (r *Report) add(c Change, a, b sample, metric string, minEffect float64) {
 	r.Changes = append(r.Changes, c)
 }
 
-// deltaPct returns (b − a) / a in percent; false when a is 0 and b is not.
+// beyondRange is the CoV rule's test of a change from 0, whose delta has
+// no percentage: B's median lies outside A's range [min, max] by more than
+// CoVFactor times the larger side's sample standard deviation.
+func beyondRange(a, b sample) bool {
+	lo, hi := slices.Min(a.values), slices.Max(a.values)
+	gap := max(b.median-hi, lo-b.median)
+	return gap > CoVFactor*max(stdDev(a.values), stdDev(b.values))
+}
+
+// stdDev returns the sample standard deviation of v; 0 for fewer than two
+// values.
+func stdDev(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	var sum, ss float64
+	for _, x := range v {
+		sum += x
+	}
+	mean := sum / float64(len(v))
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(v)-1))
+}
+
+// deltaPct returns (b − a) / a in percent; false when a is 0 and b is
+// not, or a is so small that the percentage is not finite.
 func deltaPct(a, b float64) (float64, bool) {
 	if a == b {
 		return 0, true
@@ -332,7 +396,11 @@ func deltaPct(a, b float64) (float64, bool) {
 	if a == 0 {
 		return 0, false
 	}
-	return 100 * (b - a) / math.Abs(a), true
+	d := 100 * (b - a) / math.Abs(a)
+	if math.IsInf(d, 0) || math.IsNaN(d) {
+		return 0, false // from a tiny a: no percentage, as from 0
+	}
+	return d, true
 }
 
 // direction says whether a change of d in metric is worse or better: up

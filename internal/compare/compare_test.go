@@ -374,7 +374,8 @@ func TestRunStepsMatchByIndex(t *testing.T) {
 	b := result("", step(0, 100, one), step(1, 300, one), step(2, 400, one))
 	b.Steps[0].Interrupted = true
 	r := Compare(a, b, Options{})
-	want := []string{"step 1 is 200/s in A, 300/s in B: compared by index", "step 2 (400/s) is only in B", "100/s: left out, interrupted"}
+	// Notes number steps from 1, as the tables do.
+	want := []string{"step 2 is 200/s in A, 300/s in B: compared by index", "step 3 (400/s) is only in B", "100/s: left out, interrupted"}
 	if diff := cmp.Diff(want, r.Notes); diff != "" {
 		t.Errorf("notes mismatch (-want +got):\n%s", diff)
 	}
@@ -516,5 +517,166 @@ func TestHostBusyInARun(t *testing.T) {
 	}
 	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "B step 1: host busy") }) {
 		t.Errorf("notes %q, want B's step named", r.Notes)
+	}
+}
+
+// --each results (each scenario alone) are matched by scenario and level,
+// not by index: B ran the scenarios in another order.
+func TestEachStepsMatchByScenario(t *testing.T) {
+	one := func(p50 float64) spread {
+		return spread{p50: []float64{p50, p50, p50}, throughput: []float64{100, 100, 100}, errors: []float64{0, 0, 0}}
+	}
+	alone := func(i int, name string, users int, p50 float64) results.Step {
+		s := step(i, 0, one(p50), scenarioSpread{name, one(p50)})
+		s.Model, s.VUs, s.Scenario = "closed", users, name
+		return s
+	}
+	a := result("", alone(0, "landing", 2, 1), alone(1, "landing", 4, 2), alone(2, "billing", 2, 10), alone(3, "billing", 4, 20))
+	b := result("", alone(0, "billing", 2, 10), alone(1, "billing", 4, 20), alone(2, "landing", 2, 1), alone(3, "landing", 4, 2))
+	r := Compare(a, b, Options{MinEffect: DefaultMinEffect})
+	if r.Verdict != Same {
+		t.Errorf("same scenarios in another order: verdict %s, want same\n%s", r.Verdict, text(t, r))
+	}
+	var got [][3]any
+	for _, c := range r.Changes {
+		if c.Metric == results.MetricP50 {
+			got = append(got, [3]any{levelOf(&c), c.A, c.B})
+		}
+	}
+	want := [][3]any{
+		{"landing · 2 users (A 1, B 3)", 1.0, 1.0},
+		{"landing · 4 users (A 2, B 4)", 2.0, 2.0},
+		{"billing · 2 users (A 3, B 1)", 10.0, 10.0},
+		{"billing · 4 users (A 4, B 2)", 20.0, 20.0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("matched steps (label, A, B) mismatch (-want +got):\n%s", diff)
+	}
+	b = result("", alone(0, "landing", 2, 1), alone(1, "billing", 2, 10))
+	r = Compare(a, b, Options{})
+	if diff := cmp.Diff([]string{"landing · 4 VUs is only in A", "billing · 4 VUs is only in A"}, r.Notes); diff != "" {
+		t.Errorf("notes mismatch (-want +got):\n%s", diff)
+	}
+	if c := find(r, 2, "", results.MetricP50); levelOf(&c) != "billing · 2 users (A 3, B 2)" {
+		t.Errorf("label = %q, want the scenario with the level", levelOf(&c))
+	}
+	b = result("", alone(0, "landing", 2, 1), alone(1, "landing", 4, 2))
+	if c := Compare(a, b, Options{}).Changes[0]; levelOf(&c) != "1 (landing · 2 users)" {
+		t.Errorf("label = %q, want \"1 (landing · 2 users)\"", levelOf(&c))
+	}
+}
+
+// A change from 0 has no percentage to hold against the CoV: under the
+// CoV rule it counts only when B's median lies outside A's range by more
+// than twice the larger standard deviation.
+func TestCoVRuleFromZero(t *testing.T) {
+	three := spread{p50: []float64{20, 20, 20}, throughput: []float64{100, 100, 100}}
+	for _, tt := range []struct {
+		name        string
+		a, b        []float64
+		significant bool
+	}{
+		{"within A's range", []float64{0, 0, 0.02}, []float64{0.002, 0, 0.003}, false},
+		{"far beyond A's range", []float64{0, 0, 0}, []float64{0.05, 0.06, 0.05}, true},
+		{"beyond A's range, within the noise", []float64{0, 0, 0}, []float64{0.002, 0, 0.02}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := three, three
+			a.errors, b.errors = tt.a, tt.b
+			r := Compare(result("", step(0, 100, a)), result("", step(0, 100, b)), Options{MinEffect: DefaultMinEffect})
+			c := find(r, 0, "", results.MetricErrorRate)
+			if c.Test != TestCoV || c.DeltaPct != nil || c.Significant != tt.significant {
+				t.Errorf("error rate %v → %v: %+v, want the CoV rule, from 0, significant %v", tt.a, tt.b, c, tt.significant)
+			}
+			if !strings.Contains(r.Test, "from 0: B's median beyond A's range by more than 2 × the larger standard deviation") {
+				t.Errorf("test %q does not state the rule from 0", r.Test)
+			}
+		})
+	}
+}
+
+// Latencies are formatted as the run report formats them: two decimals
+// below a millisecond, about 3 significant figures above.
+func TestLatencyValues(t *testing.T) {
+	for _, tt := range []struct {
+		ms   float64
+		want string
+	}{{0, "0 ms"}, {0.14, "0.14 ms"}, {0.086, "0.09 ms"}, {26.24, "26.2 ms"}, {480.4, "480 ms"}, {1250, "1.25 s"}, {12500, "12.5 s"}} {
+		if got := value(results.MetricP99, tt.ms); got != tt.want {
+			t.Errorf("value(p99, %v) = %q, want %q", tt.ms, got, tt.want)
+		}
+	}
+	one := func(p50 float64) spread {
+		return spread{p50: []float64{p50}, throughput: []float64{100}, errors: []float64{0}}
+	}
+	r := Compare(result("", step(0, 100, one(0.14))), result("", step(0, 100, one(0.0815))), Options{})
+	if out := text(t, r); !strings.Contains(out, "0.14 ms  0.08 ms  -41.8 %") {
+		t.Errorf("text lacks the sub-millisecond p50 \"0.14 ms  0.08 ms  -41.8 %%\":\n%s", out)
+	}
+}
+
+// A scenario's name cannot break the Markdown (a new line, a pipe) nor
+// close the <details> or add HTML; a file name with backticks stays in
+// its code span; the text keeps every row on its line.
+func TestNamesAreEscaped(t *testing.T) {
+	name := "x</details><script>&\n|\ty"
+	a := result("", step(0, 100, fast, scenarioSpread{name, fast}, scenarioSpread{"api", fast}))
+	b := result("", step(0, 100, slow, scenarioSpread{name, slow}, scenarioSpread{"api", slow}))
+	a.Steps[0].Scenario, b.Steps[0].Scenario = name, name
+	r := Compare(a, b, Options{MinEffect: 5, A: "a`b``c.json", B: "`new.json"})
+	var w bytes.Buffer
+	if err := Markdown(&w, r); err != nil {
+		t.Fatal(err)
+	}
+	md := w.String()
+	if strings.Contains(md, "<script>") || strings.Count(md, "</details>") != 1 || strings.Contains(md, "\n|\ty") || strings.Contains(md, "\t") {
+		t.Errorf("Markdown lets the name through:\n%s", md)
+	}
+	escaped := "x&lt;/details&gt;&lt;script&gt;&amp; \\| y"
+	for _, want := range []string{"| 1 (" + escaped + " · 100/s) | " + escaped + " | p50 |", "```a`b``c.json``` (baseline, 5 repeats) → `` `new.json `` (5 repeats)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	out := text(t, r)
+	if strings.Contains(out, "\n|") || !strings.Contains(out, "x</details><script>& | y") {
+		t.Errorf("text breaks the name across lines:\n%s", out)
+	}
+}
+
+// From a tiny but non-zero A the percentage overflows: it is undefined,
+// as from 0, and the JSON still encodes.
+func TestDeltaFromTinyA(t *testing.T) {
+	a := result("", step(0, 100, spread{p50: []float64{20}, throughput: []float64{1e-310}, errors: []float64{0}}))
+	b := result("", step(0, 100, spread{p50: []float64{20}, throughput: []float64{100}, errors: []float64{0}}))
+	r := Compare(a, b, Options{})
+	if c := find(r, 0, "", results.MetricThroughput); c.DeltaPct != nil {
+		t.Errorf("throughput 1e-310 → 100: delta %v, want undefined", *c.DeltaPct)
+	}
+	var w bytes.Buffer
+	if err := JSON(&w, r); err != nil {
+		t.Errorf("JSON: %v", err)
+	}
+}
+
+// The JSON keeps the test's rule as written ("|Δ| > 2 ×", not "\u003e"),
+// and one significant change is one change.
+func TestJSONKeepsTheRuleAndOneChange(t *testing.T) {
+	three := func(sp spread) spread {
+		return spread{p50: sp.p50[:3], throughput: sp.throughput[:3], errors: sp.errors[:3]}
+	}
+	a := result("", step(0, 100, three(fast)))
+	b := result("", step(0, 100, three(fast)))
+	b.Steps[0].Repeat.Values[results.MetricP99] = []float64{40, 40.2, 39.9}
+	r := Compare(a, b, Options{MinEffect: DefaultMinEffect})
+	var w bytes.Buffer
+	if err := JSON(&w, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(w.String(), "|Δ| > 2 × the larger side's CoV") {
+		t.Errorf("JSON does not keep the rule's \">\":\n%s", w.String())
+	}
+	if got, want := r.Headline(), "worse: 1 significant change, 1 worse, 0 better"; got != want {
+		t.Errorf("headline = %q, want %q", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,11 +14,14 @@ import (
 
 // JSON writes r as indented JSON.
 func JSON(w io.Writer, r *Report) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the test's rule keeps its ">"
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
 		return fmt.Errorf("encode comparison: %w", err)
 	}
-	_, err = w.Write(append(data, '\n'))
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
@@ -25,20 +29,24 @@ func JSON(w io.Writer, r *Report) error {
 // every change, notes, thresholds crossed and the verdict.
 func Text(w io.Writer, r *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "ceiling compare: %s\n", r.Sides())
+	fmt.Fprintf(&b, "ceiling compare: %s\n", oneLine(r.Sides()))
 	fmt.Fprintf(&b, "test: %s\n%s\n\n", r.Test, r.Tally())
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(Columns, "\t"))
 	for i := range r.Changes {
-		fmt.Fprintln(tw, strings.Join(r.Changes[i].Cells(), "\t"))
+		cells := r.Changes[i].Cells()
+		for j := range cells {
+			cells[j] = oneLine(cells[j])
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	tw.Flush()
 	b.WriteString("\n")
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
+		fmt.Fprintf(&b, "note: %s\n", oneLine(n))
 	}
 	for _, x := range r.Crossed {
-		fmt.Fprintf(&b, "threshold crossed: %s\n", x)
+		fmt.Fprintf(&b, "threshold crossed: %s\n", oneLine(x))
 	}
 	fmt.Fprintf(&b, "verdict: %s\n", r.Headline())
 	_, err := io.WriteString(w, b.String())
@@ -50,7 +58,7 @@ func Text(w io.Writer, r *Report) error {
 func Markdown(w io.Writer, r *Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### ceiling compare: **%s**\n\n", r.Headline())
-	fmt.Fprintf(&b, "`%s` (baseline, %s) → `%s` (%s)\n\n", r.A, runs(r.RepeatsA), r.B, runs(r.RepeatsB))
+	fmt.Fprintf(&b, "%s (baseline, %s) → %s (%s)\n\n", codeSpan(r.A), runs(r.RepeatsA), codeSpan(r.B), runs(r.RepeatsB))
 	fmt.Fprintf(&b, "**Test:** %s. %s.\n\n", r.Test, r.Tally())
 	var sig []int
 	for i, c := range r.Changes {
@@ -64,10 +72,10 @@ func Markdown(w io.Writer, r *Report) error {
 		mdTable(&b, r, sig)
 	}
 	for _, x := range r.Crossed {
-		fmt.Fprintf(&b, "- threshold crossed: %s\n", x)
+		fmt.Fprintf(&b, "- threshold crossed: %s\n", mdEscape(x))
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "- %s\n", n)
+		fmt.Fprintf(&b, "- %s\n", mdEscape(n))
 	}
 	if len(r.Crossed)+len(r.Notes) > 0 {
 		b.WriteString("\n")
@@ -91,13 +99,53 @@ func mdTable(b *strings.Builder, r *Report, rows []int) {
 		if c.Significant {
 			change = "**" + change + "**"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", levelOf(c), mdEscape(orAll(c.Scenario)), c.Metric,
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(levelOf(c)), mdEscape(orAll(c.Scenario)), c.Metric,
 			value(c.Metric, c.A), value(c.Metric, c.B), deltaText(c), noiseText(c), change)
 	}
 	b.WriteString("\n")
 }
 
-func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+// mdEscape makes s safe in a Markdown table cell or list item: on one
+// line, its pipes escaped, and <, > and & as HTML entities, so that a
+// scenario's name cannot close the <details> or add HTML.
+func mdEscape(s string) string {
+	return mdReplacer.Replace(oneLine(s))
+}
+
+var mdReplacer = strings.NewReplacer("|", `\|`, "&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// oneLine replaces line breaks and tabs in s with spaces: names in a
+// table or a note stay on their line.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\n', '\r', '\t', '\v', '\f':
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// codeSpan writes s as a Markdown code span whose fence is longer than
+// any run of backticks in s (padded with a space when s starts or ends
+// with one), on one line.
+func codeSpan(s string) string {
+	s = oneLine(s)
+	run, longest := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
 
 func plural(n int, what string) string {
 	if n == 1 {
@@ -169,7 +217,7 @@ func (r *Report) Headline() string {
 	case r.Verdict == Same:
 		return "same: no significant change"
 	}
-	return fmt.Sprintf("%s: %d significant changes, %d worse, %d better", r.Verdict, worse+better, worse, better)
+	return fmt.Sprintf("%s: %s, %d worse, %d better", r.Verdict, plural(worse+better, "significant change"), worse, better)
 }
 
 // Columns head the table of changes; Cells are a change's, in this order.
@@ -184,11 +232,15 @@ func (c *Change) Cells() []string {
 }
 
 // levelOf names a change's step as the tables do: numbered from 1, with
-// its level.
+// its level, after the scenario it ran alone (--each): "2 (landing · 2
+// users)".
 func levelOf(c *Change) string {
 	l := fmt.Sprintf("%s/s", num(c.TargetRate))
 	if c.VUs > 0 {
 		l = fmt.Sprintf("%d users", c.VUs)
+	}
+	if c.StepScenario != "" {
+		l = c.StepScenario + " · " + l
 	}
 	if c.Step != c.StepB {
 		return fmt.Sprintf("%s (A %d, B %d)", l, c.Step+1, c.StepB+1)
@@ -218,7 +270,26 @@ func value(metric string, v float64) string {
 	case results.MetricErrorRate:
 		return strconv.FormatFloat(100*v, 'f', 2, 64) + " %"
 	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
+	return millis(v)
+}
+
+// millis formats a latency as the run report does (report.Millis, which
+// compare cannot import): about 3 significant figures, "0.14 ms",
+// "26.2 ms", "480 ms", "1.25 s".
+func millis(ms float64) string {
+	switch {
+	case ms <= 0:
+		return "0 ms"
+	case ms < 1:
+		return fmt.Sprintf("%.2f ms", ms)
+	case ms < 100:
+		return fmt.Sprintf("%.1f ms", ms)
+	case ms < 1000:
+		return fmt.Sprintf("%.0f ms", ms)
+	case ms < 10000:
+		return fmt.Sprintf("%.2f s", ms/1000)
+	}
+	return fmt.Sprintf("%.1f s", ms/1000)
 }
 
 func deltaText(c *Change) string {

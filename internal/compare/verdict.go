@@ -116,7 +116,7 @@ func (r *Report) Failed(failOnRegression bool) bool {
 // The tests' rules, as reports state them.
 const (
 	rankRule = "Mann-Whitney U rank test (benchstat's), α = 0.05, with ≥ 5 repeats per side"
-	covRule  = "seed 003's CoV rule: |Δ| > 2 × the larger side's CoV, with 2–4 repeats per side"
+	covRule  = "seed 003's CoV rule: |Δ| > 2 × the larger side's CoV (from 0: B's median beyond A's range by more than 2 × the larger standard deviation), with 2–4 repeats per side"
 	noneRule = "no noise estimate (use --repeat): deltas only"
 )
 

@@ -141,7 +141,7 @@ func TestCompareHTMLBetterAndNotes(t *testing.T) {
 	if !strings.Contains(page, `<p class="answer unknown">verdict: unknown: no noise estimate (use --repeat)</p>`) {
 		t.Errorf("single runs: the verdict is not unknown")
 	}
-	if !strings.Contains(page, "<li>step 1 is 200/s in A, 300/s in B: compared by index</li>") {
+	if !strings.Contains(page, "<li>step 2 is 200/s in A, 300/s in B: compared by index</li>") {
 		t.Errorf("the page lacks the note on steps of other levels")
 	}
 	if strings.Contains(page, "whisker") || strings.Contains(page, `<tr class="worse">`) {
