@@ -115,7 +115,21 @@ func compareChart(r *compare.Report) *chart {
 		c.xTitle, c.xText = "virtual users", func(v float64) string { return fmt.Sprintf("%.0f", v) }
 	}
 	figures := []string{results.MetricP50, results.MetricP99}
-	points := make([][]comparePoint, 2*len(figures)) // A's per metric, then B's
+	// One line per side, figure and scenario run alone (load.each; "" for
+	// the mix): A's lines first, then B's, each figure in one colour.
+	type line struct {
+		side     string
+		m        int
+		scenario string
+	}
+	var order []line
+	points := map[line][]comparePoint{}
+	add := func(l line, p comparePoint) {
+		if _, ok := points[l]; !ok {
+			order = append(order, l)
+		}
+		points[l] = append(points[l], p)
+	}
 	for _, ch := range r.Changes {
 		m := slices.Index(figures, ch.Metric)
 		if ch.Scenario != "" || m < 0 {
@@ -125,17 +139,31 @@ func compareChart(r *compare.Report) *chart {
 		if users {
 			la, lb = float64(ch.VUs), float64(ch.VUsB)
 		}
-		points[m] = append(points[m], sidePoint("A", ch.Metric, ch.Step, la, ch.A, ch.ValuesA, c.xText))
-		points[len(figures)+m] = append(points[len(figures)+m], sidePoint("B", ch.Metric, ch.StepB, lb, ch.B, ch.ValuesB, c.xText))
-	}
-	for i, ps := range points {
-		side, m := "A", i%len(figures)
-		if i >= len(figures) {
-			side = "B"
+		pa := sidePoint("A", ch.Metric, ch.Step, la, ch.A, ch.ValuesA, c.xText)
+		pb := sidePoint("B", ch.Metric, ch.StepB, lb, ch.B, ch.ValuesB, c.xText)
+		if sc := ch.StepScenario; sc != "" {
+			pa.tip, pb.tip = sc+" · "+pa.tip, sc+" · "+pb.tip
 		}
+		add(line{"A", m, ch.StepScenario}, pa)
+		add(line{"B", m, ch.StepScenario}, pb)
+	}
+	slices.SortStableFunc(order, func(x, y line) int { return cmp.Compare(x.side, y.side) })
+	scenarios := []string{}
+	for _, l := range order {
+		if !slices.Contains(scenarios, l.scenario) {
+			scenarios = append(scenarios, l.scenario)
+		}
+	}
+	for _, l := range order {
+		ps := points[l]
 		slices.SortStableFunc(ps, func(x, y comparePoint) int { return cmp.Compare(x.level, y.level) })
-		s := series{name: side + " " + figures[m], dots: true, dashed: side == "A", color: palette[m], nudge: 4}
-		if side == "A" {
+		name := l.side + " " + figures[l.m]
+		if l.scenario != "" {
+			name += " " + l.scenario
+		}
+		colour := palette[(l.m+len(figures)*slices.Index(scenarios, l.scenario))%len(palette)]
+		s := series{name: name, dots: true, dashed: l.side == "A", color: colour, nudge: 4}
+		if l.side == "A" {
 			s.nudge = -4
 		}
 		for _, p := range ps {

@@ -203,3 +203,29 @@ func dotY(t *testing.T, svg, name string) float64 {
 	y, _ := strconv.ParseFloat(dotAt.FindAllStringSubmatch(svg, -1)[i][1], 64)
 	return y
 }
+
+// Results of load.each: one line per side, figure and scenario, so the
+// lines do not zigzag between endpoints, and tooltips name the scenario.
+func TestCompareChartEach(t *testing.T) {
+	var r compare.Report
+	for i, sc := range []string{"landing", "dashboard"} {
+		for _, m := range []string{results.MetricP50, results.MetricP99} {
+			for _, vus := range []int{2, 4} {
+				r.Changes = append(r.Changes, compare.Change{Step: i*2 + vus/4, StepB: i*2 + vus/4, VUs: vus, VUsB: vus,
+					StepScenario: sc, Metric: m, A: float64(10 * (i + 1)), B: float64(12 * (i + 1))})
+			}
+		}
+	}
+	c := compareChart(&r)
+	if len(c.series) != 8 {
+		t.Fatalf("%d lines, want 2 sides × 2 figures × 2 scenarios", len(c.series))
+	}
+	for _, s := range c.series {
+		if len(s.points) != 2 || !strings.Contains(s.name, "landing") && !strings.Contains(s.name, "dashboard") {
+			t.Errorf("line %q has %d points, want one scenario's 2 levels", s.name, len(s.points))
+		}
+		if !strings.Contains(s.tips[0], "landing · ") && !strings.Contains(s.tips[0], "dashboard · ") {
+			t.Errorf("tooltip %q does not name the scenario", s.tips[0])
+		}
+	}
+}
