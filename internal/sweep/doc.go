@@ -1,0 +1,24 @@
+// Package sweep is the configuration matrix of `ceiling sweep` and the
+// means to start a target under each configuration: which shape (workers ×
+// CPUs × memory) serves the load best.
+//
+// A Config is one shape. ParseConfigs reads the seed's flag form
+// ("2@1/512m 4@2/1g": workers@cpus/memory) and Matrix expands a sweep
+// file's product of axes, in a stable order, so that a configuration's ID
+// names the same shape from one sweep to the next.
+//
+// Limits is the local launcher's cgroup: NewLimits creates a group and
+// writes its CPU quota and memory limit directly (cgroup v2 cpu.max and
+// memory.max, or v1 cpu.cfs_quota_us and memory.limit_in_bytes, whichever
+// the machine has), Prefix or Add puts the target in it, Path is what
+// monitor.Cgroup watches, and Remove deletes the group. Without a usable
+// controller (not root, read-only, none enabled, not Linux) NewLimits'
+// error matches ErrNoController, and the caller runs the target without
+// limits.
+//
+// What it does not do (yet): it does not start or stop targets, run load
+// or write sweep.json; and Limits never kills a process: whoever started
+// the target stops it before Remove.
+//
+// Concurrency: Configs are values. A Limits is used by one goroutine.
+package sweep
