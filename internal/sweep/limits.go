@@ -1,0 +1,133 @@
+package sweep
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ErrNoController is matched (errors.Is) by NewLimits' error when the
+// machine offers no cgroup CPU and memory controller ceiling can write: not
+// root, a read-only /sys/fs/cgroup, a v2 hierarchy without cpu and memory
+// enabled, or no cgroups at all. A caller then runs the target without
+// cgroup limits: its CPU by affinity (whole CPUs), and its memory reported
+// as not enforced.
+var ErrNoController = errors.New("no usable cgroup cpu and memory controller")
+
+// cfsPeriod is the CFS period written with a quota: 100 ms, the kernel's
+// default. A quota of 0.5 CPU lets the group run 50 ms of every 100 ms.
+const cfsPeriod = 100_000 // µs
+
+// minQuota is the smallest CFS quota the kernel accepts: 1 ms.
+const minQuota = 1000 // µs
+
+// Limits is a cgroup created for one configuration's target, with its CPU
+// quota and memory limit written: one group in a cgroup v2 hierarchy, or one
+// in each v1 hierarchy it needs (cpu, cpuacct when mounted apart, memory).
+type Limits struct {
+	config Config
+	v2     bool
+	// dirs are the group's directories, one per hierarchy; in v1 the cpu
+	// group first and the memory group last.
+	dirs []string
+}
+
+// Config returns the configuration whose limits the group enforces.
+func (l *Limits) Config() Config { return l.config }
+
+// V2 reports whether the group is in a cgroup v2 (unified) hierarchy.
+func (l *Limits) V2() bool { return l.v2 }
+
+// Path returns the group as monitor.Cgroup reads it: the v2 group's
+// directory, or the v1 memory group's (monitor then reads the CPU from the
+// cpuacct group of the same name, which Limits creates too).
+func (l *Limits) Path() string { return l.dirs[len(l.dirs)-1] }
+
+// Dirs returns the group's directory in each hierarchy it was created in.
+func (l *Limits) Dirs() []string { return append([]string(nil), l.dirs...) }
+
+// Add moves process pid into the group (in every hierarchy). Its threads
+// go with it, and the processes it starts afterwards are born in the group.
+func (l *Limits) Add(pid int) error {
+	for _, d := range l.dirs {
+		if err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+			return fmt.Errorf("add process %d to cgroup: %w", pid, err)
+		}
+	}
+	return nil
+}
+
+// Prefix returns a shell prefix that moves the shell itself into the group
+// and then execs what follows it, so that the target is in the group from
+// its first instruction:
+//
+//	echo $$ > '/sys/fs/cgroup/cpu/ceiling-x/cgroup.procs' && echo $$ > ... && exec
+//
+// The caller appends one simple command (sh -c ... for anything else), and
+// the shell running it must be root, as NewLimits' caller was.
+func (l *Limits) Prefix() string {
+	var b strings.Builder
+	for _, d := range l.dirs {
+		fmt.Fprintf(&b, "echo $$ > %s && ", shellQuote(filepath.Join(d, "cgroup.procs")))
+	}
+	b.WriteString("exec ")
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// groupName returns the name of a new group: ceiling-<name>-<random>, the
+// name reduced to letters, digits, '.', '_' and '-' and at most 48 of
+// them, and 8 random hex digits so that two sweeps never share a group.
+func groupName(name string) (string, error) {
+	var b strings.Builder
+	dash := false
+	for _, r := range name {
+		ok := r == '.' || r == '_' || r == '-' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')
+		switch {
+		case ok:
+			b.WriteRune(r)
+			dash = r == '-'
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 48 {
+			break
+		}
+	}
+	clean := strings.Trim(b.String(), "-.")
+	if clean == "" {
+		clean = "target"
+	}
+	var rnd [4]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", fmt.Errorf("name cgroup: %w", err)
+	}
+	return "ceiling-" + clean + "-" + hex.EncodeToString(rnd[:]), nil
+}
+
+// writeFile writes one value to a cgroup file, as `echo value > file`.
+func writeFile(path, value string) error {
+	return os.WriteFile(path, []byte(value+"\n"), 0o644)
+}
+
+// readFile reads a cgroup file's value without its trailing newline.
+func readFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return strings.TrimSpace(string(b)), err
+}
+
+// exists reports whether path exists.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
