@@ -8,6 +8,11 @@
 // past it the queue fills, latency climbs to queue ÷ capacity and then the
 // 503s start: the hockey stick every load test looks for.
 //
+// GET /burn?ms=N is bound by CPU instead: each request does a fixed amount
+// of work, N ms of one core (default 5, at most 1000), calibrated once per
+// process as a count of rounds rather than timed by the clock, so that
+// under a CPU quota throughput follows the quota (burn.go says why).
+//
 // The same server carries a small chat backend in the image of seed 000 (a
 // chat widget whose visitor messages are saved and posted on to Slack).
 // Messages come in as frames on widget websockets (GET /widget) or as

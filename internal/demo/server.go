@@ -169,6 +169,8 @@ func Start(cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /send", s.send)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /stats", s.stats)
+	burnRounds() // calibrated once, before any request: see burn.go
+	mux.HandleFunc("GET /burn", burn)
 	newAPI(cfg.SendLimit).routes(mux)
 	ch.routes(mux)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
