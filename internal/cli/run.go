@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
@@ -95,20 +97,27 @@ make a quick plan; with one, the quick flags override its values.`,
 // buildPlan reads the plan file, if any, applies the quick flags the user
 // set, and validates the result.
 func buildPlan(c *cobra.Command, args []string, q *quickFlags) (*plan.Plan, error) {
+	p, err := loadPlan(c, args, q)
+	if err == nil {
+		err = p.Validate()
+	}
+	if err != nil {
+		return nil, badInput("%w", err)
+	}
+	return p, nil
+}
+
+// loadPlan reads the plan file, if any, and applies the quick flags the
+// user set; it does not validate.
+func loadPlan(c *cobra.Command, args []string, q *quickFlags) (*plan.Plan, error) {
 	p := &plan.Plan{}
 	if len(args) == 1 {
 		var err error
 		if p, err = plan.LoadFile(args[0]); err != nil {
-			return nil, badInput("%w", err)
+			return nil, err
 		}
 	} else if q.URL == "" {
-		return nil, badInput("nothing to run: give a plan file, or --url with --rate or --vus")
+		return nil, errors.New("nothing to run: give a plan file, or --url with --rate or --vus")
 	}
-	if err := p.Apply((*plan.Quick)(q), c.Flags().Changed); err != nil {
-		return nil, badInput("%w", err)
-	}
-	if err := p.Validate(); err != nil {
-		return nil, badInput("%w", err)
-	}
-	return p, nil
+	return p, p.Apply((*plan.Quick)(q), c.Flags().Changed)
 }

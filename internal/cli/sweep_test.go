@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ceiling-dev/ceiling/internal/sweep"
+)
+
+func readSweep(t *testing.T, path string) sweep.Result {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r sweep.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A sweep of the built-in target's CPU-bound /burn (5 ms of CPU a request)
+// under two CPU quotas, each in its own cgroup: throughput follows the
+// quota, the * is on the larger shape, and the target's CPU sits near its
+// quota. It needs root and a cgroup cpu and memory controller.
+func TestSweepLocalCPUQuotas(t *testing.T) {
+	if _, err := sweep.NewLimits("probe", sweep.Config{Workers: 1, CPUs: 1, MemoryMB: 256}); err != nil {
+		if errors.Is(err, sweep.ErrNoController) || errors.Is(err, errors.ErrUnsupported) {
+			t.Skipf("cgroup limits unavailable here: %v", err)
+		}
+		t.Fatal(err)
+	} else if l, _ := sweep.NewLimits("probe2", sweep.Config{Workers: 1, CPUs: 1, MemoryMB: 256}); l != nil {
+		l.Remove()
+	}
+	t.Setenv(asCeiling, "1") // the target is this binary, run as ceiling demo-target
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--configs", "1@0.5/256m 1@1/256m",
+		"--cmd", "'"+exe+"' demo-target --addr 127.0.0.1:{{.port}}", "--ready", "http://127.0.0.1:{{.port}}/health",
+		"--url", "http://127.0.0.1:{{.port}}/burn?ms=5", "--vus", "4", "--step", "3s", "--warmup", "300ms", "--out", out, "--quiet")
+	t.Log(stdout)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readSweep(t, out)
+	if len(r.Configs) != 2 || !strings.HasPrefix(r.Limits, "cgroup") {
+		t.Fatalf("configs %d, limits %q; want 2 shapes under cgroup limits", len(r.Configs), r.Limits)
+	}
+	half, one := r.Configs[0], r.Configs[1]
+	ratio := one.Throughput / half.Throughput
+	t.Logf("throughput %.0f/s at 0.5 CPU, %.0f/s at 1 CPU: ratio %.2f; target CPU %.0f%%, %.0f%%", half.Throughput, one.Throughput, ratio, half.CPUPct, one.CPUPct)
+	// Twice the CPU, about twice the throughput; a busy neighbour can take
+	// from the 1-CPU shape, never give the 0.5 one more than its quota.
+	if ratio < 1.4 || ratio > 2.6 {
+		t.Errorf("throughput ratio 1 CPU / 0.5 CPU = %.2f, want about 2", ratio)
+	}
+	if !one.Best || half.Best {
+		t.Errorf("best: 0.5c %v, 1c %v; want the * on 1c", half.Best, one.Best)
+	}
+	if half.CPUPct > 70 || half.CPUPct < 25 {
+		t.Errorf("the 0.5-CPU target used %.0f%% CPU, want near its 50%% quota", half.CPUPct)
+	}
+	if _, err := os.Stat(half.Result); err != nil {
+		t.Errorf("the shape's own result.json: %v", err)
+	}
+	if !strings.Contains(stdout, "* 1w / 1c / 256Mi") || !strings.Contains(stdout, "scaling from 0.5 to 1 CPUs") {
+		t.Errorf("table without the * or the scaling lesson:\n%s", stdout)
+	}
+}
+
+// A shape whose target never gets ready is FAILED TO START with why, and
+// the sweep goes on to the next shape; the command's templates are
+// rendered per shape.
+func TestSweepFailedToStart(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--configs", "1@0.5/64m 2@1/64m",
+		"--cmd", "echo workers=$WORKERS port={{.port}} cpus={{.cpus}}; exit 3", "--ready", "http://127.0.0.1:{{.port}}/health",
+		"--url", "http://127.0.0.1:{{.port}}/", "--rate", "10", "--step", "200ms", "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0 (a shape that did not start is a row, not a crash)\n%s\n%s", code, stdout, stderr)
+	}
+	r := readSweep(t, out)
+	if len(r.Configs) != 2 {
+		t.Fatalf("%d shapes, want both tried", len(r.Configs))
+	}
+	for _, c := range r.Configs {
+		if c.State != sweep.FailedToStart || !strings.Contains(c.Error, "exit") || c.Best {
+			t.Errorf("%s: state %q, error %q, best %v; want FAILED TO START with why", c.Name, c.State, c.Error, c.Best)
+		}
+	}
+	log, err := os.ReadFile(r.Configs[1].Result + ".target.log")
+	t.Logf("%s", log)
+	if err != nil || !strings.Contains(string(log), "workers=2 port=") || !strings.Contains(string(log), "cpus=1") {
+		t.Errorf("the second shape's target log %q (%v): want the templates rendered for it", log, err)
+	}
+}

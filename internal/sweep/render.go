@@ -1,0 +1,101 @@
+package sweep
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ceiling-dev/ceiling/internal/report"
+)
+
+var header = []string{"config", "req/s", "req/s per CPU", "p50", "p95", "p99", "errors", "state", "est. users", "cpu", "rss"}
+
+// cells are a row's table cells: "*" before the best shape's name, "need"
+// after the one --need asks for.
+func (r *Row) cells() []string {
+	name := r.Name
+	if r.Best {
+		name = "* " + name
+	}
+	if r.Needed {
+		name += " (need)"
+	}
+	if r.State == FailedToStart {
+		return []string{name, "-", "-", "-", "-", "-", "-", r.State, "-", "-", "-"}
+	}
+	perCPU := "-"
+	if r.PerCPU > 0 {
+		perCPU = report.Rate(r.PerCPU)
+	}
+	return []string{name, report.Rate(r.Throughput), perCPU, report.Millis(r.P50MS), report.Millis(r.P95MS), report.Millis(r.P99MS),
+		report.Percent(r.ErrorRate), r.State, fmt.Sprintf("%.0f", r.EstUsers), fmt.Sprintf("%.0f%%", r.CPUPct), fmt.Sprintf("%.0f MB", r.RSSMB)}
+}
+
+// Text writes seed 004's table, the lessons and the limits used.
+func Text(w io.Writer, r *Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	for i := range r.Configs {
+		fmt.Fprintln(tw, strings.Join(r.Configs[i].cells(), "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return footer(w, r, "")
+}
+
+// Markdown writes the same as Markdown, with each shape's Kubernetes
+// resources block.
+func Markdown(w io.Writer, r *Result) error {
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---:|", len(header)))
+	for i := range r.Configs {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r.Configs[i].cells(), " | "))
+	}
+	if err := footer(w, r, "- "); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n<details><summary>Helm values for each shape</summary>\n\n```yaml\n")
+	for _, c := range r.Configs {
+		fmt.Fprintf(w, "# %s\nworkers: %d\nresources:\n  requests: {cpu: %q, memory: %s}\n  limits: {cpu: %q, memory: %s}\n",
+			c.Name, c.Workers, formatCPUs(c.CPUs), formatMemory(c.MemoryMB), formatCPUs(c.CPUs), formatMemory(c.MemoryMB))
+	}
+	_, err := fmt.Fprintf(w, "```\n\n</details>\n")
+	return err
+}
+
+func footer(w io.Writer, r *Result, prefix string) error {
+	fmt.Fprintf(w, "\n%s`*` marks the highest throughput not OVERLOADED (nor INVALID, failed or past its SLO), `(need)` the smallest shape holding --need; est. users = req/s ÷ %g req/s per user; each row is the shape's last step\n", prefix, r.UsersPerRPS)
+	if r.Need > 0 && !hasNeeded(r) {
+		fmt.Fprintf(w, "%sno shape held %s within its verdict and SLO\n", prefix, report.Rate(r.Need))
+	}
+	fmt.Fprintf(w, "%slimits: %s\n", prefix, r.Limits)
+	for _, l := range r.Lessons {
+		fmt.Fprintf(w, "%s%s\n", prefix, l)
+	}
+	for _, c := range r.Configs {
+		if c.Error != "" {
+			fmt.Fprintf(w, "%s%s: %s\n", prefix, c.Name, c.Error)
+		}
+	}
+	_, err := fmt.Fprintf(w, "%severy shape's own result: %s\n", prefix, resultsDir(r))
+	return err
+}
+
+func hasNeeded(r *Result) bool {
+	for _, c := range r.Configs {
+		if c.Needed {
+			return true
+		}
+	}
+	return false
+}
+
+// resultsDir names where the shapes' result.json files are.
+func resultsDir(r *Result) string {
+	if len(r.Configs) == 0 {
+		return "-"
+	}
+	return filepath.Join(filepath.Dir(filepath.Dir(r.Configs[0].Result)), "<shape id>", "result.json")
+}

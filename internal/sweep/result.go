@@ -1,0 +1,182 @@
+package sweep
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// Schema names sweep.json's format.
+const Schema = "ceiling.sweep/v1"
+
+// FailedToStart is the state of a shape whose target never became ready.
+const FailedToStart = "FAILED TO START"
+
+// Result is sweep.json: every shape's row, the best, and what the shapes
+// tell.
+type Result struct {
+	Schema    string    `json:"schema"`
+	Command   string    `json:"command"`
+	StartedAt time.Time `json:"started_at"`
+	// UsersPerRPS is the requests a second one active user makes, for
+	// est_users; Need the rate --need asked for (0: none).
+	UsersPerRPS float64 `json:"users_per_rps"`
+	Need        float64 `json:"need_rps,omitempty"`
+	// Limits says how the shapes' CPU and memory were enforced: "cgroup
+	// v1", "cgroup v2", or "not enforced: why".
+	Limits      string   `json:"limits"`
+	Configs     []Row    `json:"configs"`
+	Lessons     []string `json:"lessons"`
+	Interrupted bool     `json:"interrupted,omitempty"`
+}
+
+// Row is one shape's outcome: its last step's figures.
+type Row struct {
+	Name       string  `json:"name"`
+	ID         string  `json:"id"`
+	Workers    int     `json:"workers"`
+	CPUs       float64 `json:"cpus"`
+	MemoryMB   int     `json:"memory_mb"`
+	Throughput float64 `json:"throughput"`
+	// PerCPU is throughput per CPU of quota: the shape's efficiency.
+	PerCPU    float64 `json:"throughput_per_cpu,omitempty"`
+	P50MS     float64 `json:"p50_ms"`
+	P95MS     float64 `json:"p95_ms"`
+	P99MS     float64 `json:"p99_ms"`
+	ErrorRate float64 `json:"error_rate"`
+	// State is the step's verdict, or FAILED TO START.
+	State     string `json:"state"`
+	SLOPassed *bool  `json:"slo_passed,omitempty"`
+	// EstUsers is throughput ÷ users_per_rps: the active users the shape
+	// serves at that rate.
+	EstUsers float64 `json:"est_users"`
+	// Best marks the shape with the highest throughput that is neither
+	// OVERLOADED nor failed; Needed the smallest shape holding --need.
+	Best   bool    `json:"best"`
+	Needed bool    `json:"needed,omitempty"`
+	CPUPct float64 `json:"cpu_pct"`
+	RSSMB  float64 `json:"rss_mb"`
+	// Result is the path of the shape's own result.json; Error says why
+	// its target did not start.
+	Result string `json:"result"`
+	Error  string `json:"error,omitempty"`
+}
+
+// holds reports whether the row served its load: measured, not
+// OVERLOADED, INVALID or generator-limited, its SLO (if any) held.
+func (r *Row) holds() bool {
+	switch r.State {
+	case results.Healthy, results.Stressed:
+		return r.SLOPassed == nil || *r.SLOPassed
+	}
+	return false
+}
+
+// judge marks the best shape and the one --need asks for, and computes
+// the lessons.
+func (r *Result) judge() {
+	best := -1
+	for i := range r.Configs {
+		c := &r.Configs[i]
+		c.Best, c.Needed = false, false
+		if c.holds() && (best < 0 || c.Throughput > r.Configs[best].Throughput) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		r.Configs[best].Best = true
+	}
+	if r.Need > 0 {
+		need := -1
+		for i := range r.Configs {
+			c := &r.Configs[i]
+			if !c.holds() || c.Throughput < r.Need {
+				continue
+			}
+			if n := &r.Configs[max(need, 0)]; need < 0 || cmp.Or(cmp.Compare(c.CPUs, n.CPUs), cmp.Compare(c.MemoryMB, n.MemoryMB), cmp.Compare(c.Workers, n.Workers)) < 0 {
+				need = i
+			}
+		}
+		if need >= 0 {
+			r.Configs[need].Needed = true
+		}
+	}
+	r.Lessons = lessons(r.Configs)
+}
+
+// lessons says what the shapes tell, from the data: seed 004's three
+// (workers without CPU, memory, scaling with CPUs).
+func lessons(rows []Row) []string {
+	var out []string
+	measured := slices.DeleteFunc(slices.Clone(rows), func(c Row) bool { return c.State == FailedToStart || c.Throughput <= 0 })
+	// Workers without CPU: more workers on the same CPU and memory.
+	for _, a := range measured {
+		for _, b := range measured {
+			if a.CPUs == b.CPUs && a.MemoryMB == b.MemoryMB && b.Workers > a.Workers && b.Throughput < 0.95*a.Throughput {
+				out = append(out, fmt.Sprintf("%d workers on %s CPU served %.0f %% less than %d on the same CPU (%s): workers without CPU make it worse",
+					b.Workers, formatCPUs(b.CPUs), 100*(1-b.Throughput/a.Throughput), a.Workers, formatMemory(a.MemoryMB)))
+			}
+		}
+	}
+	// Memory: the same workers and CPUs with more memory.
+	for _, a := range measured {
+		for _, b := range measured {
+			if a.Workers == b.Workers && a.CPUs == b.CPUs && b.MemoryMB > a.MemoryMB {
+				out = append(out, fmt.Sprintf("memory %s → %s (%dw, %sc) changed throughput by %+.0f %%",
+					formatMemory(a.MemoryMB), formatMemory(b.MemoryMB), a.Workers, formatCPUs(a.CPUs), 100*(b.Throughput/a.Throughput-1)))
+			}
+		}
+	}
+	// Scaling with CPUs: the best shape at the fewest CPUs against the best
+	// at the most.
+	bestAt := map[float64]Row{}
+	for _, c := range measured {
+		if c.CPUs > 0 && c.Throughput > bestAt[c.CPUs].Throughput {
+			bestAt[c.CPUs] = c
+		}
+	}
+	if len(bestAt) >= 2 {
+		cpus := slices.Sorted(func(yield func(float64) bool) {
+			for k := range bestAt {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		lo, hi := bestAt[cpus[0]], bestAt[cpus[len(cpus)-1]]
+		ratio := hi.Throughput / lo.Throughput
+		out = append(out, fmt.Sprintf("scaling from %s to %s CPUs: %.1f× the throughput (%.0f %% of linear, %s → %s)",
+			formatCPUs(lo.CPUs), formatCPUs(hi.CPUs), ratio, 100*ratio/(hi.CPUs/lo.CPUs), lo.Name, hi.Name))
+	}
+	return out
+}
+
+// write stores r at path through a temporary file and a rename.
+func (r *Result) write(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".sweep-*.json")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = tmp.Write(append(data, '\n'))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

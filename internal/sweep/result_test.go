@@ -1,0 +1,63 @@
+package sweep
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// The best shape is the highest throughput that held its load; --need
+// marks the smallest shape holding it; the lessons are computed from the
+// rows (seed 004's three).
+func TestJudgeAndLessons(t *testing.T) {
+	row := func(w int, cpus float64, mb int, rps float64, state string) Row {
+		c := Config{Workers: w, CPUs: cpus, MemoryMB: mb}
+		return Row{Name: c.Name(), ID: c.ID(), Workers: w, CPUs: cpus, MemoryMB: mb, Throughput: rps, State: state}
+	}
+	r := &Result{Need: 300, Configs: []Row{
+		row(1, 1, 512, 200, results.Healthy),
+		row(2, 1, 512, 114, results.Stressed), // workers without CPU
+		row(1, 1, 1024, 202, results.Healthy), // memory changes little
+		row(4, 4, 2048, 540, results.Healthy),
+		row(8, 8, 4096, 900, results.Overloaded), // fastest, but overloaded
+		{Name: "9w / 9c / 9Gi", State: FailedToStart},
+	}}
+	r.judge()
+	var best, needed []string
+	for _, c := range r.Configs {
+		if c.Best {
+			best = append(best, c.Name)
+		}
+		if c.Needed {
+			needed = append(needed, c.Name)
+		}
+	}
+	if len(best) != 1 || best[0] != "4w / 4c / 2Gi" || len(needed) != 1 || needed[0] != "4w / 4c / 2Gi" {
+		t.Errorf("best %v, needed %v; want 4w / 4c / 2Gi for both (the 8c shape is overloaded)", best, needed)
+	}
+	want := []string{
+		"2 workers on 1 CPU served 43 % less than 1 on the same CPU (512Mi): workers without CPU make it worse",
+		"memory 512Mi → 1Gi (1w, 1c) changed throughput by +1 %",
+		"scaling from 1 to 8 CPUs: 4.5× the throughput (56 % of linear, 1w / 1c / 1Gi → 8w / 8c / 4Gi)",
+	}
+	if strings.Join(r.Lessons, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lessons:\n%s\nwant:\n%s", strings.Join(r.Lessons, "\n"), strings.Join(want, "\n"))
+	}
+	var b strings.Builder
+	if err := Markdown(&b, r); err != nil || !strings.Contains(b.String(), "| * 4w / 4c / 2Gi (need) |") || !strings.Contains(b.String(), "limits: {cpu: \"4\", memory: 2Gi}") {
+		t.Errorf("Markdown lacks the starred row or the Helm values:\n%s", b.String())
+	}
+}
+
+// Templates read the shape's values, and a missing key is an error.
+func TestValuesRender(t *testing.T) {
+	v := Values{"workers": 2, "cpus": "0.5", "memory": "512Mi", "memory_mb": 512, "port": 8123}
+	got, err := v.Render("server --workers {{.workers}} --port {{.port}} --mem {{.memory}}")
+	if err != nil || got != "server --workers 2 --port 8123 --mem 512Mi" {
+		t.Errorf("Render = %q, %v", got, err)
+	}
+	if _, err := v.Render("{{.threads}}"); err == nil {
+		t.Errorf("a template reading an unknown value rendered")
+	}
+}
