@@ -30,13 +30,15 @@ func readSweep(t *testing.T, path string) sweep.Result {
 // quota, the * is on the larger shape, and the target's CPU sits near its
 // quota. It needs root and a cgroup cpu and memory controller.
 func TestSweepLocalCPUQuotas(t *testing.T) {
-	if _, err := sweep.NewLimits("probe", sweep.Config{Workers: 1, CPUs: 1, MemoryMB: 256}); err != nil {
+	probe, err := sweep.NewLimits("probe", sweep.Config{Workers: 1, CPUs: 1, MemoryMB: 256})
+	if err != nil {
 		if errors.Is(err, sweep.ErrNoController) || errors.Is(err, errors.ErrUnsupported) {
 			t.Skipf("cgroup limits unavailable here: %v", err)
 		}
 		t.Fatal(err)
-	} else if l, _ := sweep.NewLimits("probe2", sweep.Config{Workers: 1, CPUs: 1, MemoryMB: 256}); l != nil {
-		l.Remove()
+	}
+	if err := probe.Remove(); err != nil {
+		t.Fatal(err)
 	}
 	t.Setenv(asCeiling, "1") // the target is this binary, run as ceiling demo-target
 	exe, err := os.Executable()
