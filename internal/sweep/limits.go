@@ -1,8 +1,6 @@
 package sweep
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -18,13 +16,6 @@ import (
 // cgroup limits: its CPU by affinity (whole CPUs), and its memory reported
 // as not enforced.
 var ErrNoController = errors.New("no usable cgroup cpu and memory controller")
-
-// cfsPeriod is the CFS period written with a quota: 100 ms, the kernel's
-// default. A quota of 0.5 CPU lets the group run 50 ms of every 100 ms.
-const cfsPeriod = 100_000 // µs
-
-// minQuota is the smallest CFS quota the kernel accepts: 1 ms.
-const minQuota = 1000 // µs
 
 // Limits is a cgroup created for one configuration's target, with its CPU
 // quota and memory limit written: one group in a cgroup v2 hierarchy, or one
@@ -84,50 +75,7 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// groupName returns the name of a new group: ceiling-<name>-<random>, the
-// name reduced to letters, digits, '.', '_' and '-' and at most 48 of
-// them, and 8 random hex digits so that two sweeps never share a group.
-func groupName(name string) (string, error) {
-	var b strings.Builder
-	dash := false
-	for _, r := range name {
-		ok := r == '.' || r == '_' || r == '-' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')
-		switch {
-		case ok:
-			b.WriteRune(r)
-			dash = r == '-'
-		case !dash && b.Len() > 0:
-			b.WriteByte('-')
-			dash = true
-		}
-		if b.Len() >= 48 {
-			break
-		}
-	}
-	clean := strings.Trim(b.String(), "-.")
-	if clean == "" {
-		clean = "target"
-	}
-	var rnd [4]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return "", fmt.Errorf("name cgroup: %w", err)
-	}
-	return "ceiling-" + clean + "-" + hex.EncodeToString(rnd[:]), nil
-}
-
 // writeFile writes one value to a cgroup file, as `echo value > file`.
 func writeFile(path, value string) error {
 	return os.WriteFile(path, []byte(value+"\n"), 0o644)
-}
-
-// readFile reads a cgroup file's value without its trailing newline.
-func readFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	return strings.TrimSpace(string(b)), err
-}
-
-// exists reports whether path exists.
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

@@ -3,6 +3,8 @@
 package sweep
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -211,4 +213,56 @@ func (l *Limits) Remove() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// cfsPeriod is the CFS period written with a quota: 100 ms, the kernel's
+// default. A quota of 0.5 CPU lets the group run 50 ms of every 100 ms.
+const cfsPeriod = 100_000 // µs
+
+// minQuota is the smallest CFS quota the kernel accepts: 1 ms.
+const minQuota = 1000 // µs
+
+
+// groupName returns the name of a new group: ceiling-<name>-<random>, the
+// name reduced to letters, digits, '.', '_' and '-' and at most 48 of
+// them, and 8 random hex digits so that two sweeps never share a group.
+func groupName(name string) (string, error) {
+	var b strings.Builder
+	dash := false
+	for _, r := range name {
+		ok := r == '.' || r == '_' || r == '-' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')
+		switch {
+		case ok:
+			b.WriteRune(r)
+			dash = r == '-'
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 48 {
+			break
+		}
+	}
+	clean := strings.Trim(b.String(), "-.")
+	if clean == "" {
+		clean = "target"
+	}
+	var rnd [4]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", fmt.Errorf("name cgroup: %w", err)
+	}
+	return "ceiling-" + clean + "-" + hex.EncodeToString(rnd[:]), nil
+}
+
+
+// readFile reads a cgroup file's value without its trailing newline.
+func readFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return strings.TrimSpace(string(b)), err
+}
+
+// exists reports whether path exists.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
