@@ -222,7 +222,6 @@ const cfsPeriod = 100_000 // µs
 // minQuota is the smallest CFS quota the kernel accepts: 1 ms.
 const minQuota = 1000 // µs
 
-
 // groupName returns the name of a new group: ceiling-<name>-<random>, the
 // name reduced to letters, digits, '.', '_' and '-' and at most 48 of
 // them, and 8 random hex digits so that two sweeps never share a group.
@@ -253,7 +252,6 @@ func groupName(name string) (string, error) {
 	}
 	return "ceiling-" + clean + "-" + hex.EncodeToString(rnd[:]), nil
 }
-
 
 // readFile reads a cgroup file's value without its trailing newline.
 func readFile(path string) (string, error) {
