@@ -16,9 +16,17 @@
 // error matches ErrNoController, and the caller runs the target without
 // limits.
 //
-// What it does not do (yet): it does not start or stop targets, run load
-// or write sweep.json; and Limits never kills a process: whoever started
-// the target stops it before Remove.
+// Run is the local launcher's sweep: for each shape it renders the Spec's
+// templates with the shape's Values (a free port included), creates its
+// Limits, starts the target inside them as the plan's monitor.command,
+// runs the plan through internal/run, and writes sweep.json (a Result:
+// every shape's Row, the best, the lessons) after every shape. Text and
+// Markdown render seed 004's table. Limits never kills a process: the run
+// stops its target before Remove.
 //
-// Concurrency: Configs are values. A Limits is used by one goroutine.
+// Not yet: the docker/podman and command launchers, sweep files, find per
+// shape, resuming (docs/sweep.md).
+//
+// Concurrency: Configs are values. A Limits and a Run are used by one
+// goroutine.
 package sweep
