@@ -11,15 +11,11 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/search"
 )
 
-// findFlags are find's own flags.
-type findFlags struct {
-	start, max, precision string
-}
 
 func findCmd(e *env) *cobra.Command {
 	var q quickFlags
 	var o outputFlags
-	var f findFlags
+	var f run.SearchFlags
 	c := &cobra.Command{
 		Use:   "find [PLAN.yaml]",
 		Short: "Find the highest rate (or number of users) that meets the SLO",
@@ -43,9 +39,10 @@ reached", never a server edge.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := f.config(c, p)
+			f.RateGiven = c.Flags().Changed("rate")
+			cfg, err := f.Config(p)
 			if err != nil {
-				return err
+				return runError(err)
 			}
 			_, err = find(e, p, &o, cfg)
 			return err
@@ -54,56 +51,10 @@ reached", never a server edge.`,
 	q.register(c)
 	o.register(c)
 	fl := c.Flags()
-	fl.StringVar(&f.start, "start", "", "first level: a rate per second (or users with --vus); default the plan's first level")
-	fl.StringVar(&f.max, "max", "", "highest level to try (default: no cap)")
-	fl.StringVar(&f.precision, "precision", "5%", "stop narrowing when the pass and the fail are this close")
+	fl.StringVar(&f.Start, "start", "", "first level: a rate per second (or users with --vus); default the plan's first level")
+	fl.StringVar(&f.Max, "max", "", "highest level to try (default: no cap)")
+	fl.StringVar(&f.Precision, "precision", "5%", "stop narrowing when the pass and the fail are this close")
 	return c
-}
-
-// config builds the search from the flags and the plan's model.
-func (f *findFlags) config(c *cobra.Command, p *plan.Plan) (search.Config, error) {
-	cfg := search.Config{Integer: p.Load.Model == plan.Closed}
-	switch {
-	case f.start != "":
-		v, err := parseLevel(f.start)
-		if err != nil {
-			return cfg, badInput("--start: %w", err)
-		}
-		cfg.Start = v
-	case cfg.Integer:
-		cfg.Start = float64(p.Load.VUs[0])
-	case len(p.Load.Rates) > 0 && c.Flags().Changed("rate") || len(p.Load.Rates) > 0 && p.File != "":
-		cfg.Start = p.Load.Rates[0]
-	default:
-		return cfg, badInput("find needs --start (the first rate to try)")
-	}
-	if f.max != "" {
-		v, err := parseLevel(f.max)
-		if err != nil {
-			return cfg, badInput("--max: %w", err)
-		}
-		cfg.Max = v
-	}
-	pct, err := plan.ParsePercent(f.precision)
-	if err != nil || pct <= 0 || pct >= 100 {
-		return cfg, badInput("--precision %q: want a percentage between 0 and 100 such as \"5%%\"", f.precision)
-	}
-	cfg.Precision = pct / 100
-	if cfg.Max > 0 && cfg.Max < cfg.Start {
-		return cfg, badInput("--max %g is below --start %g", cfg.Max, cfg.Start)
-	}
-	if _, err := search.New(cfg); err != nil {
-		return cfg, badInput("%w", err)
-	}
-	return cfg, nil
-}
-
-func parseLevel(s string) (float64, error) {
-	rates, err := plan.ParseRates(s)
-	if err != nil || len(rates) != 1 {
-		return 0, fmt.Errorf("want one positive number, got %q", s)
-	}
-	return rates[0], nil
 }
 
 // find searches for the edge of p, prints the table and the answer, and

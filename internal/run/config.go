@@ -1,6 +1,7 @@
 package run
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
+	"github.com/ceiling-dev/ceiling/internal/search"
 	"github.com/ceiling-dev/ceiling/internal/slo"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 	"github.com/ceiling-dev/ceiling/internal/transport/httpx"
@@ -140,4 +142,58 @@ func Terms(p *plan.Plan) ([]slo.Term, error) {
 		}
 	}
 	return terms, nil
+}
+
+// SearchFlags are find's own flags, as typed: the first and the highest
+// level, and the precision. RateGiven says --rate was given (its first
+// rate is then the start when --start is not).
+type SearchFlags struct {
+	Start, Max, Precision string
+	RateGiven             bool
+}
+
+// Config builds the search for p from the flags. Errors name the flag.
+func (f *SearchFlags) Config(p *plan.Plan) (search.Config, error) {
+	cfg := search.Config{Integer: p.Load.Model == plan.Closed}
+	switch {
+	case f.Start != "":
+		v, err := parseLevel(f.Start)
+		if err != nil {
+			return cfg, badInput("--start: %w", err)
+		}
+		cfg.Start = v
+	case cfg.Integer:
+		cfg.Start = float64(p.Load.VUs[0])
+	case len(p.Load.Rates) > 0 && (f.RateGiven || p.File != ""):
+		cfg.Start = p.Load.Rates[0]
+	default:
+		return cfg, badInput("find needs --start (the first rate to try)")
+	}
+	if f.Max != "" {
+		v, err := parseLevel(f.Max)
+		if err != nil {
+			return cfg, badInput("--max: %w", err)
+		}
+		cfg.Max = v
+	}
+	pct, err := plan.ParsePercent(f.Precision)
+	if err != nil || pct <= 0 || pct >= 100 {
+		return cfg, badInput("--precision %q: want a percentage between 0 and 100 such as \"5%%\"", f.Precision)
+	}
+	cfg.Precision = pct / 100
+	if cfg.Max > 0 && cfg.Max < cfg.Start {
+		return cfg, badInput("--max %g is below --start %g", cfg.Max, cfg.Start)
+	}
+	if _, err := search.New(cfg); err != nil {
+		return cfg, &InputError{Err: err}
+	}
+	return cfg, nil
+}
+
+func parseLevel(s string) (float64, error) {
+	rates, err := plan.ParseRates(s)
+	if err != nil || len(rates) != 1 {
+		return 0, fmt.Errorf("want one positive number, got %q", s)
+	}
+	return rates[0], nil
 }

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
@@ -160,5 +162,23 @@ func TestEvery404IsInvalidNotOverloaded(t *testing.T) {
 	}
 	if len(r.Invalid) == 0 {
 		t.Errorf("no INVALID finding")
+	}
+}
+
+// find's flags become its search; a bad one is an InputError naming it.
+func TestSearchFlags(t *testing.T) {
+	p := &plan.Plan{Load: plan.Load{Model: plan.Open, Rates: []float64{50}}}
+	cfg, err := (&SearchFlags{Start: "100", Max: "800", Precision: "10%"}).Config(p)
+	if err != nil || cfg.Start != 100 || cfg.Max != 800 || cfg.Precision != 0.1 {
+		t.Errorf("Config = %+v, %v", cfg, err)
+	}
+	for _, f := range []SearchFlags{{Precision: "5%"}, {Start: "x", Precision: "5%"}, {Start: "100", Max: "50", Precision: "5%"}, {Start: "100", Precision: "0%"}} {
+		var bad *InputError
+		if _, err := f.Config(p); !errors.As(err, &bad) {
+			t.Errorf("Config(%+v) = %v, want an InputError", f, err)
+		}
+	}
+	if cfg, err := (&SearchFlags{Precision: "5%", RateGiven: true}).Config(p); err != nil || cfg.Start != 50 {
+		t.Errorf("with --rate: start %v (%v), want the plan's first rate 50", cfg.Start, err)
 	}
 }
