@@ -11,7 +11,6 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/search"
 )
 
-
 func findCmd(e *env) *cobra.Command {
 	var q quickFlags
 	var o outputFlags

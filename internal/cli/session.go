@@ -109,11 +109,13 @@ func outcome(res *results.Result) error {
 	return nil
 }
 
-// runError gives an error of package run its exit code: bad input, or a run
+// runError gives an error of package run its exit code (nil stays nil): bad input, or a run
 // that could not be carried out.
 func runError(err error) error {
 	var in *run.InputError
 	switch {
+	case err == nil:
+		return nil
 	case errors.As(err, &in):
 		return &codedError{code: ExitBadInput, err: err}
 	case errors.Is(err, run.ErrInterrupted):

@@ -21,12 +21,9 @@ func sweepCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "sweep [PLAN.yaml]",
 		Short: "Run the same load against the target under several shapes (workers × CPUs × memory): which to deploy?",
-		Long: `Start the target fresh under each shape (local: in a cgroup with the shape's CPU
-quota and memory limit), run the plan or quick flags against it, stop it, and
-print seed 004's table: throughput, latency, state, estimated users, a * on
-the best shape, and what the shapes tell (docs/sweep.md). --cmd, --env,
---ready, --url and --target are templates of {{.workers}}, {{.cpus}},
-{{.memory}}, {{.memory_mb}} and {{.port}}, a free port per shape.`,
+		Long: `Start the target fresh under each shape (in a cgroup with its CPU quota and memory
+limit), run the same load against it, and print seed 004's table (docs/sweep.md).
+--cmd, --env, --ready, --url and --target are templates of the shape ({{.port}} etc.).`,
 		Example: `  ceiling sweep --configs "1@0.5/256m 1@1/512m 2@1/512m" --cmd 'ceiling demo-target --addr 127.0.0.1:{{.port}}' \
     --ready 'http://127.0.0.1:{{.port}}/health' --url 'http://127.0.0.1:{{.port}}/burn' --vus 8 --step 20s`,
 		Args: cobra.MaximumNArgs(1),
@@ -35,12 +32,8 @@ the best shape, and what the shapes tell (docs/sweep.md). --cmd, --env,
 			if s.Configs, err = sweep.ParseConfigs(configs); err != nil {
 				return badInput("--configs: %w", err)
 			}
-			if need != "" {
-				rates, err := plan.ParseRates(strings.TrimSuffix(need, "/s"))
-				if err != nil || len(rates) != 1 {
-					return badInput("--need %q: want one rate such as 1500/s", need)
-				}
-				s.Need = rates[0]
+			if s.Need, err = sweep.ParseNeed(need); err != nil {
+				return badInput("%w", err)
 			}
 			s.Plan = func(v sweep.Values) (*plan.Plan, error) { return sweepPlan(c, args, q, v) }
 			s.Command = "ceiling " + strings.Join(secret.Names(nil).Args(e.args), " ")
@@ -58,10 +51,7 @@ the best shape, and what the shapes tell (docs/sweep.md). --cmd, --env,
 					return cannotRun("write the table: %w", werr)
 				}
 			}
-			switch {
-			case err == nil:
-				return nil
-			case errors.Is(err, sweep.ErrInvalid):
+			if errors.Is(err, sweep.ErrInvalid) {
 				return badInput("%w", err)
 			}
 			return runError(err)

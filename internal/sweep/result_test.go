@@ -61,3 +61,16 @@ func TestValuesRender(t *testing.T) {
 		t.Errorf("a template reading an unknown value rendered")
 	}
 }
+
+func TestParseNeed(t *testing.T) {
+	for in, want := range map[string]float64{"": 0, "1500/s": 1500, "150": 150} {
+		if got, err := ParseNeed(in); err != nil || got != want {
+			t.Errorf("ParseNeed(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"fast", "1,2", "-5/s"} {
+		if _, err := ParseNeed(bad); err == nil || !strings.Contains(err.Error(), "--need") {
+			t.Errorf("ParseNeed(%q) = %v, want an error naming --need", bad, err)
+		}
+	}
+}

@@ -77,6 +77,18 @@ func values(c Config) (Values, error) {
 	return Values{"workers": c.Workers, "cpus": formatCPUs(c.CPUs), "memory": formatMemory(c.MemoryMB), "memory_mb": c.MemoryMB, "port": port}, nil
 }
 
+// ParseNeed reads --need, a rate such as "1500/s" ("" is none).
+func ParseNeed(s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	rates, err := plan.ParseRates(strings.TrimSuffix(s, "/s"))
+	if err != nil || len(rates) != 1 {
+		return 0, fmt.Errorf("--need %q: want one rate such as 1500/s", s)
+	}
+	return rates[0], nil
+}
+
 // ErrInvalid wraps a problem with the sweep's own input (a template that
 // does not render, a plan that does not validate): exit 2.
 var ErrInvalid = errors.New("invalid sweep")
