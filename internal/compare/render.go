@@ -270,26 +270,7 @@ func value(metric string, v float64) string {
 	case results.MetricErrorRate:
 		return strconv.FormatFloat(100*v, 'f', 2, 64) + " %"
 	}
-	return millis(v)
-}
-
-// millis formats a latency as the run report does (report.Millis, which
-// compare cannot import): about 3 significant figures, "0.14 ms",
-// "26.2 ms", "480 ms", "1.25 s".
-func millis(ms float64) string {
-	switch {
-	case ms <= 0:
-		return "0 ms"
-	case ms < 1:
-		return fmt.Sprintf("%.2f ms", ms)
-	case ms < 100:
-		return fmt.Sprintf("%.1f ms", ms)
-	case ms < 1000:
-		return fmt.Sprintf("%.0f ms", ms)
-	case ms < 10000:
-		return fmt.Sprintf("%.2f s", ms/1000)
-	}
-	return fmt.Sprintf("%.1f s", ms/1000)
+	return results.Millis(v)
 }
 
 func deltaText(c *Change) string {

@@ -111,7 +111,7 @@ func (t *Tally) Merge(o *Tally) {
 	t.MaxLag = max(t.MaxLag, o.MaxLag)
 	t.LagSum += o.LagSum
 	t.Clamped += o.Clamped
-	t.Status4xx = sameStatus(t.Status4xx, o.Status4xx)
+	t.Status4xx = SameStatus(t.Status4xx, o.Status4xx)
 	t.Finished += o.Finished
 	t.breakdowns.merge(&o.breakdowns)
 	t.Logins.merge(&o.Logins)
@@ -177,7 +177,7 @@ func (t *Tally) add(s *Sample) {
 	}
 	t.Kinds[s.Outcome.Kind]++
 	if s.Outcome.Kind == transport.HTTP4xx {
-		t.Status4xx = sameStatus(t.Status4xx, s.Outcome.Status)
+		t.Status4xx = SameStatus(t.Status4xx, s.Outcome.Status)
 	}
 	t.BytesIn += s.Outcome.BytesIn
 	t.BytesOut += s.Outcome.BytesOut
@@ -205,9 +205,9 @@ func (t *Tally) add(s *Sample) {
 	}
 }
 
-// sameStatus combines two Status4xx values: the status both had, 0 for
-// none, -1 for several.
-func sameStatus(a, b int) int {
+// SameStatus combines two Status4xx values (of exchanges, or of steps):
+// the status both had, 0 for none, -1 for several.
+func SameStatus(a, b int) int {
 	switch {
 	case a == 0 || a == b:
 		return b

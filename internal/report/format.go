@@ -2,28 +2,15 @@ package report
 
 import (
 	"fmt"
+	"github.com/ceiling-dev/ceiling/internal/results"
 	"math"
 	"strconv"
 	"strings"
 )
 
-// Millis formats a latency in milliseconds with about three significant
-// digits: "0.42 ms", "8.6 ms", "42.5 ms", "482 ms", "3.90 s".
-func Millis(ms float64) string {
-	switch {
-	case ms <= 0:
-		return "0 ms"
-	case ms < 1:
-		return fmt.Sprintf("%.2f ms", ms)
-	case ms < 100:
-		return fmt.Sprintf("%.1f ms", ms)
-	case ms < 1000:
-		return fmt.Sprintf("%.0f ms", ms)
-	case ms < 10000:
-		return fmt.Sprintf("%.2f s", ms/1000)
-	}
-	return fmt.Sprintf("%.1f s", ms/1000)
-}
+// Millis formats a latency in milliseconds (results.Millis): "0.42 ms",
+// "8.6 ms", "482 ms", "3.90 s".
+var Millis = results.Millis
 
 // Rate formats a rate per second: "480/s", "12.5/s".
 func Rate(r float64) string {

@@ -144,7 +144,7 @@ func Combine(reps []Step, passed []bool) (Step, error) {
 		out.BytesIn += s.BytesIn
 		out.BytesOut += s.BytesOut
 		out.MaxLagMS = max(out.MaxLagMS, s.MaxLagMS)
-		out.Status4xx = sameStatus(out.Status4xx, s.Status4xx)
+		out.Status4xx = metrics.SameStatus(out.Status4xx, s.Status4xx)
 		out.RetryAfterS = max(out.RetryAfterS, s.RetryAfterS)
 		for k, v := range s.Errors {
 			out.Errors[k] += v
@@ -338,18 +338,6 @@ func (s *Step) ControlMoved(name string) string {
 		}
 	}
 	return ""
-}
-
-// sameStatus combines two steps' Status4xx: the status both had, 0 for
-// none, -1 for several.
-func sameStatus(a, b int) int {
-	switch {
-	case a == 0 || a == b:
-		return b
-	case b == 0:
-		return a
-	}
-	return -1
 }
 
 // sumDeliveries adds the repeats' delivery counts (each repeat's own ids);
