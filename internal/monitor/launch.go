@@ -119,6 +119,26 @@ func logHint(log string) string {
 // waitReady asks url every readyPoll until it answers, the target exits,
 // timeout passes or ctx ends.
 func (t *Target) waitReady(ctx context.Context, url string, timeout time.Duration) error {
+	err := waitReady(ctx, url, timeout, t.done, func() error { return t.waitErr })
+	if err != nil && !t.Exited() {
+		err = fmt.Errorf("%w (it was stopped)", err)
+	}
+	return err
+}
+
+// WaitReady asks url every 50 ms until it gives any HTTP response, timeout
+// (DefaultReadyTimeout when zero) passes, or ctx ends: for a target
+// something else started (a container, a Kubernetes rollout).
+func WaitReady(ctx context.Context, url string, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
+	return waitReady(ctx, url, timeout, nil, nil)
+}
+
+// waitReady is WaitReady that also gives up when exited is closed (the
+// target's shell exited with exitErr()); a nil exited never closes.
+func waitReady(ctx context.Context, url string, timeout time.Duration, exited <-chan struct{}, exitErr func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
@@ -130,15 +150,46 @@ func (t *Target) waitReady(ctx context.Context, url string, timeout time.Duratio
 			return nil
 		}
 		select {
-		case <-t.done:
-			return fmt.Errorf("target exited (%v) before %s answered", exitText(t.waitErr), url)
+		case <-exited:
+			return fmt.Errorf("target exited (%v) before %s answered", exitText(exitErr()), url)
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("target not ready: %s did not answer within %s (it was stopped)", url, timeout)
+				return fmt.Errorf("target not ready: %s did not answer within %s", url, timeout)
 			}
-			return fmt.Errorf("wait for %s: %w (the target was stopped)", url, context.Cause(ctx))
+			return fmt.Errorf("wait for %s: %w", url, context.Cause(ctx))
 		case <-tick.C:
 		}
+	}
+}
+
+// RunCommand runs c.Command through the shell, as Launch starts a target
+// (c.Ready is not asked), and waits for it to end: its output goes to
+// c.Log. When timeout passes or ctx ends first, it stops the command's
+// process tree as Stop does and says so. A command that exits non-zero is
+// an error naming its exit status and the log.
+func RunCommand(ctx context.Context, c LaunchConfig, timeout time.Duration) error {
+	c.Ready = ""
+	t, err := Launch(ctx, c)
+	if err != nil {
+		return err
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-t.done:
+		// What the command left running in its group (a server it started
+		// in the background) is the user's to stop: their teardown.
+		live.remove(t)
+		if t.waitErr != nil {
+			return fmt.Errorf("%q: %v; %s", c.Command, t.waitErr, logHint(c.Log))
+		}
+		return nil
+	case <-timer.C:
+		_ = t.Stop()
+		return fmt.Errorf("%q did not finish within %s (it was stopped); %s", c.Command, timeout, logHint(c.Log))
+	case <-ctx.Done():
+		_ = t.Stop()
+		return fmt.Errorf("%q: %w (it was stopped)", c.Command, context.Cause(ctx))
 	}
 }
 

@@ -44,10 +44,10 @@ func TestProcessCPU(t *testing.T) {
 	}{
 		// The lower bounds only say the spinning is counted (the shell that
 		// waits for its children uses nothing itself): on a shared machine a
-		// busy neighbour takes part of each core.
-		{"one spinning shell", "while :; do :; done", 30, 140, 1},
+		// busy neighbour can take most of each core (a third of one was seen).
+		{"one spinning shell", "while :; do :; done", 12, 140, 1},
 		{"idle", "sleep 5", 0, 10, 1},
-		{"two spinning children", `sh -c 'while :; do :; done' & sh -c 'while :; do :; done' & wait`, 50, 250, 3},
+		{"two spinning children", `sh -c 'while :; do :; done' & sh -c 'while :; do :; done' & wait`, 20, 250, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -62,9 +62,16 @@ func Parse(file string, data []byte) (*Plan, error) {
 	if _, null := body.(*ast.NullNode); body == nil || null {
 		return nil, Problems{{File: file, Msg: "the plan is empty: want keys such as target, load and scenarios"}}
 	}
+	aliases := map[*ast.AliasNode]ast.Node{}
+	collectAliases(body, map[string]ast.Node{}, aliases)
+	return parseBody(file, body, aliases)
+}
+
+// parseBody decodes a plan's mapping (the file's body, or a mapping inside
+// another file), fills defaults and validates it, as Parse.
+func parseBody(file string, body ast.Node, aliases map[*ast.AliasNode]ast.Node) (*Plan, error) {
 	p := &Plan{File: file}
-	d := &decoder{file: file, pos: map[string]position{}, aliases: map[*ast.AliasNode]ast.Node{}, failed: &failedPaths{}}
-	collectAliases(body, map[string]ast.Node{}, d.aliases)
+	d := &decoder{file: file, pos: map[string]position{}, aliases: aliases, failed: &failedPaths{}}
 	d.value("", body, reflect.ValueOf(p).Elem())
 	p.pos = d.pos
 	ps := d.problems
@@ -241,6 +248,10 @@ func (d *decoder) value(path string, n ast.Node, v reflect.Value) {
 	}
 	if _, null := n.(*ast.NullNode); null {
 		return // absent: the zero value stays and a default may apply
+	}
+	if v.Type() == reflect.TypeFor[Embedded]() {
+		d.embedded(path, n, v)
+		return
 	}
 	if v.Type() == reflect.TypeFor[SinkLatency]() {
 		d.latency(path, n, v) // a scalar or a mapping, with its own positions

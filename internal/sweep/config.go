@@ -167,12 +167,12 @@ func ParseMemory(s string) (int, error) {
 // `matrix: {workers: [1, 2], cpus: [1, 2], memory: [512Mi, 1Gi]}` writes it.
 type Matrix struct {
 	// Workers are the worker counts, each at least 1.
-	Workers []int
+	Workers []int `yaml:"workers"`
 	// CPUs are the CPU quotas in cores, each above 0.
-	CPUs []float64
+	CPUs []float64 `yaml:"cpus"`
 	// Memory are the memory limits with their units ("512Mi", "1g"), as
 	// ParseMemory reads them.
-	Memory []string
+	Memory []string `yaml:"memory"`
 }
 
 // Configs expands the matrix into every combination, in a stable order:

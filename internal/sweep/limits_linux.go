@@ -10,12 +10,15 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cgroupRoot is where cgroup hierarchies are mounted.
@@ -263,4 +266,37 @@ func readFile(path string) (string, error) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// pin returns a shell prefix that runs the command on whole CPUs by
+// affinity (taskset), the last ceil(cpus) of those ceiling may use, and
+// says what it enforces: the fallback when there is no cgroup to write.
+// Memory is not enforced.
+func pin(cpus float64) (prefix, why string) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return "", "CPU and memory not enforced (" + err.Error() + ")"
+	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		return "", "CPU and memory not enforced (no taskset to pin the CPUs)"
+	}
+	var allowed []int
+	for i := range 1024 {
+		if set.IsSet(i) {
+			allowed = append(allowed, i)
+		}
+	}
+	n := int(math.Ceil(cpus))
+	if cpus <= 0 || n >= len(allowed) {
+		return "", "CPU and memory not enforced (the shape asks for all of this machine's CPUs or more)"
+	}
+	list := make([]string, n)
+	for i, c := range allowed[len(allowed)-n:] {
+		list[i] = strconv.Itoa(c)
+	}
+	why = fmt.Sprintf("CPU by affinity to %d whole CPUs; memory not enforced", n)
+	if float64(n) != cpus {
+		why = fmt.Sprintf("CPU by affinity to whole CPUs (%s rounded up to %d); memory not enforced", formatCPUs(cpus), n)
+	}
+	return "exec taskset -c " + strings.Join(list, ",") + " ", why
 }

@@ -28,3 +28,8 @@ func (notLinux) Is(target error) bool {
 
 // Remove does nothing: no group was created.
 func (l *Limits) Remove() error { return nil }
+
+// pin does nothing off Linux: neither cgroups nor affinity are used.
+func pin(float64) (prefix, why string) {
+	return "", "CPU and memory not enforced (limits need Linux)"
+}

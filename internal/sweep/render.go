@@ -30,7 +30,7 @@ func (r *Row) cells() []string {
 		perCPU = report.Rate(r.PerCPU)
 	}
 	return []string{name, report.Rate(r.Throughput), perCPU, report.Millis(r.P50MS), report.Millis(r.P95MS), report.Millis(r.P99MS),
-		report.Percent(r.ErrorRate), r.State, fmt.Sprintf("%.0f", r.EstUsers), fmt.Sprintf("%.0f%%", r.CPUPct), fmt.Sprintf("%.0f MB", r.RSSMB)}
+		report.Percent(r.ErrorRate), r.State, fmt.Sprintf("%.0f", r.EstUsers), optional("%.0f%%", r.CPUPct), optional("%.0f MB", r.RSSMB)}
 }
 
 // Text writes seed 004's table, the lessons and the limits used.
@@ -78,6 +78,9 @@ func footer(w io.Writer, r *Result, prefix string) error {
 		if c.Error != "" {
 			fmt.Fprintf(w, "%s%s: %s\n", prefix, c.Name, c.Error)
 		}
+		if c.LogTail != "" && prefix == "" { // the Markdown keeps it to sweep.json
+			fmt.Fprintf(w, "  its log ends:\n    %s\n", strings.ReplaceAll(c.LogTail, "\n", "\n    "))
+		}
 	}
 	_, err := fmt.Fprintf(w, "%severy shape's own result: %s\n", prefix, resultsDir(r))
 	return err
@@ -98,4 +101,28 @@ func resultsDir(r *Result) string {
 		return "-"
 	}
 	return filepath.Join(filepath.Dir(filepath.Dir(r.Configs[0].Result)), "<shape id>", "result.json")
+}
+
+// Write prints the table (Markdown when md is set) to w, and writes the
+// HTML report to html when it is not empty.
+func Write(w io.Writer, r *Result, md bool, html string) error {
+	render := Text
+	if md {
+		render = Markdown
+	}
+	if err := render(w, r); err != nil {
+		return fmt.Errorf("write the table: %w", err)
+	}
+	if html != "" {
+		return fmt.Errorf("write %s: the HTML report is not built yet", html)
+	}
+	return nil
+}
+
+// optional formats a figure that may not have been measured ("-").
+func optional(format string, v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf(format, *v)
 }

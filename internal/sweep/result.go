@@ -30,7 +30,12 @@ type Result struct {
 	Need        float64 `json:"need_rps,omitempty"`
 	// Limits says how the shapes' CPU and memory were enforced: "cgroup
 	// v1", "cgroup v2", or "not enforced: why".
-	Limits      string   `json:"limits"`
+	Limits string `json:"limits"`
+	// Mode is "find" when each shape's edge was searched for; empty for
+	// the plan's stairs.
+	Mode string `json:"mode,omitempty"`
+	// Resumed counts the shapes kept from an earlier sweep (--resume).
+	Resumed     int      `json:"resumed,omitempty"`
 	Configs     []Row    `json:"configs"`
 	Lessons     []string `json:"lessons"`
 	Interrupted bool     `json:"interrupted,omitempty"`
@@ -60,12 +65,28 @@ type Row struct {
 	// OVERLOADED nor failed; Needed the smallest shape holding --need.
 	Best   bool    `json:"best"`
 	Needed bool    `json:"needed,omitempty"`
-	CPUPct float64 `json:"cpu_pct"`
-	RSSMB  float64 `json:"rss_mb"`
+	// CPUPct and RSSMB are the target's CPU (percent of one core) and
+	// peak memory in the row's step: null when nothing watched them (the
+	// command launcher without a monitor section).
+	CPUPct *float64 `json:"cpu_pct"`
+	RSSMB  *float64 `json:"rss_mb"`
+	// TargetRate is the rate the row's step offered (open model); a shape
+	// that served all of it showed no limit.
+	TargetRate float64 `json:"target_rate,omitempty"`
+	// Unlimited is true when the load found no limit of the shape: it
+	// served all the rate offered (stairs, open model), or passed every
+	// level up to find's --max. Its throughput is the load's, not the
+	// shape's, and the lessons do not compare it.
+	Unlimited bool `json:"unlimited,omitempty"`
+	// Edge is the shape's edge (find mode): the highest rate per second
+	// (or users) within the SLO; the row's figures are its step's.
+	Edge float64 `json:"edge,omitempty"`
 	// Result is the path of the shape's own result.json; Error says why
 	// its target did not start.
 	Result string `json:"result"`
 	Error  string `json:"error,omitempty"`
+	// LogTail is the last lines of a shape's log when it failed to start.
+	LogTail string `json:"log_tail,omitempty"`
 }
 
 // holds reports whether the row served its load: measured, not
@@ -115,6 +136,19 @@ func (r *Result) judge() {
 func lessons(rows []Row) []string {
 	var out []string
 	measured := slices.DeleteFunc(slices.Clone(rows), func(c Row) bool { return c.State == FailedToStart || c.Throughput <= 0 })
+	unlimited := 0
+	for _, c := range measured {
+		if c.Unlimited {
+			unlimited++
+		}
+	}
+	if unlimited > 0 {
+		what := "the rate offered"
+		if unlimited < len(measured) {
+			what = fmt.Sprintf("the rate offered (%d of %d shapes)", unlimited, len(measured))
+		}
+		out = append(out, fmt.Sprintf("the load found no limit where a shape served all of %s: its throughput is the load's, so it is not compared below (raise the rate, or sweep with --find)", what))
+	}
 	// Workers without CPU: more workers on the same CPU and memory.
 	for _, a := range measured {
 		for _, b := range measured {
@@ -127,7 +161,7 @@ func lessons(rows []Row) []string {
 	// Memory: the same workers and CPUs with more memory.
 	for _, a := range measured {
 		for _, b := range measured {
-			if a.Workers == b.Workers && a.CPUs == b.CPUs && b.MemoryMB > a.MemoryMB {
+			if a.Workers == b.Workers && a.CPUs == b.CPUs && b.MemoryMB > a.MemoryMB && !a.Unlimited && !b.Unlimited {
 				out = append(out, fmt.Sprintf("memory %s → %s (%dw, %sc) changed throughput by %+.0f %%",
 					formatMemory(a.MemoryMB), formatMemory(b.MemoryMB), a.Workers, formatCPUs(a.CPUs), 100*(b.Throughput/a.Throughput-1)))
 			}
@@ -137,7 +171,7 @@ func lessons(rows []Row) []string {
 	// at the most.
 	bestAt := map[float64]Row{}
 	for _, c := range measured {
-		if c.CPUs > 0 && c.Throughput > bestAt[c.CPUs].Throughput {
+		if c.CPUs > 0 && !c.Unlimited && c.Throughput > bestAt[c.CPUs].Throughput {
 			bestAt[c.CPUs] = c
 		}
 	}

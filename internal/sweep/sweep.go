@@ -3,11 +3,13 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"text/template"
 	"time"
@@ -15,22 +17,21 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/secret"
 )
 
-// Spec is a sweep of the local launcher: the shapes, how each starts the
-// target (its command, environment and readiness URL, templates of the
-// shape's Values), and the plan each runs.
+// Spec is a sweep: the shapes, how each starts the target, and the plan
+// each runs.
 type Spec struct {
 	Configs []Config
-	// Cmd starts the target, e.g. "server --port {{.port}}"; Env adds
-	// "KEY=value" templates to its environment ("WORKERS={{.workers}}");
-	// Ready is the URL that answers once it is up.
-	Cmd   string
-	Env   []string
-	Ready string
-	// Plan returns the (not yet validated) plan one shape runs, its target
-	// rendered with the shape's values.
+	// Launcher starts and stops the target under each shape.
+	Launcher Launcher
+	// Plan returns the (not yet validated) plan one shape runs, its
+	// templates rendered with the shape's values.
 	Plan func(Values) (*plan.Plan, error)
+	// Find, when set, searches each shape for its edge (the plan's SLO)
+	// instead of running the plan's stairs.
+	Find *run.SearchFlags
 	// UsersPerRPS converts throughput into estimated active users (seed
 	// 004: 0.5 requests a second per attendee). Zero: 0.5.
 	UsersPerRPS float64
@@ -40,6 +41,9 @@ type Spec struct {
 	// Out is sweep.json's path; each shape's result.json goes in a folder
 	// beside it, named by the file's stem and the shape's ID.
 	Out string
+	// Resume keeps the shapes an earlier sweep.json at Out finished (by
+	// ID, their result.json still there) and runs only the others.
+	Resume bool
 	// Command is the sweep's command line, for sweep.json (secrets
 	// redacted by the caller).
 	Command string
@@ -49,8 +53,9 @@ type Spec struct {
 }
 
 // Values are what a shape's templates read: {{.workers}}, {{.cpus}},
-// {{.memory}} ("512Mi"), {{.memory_mb}} and {{.port}} (a free loopback
-// port for this shape's target).
+// {{.memory}} ("512Mi"), {{.memory_mb}}, {{.id}} (the shape's ID,
+// "2w-1c-512Mi") and {{.port}} (a free loopback port for this shape's
+// target).
 type Values map[string]any
 
 // Render renders a template with v; an error names the template.
@@ -66,6 +71,19 @@ func (v Values) Render(text string) (string, error) {
 	return b.String(), nil
 }
 
+// shapeKey matches a template action naming one of a shape's values.
+var shapeKey = regexp.MustCompile(`\{\{-?\s*\.(workers|cpus|memory_mb|memory|port|id)\s*-?\}\}`)
+
+// Substitute replaces the shape's own template actions in a file's text,
+// {{.port}}, {{.workers}} and the rest, and leaves every other action
+// alone: a plan's {{uuid}} and {{.msgid}} are the plan's. Lines stay where
+// they were, so a problem still names its line.
+func (v Values) Substitute(text []byte) []byte {
+	return shapeKey.ReplaceAllFunc(text, func(m []byte) []byte {
+		return fmt.Appendf(nil, "%v", v[string(shapeKey.FindSubmatch(m)[1])])
+	})
+}
+
 // values returns a shape's template values with a free port.
 func values(c Config) (Values, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -74,7 +92,7 @@ func values(c Config) (Values, error) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	return Values{"workers": c.Workers, "cpus": formatCPUs(c.CPUs), "memory": formatMemory(c.MemoryMB), "memory_mb": c.MemoryMB, "port": port}, nil
+	return Values{"workers": c.Workers, "cpus": formatCPUs(c.CPUs), "memory": formatMemory(c.MemoryMB), "memory_mb": c.MemoryMB, "id": c.ID(), "port": port}, nil
 }
 
 // ParseNeed reads --need, a rate such as "1500/s" ("" is none).
@@ -103,8 +121,26 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		s.UsersPerRPS = 0.5
 	}
 	r := &Result{Schema: Schema, Command: s.Command, StartedAt: time.Now().Round(0), UsersPerRPS: s.UsersPerRPS, Need: s.Need, Configs: []Row{}, Lessons: []string{}}
+	if s.Find != nil {
+		r.Mode = "find"
+	}
+	done := map[string]Row{}
+	if s.Resume {
+		var err error
+		if done, err = finished(s.Out); err != nil {
+			return nil, err
+		}
+	}
 	dir := strings.TrimSuffix(s.Out, filepath.Ext(s.Out))
 	for _, c := range s.Configs {
+		if row, ok := done[c.ID()]; ok {
+			if s.Run.OnNote != nil {
+				s.Run.OnNote(fmt.Sprintf("shape %s: kept from %s (--resume)", c.Name(), s.Out))
+			}
+			r.Configs = append(r.Configs, row)
+			r.Resumed++
+			continue
+		}
 		row, err := s.one(ctx, c, filepath.Join(dir, c.ID(), "result.json"), r)
 		if row != nil {
 			r.Configs = append(r.Configs, *row)
@@ -121,7 +157,35 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 			return r, err
 		}
 	}
-	return r, nil
+	r.judge()
+	return r, r.write(s.Out)
+}
+
+// finished reads the rows of an earlier sweep.json at path that are
+// complete: measured to the end (not interrupted, not failed to start),
+// their result.json still there. No file is no row.
+func finished(path string) (map[string]Row, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]Row{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--resume: %w", err)
+	}
+	var old Result
+	if err := json.Unmarshal(data, &old); err != nil || old.Schema != Schema {
+		return nil, fmt.Errorf("%w: --resume: %s is not a %s file (%v)", ErrInvalid, path, Schema, err)
+	}
+	out := map[string]Row{}
+	for _, row := range old.Configs {
+		if row.State == FailedToStart || row.State == "INTERRUPTED" || row.State == "" {
+			continue
+		}
+		if _, err := os.Stat(row.Result); err == nil {
+			out[row.ID] = row
+		}
+	}
+	return out, nil
 }
 
 // one runs the plan against one shape.
@@ -134,54 +198,33 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
 	}
-	cmd, err := v.Render(s.Cmd)
-	if err != nil {
-		return nil, fmt.Errorf("%w: --cmd: %w", ErrInvalid, err)
-	}
-	env := map[string]string{}
-	for _, e := range s.Env {
-		k, val, ok := strings.Cut(e, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("%w: --env %q: want KEY=value", ErrInvalid, e)
-		}
-		if env[k], err = v.Render(val); err != nil {
-			return nil, fmt.Errorf("%w: --env: %w", ErrInvalid, err)
-		}
-	}
-	ready, err := v.Render(s.Ready)
-	if err != nil {
-		return nil, fmt.Errorf("%w: --ready: %w", ErrInvalid, err)
-	}
 	row := &Row{Name: c.Name(), ID: c.ID(), Workers: c.Workers, CPUs: c.CPUs, MemoryMB: c.MemoryMB, Result: out}
-	lim, err := NewLimits(c.ID(), c)
-	switch {
-	case err == nil:
-		defer lim.Remove()
-		cmd = lim.Prefix() + cmd
-		r.Limits = "cgroup v1"
-		if lim.V2() {
-			r.Limits = "cgroup v2"
-		}
-	case errors.Is(err, ErrNoController):
-		r.Limits = "not enforced: " + err.Error()
-	default:
-		return nil, err
-	}
-	p.Monitor.Command, p.Monitor.Env, p.Monitor.Ready = cmd, env, ready
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
-	}
-	if lim != nil {
-		p.Monitor.Cgroup = lim.Path() // watch the group: the quota is the CPU limit
-	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return nil, err
 	}
+	if s.Run.OnNote != nil {
+		s.Run.OnNote(fmt.Sprintf("shape %s: starting the target (port %v)", c.Name(), v["port"]))
+	}
+	stop, limits, err := s.Launcher.Start(ctx, c, v, p, filepath.Dir(out))
+	switch {
+	case errors.Is(err, ErrInvalid):
+		return nil, fmt.Errorf("%s: %w", c.Name(), err)
+	case ctx.Err() != nil:
+		if stop != nil {
+			stop()
+		}
+		return nil, run.ErrInterrupted
+	case err != nil:
+		row.State, row.Error, row.LogTail = FailedToStart, err.Error(), logTail(out)
+		return row, nil
+	}
+	defer stop()
+	r.Limits = limits
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
+	}
 	o := s.Run
 	o.Out = out
-	if o.OnNote != nil {
-		o.OnNote(fmt.Sprintf("shape %s: starting the target (port %v)", c.Name(), v["port"]))
-	}
 	sess, err := run.Open(ctx, p, o)
 	if err != nil {
 		var bad *run.InputError
@@ -191,25 +234,48 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 		case errors.As(err, &bad):
 			return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
 		}
-		row.State, row.Error = FailedToStart, err.Error()
+		row.State, row.Error, row.LogTail = FailedToStart, err.Error(), logTail(out)
 		return row, nil
 	}
-	res, err := sess.Run(ctx)
-	sess.Close()
+	defer sess.Close()
+	var res *results.Result
+	if s.Find != nil {
+		cfg, cerr := s.Find.Config(p)
+		if cerr != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), cerr)
+		}
+		res, err = run.Find(ctx, sess, cfg)
+	} else {
+		res, err = sess.Run(ctx)
+	}
 	if res != nil {
 		row.fill(res, r.UsersPerRPS)
 	}
 	return row, err
 }
 
-// fill takes a shape's figures from its run: the last step, the top of
-// the stairs (seed 004 ran one level per shape).
+// fill takes a shape's figures from its run: the step at its edge (find),
+// or the last step, the top of the stairs (seed 004 ran one level per
+// shape).
 func (row *Row) fill(res *results.Result, usersPerRPS float64) {
 	if len(res.Steps) == 0 {
 		row.State = "NO STEP"
 		return
 	}
 	s := res.Steps[len(res.Steps)-1]
+	if e := res.Edge; e != nil {
+		row.Edge = e.Rate
+		if e.VUs > 0 {
+			row.Edge = float64(e.VUs)
+		}
+		for _, st := range res.Steps {
+			if st.Index == e.Step {
+				s = st
+			}
+		}
+	} else if res.Search != nil {
+		row.Error = res.Search.Answer // no edge: the search says why
+	}
 	row.Throughput, row.ErrorRate = s.Throughput, s.ErrorRate
 	row.P50MS, row.P95MS, row.P99MS = s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99
 	row.State, row.SLOPassed = s.Verdict, s.SLOPassed
@@ -217,10 +283,47 @@ func (row *Row) fill(res *results.Result, usersPerRPS float64) {
 	if row.CPUs > 0 {
 		row.PerCPU = s.Throughput / row.CPUs
 	}
-	if t := s.Target; t != nil {
-		row.CPUPct, row.RSSMB = t.CPUPct, t.RSSMaxMB
+	if t := s.Target; t != nil && t.SourceSamples > 0 {
+		row.CPUPct, row.RSSMB = &t.CPUPct, &t.RSSMaxMB
+	}
+	row.TargetRate = s.TargetRate
+	switch {
+	case res.Search != nil:
+		row.Unlimited = res.Search.Outcome == "no_failure"
+	case s.TargetRate > 0:
+		row.Unlimited = s.Throughput >= 0.97*s.TargetRate
 	}
 	if res.Interrupted {
 		row.State = "INTERRUPTED"
 	}
+}
+
+// logTail returns the last lines (at most 2 KB) of the newest log in a
+// shape's folder (the target's output, the apply's, the container run's),
+// for a shape that failed to start; a line that mentions a secret word
+// (token, password, authorization...) is withheld.
+func logTail(out string) string {
+	var newest string
+	var at time.Time
+	for _, f := range []string{out + ".target.log", filepath.Join(filepath.Dir(out), "target.log"), filepath.Join(filepath.Dir(out), "apply.log"), filepath.Join(filepath.Dir(out), "run.log")} {
+		if st, err := os.Stat(f); err == nil && st.Size() > 0 && st.ModTime().After(at) {
+			newest, at = f, st.ModTime()
+		}
+	}
+	if newest == "" {
+		return ""
+	}
+	data, err := os.ReadFile(newest)
+	if err != nil {
+		return ""
+	}
+	data = data[max(0, len(data)-2048):]
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	lines = lines[max(0, len(lines)-10):]
+	for i, l := range lines {
+		if secret.Mentions([]byte(l)) {
+			lines[i] = "(a line that mentions a secret, withheld)"
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -1,0 +1,294 @@
+package sweep
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/monitor"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+)
+
+// A Launcher starts the target under one shape and stops it after the
+// shape's run. Three do: Local (a command in a cgroup), Container (docker
+// or podman run) and Commands (the user's own apply and teardown, for
+// Kubernetes and anything else).
+type Launcher interface {
+	// Start readies the target for shape c, its templates rendered with
+	// v: it brings the target up and waits until it is ready, or sets
+	// p.Monitor so that the run does. dir is the shape's folder, for logs.
+	// The stop it returns (never nil once Start succeeds) undoes what
+	// Start did and is called when the run is over; limits says how the
+	// shape's CPU and memory are enforced. An error wrapping ErrInvalid is
+	// the sweep's own input (a template that does not render); any other
+	// is the shape's target not starting.
+	Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (stop func(), limits string, err error)
+}
+
+// Target is what every launcher shares: the target's environment and how
+// to tell it is ready, all templates of the shape's Values.
+type Target struct {
+	// Env adds KEY: template entries to the target's environment
+	// (WORKERS: "{{.workers}}").
+	Env map[string]string
+	// Ready is a URL that answers once the target is up.
+	Ready string
+	// ReadyTimeout bounds the wait for Ready (monitor's default when zero).
+	ReadyTimeout time.Duration
+}
+
+// render renders the environment and the ready URL.
+func (t *Target) render(v Values) (env map[string]string, ready string, err error) {
+	env = make(map[string]string, len(t.Env))
+	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
+		if env[k], err = v.Render(t.Env[k]); err != nil {
+			return nil, "", invalid("env %s: %w", k, err)
+		}
+	}
+	if ready, err = v.Render(t.Ready); err != nil {
+		return nil, "", invalid("ready: %w", err)
+	}
+	return env, ready, nil
+}
+
+// invalid wraps a problem with the sweep's input in ErrInvalid.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %w", ErrInvalid, fmt.Errorf(format, args...))
+}
+
+// Local starts the target as a command on this machine (the plan's
+// monitor.command, which the run starts, watches and stops with its
+// process tree), in a new cgroup with the shape's CPU quota and memory
+// limit. Without a usable cgroup controller it pins the command to whole
+// CPUs by affinity (Linux, with taskset) and leaves memory unenforced.
+type Local struct {
+	Target
+	// Command starts the target: one simple command, which the shell
+	// execs once it has moved itself into the shape's group.
+	Command string
+}
+
+// Start implements Launcher.
+func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ string) (func(), string, error) {
+	cmd, err := v.Render(l.Command)
+	if err != nil {
+		return nil, "", invalid("command: %w", err)
+	}
+	env, ready, err := l.render(v)
+	if err != nil {
+		return nil, "", err
+	}
+	stop, limits := func() {}, ""
+	lim, err := NewLimits(c.ID(), c)
+	switch {
+	case err == nil:
+		stop = func() { lim.Remove() }
+		cmd = lim.Prefix() + cmd
+		p.Monitor.Cgroup = lim.Path() // watch the group: its quota is the CPU limit
+		limits = "cgroup v1"
+		if lim.V2() {
+			limits = "cgroup v2"
+		}
+	case errors.Is(err, ErrNoController):
+		prefix, why := pin(c.CPUs)
+		cmd = prefix + cmd
+		limits = "no cgroup (" + err.Error() + "): " + why
+	default:
+		return nil, "", err
+	}
+	p.Monitor.Command, p.Monitor.Env, p.Monitor.Ready = cmd, env, ready
+	if l.ReadyTimeout > 0 {
+		p.Monitor.ReadyTimeout.Duration = l.ReadyTimeout
+	}
+	return stop, limits, nil
+}
+
+// Commands brings the target up with the user's own commands, templates
+// of the shape's Values: Apply (helm upgrade ... --set
+// resources.limits.cpu={{.cpus}}, then a rollout wait), and Teardown after
+// the run. ceiling does not enforce the limits: the user's tooling does.
+// The target's figures come from the plan's monitor section (its
+// Prometheus endpoint, say), as in any run.
+type Commands struct {
+	Target
+	Apply, Teardown string
+	// Timeout bounds each of Apply and Teardown; 10 minutes when zero.
+	Timeout time.Duration
+}
+
+// Start implements Launcher.
+func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (func(), string, error) {
+	apply, err := v.Render(k.Apply)
+	if err != nil {
+		return nil, "", invalid("apply: %w", err)
+	}
+	teardown, err := v.Render(k.Teardown)
+	if err != nil {
+		return nil, "", invalid("teardown: %w", err)
+	}
+	env, ready, err := k.render(v)
+	if err != nil {
+		return nil, "", err
+	}
+	timeout := k.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	run := func(ctx context.Context, what, command string) error {
+		if command == "" {
+			return nil
+		}
+		return monitor.RunCommand(ctx, monitor.LaunchConfig{Command: command, Env: envList(env), Log: filepath.Join(dir, what+".log")}, timeout)
+	}
+	stop := func() {
+		// The run may have been interrupted: tear down all the same, within
+		// the timeout.
+		_ = run(context.Background(), "teardown", teardown)
+	}
+	if err := run(ctx, "apply", apply); err != nil {
+		stop()
+		return nil, "", fmt.Errorf("apply: %w", err)
+	}
+	if ready != "" {
+		if err := monitor.WaitReady(ctx, ready, k.ReadyTimeout); err != nil {
+			stop()
+			return nil, "", err
+		}
+	}
+	return stop, "set by the apply command (not checked by ceiling)", nil
+}
+
+// Container runs the target as a container of Image with docker or podman
+// (Engine), published on the shape's loopback port, with --cpus and
+// --memory (and --memory-swap, so that the limit is not stretched by swap)
+// set from the shape; it removes the container after the run. On Linux the
+// run watches the container's processes (their CPU, memory and CPU quota)
+// from the host.
+type Container struct {
+	Target
+	// Engine is the command: "docker" or "podman".
+	Engine string
+	Image  string
+	// Port is the port the target listens on inside the container,
+	// published as 127.0.0.1:{{.port}}.
+	Port int
+	// Args follow the image on the run command line (templates).
+	Args []string
+}
+
+// containerTimeout bounds each docker or podman command.
+const containerTimeout = 2 * time.Minute
+
+// Start implements Launcher.
+func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (func(), string, error) {
+	env, ready, err := k.render(v)
+	if err != nil {
+		return nil, "", err
+	}
+	args := make([]string, len(k.Args))
+	for i, a := range k.Args {
+		if args[i], err = v.Render(a); err != nil {
+			return nil, "", invalid("args[%d]: %w", i, err)
+		}
+	}
+	name := "ceiling-" + c.ID() + "-" + suffix()
+	engine := cmp.Or(k.Engine, "docker")
+	runLine := k.runLine(engine, name, c, v, env, args)
+	log := filepath.Join(dir, "target.log")
+	sh := func(ctx context.Context, command, log string) error {
+		return monitor.RunCommand(ctx, monitor.LaunchConfig{Command: command, Env: envList(env), Log: log}, containerTimeout)
+	}
+	stop := func() {
+		// Keep the container's output, then remove it (its stop included).
+		_ = sh(context.Background(), engine+" logs "+name, log)
+		_ = sh(context.Background(), engine+" rm -f "+name, filepath.Join(dir, "rm.log"))
+	}
+	if err := sh(ctx, runLine, filepath.Join(dir, "run.log")); err != nil {
+		stop()
+		return nil, "", fmt.Errorf("%s run: %w", engine, err)
+	}
+	if ready != "" {
+		if err := monitor.WaitReady(ctx, ready, k.ReadyTimeout); err != nil {
+			stop()
+			return nil, "", fmt.Errorf("%w; the container's output is in %s", err, log)
+		}
+	}
+	limits := engine + " --cpus and --memory"
+	if runtime.GOOS == "linux" {
+		if pid, err := containerPID(ctx, engine, name, dir); err == nil {
+			p.Monitor.PID = pid
+		} else {
+			limits += " (its CPU and memory not watched: " + err.Error() + ")"
+		}
+	}
+	return stop, limits, nil
+}
+
+// runLine is the shell command that starts the container, detached. The
+// environment's values stay out of the command line: -e NAME takes each
+// from the environment of docker (or podman) itself.
+func (k *Container) runLine(engine, name string, c Config, v Values, env map[string]string, args []string) string {
+	q := shellQuote
+	line := []string{engine, "run", "-d", "--rm", "--name", q(name), "-p", q(fmt.Sprintf("127.0.0.1:%v:%d", v["port"], k.Port))}
+	if c.CPUs > 0 {
+		line = append(line, "--cpus", formatCPUs(c.CPUs))
+	}
+	if c.MemoryMB > 0 {
+		m := strconv.Itoa(c.MemoryMB) + "m"
+		line = append(line, "--memory", m, "--memory-swap", m)
+	}
+	for _, key := range slices.Sorted(maps.Keys(env)) {
+		line = append(line, "-e", q(key))
+	}
+	line = append(line, q(k.Image))
+	for _, a := range args {
+		line = append(line, q(a))
+	}
+	return strings.Join(line, " ")
+}
+
+// containerPID asks the engine for the host PID of the container's first
+// process.
+func containerPID(ctx context.Context, engine, name, dir string) (int, error) {
+	out := filepath.Join(dir, "pid.txt")
+	if err := monitor.RunCommand(ctx, monitor.LaunchConfig{Command: engine + " inspect --format '{{.State.Pid}}' " + name, Log: out}, containerTimeout); err != nil {
+		return 0, err
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("%s inspect gave no PID: %q", engine, strings.TrimSpace(string(data)))
+	}
+	return pid, nil
+}
+
+// envList turns an environment map into KEY=value entries, sorted.
+func envList(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// suffix is a short random name part, so that two sweeps never share a
+// container.
+func suffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
