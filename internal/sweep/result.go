@@ -63,8 +63,8 @@ type Row struct {
 	EstUsers float64 `json:"est_users"`
 	// Best marks the shape with the highest throughput that is neither
 	// OVERLOADED nor failed; Needed the smallest shape holding --need.
-	Best   bool    `json:"best"`
-	Needed bool    `json:"needed,omitempty"`
+	Best   bool `json:"best"`
+	Needed bool `json:"needed,omitempty"`
 	// CPUPct and RSSMB are the target's CPU (percent of one core) and
 	// peak memory in the row's step: null when nothing watched them (the
 	// command launcher without a monitor section).
