@@ -133,7 +133,7 @@ func (f *Flags) Spec(file string, q plan.Quick, changed func(string) bool) (Spec
 	need := sf.Need
 	set("need", &need, f.Need)
 	if s.Need, err = ParseNeed(need); err != nil {
-		return Spec{}, invalid("%w", err)
+		return Spec{}, invalid("--need %w", err)
 	}
 	switch {
 	case changed("configs") || file == "":

@@ -4,6 +4,7 @@ package sweep
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 )
 
 // fakeTree makes a directory that looks like /sys/fs/cgroup: the files
@@ -350,4 +352,34 @@ func waitFor(d time.Duration, cond func() bool) bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return true
+}
+
+// Without cgroups, a shape's CPUs are whole CPUs by affinity: the last
+// ones ceiling may use, rounded up, and never all of them (that would
+// enforce nothing).
+func TestPin(t *testing.T) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Skip(err)
+	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("no taskset here")
+	}
+	n := set.Count()
+	if n < 2 {
+		t.Skip("one CPU: nothing to pin to")
+	}
+	var last int
+	for i := range 1024 {
+		if set.IsSet(i) {
+			last = i
+		}
+	}
+	prefix, why := pin(0.5)
+	if prefix != fmt.Sprintf("exec taskset -c %d ", last) || !strings.Contains(why, "0.5 rounded up to 1") || !strings.Contains(why, "memory not enforced") {
+		t.Errorf("pin(0.5) = %q, %q", prefix, why)
+	}
+	if prefix, why := pin(float64(n)); prefix != "" || !strings.Contains(why, "not enforced") {
+		t.Errorf("pin(all CPUs) = %q, %q; want nothing pinned, said so", prefix, why)
+	}
 }

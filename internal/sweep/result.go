@@ -136,18 +136,23 @@ func (r *Result) judge() {
 func lessons(rows []Row) []string {
 	var out []string
 	measured := slices.DeleteFunc(slices.Clone(rows), func(c Row) bool { return c.State == FailedToStart || c.Throughput <= 0 })
-	unlimited := 0
+	unlimited, find := 0, false
 	for _, c := range measured {
 		if c.Unlimited {
 			unlimited++
 		}
+		find = find || c.Edge > 0
 	}
 	if unlimited > 0 {
-		what := "the rate offered"
+		of := ""
 		if unlimited < len(measured) {
-			what = fmt.Sprintf("the rate offered (%d of %d shapes)", unlimited, len(measured))
+			of = fmt.Sprintf(" (%d of %d shapes)", unlimited, len(measured))
 		}
-		out = append(out, fmt.Sprintf("the load found no limit where a shape served all of %s: its throughput is the load's, so it is not compared below (raise the rate, or sweep with --find)", what))
+		if find {
+			out = append(out, fmt.Sprintf("the search found no limit where a shape passed every level up to its max%s: its edge is above it, so it is not compared below (raise find's max)", of))
+		} else {
+			out = append(out, fmt.Sprintf("the load found no limit where a shape served all the rate offered%s: its throughput is the load's, so it is not compared below (raise the rate, or sweep with --find)", of))
+		}
 	}
 	// Workers without CPU: more workers on the same CPU and memory.
 	for _, a := range measured {

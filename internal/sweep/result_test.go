@@ -69,8 +69,8 @@ func TestParseNeed(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"fast", "1,2", "-5/s"} {
-		if _, err := ParseNeed(bad); err == nil || !strings.Contains(err.Error(), "--need") {
-			t.Errorf("ParseNeed(%q) = %v, want an error naming --need", bad, err)
+		if _, err := ParseNeed(bad); err == nil || !strings.Contains(err.Error(), "want one rate such as 1500/s") {
+			t.Errorf("ParseNeed(%q) = %v, want an error saying what a rate is", bad, err)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func ParseNeed(s string) (float64, error) {
 	}
 	rates, err := plan.ParseRates(strings.TrimSuffix(s, "/s"))
 	if err != nil || len(rates) != 1 {
-		return 0, fmt.Errorf("--need %q: want one rate such as 1500/s", s)
+		return 0, fmt.Errorf("%q: want one rate such as 1500/s", s)
 	}
 	return rates[0], nil
 }
