@@ -141,7 +141,7 @@ func TestSweepCommandLauncher(t *testing.T) {
 	defer cancel()
 	code, stdout, stderr := ceiling(t, ctx, "sweep", "--launcher", "command", "--configs", "1@0.5/256m 2@1.5/1g",
 		"--apply", apply, "--teardown", teardown, "--ready", "http://127.0.0.1:{{.port}}/health",
-		"--url", "http://127.0.0.1:{{.port}}/", "--rate", "20", "--step", "400ms", "--warmup", "100ms", "--out", out, "--quiet")
+		"--url", "http://127.0.0.1:{{.port}}/", "--rate", "20", "--step", "400ms", "--warmup", "100ms", "--repeat", "2", "--out", out, "--quiet")
 	t.Log(stdout)
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -162,6 +162,10 @@ func TestSweepCommandLauncher(t *testing.T) {
 	for _, c := range r.Configs {
 		if c.State != "HEALTHY" || c.Throughput < 10 || c.Throughput > 30 {
 			t.Errorf("%s: %s at %.1f/s, want HEALTHY near 20/s", c.Name, c.State, c.Throughput)
+		}
+		// --repeat applies per shape: its row is the median of two repeats.
+		if st := readResult(t, c.Result).Steps; len(st) != 1 || st[0].Repeat == nil || st[0].Repeat.N != 2 {
+			t.Errorf("%s: steps %+v, want one step repeated twice", c.Name, st)
 		}
 	}
 	// The targets were stopped by the teardown: their ports no longer answer.
