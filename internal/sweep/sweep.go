@@ -127,7 +127,7 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	done := map[string]Row{}
 	if s.Resume {
 		var err error
-		if done, err = finished(s.Out); err != nil {
+		if done, r.Limits, err = finished(s.Out); err != nil {
 			return nil, err
 		}
 	}
@@ -163,18 +163,19 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 
 // finished reads the rows of an earlier sweep.json at path that are
 // complete: measured to the end (not interrupted, not failed to start),
-// their result.json still there. No file is no row.
-func finished(path string) (map[string]Row, error) {
+// their result.json still there, with the limits they ran under. No file
+// is no row.
+func finished(path string) (map[string]Row, string, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[string]Row{}, nil
+		return map[string]Row{}, "", nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--resume: %w", err)
+		return nil, "", fmt.Errorf("--resume: %w", err)
 	}
 	var old Result
 	if err := json.Unmarshal(data, &old); err != nil || old.Schema != Schema {
-		return nil, fmt.Errorf("%w: --resume: %s is not a %s file (%v)", ErrInvalid, path, Schema, err)
+		return nil, "", fmt.Errorf("%w: --resume: %s is not a %s file (%v)", ErrInvalid, path, Schema, err)
 	}
 	out := map[string]Row{}
 	for _, row := range old.Configs {
@@ -185,7 +186,7 @@ func finished(path string) (map[string]Row, error) {
 			out[row.ID] = row
 		}
 	}
-	return out, nil
+	return out, old.Limits, nil
 }
 
 // one runs the plan against one shape.
