@@ -7,10 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -127,91 +124,8 @@ func exeAsCeiling(t *testing.T) string {
 // with each shape's values templated in (as helm upgrade --set would take
 // them), waits for --ready, runs the load, then tears down: apply and
 // teardown alternate, one pair per shape, each with that shape's values.
-func TestSweepCommandLauncher(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the test's apply and teardown commands are POSIX shell")
-	}
-	exe := exeAsCeiling(t)
-	dir := t.TempDir()
-	out := filepath.Join(dir, "sweep.json")
-	apply := exe + ` demo-target --addr 127.0.0.1:{{.port}} >/dev/null 2>&1 & echo $! > '` + dir + `/{{.id}}.pid'; ` +
-		`echo "apply {{.id}} workers={{.workers}} cpus={{.cpus}} memory={{.memory}} mb={{.memory_mb}} env=$WORKERS" >> '` + dir + `/log'`
-	teardown := `kill $(cat '` + dir + `/{{.id}}.pid'); echo "teardown {{.id}}" >> '` + dir + `/log'`
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	code, stdout, stderr := ceiling(t, ctx, "sweep", "--launcher", "command", "--configs", "1@0.5/256m 2@1.5/1g",
-		"--apply", apply, "--teardown", teardown, "--ready", "http://127.0.0.1:{{.port}}/health",
-		"--url", "http://127.0.0.1:{{.port}}/", "--rate", "20", "--step", "400ms", "--warmup", "100ms", "--repeat", "2", "--out", out, "--quiet")
-	t.Log(stdout)
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	log, err := os.ReadFile(filepath.Join(dir, "log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "apply 1w-0.5c-256Mi workers=1 cpus=0.5 memory=256Mi mb=256 env=1\nteardown 1w-0.5c-256Mi\n" +
-		"apply 2w-1.5c-1Gi workers=2 cpus=1.5 memory=1Gi mb=1024 env=2\nteardown 2w-1.5c-1Gi\n"
-	if string(log) != want {
-		t.Errorf("the commands ran as\n%s\nwant\n%s", log, want)
-	}
-	r := readSweep(t, out)
-	if len(r.Configs) != 2 || !strings.Contains(r.Limits, "apply command") {
-		t.Fatalf("%d shapes, limits %q; want 2, limits set by the apply command", len(r.Configs), r.Limits)
-	}
-	for _, c := range r.Configs {
-		if c.State != "HEALTHY" || c.Throughput < 10 || c.Throughput > 30 {
-			t.Errorf("%s: %s at %.1f/s, want HEALTHY near 20/s", c.Name, c.State, c.Throughput)
-		}
-		// --repeat applies per shape: its row is the median of two repeats.
-		if st := readResult(t, c.Result).Steps; len(st) != 1 || st[0].Repeat == nil || st[0].Repeat.N != 2 {
-			t.Errorf("%s: steps %+v, want one step repeated twice", c.Name, st)
-		}
-	}
-	// The targets were stopped by the teardown: their ports no longer answer.
-	for _, c := range r.Configs {
-		pid, _ := os.ReadFile(filepath.Join(dir, c.ID+".pid"))
-		p, err := strconv.Atoi(strings.TrimSpace(string(pid)))
-		if err != nil {
-			t.Fatalf("%s: pid file %q", c.Name, pid)
-		}
-		deadline := time.Now().Add(5 * time.Second) // SIGTERM: it shuts down gracefully
-		for syscall.Kill(p, 0) == nil && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if syscall.Kill(p, 0) == nil {
-			t.Errorf("%s: its target (pid %d) still runs 5 s after the teardown", c.Name, p)
-		}
-	}
-}
-
 // An apply that fails is the shape's FAILED TO START with its log's tail,
 // and the sweep goes on; the teardown still runs for it.
-func TestSweepCommandApplyFails(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("POSIX shell commands")
-	}
-	dir := t.TempDir()
-	out := filepath.Join(dir, "sweep.json")
-	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--launcher", "command", "--configs", "1@1/256m",
-		"--apply", "echo Error: release {{.id}} has no deployed releases; exit 1", "--teardown", "echo torn >> '"+dir+"/log'",
-		"--url", "http://127.0.0.1:{{.port}}/", "--rate", "20", "--step", "200ms", "--out", out, "--quiet")
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	r := readSweep(t, out)
-	c := r.Configs[0]
-	if c.State != sweep.FailedToStart || !strings.Contains(c.Error, "exit status 1") || !strings.Contains(c.LogTail, "release 1w-1c-256Mi has no deployed releases") {
-		t.Errorf("state %q, error %q, log tail %q; want FAILED TO START with the apply's output", c.State, c.Error, c.LogTail)
-	}
-	if !strings.Contains(stdout, "its log ends:") {
-		t.Errorf("the table does not show the log's tail:\n%s", stdout)
-	}
-	if log, _ := os.ReadFile(filepath.Join(dir, "log")); string(log) != "torn\n" {
-		t.Errorf("teardown ran %q, want once", log)
-	}
-}
-
 // deref reads a figure that must have been measured (-1 when it was not).
 func deref(v *float64) float64 {
 	if v == nil {
@@ -224,160 +138,13 @@ func deref(v *float64) float64 {
 // own {{uuid}} left alone), the shapes as a matrix, find mode: each
 // shape's edge is searched for under the plan's SLO, and each row is its
 // edge step's.
-func TestSweepFileFind(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("POSIX shell command")
-	}
-	exe := exeAsCeiling(t)
-	dir := t.TempDir()
-	file := filepath.Join(dir, "sweep.yaml")
-	os.WriteFile(file, []byte(`# find the edge of each shape
-plan:
-  target: http://127.0.0.1:{{.port}}
-  load: {rates: [40], step: 300ms, warmup: 100ms}
-  slo: "p99<500ms, errors<1%"
-  scenarios:
-    - request: {url: "/?id={{uuid}}&w={{.workers}}"}
-launcher:
-  kind: local
-  command: "`+exe+` demo-target --addr 127.0.0.1:{{.port}}"
-  ready: http://127.0.0.1:{{.port}}/health
-matrix: {workers: [1, 2], cpus: [1], memory: [256Mi]}
-mode: find
-find: {max: 120, precision: 20%}
-`), 0o644)
-	out := filepath.Join(dir, "out", "sweep.json")
-	os.MkdirAll(filepath.Dir(out), 0o755)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	code, stdout, stderr := ceiling(t, ctx, "sweep", file, "--out", out, "--quiet")
-	t.Log(stdout)
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	r := readSweep(t, out)
-	if r.Mode != "find" || len(r.Configs) != 2 || r.Configs[0].ID != "1w-1c-256Mi" || r.Configs[1].ID != "2w-1c-256Mi" {
-		t.Fatalf("mode %q, shapes %+v; want find over the matrix's two shapes in order", r.Mode, r.Configs)
-	}
-	for _, c := range r.Configs {
-		// The demo target's / is far from its edge: every level up to
-		// --max passes, the edge is the max, and the shape is not limited.
-		if c.Edge != 120 || !c.Unlimited || c.Throughput < 80 {
-			t.Errorf("%s: edge %v, unlimited %v, %.0f/s; want the edge at --max 120", c.Name, c.Edge, c.Unlimited, c.Throughput)
-		}
-		res := readResult(t, c.Result)
-		if res.Search == nil || res.Search.Outcome != "no_failure" {
-			t.Errorf("%s: its result.json has no search (%+v)", c.Name, res.Search)
-		}
-	}
-}
-
 // --resume keeps the shapes an earlier sweep finished and runs the rest:
 // an interrupted shape and a new one.
-func TestSweepResume(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("POSIX shell command")
-	}
-	exe := exeAsCeiling(t)
-	dir := t.TempDir()
-	out := filepath.Join(dir, "sweep.json")
-	args := func(configs string) []string {
-		return []string{"sweep", "--configs", configs, "--launcher", "command",
-			"--apply", exe + ` demo-target --addr 127.0.0.1:{{.port}} >/dev/null 2>&1 & echo $! > '` + dir + `/pid'; echo {{.id}} >> '` + dir + `/applied'`,
-			"--teardown", `kill $(cat '` + dir + `/pid')`, "--ready", "http://127.0.0.1:{{.port}}/health",
-			"--url", "http://127.0.0.1:{{.port}}/", "--rate", "20", "--step", "300ms", "--warmup", "100ms", "--out", out, "--quiet"}
-	}
-	if code, stdout, stderr := ceiling(t, context.Background(), args("1@1/256m 2@1/256m")...); code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	first := readSweep(t, out)
-	// Mark the second shape as cut short, as an interrupted sweep leaves it.
-	first.Configs[1].State = "INTERRUPTED"
-	data, _ := json.Marshal(first)
-	os.WriteFile(out, data, 0o644)
-	os.Remove(filepath.Join(dir, "applied"))
-	code, stdout, stderr := ceiling(t, context.Background(), append(args("1@1/256m 2@1/256m 4@1/256m"), "--resume")...)
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	applied, _ := os.ReadFile(filepath.Join(dir, "applied"))
-	if string(applied) != "2w-1c-256Mi\n4w-1c-256Mi\n" {
-		t.Errorf("--resume applied %q, want the interrupted shape and the new one only", applied)
-	}
-	r := readSweep(t, out)
-	if len(r.Configs) != 3 || r.Resumed != 1 || r.Configs[0].Throughput != first.Configs[0].Throughput || r.Configs[1].State == "INTERRUPTED" {
-		t.Errorf("resumed %d, rows %+v; want the first kept as it was and the others measured", r.Resumed, r.Configs)
-	}
-}
-
 // The docker (or podman) launcher's flow, against a stand-in for docker
 // that runs the image as a local process: run -d with the shape's --cpus,
 // --memory and -p, inspect for the PID the run watches, logs, rm -f. The
 // real engine is tested in TestSweepDockerReal when the machine runs
 // containers.
-func TestSweepContainerLauncher(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the stand-in engine is a POSIX shell script watched through procfs")
-	}
-	exe := exeAsCeiling(t)
-	dir := t.TempDir()
-	engine := filepath.Join(dir, "docker")
-	// run -d --rm --name N -p 127.0.0.1:PORT:CPORT --cpus C --memory M --memory-swap M -e K... IMAGE ARGS
-	os.WriteFile(engine, []byte(`#!/bin/sh
-echo "$@" >> '`+dir+`/calls'
-case "$1" in
-run)
-  shift; name=; port=
-  while [ $# -gt 0 ]; do
-    case "$1" in
-    --name) name=$2; shift 2;;
-    -p) port=$(echo "$2" | cut -d: -f2); shift 2;;
-    --cpus|--memory|--memory-swap) shift 2;;
-    -e) eval "echo $2=\$$2" >> '`+dir+`/env'; shift 2;;
-    -d|--rm) shift;;
-    *) break;;
-    esac
-  done
-  `+exe+` demo-target --addr 127.0.0.1:$port >/dev/null 2>&1 &
-  echo $! > '`+dir+`'/$name.pid; echo container-id;;
-inspect) cat '`+dir+`'/$4.pid;;
-logs) echo "the container's output";;
-rm) kill $(cat '`+dir+`'/$3.pid);;
-esac
-`), 0o755)
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	out := filepath.Join(dir, "sweep.json")
-	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--launcher", "docker", "--image", "shop:1.2", "--port", "8080",
-		"--configs", "2@0.5/256m", "--env", "WORKERS={{.workers}}", "--env", "API_TOKEN=s3cret",
-		"--ready", "http://127.0.0.1:{{.port}}/health", "--url", "http://127.0.0.1:{{.port}}/burn?ms=1",
-		"--rate", "20", "--step", "1500ms", "--warmup", "100ms", "--out", out, "--quiet") // the target is read every second
-	t.Log(stdout)
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	calls, _ := os.ReadFile(filepath.Join(dir, "calls"))
-	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "run -d --rm --name ceiling-2w-0.5c-256Mi-") ||
-		!strings.Contains(lines[0], " --cpus 0.5 --memory 256m --memory-swap 256m -e API_TOKEN -e WORKERS shop:1.2") ||
-		!strings.HasPrefix(lines[1], "inspect") || !strings.HasPrefix(lines[2], "logs") || !strings.HasPrefix(lines[3], "rm -f ceiling-2w") {
-		t.Errorf("the engine was called as\n%s", calls)
-	}
-	if strings.Contains(string(calls), "s3cret") {
-		t.Errorf("a secret environment value is on the engine's command line:\n%s", calls)
-	}
-	if env, _ := os.ReadFile(filepath.Join(dir, "env")); string(env) != "API_TOKEN=s3cret\nWORKERS=2\n" {
-		t.Errorf("the container's environment %q, want both variables passed through", env)
-	}
-	r := readSweep(t, out)
-	c := r.Configs[0]
-	if c.State != "HEALTHY" || c.CPUPct == nil || c.RSSMB == nil || *c.RSSMB <= 0 || !strings.HasPrefix(r.Limits, "docker --cpus") {
-		t.Errorf("row %+v, limits %q; want measured, the container's process watched", c, r.Limits)
-	}
-	if log, _ := os.ReadFile(filepath.Join(filepath.Dir(c.Result), "target.log")); !strings.Contains(string(log), "the container's output") {
-		t.Errorf("the container's log was not kept: %q", log)
-	}
-}
-
 // The real engine, where this machine can run containers: skipped with the
 // reason otherwise.
 func TestSweepDockerReal(t *testing.T) {
