@@ -236,4 +236,3 @@ esac
 		t.Errorf("the container's log was not kept: %q", log)
 	}
 }
-
