@@ -6,6 +6,9 @@
 // one-line answer and the demo's story of what broke first; and a
 // comparison's HTML page (CompareHTML: both runs against the load, the
 // table of changes), compare's own formats beside it in CompareFormats.
+// Other reports' pages are built from its parts: Page (the page and its
+// style sheet), HTMLTable, Bars (a bar chart as inline SVG) and WriteFile
+// (a page written whole or not at all).
 //
 // It takes values (a result, a search's outcome, a step's progress); it
 // measures nothing and depends on no executor, so a result from any run,

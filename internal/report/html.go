@@ -28,8 +28,6 @@ func page(w io.Writer, r *results.Result, story string) error {
 		title = "ceiling load test"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title>\n<style>%s</style></head><body>\n", html.EscapeString(title), css)
-	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(title))
 	if r.Search != nil {
 		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(r.Search.Answer))
 	}
@@ -39,7 +37,7 @@ func page(w io.Writer, r *results.Result, story string) error {
 	fmt.Fprintf(&b, "<p>%s · %s, %d CPUs · ceiling %s</p>\n<pre>%s</pre>\n",
 		html.EscapeString(r.StartedAt.UTC().Format("2006-01-02 15:04 MST")), html.EscapeString(r.Host.OS), r.Host.CPUs,
 		html.EscapeString(r.Host.Version), html.EscapeString(r.Command))
-	htmlTable(&b, columnsOf(r), rows(r))
+	HTMLTable(&b, columnsOf(r), rows(r))
 	if story != "" {
 		fmt.Fprintf(&b, "<p class=\"story\">%s</p>\n", html.EscapeString(story))
 	}
@@ -48,15 +46,15 @@ func page(w io.Writer, r *results.Result, story string) error {
 	}
 	if rs := scenarioRows(r); rs != nil {
 		b.WriteString("<h2>Per scenario</h2>\n")
-		htmlTable(&b, header("scenario"), rs)
+		HTMLTable(&b, header("scenario"), rs)
 	}
 	for _, k := range tagKeys(r) {
 		fmt.Fprintf(&b, "<h2>Per %s</h2>\n", html.EscapeString(k))
-		htmlTable(&b, header("tag "+k), tagRows(r, k))
+		HTMLTable(&b, header("tag "+k), tagRows(r, k))
 	}
 	if head, rows := metricRows(r); rows != nil {
 		b.WriteString("<h2>The target's metrics per step</h2>\n")
-		htmlTable(&b, head, rows)
+		HTMLTable(&b, head, rows)
 	}
 	var notes strings.Builder
 	footer(&notes, r, "")
@@ -70,8 +68,17 @@ func page(w io.Writer, r *results.Result, story string) error {
 		}
 		b.WriteString("</ul>\n")
 	}
-	b.WriteString("</body></html>\n")
-	_, err := io.WriteString(w, b.String())
+	return Page(w, title, "", b.String())
+}
+
+// Page writes a self-contained HTML page around body: title in the head
+// and as the heading, the run report's style sheet followed by style
+// (more rules, or empty), then body as it is (HTML the caller has
+// escaped).
+func Page(w io.Writer, title, style, body string) error {
+	t := html.EscapeString(title)
+	_, err := fmt.Fprintf(w, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title>\n<style>%s%s</style></head><body>\n<h1>%s</h1>\n%s</body></html>\n",
+		t, css, style, t, body)
 	return err
 }
 
@@ -82,7 +89,10 @@ th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}pre{background:#f6f6f6;pad
 figure{margin:1.5em 0}figcaption{font-weight:600}.answer{font-size:1.3em;font-weight:600}.story{font-size:1.1em;border-left:4px solid #d62728;padding-left:.7em}
 svg{max-width:100%;height:auto}`
 
-func htmlTable(b *strings.Builder, head []string, rows [][]string) {
+// HTMLTable writes a table in the page's style: head as its header, a row
+// per rows, every cell escaped; it scrolls sideways when wider than the
+// page.
+func HTMLTable(b *strings.Builder, head []string, rows [][]string) {
 	b.WriteString("<div class=\"wide\"><table><thead><tr>")
 	for _, h := range head {
 		fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(h))
@@ -98,21 +108,28 @@ func htmlTable(b *strings.Builder, head []string, rows [][]string) {
 	b.WriteString("</tbody></table></div>\n")
 }
 
-// WriteHTML writes r's HTML page to the file at path, with story as the
-// paragraph on what broke first, or BrokeFirst's when story is empty.
-// The page goes to a temporary file in the same folder, renamed over path
-// once whole, so a full disk leaves no truncated report behind.
+// WriteHTML writes r's HTML page to the file at path (WriteFile), with
+// story as the paragraph on what broke first, or BrokeFirst's when story
+// is empty.
 func WriteHTML(path string, r *results.Result, story string) error {
 	if story == "" {
 		story = BrokeFirst(r)
 	}
+	return WriteFile(path, func(w io.Writer) error { return page(w, r, story) })
+}
+
+// WriteFile writes what render writes to the file at path, readable by
+// all (0644). It goes to a temporary file in the same folder, renamed over
+// path once whole, so a full disk or a render error leaves no truncated
+// report behind, and path untouched.
+func WriteFile(path string, render func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	err = f.Chmod(0o644) // CreateTemp makes it private; a report is for reading
 	if err == nil {
-		err = page(f, r, story)
+		err = render(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

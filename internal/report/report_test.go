@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,6 +243,23 @@ func TestWriteHTMLAtomic(t *testing.T) {
 	}
 	if err := WriteHTML(filepath.Join(dir, "missing", "r.html"), r, ""); err == nil {
 		t.Errorf("WriteHTML into a missing folder = nil, want an error")
+	}
+}
+
+// A render that fails halfway leaves the previous file as it was and no
+// temporary file behind.
+func TestWriteFileRenderError(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.html")
+	if err := WriteFile(path, func(w io.Writer) error { _, err := io.WriteString(w, "whole"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	failed := errors.New("render failed")
+	err := WriteFile(path, func(w io.Writer) error { io.WriteString(w, "half"); return failed })
+	page, _ := os.ReadFile(path)
+	entries, _ := os.ReadDir(dir)
+	if !errors.Is(err, failed) || string(page) != "whole" || len(entries) != 1 {
+		t.Errorf("WriteFile(failing render) = %v, file %q, %d files; want the error, \"whole\" alone", err, page, len(entries))
 	}
 }
 

@@ -21,8 +21,10 @@
 // Limits, starts the target inside them as the plan's monitor.command,
 // runs the plan through internal/run, and writes sweep.json (a Result:
 // every shape's Row, the best, the lessons) after every shape. Text and
-// Markdown render seed 004's table. Limits never kills a process: the run
-// stops its target before Remove.
+// Markdown render seed 004's table; HTML renders it as a page with the
+// throughput and p95 of every shape as bar charts, the best marked, and
+// WriteHTML writes that page to a file. Limits never kills a process: the
+// run stops its target before Remove.
 //
 // Not yet: the docker/podman and command launchers, sweep files, find per
 // shape, resuming (docs/sweep.md).

@@ -1,0 +1,82 @@
+package sweep
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/ceiling-dev/ceiling/internal/report"
+)
+
+// sweepCSS aligns the table's numbers right: the run report's style sheet
+// leaves its second and last columns to the left.
+const sweepCSS = `
+.sweep th:nth-child(n+2),.sweep td:nth-child(n+2){text-align:right}`
+
+// HTML writes the sweep as one self-contained page (no script, nothing
+// fetched at view time): the command, the same table as Text, the
+// throughput and the p95 of every shape as bar charts with the best shape
+// marked (a shape that failed to start has a label and no bar), and
+// Text's notes: what the marks mean, the limits, the lessons, the shapes'
+// errors.
+func HTML(w io.Writer, r *Result) error {
+	e := html.EscapeString
+	var b strings.Builder
+	if !r.StartedAt.IsZero() {
+		fmt.Fprintf(&b, "<p>%s</p>\n", e(r.StartedAt.UTC().Format("2006-01-02 15:04 MST")))
+	}
+	fmt.Fprintf(&b, "<pre>%s</pre>\n", e(r.Command))
+	if r.Interrupted {
+		b.WriteString("<p class=\"story\">interrupted: the shapes after the last row did not run</p>\n")
+	}
+	rows := make([][]string, len(r.Configs))
+	for i := range r.Configs {
+		rows[i] = r.Configs[i].cells()
+	}
+	b.WriteString("<div class=\"sweep\">\n")
+	report.HTMLTable(&b, header, rows)
+	b.WriteString("</div>\n")
+	labels := make([]string, len(r.Configs))
+	rps := make([]float64, len(r.Configs))
+	p95 := make([]float64, len(r.Configs))
+	best := -1
+	for i, c := range r.Configs {
+		labels[i], rps[i], p95[i] = c.Name, c.Throughput, c.P95MS
+		if c.State == FailedToStart {
+			rps[i], p95[i] = math.NaN(), math.NaN()
+		}
+		if c.Best {
+			best = i
+		}
+	}
+	for _, f := range []struct {
+		title, unit string
+		values      []float64
+		format      func(float64) string
+	}{
+		{"Throughput per shape", "throughput (req/s)", rps, report.Rate},
+		{"p95 per shape (best: the best shape by throughput)", "p95 response time", p95, report.Millis},
+	} {
+		if svg := report.Bars(f.title, f.unit, labels, f.values, best, f.format); svg != "" {
+			fmt.Fprintf(&b, "<figure><figcaption>%s</figcaption>%s</figure>\n", e(f.title), svg)
+		}
+	}
+	var notes strings.Builder
+	if err := footer(&notes, r, ""); err != nil {
+		return err
+	}
+	b.WriteString("<h2>Notes</h2>\n<ul>\n")
+	for _, line := range strings.Split(strings.TrimSpace(notes.String()), "\n") {
+		fmt.Fprintf(&b, "<li>%s</li>\n", e(line))
+	}
+	b.WriteString("</ul>\n")
+	return report.Page(w, "ceiling sweep", sweepCSS, b.String())
+}
+
+// WriteHTML writes r's HTML page to the file at path, through a temporary
+// file renamed over it (report.WriteFile): whole or not at all.
+func WriteHTML(path string, r *Result) error {
+	return report.WriteFile(path, func(w io.Writer) error { return HTML(w, r) })
+}
