@@ -124,6 +124,9 @@ find: {max: 120, precision: 20%}
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	if !strings.Contains(stdout, "config   edge") || !strings.Contains(stdout, "≥ 120") {
+		t.Errorf("the table has no edge column:\n%s", stdout)
+	}
 	r := readSweep(t, out)
 	if r.Mode != "find" || len(r.Configs) != 2 || r.Configs[0].ID != "1w-1c-256Mi" || r.Configs[1].ID != "2w-1c-256Mi" {
 		t.Fatalf("mode %q, shapes %+v; want find over the matrix's two shapes in order", r.Mode, r.Configs)
@@ -209,7 +212,7 @@ esac
 	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--launcher", "docker", "--image", "shop:1.2", "--port", "8080",
 		"--configs", "2@0.5/256m", "--env", "WORKERS={{.workers}}", "--env", "API_TOKEN=s3cret",
 		"--ready", "http://127.0.0.1:{{.port}}/health", "--url", "http://127.0.0.1:{{.port}}/burn?ms=1",
-		"--rate", "20", "--step", "1500ms", "--warmup", "100ms", "--out", out, "--quiet") // the target is read every second
+		"--rate", "20", "--step", "1500ms", "--warmup", "100ms", "--out", out, "--html", filepath.Join(dir, "sweep.html"), "--quiet") // the target is read every second
 	t.Log(stdout)
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -231,6 +234,9 @@ esac
 	c := r.Configs[0]
 	if c.State != "HEALTHY" || c.CPUPct == nil || c.RSSMB == nil || *c.RSSMB <= 0 || !strings.HasPrefix(r.Limits, "docker --cpus") {
 		t.Errorf("row %+v, limits %q; want measured, the container's process watched", c, r.Limits)
+	}
+	if page, err := os.ReadFile(filepath.Join(dir, "sweep.html")); err != nil || !strings.Contains(string(page), `class="bar best"`) {
+		t.Errorf("--html wrote no page with the best shape's bar (%v)", err)
 	}
 	if log, _ := os.ReadFile(filepath.Join(filepath.Dir(c.Result), "target.log")); !strings.Contains(string(log), "the container's output") {
 		t.Errorf("the container's log was not kept: %q", log)

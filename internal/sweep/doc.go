@@ -16,18 +16,25 @@
 // error matches ErrNoController, and the caller runs the target without
 // limits.
 //
-// Run is the local launcher's sweep: for each shape it renders the Spec's
-// templates with the shape's Values (a free port included), creates its
-// Limits, starts the target inside them as the plan's monitor.command,
-// runs the plan through internal/run, and writes sweep.json (a Result:
-// every shape's Row, the best, the lessons) after every shape. Text and
-// Markdown render seed 004's table; HTML renders it as a page with the
-// throughput and p95 of every shape as bar charts, the best marked, and
-// WriteHTML writes that page to a file. Limits never kills a process: the
-// run stops its target before Remove.
+// A Launcher starts the target under one shape and stops it after: Local
+// (a command in its Limits, or pinned to whole CPUs without them),
+// Container (docker or podman run with --cpus and --memory) and Commands
+// (the user's own apply and teardown: Helm, kubectl). A File is a sweep
+// file (the plan inline or by path, the launcher, configs or a matrix, the
+// mode); Flags are the command's flags, which build a Spec from a file, the
+// flags, or both.
 //
-// Not yet: the docker/podman and command launchers, sweep files, find per
-// shape, resuming (docs/sweep.md).
+// Run runs a Spec: for each shape it renders the templates with the
+// shape's Values (a free port included; Substitute for whole files,
+// leaving the plan's own templates alone), starts the target with the
+// Launcher, runs the plan's stairs or finds its edge through internal/run,
+// stops the target, and writes sweep.json (a Result: every shape's Row,
+// the best, the lessons) after every shape; with Resume it keeps the
+// shapes an earlier sweep.json finished. Text and Markdown render seed
+// 004's table; HTML renders it as a page with the throughput and p95 of
+// every shape as bar charts, the best marked, and WriteHTML writes that
+// page to a file. Limits never kills a process: the run stops its target
+// before Remove.
 //
 // Concurrency: Configs are values. A Limits and a Run are used by one
 // goroutine.

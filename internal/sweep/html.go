@@ -31,12 +31,9 @@ func HTML(w io.Writer, r *Result) error {
 	if r.Interrupted {
 		b.WriteString("<p class=\"story\">interrupted: the shapes after the last row did not run</p>\n")
 	}
-	rows := make([][]string, len(r.Configs))
-	for i := range r.Configs {
-		rows[i] = r.Configs[i].cells()
-	}
+	head, rows := table(r)
 	b.WriteString("<div class=\"sweep\">\n")
-	report.HTMLTable(&b, header, rows)
+	report.HTMLTable(&b, head, rows)
 	b.WriteString("</div>\n")
 	labels := make([]string, len(r.Configs))
 	rps := make([]float64, len(r.Configs))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -11,6 +13,32 @@ import (
 )
 
 var header = []string{"config", "req/s", "req/s per CPU", "p50", "p95", "p99", "errors", "state", "est. users", "cpu", "rss"}
+
+// table is seed 004's table of r: a header and a row of cells per shape,
+// with an edge column after the shape's name in find mode.
+func table(r *Result) (head []string, rows [][]string) {
+	find := r.Mode == "find"
+	head = header
+	if find {
+		head = slices.Insert(slices.Clone(header), 1, "edge")
+	}
+	for i := range r.Configs {
+		c := &r.Configs[i]
+		cells := c.cells()
+		if find {
+			edge := "-"
+			switch {
+			case c.Edge > 0 && c.Unlimited:
+				edge = "≥ " + strconv.FormatFloat(c.Edge, 'g', 6, 64)
+			case c.Edge > 0:
+				edge = strconv.FormatFloat(c.Edge, 'g', 6, 64)
+			}
+			cells = slices.Insert(cells, 1, edge)
+		}
+		rows = append(rows, cells)
+	}
+	return head, rows
+}
 
 // cells are a row's table cells: "*" before the best shape's name, "need"
 // after the one --need asks for.
@@ -36,9 +64,10 @@ func (r *Row) cells() []string {
 // Text writes seed 004's table, the lessons and the limits used.
 func Text(w io.Writer, r *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
-	for i := range r.Configs {
-		fmt.Fprintln(tw, strings.Join(r.Configs[i].cells(), "\t")+"\t")
+	head, rows := table(r)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, cells := range rows {
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -49,9 +78,10 @@ func Text(w io.Writer, r *Result) error {
 // Markdown writes the same as Markdown, with each shape's Kubernetes
 // resources block.
 func Markdown(w io.Writer, r *Result) error {
-	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---:|", len(header)))
-	for i := range r.Configs {
-		fmt.Fprintf(w, "| %s |\n", strings.Join(r.Configs[i].cells(), " | "))
+	head, rows := table(r)
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---:|", len(head)))
+	for _, cells := range rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
 	if err := footer(w, r, "- "); err != nil {
 		return err
@@ -66,7 +96,11 @@ func Markdown(w io.Writer, r *Result) error {
 }
 
 func footer(w io.Writer, r *Result, prefix string) error {
-	fmt.Fprintf(w, "\n%s`*` marks the highest throughput not OVERLOADED (nor INVALID, failed or past its SLO), `(need)` the smallest shape holding --need; est. users = req/s ÷ %g req/s per user; each row is the shape's last step\n", prefix, r.UsersPerRPS)
+	rowIs := "each row is the shape's last step"
+	if r.Mode == "find" {
+		rowIs = "each row is the step that confirmed the shape's edge (≥: no failure up to find's max)"
+	}
+	fmt.Fprintf(w, "\n%s`*` marks the highest throughput not OVERLOADED (nor INVALID, failed or past its SLO), `(need)` the smallest shape holding --need; est. users = req/s ÷ %g req/s per user; %s\n", prefix, r.UsersPerRPS, rowIs)
 	if r.Need > 0 && !hasNeeded(r) {
 		fmt.Fprintf(w, "%sno shape held %s within its verdict and SLO\n", prefix, report.Rate(r.Need))
 	}
@@ -114,7 +148,7 @@ func Write(w io.Writer, r *Result, md bool, html string) error {
 		return fmt.Errorf("write the table: %w", err)
 	}
 	if html != "" {
-		return fmt.Errorf("write %s: the HTML report is not built yet", html)
+		return WriteHTML(html, r)
 	}
 	return nil
 }
