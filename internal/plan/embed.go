@@ -3,8 +3,6 @@ package plan
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 
@@ -62,12 +60,7 @@ func (e *Embedded) Plan(render func([]byte) []byte) (*Plan, error) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(filepath.Dir(e.file), path)
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("read plan: %w", err)
-		}
-		defer f.Close()
-		data, err := io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
+		data, err := ReadLimited(path)
 		if err != nil {
 			return nil, fmt.Errorf("read plan: %w", err)
 		}

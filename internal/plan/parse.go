@@ -31,16 +31,23 @@ const MaxPlanBytes = 1 << 20
 // It reads no more than MaxPlanBytes and one byte, so that a file too large
 // to be a plan is refused without reading it all.
 func LoadFile(path string) (*Plan, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
+	data, err := ReadLimited(path)
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
 	}
 	return Parse(path, data)
+}
+
+// ReadLimited reads a plan (or a file holding one) of at most
+// MaxPlanBytes, and one byte more, so that Parse or Decode refuses a file
+// too large without reading it all.
+func ReadLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
 }
 
 // Parse decodes a plan file's contents, fills defaults and validates it.

@@ -2,8 +2,6 @@ package sweep
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -71,14 +69,9 @@ type FileFind struct {
 // LoadFile reads and checks a sweep file. Problems name the file, the
 // line and the field.
 func LoadFile(path string) (*File, error) {
-	fh, err := os.Open(path)
+	data, err := plan.ReadLimited(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: read sweep file: %w", ErrInvalid, err)
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, plan.MaxPlanBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read sweep file: %w", err)
 	}
 	f := &File{path: path, data: data}
 	if err := plan.Decode(path, data, f); err != nil {
