@@ -108,18 +108,6 @@ func TestSweepFailedToStart(t *testing.T) {
 	}
 }
 
-// exeAsCeiling returns this test binary, quoted for a shell, set to act as
-// ceiling (for demo-target) in the commands the test starts.
-func exeAsCeiling(t *testing.T) string {
-	t.Helper()
-	t.Setenv(asCeiling, "1")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "'" + exe + "'"
-}
-
 // The command launcher runs the user's own apply and teardown commands
 // with each shape's values templated in (as helm upgrade --set would take
 // them), waits for --ready, runs the load, then tears down: apply and

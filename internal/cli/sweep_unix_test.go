@@ -19,6 +19,18 @@ import (
 
 // The sweep tests whose commands are POSIX shell.
 
+// exeAsCeiling returns this test binary, quoted for a shell, set to act as
+// ceiling (for demo-target) in the commands the test starts.
+func exeAsCeiling(t *testing.T) string {
+	t.Helper()
+	t.Setenv(asCeiling, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "'" + exe + "'"
+}
+
 func TestSweepCommandLauncher(t *testing.T) {
 	exe := exeAsCeiling(t)
 	dir := t.TempDir()
