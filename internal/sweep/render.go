@@ -100,7 +100,7 @@ func footer(w io.Writer, r *Result, prefix string) error {
 	if r.Mode == "find" {
 		rowIs = "each row is the step that confirmed the shape's edge (≥: no failure up to find's max)"
 	}
-	fmt.Fprintf(w, "\n%s`*` marks the highest throughput not OVERLOADED (nor INVALID, failed or past its SLO), `(need)` the smallest shape holding --need; est. users = req/s ÷ %g req/s per user; %s\n", prefix, r.UsersPerRPS, rowIs)
+	fmt.Fprintf(w, "\n%s`*` marks the highest throughput not OVERLOADED (nor INVALID, failed or past its SLO; among shapes that served all the load, the smallest), `(need)` the smallest shape holding --need; est. users = req/s ÷ %g req/s per user; %s\n", prefix, r.UsersPerRPS, rowIs)
 	if r.Need > 0 && !hasNeeded(r) {
 		fmt.Fprintf(w, "%sno shape held %s within its verdict and SLO\n", prefix, report.Rate(r.Need))
 	}

@@ -100,13 +100,32 @@ func (r *Row) holds() bool {
 }
 
 // judge marks the best shape and the one --need asks for, and computes
-// the lessons.
+// the lessons. The best is the highest throughput that holds; but when
+// some shapes served all the load offered, their throughputs are the
+// load's, and the best is the smallest of them (HEALTHY before STRESSED).
 func (r *Result) judge() {
 	best := -1
 	for i := range r.Configs {
 		c := &r.Configs[i]
 		c.Best, c.Needed = false, false
-		if c.holds() && (best < 0 || c.Throughput > r.Configs[best].Throughput) {
+		if !c.holds() {
+			continue
+		}
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := &r.Configs[best]
+		switch {
+		case c.Unlimited != b.Unlimited:
+			if c.Unlimited {
+				best = i
+			}
+		case c.Unlimited:
+			if cmp.Or(cmp.Compare(healthRank(c.State), healthRank(b.State)), c.compareSize(b)) < 0 {
+				best = i
+			}
+		case c.Throughput > b.Throughput:
 			best = i
 		}
 	}
@@ -120,7 +139,7 @@ func (r *Result) judge() {
 			if !c.holds() || c.Throughput < r.Need {
 				continue
 			}
-			if n := &r.Configs[max(need, 0)]; need < 0 || cmp.Or(cmp.Compare(c.CPUs, n.CPUs), cmp.Compare(c.MemoryMB, n.MemoryMB), cmp.Compare(c.Workers, n.Workers)) < 0 {
+			if need < 0 || c.compareSize(&r.Configs[need]) < 0 {
 				need = i
 			}
 		}
@@ -131,22 +150,58 @@ func (r *Result) judge() {
 	r.Lessons = lessons(r.Configs)
 }
 
+// compareSize orders shapes smallest first: fewer CPUs, then less
+// memory, then fewer workers.
+func (r *Row) compareSize(o *Row) int {
+	return cmp.Or(cmp.Compare(r.CPUs, o.CPUs), cmp.Compare(r.MemoryMB, o.MemoryMB), cmp.Compare(r.Workers, o.Workers))
+}
+
+// healthRank orders verdicts that hold: HEALTHY first.
+func healthRank(state string) int {
+	if state == results.Healthy {
+		return 0
+	}
+	return 1
+}
+
+// comparable reports whether a row's throughput says what its shape can
+// serve: measured by a verdict (not failed, interrupted, invalid or
+// limited by ceiling itself), and not a load the shape served in full.
+func (r *Row) comparable() bool {
+	switch r.State {
+	case results.Healthy, results.Stressed, results.Overloaded:
+		return !r.Unlimited && r.Throughput > 0
+	}
+	return false
+}
+
 // lessons says what the shapes tell, from the data: seed 004's three
 // (workers without CPU, memory, scaling with CPUs).
 func lessons(rows []Row) []string {
 	var out []string
-	measured := slices.DeleteFunc(slices.Clone(rows), func(c Row) bool { return c.State == FailedToStart || c.Throughput <= 0 })
-	unlimited, find := 0, false
-	for _, c := range measured {
-		if c.Unlimited {
-			unlimited++
+	unlimited, judged, find := 0, 0, false
+	for _, c := range rows {
+		switch c.State {
+		case results.Healthy, results.Stressed, results.Overloaded:
+			judged++
+			if c.Unlimited {
+				unlimited++
+			}
 		}
 		find = find || c.Edge > 0
 	}
+	measured := slices.DeleteFunc(slices.Clone(rows), func(c Row) bool { return !c.comparable() })
+	for _, c := range rows {
+		switch c.State {
+		case results.Healthy, results.Stressed, results.Overloaded, FailedToStart:
+		default:
+			out = append(out, fmt.Sprintf("%s is not compared: %s (its figures do not measure the shape)", c.Name, c.State))
+		}
+	}
 	if unlimited > 0 {
 		of := ""
-		if unlimited < len(measured) {
-			of = fmt.Sprintf(" (%d of %d shapes)", unlimited, len(measured))
+		if unlimited < judged {
+			of = fmt.Sprintf(" (%d of %d shapes)", unlimited, judged)
 		}
 		if find {
 			out = append(out, fmt.Sprintf("the search found no limit where a shape passed every level up to its max%s: its edge is above it, so it is not compared below (raise find's max)", of))
@@ -166,7 +221,7 @@ func lessons(rows []Row) []string {
 	// Memory: the same workers and CPUs with more memory.
 	for _, a := range measured {
 		for _, b := range measured {
-			if a.Workers == b.Workers && a.CPUs == b.CPUs && b.MemoryMB > a.MemoryMB && !a.Unlimited && !b.Unlimited {
+			if a.Workers == b.Workers && a.CPUs == b.CPUs && b.MemoryMB > a.MemoryMB {
 				out = append(out, fmt.Sprintf("memory %s → %s (%dw, %sc) changed throughput by %+.0f %%",
 					formatMemory(a.MemoryMB), formatMemory(b.MemoryMB), a.Workers, formatCPUs(a.CPUs), 100*(b.Throughput/a.Throughput-1)))
 			}
@@ -176,7 +231,7 @@ func lessons(rows []Row) []string {
 	// at the most.
 	bestAt := map[float64]Row{}
 	for _, c := range measured {
-		if c.CPUs > 0 && !c.Unlimited && c.Throughput > bestAt[c.CPUs].Throughput {
+		if c.CPUs > 0 && c.Throughput > bestAt[c.CPUs].Throughput {
 			bestAt[c.CPUs] = c
 		}
 	}

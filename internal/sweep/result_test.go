@@ -50,6 +50,31 @@ func TestJudgeAndLessons(t *testing.T) {
 	}
 }
 
+// Shapes that served all the load offered are not compared (their
+// throughput is the load's), and the * goes to the smallest of them; rows
+// ceiling could not drive, or cut short, are not compared either.
+func TestJudgeUnlimitedAndUnmeasured(t *testing.T) {
+	row := func(w int, cpus float64, mb int, rps float64, state string, unlimited bool) Row {
+		c := Config{Workers: w, CPUs: cpus, MemoryMB: mb}
+		return Row{Name: c.Name(), ID: c.ID(), Workers: w, CPUs: cpus, MemoryMB: mb, Throughput: rps, State: state, Unlimited: unlimited}
+	}
+	r := &Result{Configs: []Row{
+		row(4, 4, 2048, 100.3, results.Healthy, true), // noise above the others
+		row(1, 1, 512, 99.8, results.Healthy, true),
+		row(1, 0.5, 512, 99.9, results.Stressed, true),
+		row(2, 1, 512, 60, results.GeneratorLimited, false),
+		row(1, 2, 512, 70, "INTERRUPTED", false),
+	}}
+	r.judge()
+	if !r.Configs[1].Best || r.Configs[0].Best || r.Configs[2].Best {
+		t.Errorf("best: %v %v %v; want the smallest HEALTHY shape that served all the load", r.Configs[0].Best, r.Configs[1].Best, r.Configs[2].Best)
+	}
+	lessons := strings.Join(r.Lessons, "\n")
+	if strings.Contains(lessons, "scaling") || strings.Contains(lessons, "workers on") || !strings.Contains(lessons, "served all the rate offered") {
+		t.Errorf("lessons compare rows that say nothing of their shapes:\n%s", lessons)
+	}
+}
+
 // Templates read the shape's values, and a missing key is an error.
 func TestValuesRender(t *testing.T) {
 	v := Values{"workers": 2, "cpus": "0.5", "memory": "512Mi", "memory_mb": 512, "port": 8123}

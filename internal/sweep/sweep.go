@@ -131,8 +131,12 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 			return nil, err
 		}
 	}
-	dir := strings.TrimSuffix(s.Out, filepath.Ext(s.Out))
+	dir := shapesDir(s.Out)
 	for _, c := range s.Configs {
+		if ctx.Err() != nil {
+			r.Interrupted = true
+			return r, errors.Join(run.ErrInterrupted, r.write(s.Out))
+		}
 		if row, ok := done[c.ID()]; ok {
 			if s.Run.OnNote != nil {
 				s.Run.OnNote(fmt.Sprintf("shape %s: kept from %s (--resume)", c.Name(), s.Out))
@@ -145,20 +149,28 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		if row != nil {
 			r.Configs = append(r.Configs, *row)
 		}
-		r.judge()
-		if werr := r.write(s.Out); werr != nil {
-			return r, werr
+		if errors.Is(err, run.ErrInterrupted) || ctx.Err() != nil {
+			// A run cut short returns its result without an error: the
+			// sweep stops here all the same, and says so.
+			r.Interrupted, err = true, run.ErrInterrupted
 		}
-		if err != nil {
-			if errors.Is(err, run.ErrInterrupted) {
-				r.Interrupted = true
-				return r, errors.Join(err, r.write(s.Out))
-			}
-			return r, err
+		r.judge()
+		if werr := r.write(s.Out); werr != nil || err != nil {
+			return r, errors.Join(err, werr)
 		}
 	}
 	r.judge()
 	return r, r.write(s.Out)
+}
+
+// shapesDir is the folder beside sweep.json that holds the shapes'
+// folders: its path without the extension ("sweep" for sweep.json), or
+// with "-shapes" added when it has none.
+func shapesDir(out string) string {
+	if dir := strings.TrimSuffix(out, filepath.Ext(out)); dir != out {
+		return dir
+	}
+	return out + "-shapes"
 }
 
 // finished reads the rows of an earlier sweep.json at path that are
