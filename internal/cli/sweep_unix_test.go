@@ -5,6 +5,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -31,6 +32,10 @@ func exeAsCeiling(t *testing.T) string {
 	return "'" + exe + "'"
 }
 
+// The command launcher runs the user's own apply and teardown commands
+// with each shape's values templated in (as helm upgrade --set would take
+// them), waits for --ready, runs the load, then tears down: apply and
+// teardown alternate, one pair per shape, each with that shape's values.
 func TestSweepCommandLauncher(t *testing.T) {
 	exe := exeAsCeiling(t)
 	dir := t.TempDir()
@@ -86,6 +91,8 @@ func TestSweepCommandLauncher(t *testing.T) {
 	}
 }
 
+// An apply that fails is the shape's FAILED TO START with its log's tail,
+// and the sweep goes on; the teardown still runs for it.
 func TestSweepCommandApplyFails(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.json")
@@ -108,6 +115,10 @@ func TestSweepCommandApplyFails(t *testing.T) {
 	}
 }
 
+// A sweep file: the plan inline (its target a template of the shape, its
+// own {{uuid}} left alone), the shapes as a matrix, find mode: each
+// shape's edge is searched for under the plan's SLO, and each row is its
+// edge step's.
 func TestSweepFileFind(t *testing.T) {
 	exe := exeAsCeiling(t)
 	dir := t.TempDir()
@@ -156,6 +167,8 @@ find: {max: 120, precision: 20%}
 	}
 }
 
+// --resume keeps the shapes an earlier sweep finished and runs the rest:
+// an interrupted shape and a new one.
 func TestSweepResume(t *testing.T) {
 	exe := exeAsCeiling(t)
 	dir := t.TempDir()
@@ -189,6 +202,13 @@ func TestSweepResume(t *testing.T) {
 	}
 }
 
+// The docker (or podman) launcher's flow, against a stand-in for docker
+// that runs the image as a local process: run -d with the shape's --cpus,
+// --memory and -p, inspect for the PID the run watches, logs, rm -f. The
+// stand-in puts its process in a cgroup named by the container's ID when
+// it can (root, a pids hierarchy), as an engine does: ceiling then watches
+// it; otherwise ceiling must say it did not. The real engine is tested in
+// TestSweepDockerReal when the machine runs containers.
 func TestSweepContainerLauncher(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the stand-in engine is a POSIX shell script watched through procfs")
@@ -196,7 +216,10 @@ func TestSweepContainerLauncher(t *testing.T) {
 	exe := exeAsCeiling(t)
 	dir := t.TempDir()
 	engine := filepath.Join(dir, "docker")
-	// run -d --rm --name N -p 127.0.0.1:PORT:CPORT --cpus C --memory M --memory-swap M -e K... IMAGE ARGS
+	id := fmt.Sprintf("standin%d", time.Now().UnixNano())
+	group := "/sys/fs/cgroup/pids/ceiling-test-" + id
+	t.Cleanup(func() { os.Remove(group) })
+	// run -d --name N -p 127.0.0.1:PORT:CPORT --cpus C --memory M --memory-swap M -e K... IMAGE ARGS
 	os.WriteFile(engine, []byte(`#!/bin/sh
 echo "$@" >> '`+dir+`/calls'
 case "$1" in
@@ -208,13 +231,15 @@ run)
     -p) port=$(echo "$2" | cut -d: -f2); shift 2;;
     --cpus|--memory|--memory-swap) shift 2;;
     -e) eval "echo $2=\$$2" >> '`+dir+`/env'; shift 2;;
-    -d|--rm) shift;;
+    -d) shift;;
     *) break;;
     esac
   done
   `+exe+` demo-target --addr 127.0.0.1:$port >/dev/null 2>&1 &
-  echo $! > '`+dir+`'/$name.pid; echo container-id;;
-inspect) cat '`+dir+`'/$4.pid;;
+  echo $! > '`+dir+`'/$name.pid
+  if mkdir '`+group+`' 2>/dev/null && echo $! > '`+group+`/cgroup.procs'; then touch '`+dir+`/grouped'; fi
+  echo `+id+`;;
+inspect) echo "$(cat '`+dir+`'/$4.pid) `+id+`";;
 logs) echo "the container's output";;
 rm) kill $(cat '`+dir+`'/$3.pid);;
 esac
@@ -231,7 +256,7 @@ esac
 	}
 	calls, _ := os.ReadFile(filepath.Join(dir, "calls"))
 	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "run -d --rm --name ceiling-2w-0.5c-256Mi-") ||
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "run -d --name ceiling-2w-0.5c-256Mi-") ||
 		!strings.Contains(lines[0], " --cpus 0.5 --memory 256m --memory-swap 256m -e API_TOKEN -e WORKERS shop:1.2") ||
 		!strings.HasPrefix(lines[1], "inspect") || !strings.HasPrefix(lines[2], "logs") || !strings.HasPrefix(lines[3], "rm -f ceiling-2w") {
 		t.Errorf("the engine was called as\n%s", calls)
@@ -244,8 +269,17 @@ esac
 	}
 	r := readSweep(t, out)
 	c := r.Configs[0]
-	if c.State != "HEALTHY" || c.CPUPct == nil || c.RSSMB == nil || *c.RSSMB <= 0 || !strings.HasPrefix(r.Limits, "docker --cpus") {
-		t.Errorf("row %+v, limits %q; want measured, the container's process watched", c, r.Limits)
+	if _, err := os.Stat(filepath.Join(dir, "grouped")); err == nil {
+		if c.State != "HEALTHY" || c.CPUPct == nil || c.RSSMB == nil || *c.RSSMB <= 0 || r.Limits != "docker --cpus and --memory" {
+			t.Errorf("row %+v, limits %q; want measured, the container's process watched", c, r.Limits)
+		}
+	} else if c.State != "HEALTHY" || c.CPUPct != nil || !strings.Contains(r.Limits, "not watched: PID") {
+		t.Errorf("row %+v, limits %q; want measured, and said that the PID was not the container's", c, r.Limits)
+	}
+	for _, f := range []string{out, c.Result} {
+		if data, _ := os.ReadFile(f); strings.Contains(string(data), "s3cret") {
+			t.Errorf("%s holds the value of --env API_TOKEN", f)
+		}
 	}
 	if page, err := os.ReadFile(filepath.Join(dir, "sweep.html")); err != nil || !strings.Contains(string(page), `class="bar best"`) {
 		t.Errorf("--html wrote no page with the best shape's bar (%v)", err)

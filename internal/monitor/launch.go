@@ -30,6 +30,9 @@ type LaunchConfig struct {
 	// Windows through cmd.exe /d /s /c, in its own process group too (so
 	// that a Ctrl-C in ceiling's console does not reach it).
 	Command string
+	// Argv, when set instead of Command, is a program and its arguments,
+	// run directly (no shell, no quoting), in its own process group too.
+	Argv []string
 	// Env holds "KEY=value" entries added to ceiling's own environment.
 	Env []string
 	// Dir is the working folder; empty means ceiling's own.
@@ -67,7 +70,7 @@ type Target struct {
 // ctx bounds only the wait: once Launch returns, the target lives until
 // Stop.
 func Launch(ctx context.Context, c LaunchConfig) (*Target, error) {
-	if c.Command == "" {
+	if c.Command == "" && len(c.Argv) == 0 {
 		return nil, errors.New("launch target: empty command")
 	}
 	if c.ReadyTimeout <= 0 {
@@ -78,6 +81,9 @@ func Launch(ctx context.Context, c LaunchConfig) (*Target, error) {
 	}
 	t := &Target{grace: c.StopGrace, done: make(chan struct{})}
 	cmd := shellCommand(c.Command)
+	if len(c.Argv) > 0 {
+		cmd = argvCommand(c.Argv)
+	}
 	cmd.Env = append(os.Environ(), c.Env...)
 	cmd.Dir = c.Dir
 	if c.Log != "" {
@@ -166,7 +172,8 @@ func waitReady(ctx context.Context, url string, timeout time.Duration, exited <-
 // (c.Ready is not asked), and waits for it to end: its output goes to
 // c.Log. When timeout passes or ctx ends first, it stops the command's
 // process tree as Stop does and says so. A command that exits non-zero is
-// an error naming its exit status and the log.
+// an error naming its exit status and the log, not the command (which may
+// hold a secret): the caller says which command it was.
 func RunCommand(ctx context.Context, c LaunchConfig, timeout time.Duration) error {
 	c.Ready = ""
 	t, err := Launch(ctx, c)
@@ -181,15 +188,15 @@ func RunCommand(ctx context.Context, c LaunchConfig, timeout time.Duration) erro
 		// in the background) is the user's to stop: their teardown.
 		live.remove(t)
 		if t.waitErr != nil {
-			return fmt.Errorf("%q: %v; %s", c.Command, t.waitErr, logHint(c.Log))
+			return fmt.Errorf("%v; %s", t.waitErr, logHint(c.Log))
 		}
 		return nil
 	case <-timer.C:
 		_ = t.Stop()
-		return fmt.Errorf("%q did not finish within %s (it was stopped); %s", c.Command, timeout, logHint(c.Log))
+		return fmt.Errorf("did not finish within %s (it was stopped); %s", timeout, logHint(c.Log))
 	case <-ctx.Done():
 		_ = t.Stop()
-		return fmt.Errorf("%q: %w (it was stopped)", c.Command, context.Cause(ctx))
+		return fmt.Errorf("%w (it was stopped)", context.Cause(ctx))
 	}
 }
 

@@ -197,3 +197,70 @@ func TestLaunchStopKills(t *testing.T) {
 		t.Errorf("the target's process group still has running members after Stop")
 	}
 }
+
+// RunCommand runs a command to its end: an exit status other than 0 is an
+// error naming it and the log (never the command, which may hold a
+// secret); a command past its timeout is stopped, its process tree with it.
+func TestRunCommand(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "out.log")
+	if err := RunCommand(context.Background(), LaunchConfig{Command: "echo applied $SHAPE", Env: []string{"SHAPE=2w"}, Log: log}, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := os.ReadFile(log); string(out) != "applied 2w\n" {
+		t.Errorf("log %q, want the command's output with its environment", out)
+	}
+	err := RunCommand(context.Background(), LaunchConfig{Command: "echo --set password=pw1; exit 3", Log: log}, 10*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), log) || strings.Contains(err.Error(), "pw1") {
+		t.Errorf("RunCommand(exit 3) = %v, want the status and the log, not the command", err)
+	}
+	pidFile := filepath.Join(dir, "pid")
+	start := time.Now()
+	err = RunCommand(context.Background(), LaunchConfig{Command: "sleep 30 & echo $! > '" + pidFile + "'; wait", Log: log, StopGrace: time.Second}, 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "did not finish within 300ms") || time.Since(start) > 10*time.Second {
+		t.Errorf("RunCommand(sleep 30) = %v after %v, want stopped at its timeout", err, time.Since(start))
+	}
+	data, _ := os.ReadFile(pidFile)
+	if pid, perr := strconv.Atoi(strings.TrimSpace(string(data))); perr != nil || running(pid) {
+		t.Errorf("the command's child %q still runs after the timeout (%v)", data, perr)
+	}
+}
+
+// WaitReady waits for any HTTP answer, and gives up at its timeout.
+func TestWaitReady(t *testing.T) {
+	addr := freeAddr(t)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return
+		}
+		t.Cleanup(func() { ln.Close() })
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	if err := WaitReady(context.Background(), "http://"+addr+"/health", 10*time.Second); err != nil {
+		t.Errorf("WaitReady = %v, want ready once it answers (any status)", err)
+	}
+	err := WaitReady(context.Background(), "http://"+freeAddr(t)+"/", 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "did not answer within 300ms") {
+		t.Errorf("WaitReady(nothing there) = %v, want a timeout", err)
+	}
+}
+
+// running reports whether pid is a live process: a zombie (killed, not yet
+// reaped by whoever inherited it) is not.
+func running(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	return i > 0 && len(stat) > i+2 && stat[i+2] != 'Z' && stat[i+2] != 'X'
+}

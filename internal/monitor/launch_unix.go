@@ -23,6 +23,15 @@ func shellCommand(command string) *exec.Cmd {
 	return cmd
 }
 
+// argvCommand runs a program directly, in a process group of its own, as
+// shellCommand runs the shell.
+func argvCommand(argv []string) *exec.Cmd {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	parentDeathSignal(cmd.SysProcAttr)
+	return cmd
+}
+
 // kill sends SIGKILL to the target's process group.
 func (t *Target) kill() {
 	_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)

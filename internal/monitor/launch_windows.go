@@ -9,6 +9,14 @@ import (
 	"time"
 )
 
+// argvCommand runs a program directly, in a process group of its own, as
+// shellCommand runs cmd.exe.
+func argvCommand(argv []string) *exec.Cmd {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
+	return cmd
+}
+
 // shellCommand runs command through cmd.exe /d /s /c (as Node does: /d skips
 // AutoRun commands, /s keeps command as written between the outer quotes)
 // in a process group of its own, so that a Ctrl-C in ceiling's console does

@@ -2,6 +2,7 @@ package secret
 
 import (
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -83,10 +84,29 @@ func (n Names) Args(args []string) []string {
 		case strings.HasPrefix(a, "--header="):
 			out[i] = "--header=" + n.headerArg(strings.TrimPrefix(a, "--header="))
 		default:
-			out[i] = redactURLs(a)
+			out[i] = redactAssignments(redactURLs(a))
 		}
 	}
 	return out
+}
+
+// assignment matches name=value inside an argument: an --env KEY=value, a
+// --set db.password=value in a command line.
+var assignment = regexp.MustCompile(`([A-Za-z0-9_.\-]+)=([^\s'"]+)`)
+
+// redactAssignments redacts the value of every name=value in a whose name
+// mentions a secret word (API_TOKEN=..., db.password=...).
+func redactAssignments(a string) string {
+	if !strings.Contains(a, "=") {
+		return a
+	}
+	return assignment.ReplaceAllStringFunc(a, func(m string) string {
+		name, _, _ := strings.Cut(m, "=")
+		if !Mentions([]byte(name)) || strings.Contains(m, Redacted) {
+			return m
+		}
+		return name + "=" + Redacted
+	})
 }
 
 // headerArg redacts the value of a "Name: value" argument naming a secret

@@ -36,6 +36,20 @@ func TestArgs(t *testing.T) {
 	}
 }
 
+// Assignments whose name mentions a secret word lose their value: an
+// --env API_TOKEN=..., a --set db.password=... inside a command line.
+func TestArgsAssignments(t *testing.T) {
+	in := []string{"sweep", "--env", "API_TOKEN=s3cret", "--env=WORKERS={{.workers}}", "--env", "DB_PASSWORD=hunter2",
+		"--apply", "helm upgrade app ./c --set workers.count={{.workers}} --set db.password=pw1 --set image.tag=1.2",
+		"--slo", "p95<100ms,errors<1%"}
+	want := []string{"sweep", "--env", "API_TOKEN=<redacted>", "--env=WORKERS={{.workers}}", "--env", "DB_PASSWORD=<redacted>",
+		"--apply", "helm upgrade app ./c --set workers.count={{.workers}} --set db.password=<redacted> --set image.tag=1.2",
+		"--slo", "p95<100ms,errors<1%"}
+	if got := Names(nil).Args(in); !slices.Equal(got, want) {
+		t.Errorf("Args =\n%q\nwant\n%q", got, want)
+	}
+}
+
 func TestHeader(t *testing.T) {
 	n := Names{"X-Mine"}
 	for name, want := range map[string]bool{"authorization": true, "Cookie": true, "X-API-Key": true, "x-mine": true, "Accept": false, "X-Request-Id": false} {

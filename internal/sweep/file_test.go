@@ -149,12 +149,13 @@ func TestSubstitute(t *testing.T) {
 }
 
 // The container launcher's command line: the shape's limits, the port on
-// loopback, environment names without their values.
-func TestContainerRunLine(t *testing.T) {
-	k := &Container{Engine: "podman", Image: "shop:1.2", Port: 8080, Args: []string{"--workers", "2"}}
-	got := k.runLine("podman", "ceiling-x", Config{Workers: 2, CPUs: 1.5, MemoryMB: 1024}, Values{"port": 4000}, map[string]string{"WORKERS": "2", "TOKEN": "s"}, k.Args)
-	want := "podman run -d --rm --name 'ceiling-x' -p '127.0.0.1:4000:8080' --cpus 1.5 --memory 1024m --memory-swap 1024m -e 'TOKEN' -e 'WORKERS' 'shop:1.2' '--workers' '2'"
+// loopback, environment names without their values, each argument whole
+// (no shell: the same on Windows).
+func TestContainerRunArgs(t *testing.T) {
+	k := &Container{Engine: "podman", Image: "shop:1.2", Port: 8080, Args: []string{"--workers", "2 3"}}
+	got := strings.Join(k.runArgs("podman", "ceiling-x", Config{Workers: 2, CPUs: 1.5, MemoryMB: 1024}, Values{"port": 4000}, map[string]string{"WORKERS": "2", "TOKEN": "s"}, k.Args), "|")
+	want := "podman|run|-d|--name|ceiling-x|-p|127.0.0.1:4000:8080|--cpus|1.5|--memory|1024m|--memory-swap|1024m|-e|TOKEN|-e|WORKERS|shop:1.2|--workers|2 3"
 	if got != want {
-		t.Errorf("runLine =\n%s\nwant\n%s", got, want)
+		t.Errorf("runArgs =\n%s\nwant\n%s", got, want)
 	}
 }

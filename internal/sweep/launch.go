@@ -74,8 +74,8 @@ func invalid(format string, args ...any) error {
 // CPUs by affinity (Linux, with taskset) and leaves memory unenforced.
 type Local struct {
 	Target
-	// Command starts the target: one simple command, which the shell
-	// execs once it has moved itself into the shape's group.
+	// Command starts the target, through sh -c: the shell that runs it
+	// has moved itself into the shape's group (or onto its CPUs) first.
 	Command string
 }
 
@@ -94,7 +94,7 @@ func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ str
 	switch {
 	case err == nil:
 		stop = func() { lim.Remove() }
-		cmd = lim.Prefix() + cmd
+		cmd = lim.Prefix() + "sh -c " + shellQuote(cmd)
 		p.Monitor.Cgroup = lim.Path() // watch the group: its quota is the CPU limit
 		limits = "cgroup v1"
 		if lim.V2() {
@@ -102,7 +102,9 @@ func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ str
 		}
 	case errors.Is(err, ErrNoController):
 		prefix, why := pin(c.CPUs)
-		cmd = prefix + cmd
+		if prefix != "" {
+			cmd = prefix + "sh -c " + shellQuote(cmd)
+		}
 		limits = "no cgroup (" + err.Error() + "): " + why
 	default:
 		return nil, "", err
@@ -204,17 +206,19 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 	}
 	name := "ceiling-" + c.ID() + "-" + suffix()
 	engine := cmp.Or(k.Engine, "docker")
-	runLine := k.runLine(engine, name, c, v, env, args)
+	run := func(ctx context.Context, log string, argv ...string) error {
+		return monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: argv, Env: envList(env), Log: log}, containerTimeout)
+	}
 	log := filepath.Join(dir, "target.log")
-	sh := func(ctx context.Context, command, log string) error {
-		return monitor.RunCommand(ctx, monitor.LaunchConfig{Command: command, Env: envList(env), Log: log}, containerTimeout)
-	}
 	stop := func() {
-		// Keep the container's output, then remove it (its stop included).
-		_ = sh(context.Background(), engine+" logs "+name, log)
-		_ = sh(context.Background(), engine+" rm -f "+name, filepath.Join(dir, "rm.log"))
+		// Keep the container's output (when the engine still has it), then
+		// remove the container, stopping it.
+		if run(context.Background(), log+".part", engine, "logs", name) == nil {
+			os.Rename(log+".part", log)
+		}
+		_ = run(context.Background(), filepath.Join(dir, "rm.log"), engine, "rm", "-f", name)
 	}
-	if err := sh(ctx, runLine, filepath.Join(dir, "run.log")); err != nil {
+	if err := run(ctx, filepath.Join(dir, "run.log"), k.runArgs(engine, name, c, v, env, args)...); err != nil {
 		stop()
 		return nil, "", fmt.Errorf("%s run: %w", engine, err)
 	}
@@ -235,12 +239,12 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 	return stop, limits, nil
 }
 
-// runLine is the shell command that starts the container, detached. The
-// environment's values stay out of the command line: -e NAME takes each
-// from the environment of docker (or podman) itself.
-func (k *Container) runLine(engine, name string, c Config, v Values, env map[string]string, args []string) string {
-	q := shellQuote
-	line := []string{engine, "run", "-d", "--rm", "--name", q(name), "-p", q(fmt.Sprintf("127.0.0.1:%v:%d", v["port"], k.Port))}
+// runArgs is the command that starts the container, detached (not --rm:
+// a container that exits at once keeps its output for the log). The
+// environment's values stay off the command line: -e NAME takes each from
+// the environment of docker (or podman) itself.
+func (k *Container) runArgs(engine, name string, c Config, v Values, env map[string]string, args []string) []string {
+	line := []string{engine, "run", "-d", "--name", name, "-p", fmt.Sprintf("127.0.0.1:%v:%d", v["port"], k.Port)}
 	if c.CPUs > 0 {
 		line = append(line, "--cpus", formatCPUs(c.CPUs))
 	}
@@ -249,29 +253,37 @@ func (k *Container) runLine(engine, name string, c Config, v Values, env map[str
 		line = append(line, "--memory", m, "--memory-swap", m)
 	}
 	for _, key := range slices.Sorted(maps.Keys(env)) {
-		line = append(line, "-e", q(key))
+		line = append(line, "-e", key)
 	}
-	line = append(line, q(k.Image))
-	for _, a := range args {
-		line = append(line, q(a))
-	}
-	return strings.Join(line, " ")
+	return append(append(line, k.Image), args...)
 }
 
 // containerPID asks the engine for the host PID of the container's first
+// process, and checks that this PID is the container's here: in a cgroup
+// named by the container's ID. It is not when ceiling runs in another PID
+// namespace than the engine (in a container itself, or against Docker
+// Desktop's virtual machine), and watching it would measure some other
 // process.
 func containerPID(ctx context.Context, engine, name, dir string) (int, error) {
-	out := filepath.Join(dir, "pid.txt")
-	if err := monitor.RunCommand(ctx, monitor.LaunchConfig{Command: engine + " inspect --format '{{.State.Pid}}' " + name, Log: out}, containerTimeout); err != nil {
-		return 0, err
+	out := filepath.Join(dir, "inspect.txt")
+	if err := monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: []string{engine, "inspect", "--format", "{{.State.Pid}} {{.Id}}", name}, Log: out}, containerTimeout); err != nil {
+		return 0, fmt.Errorf("%s inspect: %w", engine, err)
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
 		return 0, err
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("%s inspect gave no PID: %q", engine, strings.TrimSpace(string(data)))
+	f := strings.Fields(string(data))
+	pid := 0
+	if len(f) == 2 {
+		pid, _ = strconv.Atoi(f[0])
+	}
+	if len(f) != 2 || pid <= 0 || len(f[1]) < 12 {
+		return 0, fmt.Errorf("%s inspect gave no PID and ID: %q", engine, strings.TrimSpace(string(data)))
+	}
+	cg, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
+	if err != nil || !strings.Contains(string(cg), f[1]) {
+		return 0, fmt.Errorf("PID %d is not the container's in this PID namespace (ceiling in a container, or the engine in a VM)", pid)
 	}
 	return pid, nil
 }
