@@ -123,6 +123,24 @@ func (p *Plan) VarsAfterLogin() []string {
 	return out
 }
 
+// Names returns, sorted, every name the plan's templates can read with
+// {{.name}}: its vars, the names it extracts, and its users' columns.
+func (p *Plan) Names() []string {
+	names := map[string]bool{}
+	for name := range p.Vars {
+		names[name] = true
+	}
+	for _, ex := range p.extracts() {
+		for name := range ex {
+			names[name] = true
+		}
+	}
+	for _, c := range p.userColumns {
+		names[c] = true
+	}
+	return slices.Sorted(maps.Keys(names))
+}
+
 // extracts yields every extract of the plan with its path, in plan order:
 // the login's steps, then each scenario's own and its steps'.
 func (p *Plan) extracts() iter.Seq2[string, map[string]Extract] {

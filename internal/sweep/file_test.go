@@ -142,7 +142,7 @@ func TestLoadFilePlanPath(t *testing.T) {
 func TestSubstitute(t *testing.T) {
 	v := Values{"workers": 4, "cpus": "0.5", "memory": "1Gi", "memory_mb": 1024, "id": "4w-0.5c-1Gi", "port": 8080}
 	in := "{{.port}} {{ .workers }} {{.cpus}} {{.memory}} {{.memory_mb}} {{.id}} {{uuid}} {{.msgid}} {{.portal}} {{-.port-}}"
-	want := "8080 4 0.5 1Gi 1024 4w-0.5c-1Gi {{uuid}} {{.msgid}} {{.portal}} 8080"
+	want := "8080 4 0.5 1Gi 1024 {{.id}} {{uuid}} {{.msgid}} {{.portal}} 8080"
 	if got := string(v.Substitute([]byte(in))); got != want {
 		t.Errorf("Substitute = %q, want %q", got, want)
 	}
@@ -157,5 +157,29 @@ func TestContainerRunArgs(t *testing.T) {
 	want := "podman|run|-d|--name|ceiling-x|-p|127.0.0.1:4000:8080|--cpus|1.5|--memory|1024m|--memory-swap|1024m|-e|TOKEN|-e|WORKERS|shop:1.2|--workers|2 3"
 	if got != want {
 		t.Errorf("runArgs =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A plan with a var (or an extract) named as a shape's value is refused:
+// its {{.port}} was replaced by the shape's.
+func TestShadowed(t *testing.T) {
+	path := sweepFile(t, `configs: ["1@1/256m"]
+launcher: {command: server}
+plan:
+  target: http://127.0.0.1:{{.port}}
+  vars: {port: "8080"}
+  load: {rates: [10], step: 1s}
+  scenarios: [{request: {url: "/?p={{.port}}"}}]
+`)
+	f, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.ShapePlan(Values{"port": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Shadowed(p); err == nil || !strings.Contains(err.Error(), `"port"`) {
+		t.Errorf("Shadowed = %v, want the plan's own port named", err)
 	}
 }

@@ -174,6 +174,9 @@ func (f *Flags) plan(sf *File, file string, q plan.Quick, changed func(string) b
 	if err != nil {
 		return nil, err
 	}
+	if err := Shadowed(p); err != nil {
+		return nil, err
+	}
 	if err := p.Apply(&q, changed); err != nil {
 		return nil, err
 	}

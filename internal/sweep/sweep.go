@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -71,17 +72,34 @@ func (v Values) Render(text string) (string, error) {
 	return b.String(), nil
 }
 
-// shapeKey matches a template action naming one of a shape's values.
-var shapeKey = regexp.MustCompile(`\{\{-?\s*\.(workers|cpus|memory_mb|memory|port|id)\s*-?\}\}`)
+// fileKeys are the shape's values Substitute replaces in a file ({{.id}}
+// is left to the plan, where it is a likely name of its own).
+var fileKeys = []string{"workers", "cpus", "memory_mb", "memory", "port"}
+
+// shapeKey matches a template action naming one of fileKeys.
+var shapeKey = regexp.MustCompile(`\{\{-?\s*\.(` + strings.Join(fileKeys, "|") + `)\s*-?\}\}`)
 
 // Substitute replaces the shape's own template actions in a file's text,
-// {{.port}}, {{.workers}} and the rest, and leaves every other action
-// alone: a plan's {{uuid}} and {{.msgid}} are the plan's. Lines stay where
-// they were, so a problem still names its line.
+// {{.port}}, {{.workers}}, {{.cpus}}, {{.memory}} and {{.memory_mb}}, and
+// leaves every other action alone: a plan's {{uuid}} and {{.msgid}} are
+// the plan's. Lines stay where they were, so a problem still names its
+// line. A plan that names a value of its own so is refused (Shadowed).
 func (v Values) Substitute(text []byte) []byte {
 	return shapeKey.ReplaceAllFunc(text, func(m []byte) []byte {
 		return fmt.Appendf(nil, "%v", v[string(shapeKey.FindSubmatch(m)[1])])
 	})
+}
+
+// Shadowed returns an error when the plan has a var, an extract or a
+// users' column named as one of the shape's values: Substitute replaced
+// its {{.port}} (say) with the shape's.
+func Shadowed(p *plan.Plan) error {
+	for _, name := range p.Names() {
+		if slices.Contains(fileKeys, name) {
+			return fmt.Errorf("the plan's own %q has the name of the sweep's {{.%s}}, which replaced it: rename it", name, name)
+		}
+	}
+	return nil
 }
 
 // values returns a shape's template values with a free port.
