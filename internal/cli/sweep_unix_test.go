@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -195,6 +196,12 @@ func TestSweepResume(t *testing.T) {
 	applied, _ := os.ReadFile(filepath.Join(dir, "applied"))
 	if string(applied) != "2w-1c-256Mi\n4w-1c-256Mi\n" {
 		t.Errorf("--resume applied %q, want the interrupted shape and the new one only", applied)
+	}
+	// Another load is another sweep: its rows would not compare.
+	other := append(args("1@1/256m 2@1/256m 4@1/256m"), "--resume")
+	other[slices.Index(other, "--rate")+1] = "40"
+	if code, _, stderr := ceiling(t, context.Background(), other...); code != ExitBadInput || !strings.Contains(stderr, "another plan, launcher, load or mode") {
+		t.Errorf("--resume with another --rate: exit %d, %q; want refused", code, stderr)
 	}
 	r := readSweep(t, out)
 	if len(r.Configs) != 3 || r.Resumed != 1 || r.Configs[0].Throughput != first.Configs[0].Throughput || r.Configs[1].State == "INTERRUPTED" {

@@ -2,7 +2,10 @@ package sweep
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -150,7 +153,28 @@ func (f *Flags) Spec(file string, q plan.Quick, changed func(string) bool) (Spec
 		return Spec{}, invalid("--plan: the sweep file %s has its plan; give one or the other", file)
 	}
 	s.Plan = func(v Values) (*plan.Plan, error) { return f.plan(sf, file, q, changed, v) }
+	s.Fingerprint = fingerprint(sf.data, f.planData(), q, l, s.Find)
 	return s, nil
+}
+
+// planData is the --plan file's contents, for the fingerprint (nil when
+// there is none, or it cannot be read: the run says why).
+func (f *Flags) planData() []byte {
+	if f.Plan == "" {
+		return nil
+	}
+	data, _ := plan.ReadLimited(f.Plan)
+	return data
+}
+
+// fingerprint hashes what a sweep's figures depend on: the sweep file,
+// the plan file, the quick flags, the launcher and the search.
+func fingerprint(file, planFile []byte, q plan.Quick, l FileLauncher, find *run.SearchFlags) string {
+	h := sha256.New()
+	h.Write(file)
+	h.Write(planFile)
+	fmt.Fprintf(h, "%#v\n%#v\n%#v", q, l, find)
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // plan is the plan one shape runs: the sweep file's, the --plan file, or

@@ -22,7 +22,7 @@ const script = `<script>alert(1)</script>`
 func htmlSample() *Result {
 	row := func(w int, cpus float64, mb int, rps, p95 float64, state string) Row {
 		c := Config{Workers: w, CPUs: cpus, MemoryMB: mb}
-		return Row{Name: c.Name(), ID: c.ID(), Workers: w, CPUs: cpus, MemoryMB: mb, Throughput: rps, PerCPU: rps / cpus, P95MS: p95, State: state,
+		return Row{Name: c.Name(), ID: c.ID(), Workers: w, CPUs: cpus, MemoryMB: mb, Throughput: rps, PerCPU: rps / cpus, P95MS: p95, State: state, Limits: "cgroup v1", CPUsEffective: cpus,
 			Result: filepath.Join("sweep", c.ID(), "result.json")}
 	}
 	r := &Result{Schema: Schema, Command: "ceiling sweep plan.yaml --configs '1@1/512m 2@2/1g'", StartedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),

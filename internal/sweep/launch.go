@@ -29,11 +29,22 @@ type Launcher interface {
 	// v: it brings the target up and waits until it is ready, or sets
 	// p.Monitor so that the run does. dir is the shape's folder, for logs.
 	// The stop it returns (never nil once Start succeeds) undoes what
-	// Start did and is called when the run is over; limits says how the
+	// Start did and is called when the run is over; Enforced says how the
 	// shape's CPU and memory are enforced. An error wrapping ErrInvalid is
 	// the sweep's own input (a template that does not render); any other
 	// is the shape's target not starting.
-	Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (stop func(), limits string, err error)
+	Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (stop func(), e Enforced, err error)
+}
+
+// Enforced says how a shape's limits were applied.
+type Enforced struct {
+	// How says by what: "cgroup v1", "docker --cpus and --memory", "no
+	// cgroup (why): CPU by affinity ...", "set by the apply command".
+	How string
+	// CPUs is the CPU time the target could use, in cores: the shape's,
+	// whole CPUs by affinity (0.5 pinned to one CPU is 1), or 0 when
+	// nothing limited it. Throughput per CPU and scaling are taken on it.
+	CPUs float64
 }
 
 // Target is what every launcher shares: the target's environment and how
@@ -80,40 +91,39 @@ type Local struct {
 }
 
 // Start implements Launcher.
-func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ string) (func(), string, error) {
+func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ string) (func(), Enforced, error) {
 	cmd, err := v.Render(l.Command)
 	if err != nil {
-		return nil, "", invalid("command: %w", err)
+		return nil, Enforced{}, invalid("command: %w", err)
 	}
 	env, ready, err := l.render(v)
 	if err != nil {
-		return nil, "", err
+		return nil, Enforced{}, err
 	}
-	stop, limits := func() {}, ""
+	stop, e := func() {}, Enforced{How: "cgroup v1", CPUs: c.CPUs}
 	lim, err := NewLimits(c.ID(), c)
 	switch {
 	case err == nil:
 		stop = func() { lim.Remove() }
 		cmd = lim.Prefix() + "sh -c " + shellQuote(cmd)
 		p.Monitor.Cgroup = lim.Path() // watch the group: its quota is the CPU limit
-		limits = "cgroup v1"
 		if lim.V2() {
-			limits = "cgroup v2"
+			e.How = "cgroup v2"
 		}
 	case errors.Is(err, ErrNoController):
-		prefix, why := pin(c.CPUs)
+		prefix, cpus, why := pin(c.CPUs)
 		if prefix != "" {
 			cmd = prefix + "sh -c " + shellQuote(cmd)
 		}
-		limits = "no cgroup (" + err.Error() + "): " + why
+		e = Enforced{How: "no cgroup (" + err.Error() + "): " + why, CPUs: cpus}
 	default:
-		return nil, "", err
+		return nil, Enforced{}, err
 	}
 	p.Monitor.Command, p.Monitor.Env, p.Monitor.Ready = cmd, env, ready
 	if l.ReadyTimeout > 0 {
 		p.Monitor.ReadyTimeout.Duration = l.ReadyTimeout
 	}
-	return stop, limits, nil
+	return stop, e, nil
 }
 
 // Commands brings the target up with the user's own commands, templates
@@ -130,18 +140,18 @@ type Commands struct {
 }
 
 // Start implements Launcher.
-func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (func(), string, error) {
+func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (func(), Enforced, error) {
 	apply, err := v.Render(k.Apply)
 	if err != nil {
-		return nil, "", invalid("apply: %w", err)
+		return nil, Enforced{}, invalid("apply: %w", err)
 	}
 	teardown, err := v.Render(k.Teardown)
 	if err != nil {
-		return nil, "", invalid("teardown: %w", err)
+		return nil, Enforced{}, invalid("teardown: %w", err)
 	}
 	env, ready, err := k.render(v)
 	if err != nil {
-		return nil, "", err
+		return nil, Enforced{}, err
 	}
 	timeout := k.Timeout
 	if timeout <= 0 {
@@ -160,15 +170,15 @@ func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, 
 	}
 	if err := run(ctx, "apply", apply); err != nil {
 		stop()
-		return nil, "", fmt.Errorf("apply: %w", err)
+		return nil, Enforced{}, fmt.Errorf("apply: %w", err)
 	}
 	if ready != "" {
 		if err := monitor.WaitReady(ctx, ready, k.ReadyTimeout); err != nil {
 			stop()
-			return nil, "", err
+			return nil, Enforced{}, err
 		}
 	}
-	return stop, "set by the apply command (not checked by ceiling)", nil
+	return stop, Enforced{How: "set by the apply command (not checked by ceiling)", CPUs: c.CPUs}, nil
 }
 
 // Container runs the target as a container of Image with docker or podman
@@ -193,15 +203,15 @@ type Container struct {
 const containerTimeout = 2 * time.Minute
 
 // Start implements Launcher.
-func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (func(), string, error) {
+func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (func(), Enforced, error) {
 	env, ready, err := k.render(v)
 	if err != nil {
-		return nil, "", err
+		return nil, Enforced{}, err
 	}
 	args := make([]string, len(k.Args))
 	for i, a := range k.Args {
 		if args[i], err = v.Render(a); err != nil {
-			return nil, "", invalid("args[%d]: %w", i, err)
+			return nil, Enforced{}, invalid("args[%d]: %w", i, err)
 		}
 	}
 	name := "ceiling-" + c.ID() + "-" + suffix()
@@ -220,23 +230,23 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 	}
 	if err := run(ctx, filepath.Join(dir, "run.log"), k.runArgs(engine, name, c, v, env, args)...); err != nil {
 		stop()
-		return nil, "", fmt.Errorf("%s run: %w", engine, err)
+		return nil, Enforced{}, fmt.Errorf("%s run: %w", engine, err)
 	}
 	if ready != "" {
 		if err := monitor.WaitReady(ctx, ready, k.ReadyTimeout); err != nil {
 			stop()
-			return nil, "", fmt.Errorf("%w; the container's output is in %s", err, log)
+			return nil, Enforced{}, fmt.Errorf("%w; the container's output is in %s", err, log)
 		}
 	}
-	limits := engine + " --cpus and --memory"
+	e := Enforced{How: engine + " --cpus and --memory", CPUs: c.CPUs}
 	if runtime.GOOS == "linux" {
 		if pid, err := containerPID(ctx, engine, name, dir); err == nil {
 			p.Monitor.PID = pid
 		} else {
-			limits += " (its CPU and memory not watched: " + err.Error() + ")"
+			e.How += " (its CPU and memory not watched: " + err.Error() + ")"
 		}
 	}
-	return stop, limits, nil
+	return stop, e, nil
 }
 
 // runArgs is the command that starts the container, detached (not --rm:

@@ -269,16 +269,16 @@ func exists(path string) bool {
 }
 
 // pin returns a shell prefix that runs the command on whole CPUs by
-// affinity (taskset), the last ceil(cpus) of those ceiling may use, and
-// says what it enforces: the fallback when there is no cgroup to write.
-// Memory is not enforced.
-func pin(cpus float64) (prefix, why string) {
+// affinity (taskset), the last ceil(cpus) of those ceiling may use, the
+// CPUs that leaves the target, and what it enforces: the fallback when
+// there is no cgroup to write. Memory is not enforced.
+func pin(cpus float64) (prefix string, pinned float64, why string) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return "", "CPU and memory not enforced (" + err.Error() + ")"
+		return "", 0, "CPU and memory not enforced (" + err.Error() + ")"
 	}
 	if _, err := exec.LookPath("taskset"); err != nil {
-		return "", "CPU and memory not enforced (no taskset to pin the CPUs)"
+		return "", 0, "CPU and memory not enforced (no taskset to pin the CPUs)"
 	}
 	var allowed []int
 	for i := range 1024 {
@@ -288,7 +288,7 @@ func pin(cpus float64) (prefix, why string) {
 	}
 	n := int(math.Ceil(cpus))
 	if cpus <= 0 || n >= len(allowed) {
-		return "", "CPU and memory not enforced (the shape asks for all of this machine's CPUs or more)"
+		return "", 0, "CPU and memory not enforced (the shape asks for all of this machine's CPUs or more)"
 	}
 	list := make([]string, n)
 	for i, c := range allowed[len(allowed)-n:] {
@@ -298,5 +298,5 @@ func pin(cpus float64) (prefix, why string) {
 	if float64(n) != cpus {
 		why = fmt.Sprintf("CPU by affinity to whole CPUs (%s rounded up to %d); memory not enforced", formatCPUs(cpus), n)
 	}
-	return "exec taskset -c " + strings.Join(list, ",") + " ", why
+	return "exec taskset -c " + strings.Join(list, ",") + " ", float64(n), why
 }

@@ -375,11 +375,11 @@ func TestPin(t *testing.T) {
 			last = i
 		}
 	}
-	prefix, why := pin(0.5)
-	if prefix != fmt.Sprintf("exec taskset -c %d ", last) || !strings.Contains(why, "0.5 rounded up to 1") || !strings.Contains(why, "memory not enforced") {
+	prefix, cpus, why := pin(0.5)
+	if prefix != fmt.Sprintf("exec taskset -c %d ", last) || cpus != 1 || !strings.Contains(why, "0.5 rounded up to 1") || !strings.Contains(why, "memory not enforced") {
 		t.Errorf("pin(0.5) = %q, %q", prefix, why)
 	}
-	if prefix, why := pin(float64(n)); prefix != "" || !strings.Contains(why, "not enforced") {
+	if prefix, cpus, why := pin(float64(n)); prefix != "" || cpus != 0 || !strings.Contains(why, "not enforced") {
 		t.Errorf("pin(all CPUs) = %q, %q; want nothing pinned, said so", prefix, why)
 	}
 }

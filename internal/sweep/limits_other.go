@@ -30,6 +30,6 @@ func (notLinux) Is(target error) bool {
 func (l *Limits) Remove() error { return nil }
 
 // pin does nothing off Linux: neither cgroups nor affinity are used.
-func pin(float64) (prefix, why string) {
-	return "", "CPU and memory not enforced (limits need Linux)"
+func pin(float64) (prefix string, pinned float64, why string) {
+	return "", 0, "CPU and memory not enforced (limits need Linux)"
 }

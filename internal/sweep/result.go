@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -34,6 +35,8 @@ type Result struct {
 	// Mode is "find" when each shape's edge was searched for; empty for
 	// the plan's stairs.
 	Mode string `json:"mode,omitempty"`
+	// Fingerprint is a hash of what the figures depend on (Spec's).
+	Fingerprint string `json:"fingerprint,omitempty"`
 	// Resumed counts the shapes kept from an earlier sweep (--resume).
 	Resumed     int      `json:"resumed,omitempty"`
 	Configs     []Row    `json:"configs"`
@@ -81,6 +84,11 @@ type Row struct {
 	// Edge is the shape's edge (find mode): the highest rate per second
 	// (or users) within the SLO; the row's figures are its step's.
 	Edge float64 `json:"edge,omitempty"`
+	// Limits says how the shape's CPU and memory were enforced (see
+	// Enforced); CPUsEffective is the CPU time its target could use, on
+	// which throughput per CPU and scaling are taken (0: not limited).
+	Limits        string  `json:"limits,omitempty"`
+	CPUsEffective float64 `json:"cpus_effective,omitempty"`
 	// Result is the path of the shape's own result.json; Error says why
 	// its target did not start.
 	Result string `json:"result"`
@@ -148,6 +156,25 @@ func (r *Result) judge() {
 		}
 	}
 	r.Lessons = lessons(r.Configs)
+	r.Limits = limitsOf(r.Configs)
+}
+
+// limitsOf says how the shapes' limits were enforced: the one way, or
+// "per shape" when they differ (each row says).
+func limitsOf(rows []Row) string {
+	var hows []string
+	for _, c := range rows {
+		if c.Limits != "" && !slices.Contains(hows, c.Limits) {
+			hows = append(hows, c.Limits)
+		}
+	}
+	switch len(hows) {
+	case 0:
+		return "-"
+	case 1:
+		return hows[0]
+	}
+	return "per shape, not the same for all: " + strings.Join(hows, "; ")
 }
 
 // compareSize orders shapes smallest first: fewer CPUs, then less
@@ -231,8 +258,8 @@ func lessons(rows []Row) []string {
 	// at the most.
 	bestAt := map[float64]Row{}
 	for _, c := range measured {
-		if c.CPUs > 0 && c.Throughput > bestAt[c.CPUs].Throughput {
-			bestAt[c.CPUs] = c
+		if c.CPUsEffective > 0 && c.Throughput > bestAt[c.CPUsEffective].Throughput {
+			bestAt[c.CPUsEffective] = c
 		}
 	}
 	if len(bestAt) >= 2 {
@@ -246,7 +273,7 @@ func lessons(rows []Row) []string {
 		lo, hi := bestAt[cpus[0]], bestAt[cpus[len(cpus)-1]]
 		ratio := hi.Throughput / lo.Throughput
 		out = append(out, fmt.Sprintf("scaling from %s to %s CPUs: %.1f× the throughput (%.0f %% of linear, %s → %s)",
-			formatCPUs(lo.CPUs), formatCPUs(hi.CPUs), ratio, 100*ratio/(hi.CPUs/lo.CPUs), lo.Name, hi.Name))
+			formatCPUs(lo.CPUsEffective), formatCPUs(hi.CPUsEffective), ratio, 100*ratio/(hi.CPUsEffective/lo.CPUsEffective), lo.Name, hi.Name))
 	}
 	return out
 }

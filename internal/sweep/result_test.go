@@ -13,7 +13,7 @@ import (
 func TestJudgeAndLessons(t *testing.T) {
 	row := func(w int, cpus float64, mb int, rps float64, state string) Row {
 		c := Config{Workers: w, CPUs: cpus, MemoryMB: mb}
-		return Row{Name: c.Name(), ID: c.ID(), Workers: w, CPUs: cpus, MemoryMB: mb, Throughput: rps, State: state}
+		return Row{Name: c.Name(), ID: c.ID(), Workers: w, CPUs: cpus, MemoryMB: mb, Throughput: rps, State: state, Limits: "cgroup v2", CPUsEffective: cpus}
 	}
 	r := &Result{Need: 300, Configs: []Row{
 		row(1, 1, 512, 200, results.Healthy),
@@ -97,5 +97,23 @@ func TestParseNeed(t *testing.T) {
 		if _, err := ParseNeed(bad); err == nil || !strings.Contains(err.Error(), "want one rate such as 1500/s") {
 			t.Errorf("ParseNeed(%q) = %v, want an error saying what a rate is", bad, err)
 		}
+	}
+}
+
+// Without cgroups a 0.5-CPU shape is pinned to one whole CPU: throughput
+// per CPU and scaling are taken on the CPU it could use, and the sweep's
+// limits say they differed between shapes.
+func TestEffectiveCPUs(t *testing.T) {
+	r := &Result{Configs: []Row{
+		{Name: "1w / 0.5c / 256Mi", Workers: 1, CPUs: 0.5, MemoryMB: 256, Throughput: 190, State: results.Healthy, CPUsEffective: 1, Limits: "no cgroup (x): CPU by affinity to whole CPUs (0.5 rounded up to 1); memory not enforced"},
+		{Name: "1w / 2c / 256Mi", Workers: 1, CPUs: 2, MemoryMB: 256, Throughput: 380, State: results.Healthy, CPUsEffective: 2, Limits: "cgroup v1"},
+	}}
+	r.judge()
+	lessons := strings.Join(r.Lessons, "\n")
+	if !strings.Contains(lessons, "scaling from 1 to 2 CPUs: 2.0× the throughput (100 % of linear") {
+		t.Errorf("lessons:\n%s\nwant scaling taken on the CPUs each shape could use (1 → 2)", lessons)
+	}
+	if !strings.HasPrefix(r.Limits, "per shape, not the same for all: no cgroup") {
+		t.Errorf("limits %q, want them said per shape", r.Limits)
 	}
 }

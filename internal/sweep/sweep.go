@@ -43,8 +43,13 @@ type Spec struct {
 	// beside it, named by the file's stem and the shape's ID.
 	Out string
 	// Resume keeps the shapes an earlier sweep.json at Out finished (by
-	// ID, their result.json still there) and runs only the others.
+	// ID, their result.json still there) and runs only the others, when
+	// that sweep had the same Fingerprint.
 	Resume bool
+	// Fingerprint names what the shapes' figures depend on (the plan, the
+	// launcher, the load and its flags, the mode): --resume keeps rows
+	// only from a sweep with the same.
+	Fingerprint string
 	// Command is the sweep's command line, for sweep.json (secrets
 	// redacted by the caller).
 	Command string
@@ -138,14 +143,14 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	if s.UsersPerRPS <= 0 {
 		s.UsersPerRPS = 0.5
 	}
-	r := &Result{Schema: Schema, Command: s.Command, StartedAt: time.Now().Round(0), UsersPerRPS: s.UsersPerRPS, Need: s.Need, Configs: []Row{}, Lessons: []string{}}
+	r := &Result{Schema: Schema, Command: s.Command, StartedAt: time.Now().Round(0), UsersPerRPS: s.UsersPerRPS, Need: s.Need, Fingerprint: s.Fingerprint, Configs: []Row{}, Lessons: []string{}}
 	if s.Find != nil {
 		r.Mode = "find"
 	}
 	done := map[string]Row{}
 	if s.Resume {
 		var err error
-		if done, r.Limits, err = finished(s.Out); err != nil {
+		if done, err = finished(s.Out, s.Fingerprint); err != nil {
 			return nil, err
 		}
 	}
@@ -193,19 +198,22 @@ func shapesDir(out string) string {
 
 // finished reads the rows of an earlier sweep.json at path that are
 // complete: measured to the end (not interrupted, not failed to start),
-// their result.json still there, with the limits they ran under. No file
-// is no row.
-func finished(path string) (map[string]Row, string, error) {
+// their result.json still there. No file is no row; a file from a sweep
+// with another fingerprint is an error: its figures are of another load.
+func finished(path, fingerprint string) (map[string]Row, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[string]Row{}, "", nil
+		return map[string]Row{}, nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("--resume: %w", err)
+		return nil, fmt.Errorf("--resume: %w", err)
 	}
 	var old Result
 	if err := json.Unmarshal(data, &old); err != nil || old.Schema != Schema {
-		return nil, "", fmt.Errorf("%w: --resume: %s is not a %s file (%v)", ErrInvalid, path, Schema, err)
+		return nil, fmt.Errorf("%w: --resume: %s is not a %s file (%v)", ErrInvalid, path, Schema, err)
+	}
+	if old.Fingerprint != fingerprint {
+		return nil, fmt.Errorf("%w: --resume: %s is from a sweep with another plan, launcher, load or mode: its shapes would not compare with this one's (use another --out, or leave --resume out to start again)", ErrInvalid, path)
 	}
 	out := map[string]Row{}
 	for _, row := range old.Configs {
@@ -216,7 +224,7 @@ func finished(path string) (map[string]Row, string, error) {
 			out[row.ID] = row
 		}
 	}
-	return out, old.Limits, nil
+	return out, nil
 }
 
 // one runs the plan against one shape.
@@ -236,7 +244,7 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	if s.Run.OnNote != nil {
 		s.Run.OnNote(fmt.Sprintf("shape %s: starting the target (port %v)", c.Name(), v["port"]))
 	}
-	stop, limits, err := s.Launcher.Start(ctx, c, v, p, filepath.Dir(out))
+	stop, enforced, err := s.Launcher.Start(ctx, c, v, p, filepath.Dir(out))
 	switch {
 	case errors.Is(err, ErrInvalid):
 		return nil, fmt.Errorf("%s: %w", c.Name(), err)
@@ -250,7 +258,7 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 		return row, nil
 	}
 	defer stop()
-	r.Limits = limits
+	row.Limits, row.CPUsEffective = enforced.How, enforced.CPUs
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
 	}
@@ -311,8 +319,8 @@ func (row *Row) fill(res *results.Result, usersPerRPS float64) {
 	row.P50MS, row.P95MS, row.P99MS = s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99
 	row.State, row.SLOPassed = s.Verdict, s.SLOPassed
 	row.EstUsers = s.Throughput / usersPerRPS
-	if row.CPUs > 0 {
-		row.PerCPU = s.Throughput / row.CPUs
+	if row.CPUsEffective > 0 {
+		row.PerCPU = s.Throughput / row.CPUsEffective
 	}
 	if t := s.Target; t != nil && t.SourceSamples > 0 {
 		row.CPUPct, row.RSSMB = &t.CPUPct, &t.RSSMaxMB
