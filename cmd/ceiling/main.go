@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/cli"
 	"github.com/ceiling-dev/ceiling/internal/monitor"
@@ -24,7 +25,7 @@ func main() {
 		cancel()
 		<-sig // second: abort at once, but leave no started target behind
 		fmt.Fprintln(os.Stderr, "ceiling: aborted; the result holds the steps written so far")
-		monitor.KillAll()
+		monitor.Abort(5 * time.Second) // containers and cgroups a sweep made too
 		os.Exit(int(cli.ExitInterrupted))
 	}()
 	stopProfile := profile(os.Getenv("CEILING_CPUPROFILE"))

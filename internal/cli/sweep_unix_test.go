@@ -295,3 +295,23 @@ esac
 		t.Errorf("the container's log was not kept: %q", log)
 	}
 }
+
+// A teardown that fails is said, on the shape's row and in the table: its
+// target may still be running while the next shape is measured.
+func TestSweepTeardownFails(t *testing.T) {
+	exe := exeAsCeiling(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sweep.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--launcher", "command", "--configs", "1@1/256m",
+		"--apply", exe+` demo-target --addr 127.0.0.1:{{.port}} >/dev/null 2>&1 & echo $! > '`+dir+`/pid'`,
+		"--teardown", `kill $(cat '`+dir+`/pid'); echo 'Error: uninstall: timed out waiting for the condition'; exit 1`,
+		"--ready", "http://127.0.0.1:{{.port}}/health", "--url", "http://127.0.0.1:{{.port}}/", "--rate", "20", "--step", "300ms", "--warmup", "100ms",
+		"--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	c := readSweep(t, out).Configs[0]
+	if c.State != "HEALTHY" || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "teardown: exit status 1") || !strings.Contains(stdout, "stopping the target: teardown") {
+		t.Errorf("state %q, warnings %q; want measured, and the failed teardown said\n%s", c.State, c.Warnings, stdout)
+	}
+}

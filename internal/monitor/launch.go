@@ -283,6 +283,56 @@ func (l *targets) remove(t *Target) {
 	delete(l.set, t)
 }
 
+// aborts are the functions Abort runs, by registration.
+var aborts struct {
+	mu   sync.Mutex
+	next int
+	fns  map[int]func()
+}
+
+// AtAbort registers f for Abort: the undoing of what a run started outside
+// a target's process tree (a container, a cgroup), which KillAll cannot
+// reach. The func it returns unregisters f (call it once f's work is done
+// some other way).
+func AtAbort(f func()) (remove func()) {
+	aborts.mu.Lock()
+	defer aborts.mu.Unlock()
+	if aborts.fns == nil {
+		aborts.fns = map[int]func(){}
+	}
+	id := aborts.next
+	aborts.next++
+	aborts.fns[id] = f
+	return func() {
+		aborts.mu.Lock()
+		defer aborts.mu.Unlock()
+		delete(aborts.fns, id)
+	}
+}
+
+// Abort kills every target (KillAll), then runs the AtAbort functions all
+// at once, waiting for them at most timeout: for a second Ctrl-C, which
+// must end ceiling soon and leave nothing it started behind.
+func Abort(timeout time.Duration) {
+	KillAll()
+	aborts.mu.Lock()
+	fns := make([]func(), 0, len(aborts.fns))
+	for _, f := range aborts.fns {
+		fns = append(fns, f)
+	}
+	aborts.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, f := range fns {
+		wg.Go(f)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+	}
+}
+
 // KillAll kills every target this process started and has not stopped, at
 // once and without a grace (on Unix, each one's whole process group), and
 // does not wait for them: for an abort (a second Ctrl-C), when there is no

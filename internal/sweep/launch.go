@@ -33,7 +33,7 @@ type Launcher interface {
 	// shape's CPU and memory are enforced. An error wrapping ErrInvalid is
 	// the sweep's own input (a template that does not render); any other
 	// is the shape's target not starting.
-	Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (stop func(), e Enforced, err error)
+	Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (stop func() error, e Enforced, err error)
 }
 
 // Enforced says how a shape's limits were applied.
@@ -91,7 +91,7 @@ type Local struct {
 }
 
 // Start implements Launcher.
-func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ string) (func(), Enforced, error) {
+func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ string) (func() error, Enforced, error) {
 	cmd, err := v.Render(l.Command)
 	if err != nil {
 		return nil, Enforced{}, invalid("command: %w", err)
@@ -100,11 +100,15 @@ func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ str
 	if err != nil {
 		return nil, Enforced{}, err
 	}
-	stop, e := func() {}, Enforced{How: "cgroup v1", CPUs: c.CPUs}
+	stop, e := func() error { return nil }, Enforced{How: "cgroup v1", CPUs: c.CPUs}
 	lim, err := NewLimits(c.ID(), c)
 	switch {
 	case err == nil:
-		stop = func() { lim.Remove() }
+		unregister := monitor.AtAbort(func() { lim.Remove() })
+		stop = func() error {
+			unregister()
+			return lim.Remove()
+		}
 		cmd = lim.Prefix() + "sh -c " + shellQuote(cmd)
 		p.Monitor.Cgroup = lim.Path() // watch the group: its quota is the CPU limit
 		if lim.V2() {
@@ -140,7 +144,7 @@ type Commands struct {
 }
 
 // Start implements Launcher.
-func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (func(), Enforced, error) {
+func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (func() error, Enforced, error) {
 	apply, err := v.Render(k.Apply)
 	if err != nil {
 		return nil, Enforced{}, invalid("apply: %w", err)
@@ -163,19 +167,20 @@ func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, 
 		}
 		return monitor.RunCommand(ctx, monitor.LaunchConfig{Command: command, Env: envList(env), Log: filepath.Join(dir, what+".log")}, timeout)
 	}
-	stop := func() {
+	stop := func() error {
 		// The run may have been interrupted: tear down all the same, within
-		// the timeout.
-		_ = run(context.Background(), "teardown", teardown)
+		// the timeout. (An abort, a second Ctrl-C, does not wait for it.)
+		if err := run(context.Background(), "teardown", teardown); err != nil {
+			return fmt.Errorf("teardown: %w", err)
+		}
+		return nil
 	}
 	if err := run(ctx, "apply", apply); err != nil {
-		stop()
-		return nil, Enforced{}, fmt.Errorf("apply: %w", err)
+		return nil, Enforced{}, errors.Join(fmt.Errorf("apply: %w", err), stop())
 	}
 	if ready != "" {
 		if err := monitor.WaitReady(ctx, ready, k.ReadyTimeout); err != nil {
-			stop()
-			return nil, Enforced{}, err
+			return nil, Enforced{}, errors.Join(err, stop())
 		}
 	}
 	return stop, Enforced{How: "set by the apply command (not checked by ceiling)", CPUs: c.CPUs}, nil
@@ -203,7 +208,7 @@ type Container struct {
 const containerTimeout = 2 * time.Minute
 
 // Start implements Launcher.
-func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (func(), Enforced, error) {
+func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (func() error, Enforced, error) {
 	env, ready, err := k.render(v)
 	if err != nil {
 		return nil, Enforced{}, err
@@ -220,22 +225,28 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 		return monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: argv, Env: envList(env), Log: log}, containerTimeout)
 	}
 	log := filepath.Join(dir, "target.log")
-	stop := func() {
+	remove := func(ctx context.Context) error {
+		if err := run(ctx, filepath.Join(dir, "rm.log"), engine, "rm", "-f", name); err != nil {
+			return fmt.Errorf("%s rm -f %s: %w", engine, name, err)
+		}
+		return nil
+	}
+	unregister := monitor.AtAbort(func() { _ = remove(context.Background()) })
+	stop := func() error {
 		// Keep the container's output (when the engine still has it), then
 		// remove the container, stopping it.
+		defer unregister()
 		if run(context.Background(), log+".part", engine, "logs", name) == nil {
 			os.Rename(log+".part", log)
 		}
-		_ = run(context.Background(), filepath.Join(dir, "rm.log"), engine, "rm", "-f", name)
+		return remove(context.Background())
 	}
 	if err := run(ctx, filepath.Join(dir, "run.log"), k.runArgs(engine, name, c, v, env, args)...); err != nil {
-		stop()
-		return nil, Enforced{}, fmt.Errorf("%s run: %w", engine, err)
+		return nil, Enforced{}, errors.Join(fmt.Errorf("%s run: %w", engine, err), stop())
 	}
 	if ready != "" {
 		if err := monitor.WaitReady(ctx, ready, k.ReadyTimeout); err != nil {
-			stop()
-			return nil, Enforced{}, fmt.Errorf("%w; the container's output is in %s", err, log)
+			return nil, Enforced{}, errors.Join(fmt.Errorf("%w; the container's output is in %s", err, log), stop())
 		}
 	}
 	e := Enforced{How: engine + " --cpus and --memory", CPUs: c.CPUs}

@@ -112,6 +112,9 @@ func footer(w io.Writer, r *Result, prefix string) error {
 		if c.Error != "" {
 			fmt.Fprintf(w, "%s%s: %s\n", prefix, c.Name, c.Error)
 		}
+		for _, warn := range c.Warnings {
+			fmt.Fprintf(w, "%s%s: %s\n", prefix, c.Name, warn)
+		}
 		if c.LogTail != "" && prefix == "" { // the Markdown keeps it to sweep.json
 			fmt.Fprintf(w, "  its log ends:\n    %s\n", strings.ReplaceAll(c.LogTail, "\n", "\n    "))
 		}

@@ -93,6 +93,9 @@ type Row struct {
 	// its target did not start.
 	Result string `json:"result"`
 	Error  string `json:"error,omitempty"`
+	// Warnings say what went wrong around the shape's run: a teardown
+	// that failed (its target may still be running), a group not removed.
+	Warnings []string `json:"warnings,omitempty"`
 	// LogTail is the last lines of a shape's log when it failed to start.
 	LogTail string `json:"log_tail,omitempty"`
 }

@@ -249,15 +249,16 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	case errors.Is(err, ErrInvalid):
 		return nil, fmt.Errorf("%s: %w", c.Name(), err)
 	case ctx.Err() != nil:
-		if stop != nil {
-			stop()
-		}
 		return nil, run.ErrInterrupted
 	case err != nil:
 		row.State, row.Error, row.LogTail = FailedToStart, err.Error(), logTail(out)
 		return row, nil
 	}
-	defer stop()
+	defer func() {
+		if err := stop(); err != nil {
+			row.Warnings = append(row.Warnings, "stopping the target: "+err.Error())
+		}
+	}()
 	row.Limits, row.CPUsEffective = enforced.How, enforced.CPUs
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
