@@ -315,3 +315,29 @@ func TestSweepTeardownFails(t *testing.T) {
 		t.Errorf("state %q, warnings %q; want measured, and the failed teardown said\n%s", c.State, c.Warnings, stdout)
 	}
 }
+
+// Ctrl-C during a shape: its step is cut short, its target torn down, and
+// no other shape is started; sweep.json and the table say so, exit 130.
+func TestSweepInterrupted(t *testing.T) {
+	exe := exeAsCeiling(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sweep.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	code, stdout, stderr := ceiling(t, ctx, "sweep", "--launcher", "command", "--configs", "1@1/256m 2@1/256m",
+		"--apply", exe+` demo-target --addr 127.0.0.1:{{.port}} >/dev/null 2>&1 & echo $! > '`+dir+`/pid'; echo apply {{.id}} >> '`+dir+`/log'`,
+		"--teardown", `kill $(cat '`+dir+`/pid'); echo teardown {{.id}} >> '`+dir+`/log'`,
+		"--ready", "http://127.0.0.1:{{.port}}/health", "--url", "http://127.0.0.1:{{.port}}/", "--rate", "20", "--step", "20s", "--warmup", "100ms",
+		"--out", out, "--quiet")
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitInterrupted, stdout, stderr)
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, "log")); string(log) != "apply 1w-1c-256Mi\nteardown 1w-1c-256Mi\n" {
+		t.Errorf("commands %q, want the first shape applied and torn down, the second never started", log)
+	}
+	r := readSweep(t, out)
+	if !r.Interrupted || len(r.Configs) != 1 || r.Configs[0].State != "INTERRUPTED" || !strings.Contains(stdout, "interrupted: the shapes after the last row did not run") {
+		t.Errorf("interrupted %v, rows %+v; want the cut-short shape only, said\n%s", r.Interrupted, r.Configs, stdout)
+	}
+}

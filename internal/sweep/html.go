@@ -28,9 +28,6 @@ func HTML(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "<p>%s</p>\n", e(r.StartedAt.UTC().Format("2006-01-02 15:04 MST")))
 	}
 	fmt.Fprintf(&b, "<pre>%s</pre>\n", e(r.Command))
-	if r.Interrupted {
-		b.WriteString("<p class=\"story\">interrupted: the shapes after the last row did not run</p>\n")
-	}
 	head, rows := table(r)
 	b.WriteString("<div class=\"sweep\">\n")
 	report.HTMLTable(&b, head, rows)

@@ -104,6 +104,9 @@ func footer(w io.Writer, r *Result, prefix string) error {
 	if r.Need > 0 && !hasNeeded(r) {
 		fmt.Fprintf(w, "%sno shape held %s within its verdict and SLO\n", prefix, report.Rate(r.Need))
 	}
+	if r.Interrupted {
+		fmt.Fprintf(w, "%sinterrupted: the shapes after the last row did not run (--resume runs them)\n", prefix)
+	}
 	fmt.Fprintf(w, "%slimits: %s\n", prefix, r.Limits)
 	for _, l := range r.Lessons {
 		fmt.Fprintf(w, "%s%s\n", prefix, l)
