@@ -39,7 +39,7 @@ shape ({{.port}}, {{.workers}}, {{.cpus}}, {{.memory}}, {{.memory_mb}}, {{.id}})
 				s.Run.OnNote = func(note string) { fmt.Fprintf(e.stderr, "ceiling: %s\n", note) }
 			}
 			res, err := sweep.Run(e.ctx, s)
-			if res != nil {
+			if res != nil && len(res.Configs) > 0 {
 				if werr := sweep.Write(e.stdout, res, f.Markdown, f.HTML); werr != nil {
 					return cannotRun("%w", werr)
 				}

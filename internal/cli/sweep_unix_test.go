@@ -222,36 +222,7 @@ func TestSweepContainerLauncher(t *testing.T) {
 	}
 	exe := exeAsCeiling(t)
 	dir := t.TempDir()
-	engine := filepath.Join(dir, "docker")
-	id := fmt.Sprintf("standin%d", time.Now().UnixNano())
-	group := "/sys/fs/cgroup/pids/ceiling-test-" + id
-	t.Cleanup(func() { os.Remove(group) })
-	// run -d --name N -p 127.0.0.1:PORT:CPORT --cpus C --memory M --memory-swap M -e K... IMAGE ARGS
-	os.WriteFile(engine, []byte(`#!/bin/sh
-echo "$@" >> '`+dir+`/calls'
-case "$1" in
-run)
-  shift; name=; port=
-  while [ $# -gt 0 ]; do
-    case "$1" in
-    --name) name=$2; shift 2;;
-    -p) port=$(echo "$2" | cut -d: -f2); shift 2;;
-    --cpus|--memory|--memory-swap) shift 2;;
-    -e) eval "echo $2=\$$2" >> '`+dir+`/env'; shift 2;;
-    -d) shift;;
-    *) break;;
-    esac
-  done
-  `+exe+` demo-target --addr 127.0.0.1:$port >/dev/null 2>&1 &
-  echo $! > '`+dir+`'/$name.pid
-  if mkdir '`+group+`' 2>/dev/null && echo $! > '`+group+`/cgroup.procs'; then touch '`+dir+`/grouped'; fi
-  echo `+id+`;;
-inspect) echo "$(cat '`+dir+`'/$4.pid) `+id+`";;
-logs) echo "the container's output";;
-rm) kill $(cat '`+dir+`'/$3.pid);;
-esac
-`), 0o755)
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	standInEngine(t, dir, exe)
 	out := filepath.Join(dir, "sweep.json")
 	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--launcher", "docker", "--image", "shop:1.2", "--port", "8080",
 		"--configs", "2@0.5/256m", "--env", "WORKERS={{.workers}}", "--env", "API_TOKEN=s3cret",
@@ -262,7 +233,9 @@ esac
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	calls, _ := os.ReadFile(filepath.Join(dir, "calls"))
-	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
+	// (The launcher may also ask whether the container still runs while it
+	// waits for it to be ready: not counted.)
+	lines := slices.DeleteFunc(strings.Split(strings.TrimSpace(string(calls)), "\n"), func(l string) bool { return strings.Contains(l, "State.Running") })
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "run -d --name ceiling-2w-0.5c-256Mi-") ||
 		!strings.Contains(lines[0], " --cpus 0.5 --memory 256m --memory-swap 256m -e API_TOKEN -e WORKERS shop:1.2") ||
 		!strings.HasPrefix(lines[1], "inspect") || !strings.HasPrefix(lines[2], "logs") || !strings.HasPrefix(lines[3], "rm -f ceiling-2w") {
@@ -339,5 +312,71 @@ func TestSweepInterrupted(t *testing.T) {
 	r := readSweep(t, out)
 	if !r.Interrupted || len(r.Configs) != 1 || r.Configs[0].State != "INTERRUPTED" || !strings.Contains(stdout, "interrupted: the shapes after the last row did not run") {
 		t.Errorf("interrupted %v, rows %+v; want the cut-short shape only, said\n%s", r.Interrupted, r.Configs, stdout)
+	}
+}
+
+// standInEngine puts a stand-in for docker first on PATH: it runs the
+// image as a local process of this binary's demo target (the image
+// crash:1 exits at once instead), puts it in a cgroup named by the
+// container's ID when it can (root, a pids hierarchy), as an engine does,
+// and answers inspect, logs and rm. It records its calls in dir/calls.
+func standInEngine(t *testing.T, dir, exe string) {
+	t.Helper()
+	id := fmt.Sprintf("standin%d", time.Now().UnixNano())
+	group := "/sys/fs/cgroup/pids/ceiling-test-" + id
+	t.Cleanup(func() { os.Remove(group) })
+	// run -d --name N -p 127.0.0.1:PORT:CPORT --cpus C --memory M --memory-swap M -e K... IMAGE ARGS
+	os.WriteFile(filepath.Join(dir, "docker"), []byte(`#!/bin/sh
+echo "$@" >> '`+dir+`/calls'
+case "$1" in
+run)
+  shift; name=; port=
+  while [ $# -gt 0 ]; do
+    case "$1" in
+    --name) name=$2; shift 2;;
+    -p) port=$(echo "$2" | cut -d: -f2); shift 2;;
+    --cpus|--memory|--memory-swap) shift 2;;
+    -e) eval "echo $2=\$$2" >> '`+dir+`/env'; shift 2;;
+    -d) shift;;
+    *) break;;
+    esac
+  done
+  if [ "$1" = crash:1 ]; then echo `+id+`; exit 0; fi
+  `+exe+` demo-target --addr 127.0.0.1:$port >/dev/null 2>&1 &
+  echo $! > '`+dir+`'/$name.pid
+  if mkdir '`+group+`' 2>/dev/null && echo $! > '`+group+`/cgroup.procs'; then touch '`+dir+`/grouped'; fi
+  echo `+id+`;;
+inspect)
+  case "$3" in
+  *Running*) if [ -f '`+dir+`'/$4.pid ]; then echo true; else echo false; fi;;
+  *) echo "$(cat '`+dir+`'/$4.pid) `+id+`";;
+  esac;;
+logs) if [ -f '`+dir+`'/$2.pid ]; then echo "the container's output"; else echo "panic: boom"; fi;;
+rm) if [ -f '`+dir+`'/$3.pid ]; then kill $(cat '`+dir+`'/$3.pid); fi;;
+esac
+`), 0o755)
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// A container that exits at once is FAILED TO START as soon as the engine
+// says so, not after the whole ready timeout, with its output's tail.
+func TestSweepContainerExits(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the stand-in engine is a POSIX shell script")
+	}
+	dir := t.TempDir()
+	standInEngine(t, dir, exeAsCeiling(t))
+	out := filepath.Join(dir, "sweep.json")
+	start := time.Now()
+	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--launcher", "docker", "--image", "crash:1", "--port", "8080",
+		"--configs", "1@1/256m", "--ready", "http://127.0.0.1:{{.port}}/health", "--ready-timeout", "60s",
+		"--url", "http://127.0.0.1:{{.port}}/", "--rate", "20", "--step", "300ms", "--out", out, "--quiet")
+	took := time.Since(start)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	c := readSweep(t, out).Configs[0]
+	if c.State != sweep.FailedToStart || !strings.Contains(c.Error, "the container exited") || !strings.Contains(c.LogTail, "panic: boom") || took > 30*time.Second {
+		t.Errorf("after %v: state %q, error %q, log tail %q; want FAILED TO START at once, with the container's output", took, c.State, c.Error, c.LogTail)
 	}
 }

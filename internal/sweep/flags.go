@@ -149,6 +149,9 @@ func (f *Flags) Spec(file string, q plan.Quick, changed func(string) bool) (Spec
 			return Spec{}, invalid("%s: %w", file, err)
 		}
 	}
+	if file == "" && f.Plan == "" && q.URL == "" {
+		return Spec{}, invalid("nothing to run: give a sweep file, --plan, or --url with --rate or --vus")
+	}
 	if file != "" && f.Plan != "" {
 		return Spec{}, invalid("--plan: the sweep file %s has its plan; give one or the other", file)
 	}

@@ -245,7 +245,11 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 		return nil, Enforced{}, errors.Join(fmt.Errorf("%s run: %w", engine, err), stop())
 	}
 	if ready != "" {
-		if err := monitor.WaitReady(ctx, ready, k.ReadyTimeout); err != nil {
+		wctx, cancel := context.WithCancelCause(ctx)
+		go k.watchExit(wctx, cancel, engine, name, dir)
+		err := monitor.WaitReady(wctx, ready, k.ReadyTimeout)
+		cancel(nil)
+		if err != nil {
 			return nil, Enforced{}, errors.Join(fmt.Errorf("%w; the container's output is in %s", err, log), stop())
 		}
 	}
@@ -258,6 +262,27 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 		}
 	}
 	return stop, e, nil
+}
+
+// watchExit asks the engine every second whether the container still
+// runs, and cancels ctx when it has exited: its target will never be
+// ready, and the wait need not last its whole timeout.
+func (k *Container) watchExit(ctx context.Context, cancel context.CancelCauseFunc, engine, name, dir string) {
+	out := filepath.Join(dir, "state.txt")
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		err := monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: []string{engine, "inspect", "--format", "{{.State.Running}}", name}, Log: out}, containerTimeout)
+		if data, _ := os.ReadFile(out); err == nil && strings.TrimSpace(string(data)) == "false" {
+			cancel(errors.New("the container exited"))
+			return
+		}
+	}
 }
 
 // runArgs is the command that starts the container, detached (not --rm:
