@@ -79,7 +79,8 @@ func (r *Runner) maxWorkers(rate float64) int {
 	return int(math.Min(math.Max(n, 64), 20000))
 }
 
-// openSchedule builds the step's timetable, warm-up included.
+// openSchedule builds the step's timetable, warm-up included (this
+// generator's segment of it), and the segment's peak rate.
 func (r *Runner) openSchedule(st Step) (schedule.Schedule, float64) {
 	warm := schedule.Constant{Rate: st.Rate, Len: st.Warmup}
 	var window schedule.Shape = schedule.Constant{Rate: st.Rate, Len: st.Length}
@@ -90,10 +91,11 @@ func (r *Runner) openSchedule(st Step) (schedule.Schedule, float64) {
 		peak = math.Max(st.Ramp.From, st.Ramp.To)
 	}
 	shape := schedule.Sequence{warm, window}
+	seg := r.cfg.Segment
 	if r.cfg.Poisson {
-		return schedule.NewPoisson(shape, r.cfg.Seed+uint64(st.Index)), peak
+		return seg.Of(schedule.NewPoisson(shape, r.cfg.Seed+uint64(st.Index))), peak * seg.Fraction()
 	}
-	return schedule.Uniform{Shape: shape}, peak
+	return seg.Of(schedule.Uniform{Shape: shape}), peak * seg.Fraction()
 }
 
 // runOpen fires the step's arrivals at their intended offsets with one

@@ -65,6 +65,12 @@ type Config struct {
 	Poisson bool
 	// Seed seeds the Poisson draws; step i uses Seed+i.
 	Seed uint64
+	// Segment is this generator's share of a load split over several
+	// (agents, --segment): the open model runs its stripe of the whole
+	// timetable (Step.Rate stays the whole's rate), and its users are
+	// numbered as the whole's (user k of segment I of N is user k·N + I).
+	// The closed model's Step.VUs is already the share. Zero: the whole.
+	Segment schedule.Segment
 	// Grace is how long in-flight exchanges may finish after the context is
 	// cancelled. Zero: 2s.
 	Grace time.Duration
@@ -219,9 +225,17 @@ func (r *Runner) abort(n int) {
 // vu returns virtual user id, creating the users up to it.
 func (r *Runner) vu(id int) *scenario.VU {
 	for len(r.vus) <= id {
-		r.vus = append(r.vus, r.cfg.Scenarios.NewVU(len(r.vus), r.cfg.Exchanger.Session()))
+		r.vus = append(r.vus, r.cfg.Scenarios.NewVU(r.globalVU(len(r.vus)), r.cfg.Exchanger.Session()))
 	}
 	return r.vus[id]
+}
+
+// globalVU is the whole load's number of this generator's user id.
+func (r *Runner) globalVU(id int) int {
+	if seg := r.cfg.Segment; !seg.Whole() {
+		return id*seg.N + seg.I
+	}
+	return id
 }
 
 // Base returns the run's monotonic base.

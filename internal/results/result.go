@@ -163,6 +163,13 @@ type Step struct {
 	Series           []Point                         `json:"series"`
 	// Repeat is the spread over the run's repeats (--repeat N > 1).
 	Repeat *Repeat `json:"repeat,omitempty"`
+	// Agents counts the generators whose shares were merged into this
+	// step (agents, segments; 0: one generator); Parts lists each one's.
+	Agents int    `json:"agents,omitempty"`
+	Parts  []Part `json:"parts,omitempty"`
+	// Lost says which agent was lost during the step, and when: the step
+	// is INVALID, its figures short of that agent's share.
+	Lost string `json:"agent_lost,omitempty"`
 	// HostBusy says how the plan's control scenario moved across the
 	// repeats, when it did (see ControlMoved); compare then calls nothing
 	// significant.

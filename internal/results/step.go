@@ -22,6 +22,10 @@ type Point struct {
 	// core) and RSS (MB) in this second, when it is watched.
 	TargetCPU *float64 `json:"target_cpu_pct,omitempty"`
 	TargetRSS *float64 `json:"target_rss_mb,omitempty"`
+	// Histogram is this second's response times, encoded, kept by a
+	// generator whose steps are to be merged (an agent, --segment), so
+	// that the merged second's percentiles are exact.
+	Histogram string `json:"histogram,omitempty"`
 }
 
 // LoginName is the name SLO terms read a step's logins under, as if they

@@ -92,10 +92,13 @@ func (s *Step) lateShare() float64 {
 	return float64(s.Late) / float64(max(s.Sent+s.NotSent, 1))
 }
 
+// generatorLimited reports whether ceiling could not hold the step's
+// rate: too many arrivals late, or its CPU spent; merged from several
+// generators, whether one of them could not hold its share.
 func (s *Step) generatorLimited() bool {
 	late := s.Late >= GeneratorLateMin && s.lateShare() > GeneratorLateShare
-	cpu := s.Generator != nil && s.Generator.CPUs > 0 && s.Generator.CPUPct >= GeneratorCPUShare*100*float64(s.Generator.CPUs)
-	return late || cpu
+	cpu := s.Generator != nil && s.Generator.CPUs > 0 && s.Generator.CPUPct >= GeneratorCPUShare*100*float64(s.Generator.CPUs) && len(s.Parts) == 0
+	return late || cpu || slices.ContainsFunc(s.Parts, func(p Part) bool { return p.GeneratorLimited })
 }
 
 // verdict applies the rules. The reasons name every figure past a rule of
@@ -104,6 +107,8 @@ func (s *Step) generatorLimited() bool {
 func (s *Step) verdict(rules Rules) (string, []string) {
 	p95 := s.LatencyMS.P95
 	switch {
+	case s.Lost != "":
+		return Invalid, []string{s.Lost}
 	case s.GeneratorLimited:
 		return GeneratorLimited, []string{s.generatorReason()}
 	case s.noLogin() != "":
@@ -145,12 +150,20 @@ func (s *Step) generatorReason() string {
 	if g := s.Generator; g != nil && g.CPUPct >= GeneratorCPUShare*100*float64(g.CPUs) {
 		why = append(why, fmt.Sprintf("ceiling used %.0f%% CPU of %d cores", g.CPUPct, g.CPUs))
 	}
+	for _, p := range s.Parts {
+		if p.GeneratorLimited {
+			why = append(why, "agent "+p.Agent+" could not hold its share ("+strings.TrimPrefix(p.Reason, "ceiling could not hold the rate: ")+")")
+		}
+	}
 	return "ceiling could not hold the rate: " + strings.Join(why, ", ")
 }
 
 // validity lists what makes the step's figures untrustworthy.
 func (s *Step) validity(rules Rules) []string {
 	var w []string
+	if s.Lost != "" {
+		return []string{s.Lost}
+	}
 	if s.Interrupted {
 		return nil
 	}
