@@ -25,9 +25,9 @@ var layer = map[string]int{
 	"internal/compare": 5,
 	"internal/report":  6,
 	"internal/run":     7,
-	"internal/sweep":   8,
-	"internal/cli":     9,
-	"cmd/ceiling":      10,
+	"internal/sweep":   8, "internal/agent": 8,
+	"internal/cli": 9,
+	"cmd/ceiling":  10,
 }
 
 // standalone packages must not import any other package of ours.

@@ -49,6 +49,7 @@ reached", never a server edge.`,
 	}
 	q.register(c)
 	o.register(c)
+	o.dist.Register(c.Flags(), false)
 	fl := c.Flags()
 	fl.StringVar(&f.Start, "start", "", "first level: a rate per second (or users with --vus); default the plan's first level")
 	fl.StringVar(&f.Max, "max", "", "highest level to try (default: no cap)")

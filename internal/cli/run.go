@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"github.com/ceiling-dev/ceiling/internal/agent"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,7 @@ type outputFlags struct {
 	md    bool
 	html  string
 	quiet bool
+	dist  agent.Flags                  // --agents, --segment (run and find only)
 	story func(*results.Result) string // report.html's "what broke first" (nil: report.BrokeFirst)
 }
 
@@ -91,6 +93,7 @@ make a quick plan; with one, the quick flags override its values.`,
 	}
 	q.register(c)
 	o.register(c)
+	o.dist.Register(c.Flags(), true)
 	return c
 }
 

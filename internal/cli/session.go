@@ -31,6 +31,9 @@ func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run
 		opts.OnProgress = live.Update
 		opts.OnNote = func(note string) { fmt.Fprintf(e.stderr, "ceiling: %s\n", note) }
 	}
+	if err := o.dist.Apply(e.ctx, p, version(), &opts); err != nil {
+		return nil, runError(err)
+	}
 	s, err := run.Open(e.ctx, p, opts)
 	if err != nil {
 		return nil, runError(err)

@@ -71,6 +71,9 @@ type Config struct {
 	// numbered as the whole's (user k of segment I of N is user k·N + I).
 	// The closed model's Step.VUs is already the share. Zero: the whole.
 	Segment schedule.Segment
+	// SecondHistograms keeps each second's response-time histogram in the
+	// series (Point.Latency), for a step that is to be merged.
+	SecondHistograms bool
 	// Grace is how long in-flight exchanges may finish after the context is
 	// cancelled. Zero: 2s.
 	Grace time.Duration

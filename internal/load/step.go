@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 )
 
@@ -21,6 +23,9 @@ type Point struct {
 	Rate float64
 	// P50, P99 and Max are response times of this second, in milliseconds.
 	P50, P99, Max float64
+	// Latency is this second's response times, when Config.SecondHistograms
+	// asks for them (to merge seconds exactly); nil otherwise.
+	Latency *hdrhistogram.Histogram
 }
 
 // stepRun is the state of one running step shared by its scheduler, workers
@@ -112,6 +117,10 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 	}
 	if d := (min(to, sr.winEnd) - max(from, sr.winStart)).Seconds(); d > 0 {
 		p.Rate = float64(sec.Finished) / d
+	}
+	if sr.r.cfg.SecondHistograms {
+		p.Latency = metrics.NewHistogram()
+		p.Latency.Merge(sec.Latency)
 	}
 	sr.mu.Lock()
 	sr.series = append(sr.series, p)

@@ -33,6 +33,15 @@ func (p *Plan) UserColumns() []string {
 
 // usersPath resolves data.users: relative to the plan file's folder, or to
 // the working directory for a plan built from flags.
+// UsersPath is the users file's path as the plan reads it (relative to
+// the plan file's folder), or "" when it has none.
+func (p *Plan) UsersPath() string {
+	if p.Data.Users == "" {
+		return ""
+	}
+	return p.usersPath()
+}
+
 func (p *Plan) usersPath() string {
 	u := p.Data.Users
 	if p.File == "" || filepath.IsAbs(u) {

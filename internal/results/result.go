@@ -21,8 +21,14 @@ type Result struct {
 	Target  string `json:"target,omitempty"`
 	// Control is the plan's control scenario: a static page whose figures
 	// should not move between runs (compare checks it first). Empty: none.
-	Control     string     `json:"control,omitempty"`
-	Host        Host       `json:"host"`
+	Control string `json:"control,omitempty"`
+	Host    Host   `json:"host"`
+	// Agents are the machines that ran the load, when it was split over
+	// several (a coordinator's run, a merge); empty when it ran here.
+	Agents []Agent `json:"agents,omitempty"`
+	// Segment says this run was one share of a load split over several
+	// generators (--segment), for `ceiling merge`.
+	Segment     *Segment   `json:"segment,omitempty"`
 	StartedAt   time.Time  `json:"started_at"`
 	EndedAt     *time.Time `json:"ended_at"`
 	Interrupted bool       `json:"interrupted"`
@@ -48,6 +54,32 @@ type Result struct {
 	Thresholds []Threshold `json:"thresholds"`
 
 	noSamples []string // thresholds evaluated on no samples, by Evaluate, for Judge
+}
+
+// Segment is a --segment run's share and what its merge needs: the
+// plan's fingerprint (segments of one plan share it), and how to judge
+// the merged steps (the SLO and the verdict rules).
+type Segment struct {
+	// I counts from 1: segment I of N.
+	I      int    `json:"i"`
+	N      int    `json:"n"`
+	Plan   string `json:"plan"`
+	SLO    string `json:"slo,omitempty"`
+	Rules  Rules  `json:"rules"`
+	Strict bool   `json:"strict,omitempty"`
+}
+
+// Agent is one machine of a distributed run: its address, ceiling's
+// version on it, and its clock's offset from the coordinator's (measured
+// by a round trip; positive when the agent's clock is ahead), with the
+// round trip's time, which bounds the offset's error.
+type Agent struct {
+	Addr          string  `json:"addr"`
+	Version       string  `json:"version"`
+	Host          string  `json:"host,omitempty"`
+	CPUs          int     `json:"cpus,omitempty"`
+	ClockOffsetMS float64 `json:"clock_offset_ms"`
+	RoundTripMS   float64 `json:"round_trip_ms"`
 }
 
 // Host describes where the run happened.

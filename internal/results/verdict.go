@@ -24,18 +24,18 @@ const (
 // Rules are the verdict thresholds (seed 004's by default).
 type Rules struct {
 	// HealthyP95MS: below it, with errors under MaxErrors, a step is HEALTHY.
-	HealthyP95MS float64
+	HealthyP95MS float64 `json:"healthy_p95_ms"`
 	// OverloadedP95MS: above it a step is OVERLOADED.
-	OverloadedP95MS float64
+	OverloadedP95MS float64 `json:"overloaded_p95_ms"`
 	// MaxErrors is the error share (a fraction) above which a step is OVERLOADED.
-	MaxErrors float64
+	MaxErrors float64 `json:"max_errors"`
 	// MinRate is the share of the target rate below which an open step is OVERLOADED.
-	MinRate float64
+	MinRate float64 `json:"min_rate"`
 	// TimeoutMS is the exchange timeout: percentiles at it were shaped by it.
-	TimeoutMS float64
+	TimeoutMS float64 `json:"timeout_ms"`
 	// Strict says validity findings fail the run (their hints then say how
 	// to accept them).
-	Strict bool
+	Strict bool `json:"strict,omitempty"`
 }
 
 // DefaultRules are seed 004's thresholds.

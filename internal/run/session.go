@@ -15,6 +15,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
+	"github.com/ceiling-dev/ceiling/internal/schedule"
 	"github.com/ceiling-dev/ceiling/internal/secret"
 	"github.com/ceiling-dev/ceiling/internal/slo"
 	"github.com/ceiling-dev/ceiling/internal/transport"
@@ -53,6 +54,17 @@ type Options struct {
 	// Grace is how long in-flight exchanges may finish once ctx is
 	// cancelled. Zero: the executor's default, 2s.
 	Grace time.Duration
+	// Remote, when set, runs every step on agents and merges their
+	// figures; the session judges, searches and writes as on one machine.
+	// The session closes it.
+	Remote Remote
+	// Segment runs this machine's share of the load only (an agent's, or
+	// --segment): its stripe of the open model's arrivals, its share of
+	// the users. Zero: the whole.
+	Segment schedule.Segment
+	// SecondHistograms keeps each second's histogram in the series, so
+	// that steps can be merged second by second (agents, --segment).
+	SecondHistograms bool
 }
 
 // Session is one run under way: its transport, compiled scenarios,
@@ -107,6 +119,12 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (*Session, error) {
 		if t.Scenario != "" && !slices.Contains(names, t.Scenario) {
 			return nil, badInput("%s: slo: %q names no scenario (scenarios: %s)", where(p, "slo"), t.Text, strings.Join(names, ", "))
 		}
+	}
+	if err := remoteRefusals(&o, len(p.Sinks) > 0, heldSockets(p)); err != nil {
+		return nil, err
+	}
+	if o.Remote != nil {
+		return openRemote(ctx, p, o, terms, set)
 	}
 	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict}
 	if s.sinks, err = startSinks(p); err != nil {
@@ -173,7 +191,7 @@ func newResult(p *plan.Plan, o *Options) *results.Result {
 		Schema: results.Schema, Command: reproduce(secret.Names(p.HTTP.SecretHeaders).Args(o.Args)), Name: p.Name, Target: secret.URL(target), Control: p.Control,
 		Host:      results.Host{Hostname: name, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Version: o.Version},
 		StartedAt: time.Now().Round(0), Warnings: []string{}, Steps: []results.Step{},
-		DuplicateIDs: []results.DuplicateID{}, Invalid: []string{},
+		DuplicateIDs: []results.DuplicateID{}, Invalid: []string{}, Segment: segmentOf(p, o),
 	}
 }
 
@@ -217,12 +235,22 @@ run:
 					if errors.Is(err, ErrInterrupted) {
 						break run
 					}
+					if errors.Is(err, ErrAgentLost) {
+						return s.lost(ctx, err)
+					}
 					return nil, err
 				}
 			}
 		}
 	}
 	return s.Finish(ctx)
+}
+
+// lost finishes a run whose agent was lost: its finished steps and the
+// INVALID one are written, and err (ErrAgentLost) stops it.
+func (s *Session) lost(ctx context.Context, err error) (*results.Result, error) {
+	res, ferr := s.Finish(ctx)
+	return res, errors.Join(err, ferr)
 }
 
 // only runs scenario i alone from the next step on (-1: the mix).
@@ -241,12 +269,72 @@ func (s *Session) fresh(ctx context.Context, rep, n int) {
 	if s.o.OnNote != nil {
 		s.o.OnNote(fmt.Sprintf("repeat %d of %d: new users and connections", rep+1, n))
 	}
+	if s.o.Remote != nil {
+		if err := s.o.Remote.Fresh(ctx); err != nil && s.o.OnNote != nil {
+			s.o.OnNote(fmt.Sprintf("repeat %d of %d: %v", rep+1, n, err))
+		}
+		return
+	}
+	s.NewUsers()
+	if s.sinks != nil {
+		s.settled, _ = s.sinks.ledger.Settle(ctx, settleQuiet, s.sinks.drain)
+	}
+}
+
+// openRemote opens a session whose steps run on o.Remote's agents: no
+// transport, executor, sinks or sockets here (the agents have them, and
+// checked the target), the target watched as on one machine.
+func openRemote(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, set *scenario.Set) (*Session, error) {
+	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict}
+	log := ""
+	if o.Out != "" {
+		log = o.Out + ".target.log"
+	}
+	var err error
+	if s.watch, err = startWatch(ctx, p, log); err != nil {
+		return nil, err
+	}
+	s.res = newResult(p, &o)
+	s.res.Agents = o.Remote.Agents()
+	s.res.Unfinished = true
+	s.judge()
+	if err := s.write(); err != nil {
+		s.closeTransport()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Measure runs st on this machine and returns its figures as measured
+// (not recorded, combined or judged) and the step's start on the run's
+// clock (offset from its base): an agent's step, which its coordinator
+// merges with the others' and judges.
+func (s *Session) Measure(ctx context.Context, st load.Step) (results.Step, time.Duration, error) {
+	if st.VUs > 0 {
+		if st.VUs = s.o.Segment.Users(st.VUs); st.VUs == 0 {
+			return results.Step{}, 0, badInput("step %d: segment %s of its users is none: fewer users than generators", st.Index+1, s.o.Segment)
+		}
+	}
+	r := s.runner.Run(ctx, st)
+	step, err := newStep(r, s.set.Names(), s.set.TagKeys(), s.o.Segment.Fraction())
+	if err != nil {
+		return step, 0, fmt.Errorf("step %d: %w", st.Index+1, err)
+	}
+	for i := range step.Scenarios {
+		step.Scenarios[i].WebSocket = slices.Contains(s.set.WebSockets(), step.Scenarios[i].Name)
+	}
+	if step.Scenario = s.alone; s.alone != "" { // the others did not run
+		step.Scenarios = slices.DeleteFunc(step.Scenarios, func(b results.Breakdown) bool { return b.Name != s.alone })
+	}
+	return step, r.WindowStart - r.Step.Warmup, nil
+}
+
+// NewUsers makes the next step start with new virtual users and
+// connections, as a repeat does: an agent's, at its coordinator's asking.
+func (s *Session) NewUsers() {
 	s.runner.Fresh()
 	if r, ok := s.ex.(transport.Resetter); ok {
 		r.Reset()
-	}
-	if s.sinks != nil {
-		s.settled, _ = s.sinks.ledger.Settle(ctx, settleQuiet, s.sinks.drain)
 	}
 }
 
@@ -266,21 +354,32 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 	if s.sinks != nil && st.Index < len(s.raw) && len(s.raw[st.Index]) > 0 {
 		before = s.sinks.stepFigures(st.Index)
 	}
-	r := s.runner.Run(ctx, st)
-	step, err := newStep(r, s.set.Names(), s.set.TagKeys())
-	if err != nil {
-		return step, fmt.Errorf("step %d: %w", st.Index+1, err)
-	}
-	for i := range step.Scenarios {
-		step.Scenarios[i].WebSocket = slices.Contains(s.set.WebSockets(), step.Scenarios[i].Name)
-	}
-	if step.Scenario = s.alone; s.alone != "" { // the others did not run
-		step.Scenarios = slices.DeleteFunc(step.Scenarios, func(b results.Breakdown) bool { return b.Name != s.alone })
+	var step results.Step
+	var win Window
+	var base time.Time
+	var lost error
+	if s.o.Remote != nil {
+		var err error
+		step, win, err = s.o.Remote.Step(ctx, st)
+		switch {
+		case errors.Is(err, ErrAgentLost):
+			lost = err // recorded, judged INVALID and written; then the run stops
+		case err != nil:
+			return step, fmt.Errorf("step %d: %w", st.Index+1, err)
+		}
+		step.Index, base = st.Index, s.o.Remote.Base()
+	} else {
+		var start time.Duration
+		var err error
+		if step, start, err = s.Measure(ctx, st); err != nil {
+			return step, err
+		}
+		base = s.runner.Base()
+		win = Window{Start: base.Add(start + st.Warmup), End: base.Add(start + st.Warmup + time.Duration(step.DurationS*float64(time.Second)))}
 	}
 	if w := s.watch; w != nil {
-		base := s.runner.Base()
 		var warnings []string
-		step.Target, warnings = w.figures(base.Add(r.WindowStart), base.Add(r.WindowEnd))
+		step.Target, warnings = w.figures(win.Start, win.End)
 		step.Warnings = append(step.Warnings, warnings...)
 		w.annotate(step.Series, base)
 		if step.Target.Exited {
@@ -336,6 +435,9 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 	}
 	if s.o.OnProgress != nil {
 		s.o.OnProgress(done(st, &raw))
+	}
+	if lost != nil {
+		return step, lost
 	}
 	if s.res.Interrupted {
 		return step, ErrInterrupted
@@ -474,13 +576,20 @@ func (s *Session) TargetCPU() (float64, bool) {
 // connections, the sinks, and the target it started. Call it once, after
 // the last step.
 func (s *Session) Close() {
-	s.runner.Close()
+	if s.runner != nil {
+		s.runner.Close()
+	}
 	s.closeTransport()
 }
 
 func (s *Session) closeTransport() {
 	s.set.CloseSockets()
-	s.ex.Close()
+	if s.ex != nil {
+		s.ex.Close()
+	}
+	if s.o.Remote != nil {
+		s.o.Remote.Close()
+	}
 	if s.watch != nil {
 		s.watch.stop()
 	}

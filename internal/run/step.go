@@ -19,8 +19,9 @@ import (
 const noExchange = "no exchange completed"
 
 // newStep turns the executor's figures of a step into result.json's, with
-// their warnings. scenarios and tagKeys name the breakdowns' indexes.
-func newStep(res *load.Result, scenarios, tagKeys []string) (results.Step, error) {
+// their warnings. scenarios and tagKeys name the breakdowns' indexes;
+// share is this machine's share of the load's rate (1: all of it).
+func newStep(res *load.Result, scenarios, tagKeys []string, share float64) (results.Step, error) {
 	t := res.Total
 	st := results.Step{
 		Index:       res.Step.Index,
@@ -49,7 +50,10 @@ func newStep(res *load.Result, scenarios, tagKeys []string) (results.Step, error
 		ServiceMS:      metrics.Summarize(t.Service),
 		Warnings:       []string{},
 		VerdictReasons: []string{},
-		Series:         points(res.Series),
+	}
+	var err error
+	if st.Series, err = points(res.Series); err != nil {
+		return st, err
 	}
 	st.Status4xx = t.Status4xx
 	if res.Step.VUs > 0 {
@@ -58,13 +62,12 @@ func newStep(res *load.Result, scenarios, tagKeys []string) (results.Step, error
 		st.Model, st.VUs = "closed", res.Step.VUs
 		st.Late, st.MaxLagMS, st.MeanLagMS = 0, 0, 0
 	} else {
-		st.TargetRate = res.Step.TargetRate()
+		st.TargetRate = res.Step.TargetRate() * share
 	}
 	st.Errors = errorsOf(&t.Kinds)
 	if st.Completed > 0 {
 		st.ErrorRate = float64(st.Failed) / float64(st.Completed)
 	}
-	var err error
 	if st.Histogram, err = metrics.Encode(t.Latency); err != nil {
 		return st, err
 	}
@@ -102,10 +105,11 @@ func logins(res *load.Result) (*results.Logins, error) {
 	return out, err
 }
 
-// points copies the executor's seconds into result.json's series.
-func points(in []load.Point) []results.Point {
+// points copies the executor's seconds into result.json's series, with
+// each second's histogram when the executor kept it.
+func points(in []load.Point) ([]results.Point, error) {
 	if in == nil {
-		return nil
+		return nil, nil
 	}
 	out := make([]results.Point, len(in))
 	for i, p := range in {
@@ -113,8 +117,14 @@ func points(in []load.Point) []results.Point {
 			T: p.T, Completed: p.Completed, OK: p.OK, Failed: p.Failed, Limited: p.Limited,
 			Rate: p.Rate, P50: p.P50, P99: p.P99, Max: p.Max,
 		}
+		if p.Latency != nil && p.Latency.TotalCount() > 0 {
+			var err error
+			if out[i].Histogram, err = metrics.Encode(p.Latency); err != nil {
+				return nil, err
+			}
+		}
 	}
-	return out
+	return out, nil
 }
 
 // breakdowns fills the per-scenario and per-tag figures.

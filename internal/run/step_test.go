@@ -32,7 +32,7 @@ func loadResult(t *testing.T, rate float64, lat time.Duration, kinds map[transpo
 }
 
 func TestNewStep(t *testing.T) {
-	st, err := newStep(loadResult(t, 100, 20*time.Millisecond, map[transport.Kind]int{transport.OK: 90, transport.Redirect: 10}), nil, nil)
+	st, err := newStep(loadResult(t, 100, 20*time.Millisecond, map[transport.Kind]int{transport.OK: 90, transport.Redirect: 10}), nil, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestTimerLagNote(t *testing.T) {
 			if total.LagSum != 100*tt.lag {
 				t.Fatalf("LagSum = %v, want %v", total.LagSum, 100*tt.lag)
 			}
-			st, err := newStep(&load.Result{Step: load.Step{Rate: 100, Length: time.Second}, WindowEnd: time.Second, Sent: 100, Started: 100, Total: total}, nil, nil)
+			st, err := newStep(&load.Result{Step: load.Step{Rate: 100, Length: time.Second}, WindowEnd: time.Second, Sent: 100, Started: 100, Total: total}, nil, nil, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func TestClosedModelNothingLate(t *testing.T) {
 	}
 	rec.Collect(total)
 	res := &load.Result{Step: load.Step{VUs: 10, Length: time.Second}, WindowEnd: time.Second, Sent: 100, Started: 100, Total: total}
-	st, err := newStep(res, nil, nil)
+	st, err := newStep(res, nil, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestEvery404IsInvalidNotOverloaded(t *testing.T) {
 	}
 	rec.Collect(total)
 	res := &load.Result{Step: load.Step{Rate: 50, Length: time.Second}, WindowEnd: time.Second, Sent: 50, Started: 50, Total: total}
-	st, err := newStep(res, nil, nil)
+	st, err := newStep(res, nil, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

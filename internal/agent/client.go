@@ -1,0 +1,390 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/run"
+)
+
+// Options say how a coordinator reaches its agents.
+type Options struct {
+	// Addrs are the agents, host:port (http) or https://host:port.
+	Addrs []string
+	// Token is the bearer token every agent requires.
+	Token string
+	// Wait bounds the wait for every agent to answer its health check
+	// (agents still starting, as a Kubernetes Job's pods are). Zero: 30s.
+	Wait time.Duration
+	// MaxSkew refuses an agent whose clock is further than this from the
+	// coordinator's. Zero: 500ms.
+	MaxSkew time.Duration
+	// Version is the coordinator's: every agent must run the same.
+	Version string
+	// Client makes the requests; nil: a client with no proxy.
+	Client *http.Client
+}
+
+// Coordinator drives agents step by step: it implements run.Remote, so
+// that a session on it judges, searches and writes as on one machine.
+type Coordinator struct {
+	o      Options
+	client *http.Client
+	agents []*peer
+	base   time.Time
+	fresh  bool
+	// drain bounds an agent's step beyond its window: the plan's longest
+	// wait twice, as an agent's executor may wait that long.
+	drain time.Duration
+}
+
+// peer is one agent as the coordinator sees it.
+type peer struct {
+	addr, url string
+	health    Health
+	offset    time.Duration // agent clock − coordinator clock
+	rtt       time.Duration
+	session   string
+}
+
+var _ run.Remote = (*Coordinator)(nil)
+
+// Connect checks every agent (its health, API, version and clock), then
+// opens the plan on each, agent i of N running segment i of N. The plan
+// is sent as YAML, with its users file and without its monitor section
+// (the coordinator watches the target). A plan an agent refuses is a
+// run.InputError.
+func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error) {
+	if len(o.Addrs) == 0 {
+		return nil, errors.New("agents: none given")
+	}
+	c := &Coordinator{o: o, client: o.Client, drain: 2*p.HTTP.Timeout.Duration + 10*time.Second}
+	if c.client == nil {
+		c.client = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}}
+	}
+	for _, a := range o.Addrs {
+		u := strings.TrimRight(a, "/")
+		if !strings.Contains(u, "://") {
+			u = "http://" + u
+		}
+		c.agents = append(c.agents, &peer{addr: a, url: u})
+	}
+	if err := c.each(ctx, c.check); err != nil {
+		return nil, err
+	}
+	open, err := c.openRequest(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.each(ctx, func(ctx context.Context, i int, a *peer) error {
+		o := open
+		o.Segment.I, o.Segment.N = i, len(c.agents)
+		var out Opened
+		if err := c.call(ctx, a, http.MethodPost, pathSession, o, &out); err != nil {
+			return err
+		}
+		a.session = out.Session
+		return nil
+	}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.base = time.Now()
+	return c, nil
+}
+
+// each runs f for every agent at once and joins their errors, each
+// naming its agent.
+func (c *Coordinator) each(ctx context.Context, f func(context.Context, int, *peer) error) error {
+	errs := make([]error, len(c.agents))
+	var wg sync.WaitGroup
+	for i, a := range c.agents {
+		wg.Go(func() {
+			if err := f(ctx, i, a); err != nil {
+				errs[i] = fmt.Errorf("agent %s: %w", a.addr, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		var bad *run.InputError
+		for _, e := range errs {
+			if errors.As(e, &bad) {
+				return &run.InputError{Err: err}
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// check waits for an agent's health, then measures its clock's offset
+// from the best (shortest) of five round trips.
+func (c *Coordinator) check(ctx context.Context, _ int, a *peer) error {
+	wait := c.o.Wait
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var last error
+	for {
+		if last = c.call(wctx, a, http.MethodGet, pathHealth, nil, &a.health); last == nil {
+			break
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("no answer to its health check within %v: %w", wait, last)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	switch {
+	case a.health.API != API:
+		return &run.InputError{Err: fmt.Errorf("it speaks API %q, this coordinator %q", a.health.API, API)}
+	case a.health.Version != c.o.Version:
+		return &run.InputError{Err: fmt.Errorf("it runs ceiling %s, this coordinator %s: run the same version everywhere (figures must mean the same)", a.health.Version, c.o.Version)}
+	case a.health.Busy:
+		return errors.New("busy with another coordinator's run")
+	}
+	a.rtt = time.Duration(math.MaxInt64)
+	for range 5 {
+		var ck Clock
+		t0 := time.Now()
+		if err := c.call(ctx, a, http.MethodGet, pathClock, nil, &ck); err != nil {
+			return err
+		}
+		t2 := time.Now()
+		if rtt := t2.Sub(t0); rtt < a.rtt {
+			a.rtt = rtt
+			a.offset = time.Unix(0, ck.UnixNano).Sub(t0.Add(rtt / 2))
+		}
+	}
+	skew := c.o.MaxSkew
+	if skew <= 0 {
+		skew = 500 * time.Millisecond
+	}
+	if a.offset > skew || a.offset < -skew {
+		return fmt.Errorf("its clock is %v off this one's (round trip %v), more than --max-skew %v: synchronise the clocks (NTP)", a.offset.Round(time.Millisecond), a.rtt.Round(time.Microsecond), skew)
+	}
+	return nil
+}
+
+// openRequest is the session every agent opens: the plan without its
+// monitor section, its users file sent along.
+func (c *Coordinator) openRequest(p *plan.Plan) (Open, error) {
+	q := *p
+	q.Monitor = plan.Monitor{}
+	o := Open{PlanFile: p.File}
+	if path := p.UsersPath(); path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return o, err
+		}
+		o.Users, o.UsersName = data, "users"+filepath.Ext(path)
+		q.Data.Users = o.UsersName
+	}
+	data, err := yaml.Marshal(&q)
+	if err != nil {
+		return o, fmt.Errorf("write the plan for the agents: %w", err)
+	}
+	o.Plan = string(data)
+	return o, nil
+}
+
+// Step implements run.Remote: every agent runs its share of st, all
+// starting at one instant a little ahead (the round trips and a margin),
+// each told the instant on its own clock.
+func (c *Coordinator) Step(ctx context.Context, st load.Step) (results.Step, run.Window, error) {
+	lead := 500 * time.Millisecond
+	for _, a := range c.agents {
+		lead = max(lead, 500*time.Millisecond+2*a.rtt)
+	}
+	start := time.Now().Add(lead)
+	req := StepRequest{Index: st.Index, Rate: st.Rate, VUs: st.VUs, Warmup: st.Warmup, Length: st.Length, Fresh: c.fresh}
+	if st.Ramp != nil {
+		req.Ramp, req.RampFrom, req.RampTo = true, st.Ramp.From, st.Ramp.To
+	}
+	c.fresh = false
+	bound := lead + st.Warmup + st.Length + c.drain
+	parts := make([]*StepResult, len(c.agents))
+	errs := make([]error, len(c.agents))
+	lostAt := make([]time.Duration, len(c.agents))
+	// The requests outlive ctx: a Ctrl-C stops the agents' steps (stop),
+	// and their answers, what they measured, are still wanted.
+	rctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			c.stopAll()
+		case <-stopped:
+		}
+	}()
+	var wg sync.WaitGroup
+	for i, a := range c.agents {
+		r := req
+		r.StartUnixNano = start.Add(a.offset).UnixNano()
+		wg.Go(func() {
+			var out StepResult
+			if err := c.call(rctx, a, http.MethodPost, pathSession+"/"+a.session+"/step", r, &out); err != nil {
+				errs[i], lostAt[i] = err, max(time.Since(start), 0)
+				return
+			}
+			parts[i] = &out
+		})
+	}
+	wg.Wait()
+	close(stopped)
+	win := run.Window{Start: start.Add(st.Warmup), End: start.Add(st.Warmup + st.Length)}
+	return c.merge(st, start, parts, errs, lostAt, win)
+}
+
+// merge puts the agents' steps together; an agent that did not answer is
+// lost, and the step says so.
+func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, errs []error, lostAt []time.Duration, win run.Window) (results.Step, run.Window, error) {
+	var steps []results.Step
+	var names, lost []string
+	var refused []error
+	for i, a := range c.agents {
+		var p *Problem
+		switch {
+		case errors.As(errs[i], &p):
+			refused = append(refused, fmt.Errorf("agent %s: %s", a.addr, p.Message))
+		case errs[i] != nil:
+			lost = append(lost, fmt.Sprintf("agent %s lost after %.1f s (%v)", a.addr, lostAt[i].Seconds(), errs[i]))
+		default:
+			s := parts[i].Step
+			// Seconds counted from the step's start on the agent (each at
+			// the common instant, within its timer's jitter), rounded to a
+			// tenth so that the agents' k-th seconds meet, and moved to
+			// this run's clock.
+			at := start.Sub(c.base).Seconds()
+			for k := range s.Series {
+				s.Series[k].T = at + math.Round(s.Series[k].T*10)/10
+			}
+			steps = append(steps, s)
+			names = append(names, a.addr)
+		}
+	}
+	if len(refused) > 0 {
+		return results.Step{}, win, errors.Join(refused...)
+	}
+	var m results.Step
+	if len(steps) > 0 {
+		var err error
+		if m, err = results.MergeSteps(steps, names); err != nil {
+			return m, win, err
+		}
+	} else {
+		m = results.Step{Index: st.Index, Model: "open", Errors: map[string]int64{}, Warnings: []string{}, VerdictReasons: []string{}, Scenarios: []results.Breakdown{}}
+		if st.VUs > 0 {
+			m.Model = "closed"
+		}
+	}
+	if len(lost) > 0 {
+		m.Lost = strings.Join(lost, "; ")
+		return m, win, fmt.Errorf("%w: %s", run.ErrAgentLost, m.Lost)
+	}
+	return m, win, nil
+}
+
+// stopAll asks every agent to cut its step short (a Ctrl-C here).
+func (c *Coordinator) stopAll() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c.each(ctx, func(ctx context.Context, _ int, a *peer) error {
+		return c.call(ctx, a, http.MethodPost, pathSession+"/"+a.session+"/stop", nil, nil)
+	})
+}
+
+// Fresh implements run.Remote: the next step starts with new users.
+func (c *Coordinator) Fresh(context.Context) error {
+	c.fresh = true
+	return nil
+}
+
+// Agents implements run.Remote.
+func (c *Coordinator) Agents() []results.Agent {
+	out := make([]results.Agent, len(c.agents))
+	for i, a := range c.agents {
+		out[i] = results.Agent{Addr: a.addr, Version: a.health.Version, Host: a.health.Host, CPUs: a.health.CPUs,
+			ClockOffsetMS: float64(a.offset) / float64(time.Millisecond), RoundTripMS: float64(a.rtt) / float64(time.Millisecond)}
+	}
+	return out
+}
+
+// Base implements run.Remote.
+func (c *Coordinator) Base() time.Time { return c.base }
+
+// Close implements run.Remote: it closes every agent's session.
+func (c *Coordinator) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c.each(ctx, func(ctx context.Context, _ int, a *peer) error {
+		if a.session == "" {
+			return nil
+		}
+		return c.call(ctx, a, http.MethodDelete, pathSession+"/"+a.session, nil, nil)
+	})
+	c.client.CloseIdleConnections()
+}
+
+// call makes one API request: in (if not nil) as JSON, the answer into
+// out. An error answer is a *Problem (a refused plan, 400 or 403, is also
+// a run.InputError).
+func (c *Coordinator) call(ctx context.Context, a *peer, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, a.url+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.o.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		p := &Problem{}
+		if json.Unmarshal(data, p) != nil || p.Message == "" {
+			p.Message = fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(data[:min(len(data), 200)])))
+		}
+		if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized {
+			return &run.InputError{Err: p}
+		}
+		return p
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	return json.Unmarshal(data, out)
+}

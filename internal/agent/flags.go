@@ -1,0 +1,176 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/schedule"
+)
+
+// ServeFlags are `ceiling agent`'s flags.
+type ServeFlags struct {
+	Listen, TokenFile, TLSCert, TLSKey string
+	AllowCommands                      bool
+	Limits                             Limits
+}
+
+// Register adds the flags to fs.
+func (f *ServeFlags) Register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Listen, "listen", "127.0.0.1:7070", "address to serve the control API on (loopback unless you say otherwise, e.g. :7070)")
+	fs.StringVar(&f.TokenFile, "token-file", "", "file holding the bearer token coordinators must present (required)")
+	fs.StringVar(&f.TLSCert, "tls-cert", "", "serve over TLS with this certificate (PEM), with --tls-key")
+	fs.StringVar(&f.TLSKey, "tls-key", "", "the certificate's key (PEM)")
+	fs.BoolVar(&f.AllowCommands, "allow-commands", false, "let plans start commands on this machine (monitor.command); refused otherwise")
+	fs.Float64Var(&f.Limits.MaxRate, "max-rate", 0, "refuse steps that ask this agent for more requests a second (0: no bound)")
+	fs.IntVar(&f.Limits.MaxUsers, "max-users", 0, "refuse steps that ask this agent for more users (0: no bound)")
+	fs.DurationVar(&f.Limits.MaxDuration, "max-duration", 0, "refuse steps longer than this, warm-up included (0: no bound)")
+}
+
+// Serve runs an agent with the flags until ctx ends; log gets a line for
+// what it does.
+func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) error {
+	token, err := ReadToken(f.TokenFile)
+	if err != nil {
+		return err
+	}
+	if (f.TLSCert == "") != (f.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	ln, err := net.Listen("tcp", f.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", f.Listen, err)
+	}
+	s := &Server{Token: token, AllowCommands: f.AllowCommands, Limits: f.Limits, Version: version,
+		Log: func(line string) { fmt.Fprintf(log, "ceiling agent: %s\n", line) }}
+	defer s.Close()
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	scheme := "http"
+	if f.TLSCert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(log, "ceiling agent: serving API %s on %s://%s\n", API, scheme, ln.Addr())
+	done := make(chan error, 1)
+	go func() {
+		if f.TLSCert != "" {
+			done <- srv.ServeTLS(ln, f.TLSCert, f.TLSKey)
+		} else {
+			done <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		return nil
+	}
+}
+
+// ReadToken reads a bearer token from a file: its first line, trimmed; at
+// least 16 characters, so that it cannot be guessed.
+func ReadToken(path string) (string, error) {
+	if path == "" {
+		return "", &run.InputError{Err: errors.New("--token-file: required: a file holding the agents' bearer token (e.g. openssl rand -hex 32 > token)")}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", &run.InputError{Err: fmt.Errorf("--token-file: %w", err)}
+	}
+	token, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+	if token = strings.TrimSpace(token); len(token) < 16 {
+		return "", &run.InputError{Err: fmt.Errorf("--token-file %s: the token has %d characters, want at least 16 (e.g. openssl rand -hex 32)", path, len(token))}
+	}
+	return token, nil
+}
+
+// Flags are the distribution flags of run and find: the agents to drive,
+// or the one segment to run here.
+type Flags struct {
+	Agents, AgentsFile, TokenFile, Segment string
+	Wait, MaxSkew                          time.Duration
+}
+
+// Register adds the flags to fs; segment says whether --segment is one
+// (run has it, find not: a search's levels depend on its own steps).
+func (f *Flags) Register(fs *pflag.FlagSet, segment bool) {
+	fs.StringVar(&f.Agents, "agents", "", "run the load on these agents, host:port,... (see ceiling agent), merged exactly")
+	fs.StringVar(&f.AgentsFile, "agents-file", "", "the agents, one host:port a line")
+	fs.StringVar(&f.TokenFile, "token-file", "", "with --agents: the file holding the agents' bearer token")
+	fs.DurationVar(&f.Wait, "agents-timeout", 30*time.Second, "with --agents: how long to wait for every agent to answer")
+	fs.DurationVar(&f.MaxSkew, "max-skew", 500*time.Millisecond, "with --agents: refuse agents whose clock is further off than this")
+	if segment {
+		fs.StringVar(&f.Segment, "segment", "", "run share i of N of the load here, i/N (then: ceiling merge)")
+	}
+}
+
+// Apply sets o for the flags: o.Remote connected to the agents (the plan
+// opened on each), or o.Segment for a share run here. Nothing set, it
+// does nothing.
+func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.Options) error {
+	addrs := splitAgents(f.Agents)
+	if f.AgentsFile != "" {
+		data, err := os.ReadFile(f.AgentsFile)
+		if err != nil {
+			return &run.InputError{Err: fmt.Errorf("--agents-file: %w", err)}
+		}
+		addrs = append(addrs, splitAgents(string(data))...)
+	}
+	switch {
+	case len(addrs) > 0 && f.Segment != "":
+		return &run.InputError{Err: errors.New("--segment runs one share here; --agents runs them all elsewhere: give one")}
+	case f.Segment != "":
+		seg, err := schedule.ParseSegment(f.Segment)
+		if err != nil {
+			return &run.InputError{Err: fmt.Errorf("--segment: %w", err)}
+		}
+		o.Segment, o.SecondHistograms = seg, true
+		return nil
+	case len(addrs) == 0:
+		return nil
+	}
+	token, err := ReadToken(f.TokenFile)
+	if err != nil {
+		return err
+	}
+	if p.Load.Model == plan.Closed && len(p.Load.VUs) > 0 && slicesMin(p.Load.VUs) < len(addrs) {
+		return &run.InputError{Err: fmt.Errorf("%d agents for %d users: each agent needs a user at least", len(addrs), slicesMin(p.Load.VUs))}
+	}
+	c, err := Connect(ctx, Options{Addrs: addrs, Token: token, Wait: f.Wait, MaxSkew: f.MaxSkew, Version: version}, p)
+	if err != nil {
+		return err
+	}
+	o.Remote = c
+	return nil
+}
+
+// splitAgents reads host:port items separated by commas, spaces or lines
+// (# starts a comment in a file).
+func splitAgents(s string) []string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		out = append(out, strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\r' })...)
+	}
+	return out
+}
+
+func slicesMin(v []int) int {
+	m := v[0]
+	for _, x := range v[1:] {
+		m = min(m, x)
+	}
+	return m
+}

@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/schedule"
+)
+
+// API is the control API's version, the first element of its paths: a
+// coordinator and an agent of different APIs do not talk.
+const API = "v1"
+
+// The API's paths. Every one but health needs the bearer token.
+const (
+	pathHealth  = "/" + API + "/health"
+	pathClock   = "/" + API + "/clock"
+	pathSession = "/" + API + "/session"
+)
+
+// Health is what GET /v1/health answers, without a token.
+type Health struct {
+	API     string `json:"api"`
+	Version string `json:"version"`
+	Host    string `json:"host"`
+	CPUs    int    `json:"cpus"`
+	// Busy says the agent runs another coordinator's session.
+	Busy bool `json:"busy"`
+}
+
+// Clock is what GET /v1/clock answers: the agent's wall clock when it
+// answered, for the coordinator's round-trip estimate of the offset.
+type Clock struct {
+	UnixNano int64 `json:"unix_nano"`
+}
+
+// Open is POST /v1/session: the plan, as YAML (the coordinator's plan,
+// flags applied, without its monitor section), the file it came from
+// (for messages), its users file's contents when it has one, and this
+// agent's segment.
+type Open struct {
+	Plan     string `json:"plan"`
+	PlanFile string `json:"plan_file"`
+	// Users is the users file's contents; the plan reads it as UsersName,
+	// a file name beside the plan.
+	Users     []byte `json:"users,omitempty"`
+	UsersName string `json:"users_name,omitempty"`
+	Segment   struct {
+		I int `json:"i"`
+		N int `json:"n"`
+	} `json:"segment"`
+}
+
+// Opened is the answer to Open.
+type Opened struct {
+	Session string `json:"session"`
+}
+
+// StepRequest is POST /v1/session/ID/step: one step, its whole load (the
+// agent runs its segment's share), to start at StartUnixNano on the
+// agent's clock. Fresh asks for new users and connections first (a
+// repeat).
+type StepRequest struct {
+	Index         int           `json:"index"`
+	Rate          float64       `json:"rate,omitempty"`
+	RampFrom      float64       `json:"ramp_from,omitempty"`
+	RampTo        float64       `json:"ramp_to,omitempty"`
+	Ramp          bool          `json:"ramp,omitempty"`
+	VUs           int           `json:"vus,omitempty"`
+	Warmup        time.Duration `json:"warmup_ns"`
+	Length        time.Duration `json:"length_ns"`
+	StartUnixNano int64         `json:"start_unix_nano"`
+	Fresh         bool          `json:"fresh,omitempty"`
+}
+
+// StepResult is the answer to a step: the figures the agent measured of
+// its share, its series' times counted from the step's start (not its
+// own run's), and when the step really started on its clock.
+type StepResult struct {
+	Step            results.Step `json:"step"`
+	StartedUnixNano int64        `json:"started_unix_nano"`
+}
+
+// Problem is an error answer: what went wrong, said for a person.
+type Problem struct {
+	Message string `json:"error"`
+}
+
+// Error implements error.
+func (p *Problem) Error() string { return p.Message }
+
+// segmentOf reads an Open's segment.
+func segmentOf(o *Open) schedule.Segment { return schedule.Segment{I: o.Segment.I, N: o.Segment.N} }

@@ -1,0 +1,358 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/schedule"
+)
+
+// Limits bound what a coordinator may ask of this agent, per step: its
+// share of the rate, of the users, and the step's length with its
+// warm-up. Zero: no bound.
+type Limits struct {
+	MaxRate     float64
+	MaxUsers    int
+	MaxDuration time.Duration
+}
+
+// Server is an agent: it serves the control API to one coordinator at a
+// time, runs the plan it is given with the same engine as `ceiling run`
+// (package run), one step at a time, its segment's share of each, and
+// answers each step's figures. Every request but the health check needs
+// the bearer token.
+type Server struct {
+	// Token is the bearer token a coordinator must present.
+	Token string
+	// AllowCommands lets a plan start commands on this machine
+	// (monitor.command); refused otherwise.
+	AllowCommands bool
+	Limits        Limits
+	// Version is ceiling's version, which a coordinator must share.
+	Version string
+	// Idle closes a session no coordinator has used for this long (a
+	// coordinator that died). Zero: 10 minutes.
+	Idle time.Duration
+	// Log, if set, is told what the agent does, a line at a time.
+	Log func(string)
+
+	mu   sync.Mutex
+	sess *session
+}
+
+// session is the coordinator's run on this agent.
+type session struct {
+	id      string
+	run     *run.Session
+	dir     string // the plan's folder (its users file)
+	segment schedule.Segment
+	mu      sync.Mutex // one step at a time
+	timer   *time.Timer
+
+	stopMu sync.Mutex
+	stop   context.CancelFunc // cancels the running step (Ctrl-C at the coordinator)
+}
+
+// Handler returns the API's HTTP handler.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+pathHealth, s.health)
+	mux.HandleFunc("GET "+pathClock, s.auth(s.clock))
+	mux.HandleFunc("POST "+pathSession, s.auth(s.open))
+	mux.HandleFunc("POST "+pathSession+"/{id}/step", s.auth(s.step))
+	mux.HandleFunc("POST "+pathSession+"/{id}/stop", s.auth(s.stopStep))
+	mux.HandleFunc("DELETE "+pathSession+"/{id}", s.auth(s.close))
+	return mux
+}
+
+// auth checks the bearer token, in constant time.
+func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || s.Token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
+			problem(w, http.StatusUnauthorized, "a valid bearer token is required (the agent's --token-file)")
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	host, _ := os.Hostname()
+	s.mu.Lock()
+	busy := s.sess != nil
+	s.mu.Unlock()
+	answer(w, Health{API: API, Version: s.Version, Host: host, CPUs: runtime.GOMAXPROCS(0), Busy: busy})
+}
+
+func (s *Server) clock(w http.ResponseWriter, _ *http.Request) {
+	answer(w, Clock{UnixNano: time.Now().UnixNano()})
+}
+
+// maxOpen bounds an Open request: a plan and its users file.
+const maxOpen = 64 << 20
+
+func (s *Server) open(w http.ResponseWriter, r *http.Request) {
+	var o Open
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxOpen)).Decode(&o); err != nil {
+		problem(w, http.StatusBadRequest, "read the session: "+err.Error())
+		return
+	}
+	seg := segmentOf(&o)
+	if seg.N < 1 || seg.I < 0 || seg.I >= seg.N {
+		problem(w, http.StatusBadRequest, fmt.Sprintf("segment %d of %d: want 0 ≤ i < n", seg.I, seg.N))
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess != nil {
+		problem(w, http.StatusConflict, "busy: another coordinator's run is on this agent (it ends when that coordinator closes it, or after it is idle)")
+		return
+	}
+	sess, status, err := s.start(r.Context(), &o, seg)
+	if err != nil {
+		problem(w, status, err.Error())
+		return
+	}
+	s.sess = sess
+	s.logf("session %s: segment %s of %s", sess.id, seg, o.PlanFile)
+	answer(w, Opened{Session: sess.id})
+}
+
+// start parses the plan, refuses what this agent does not run, and opens
+// the run (which checks the target, as ceiling run does).
+func (s *Server) start(ctx context.Context, o *Open, seg schedule.Segment) (*session, int, error) {
+	dir, err := os.MkdirTemp("", "ceiling-agent-*")
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	fail := func(status int, err error) (*session, int, error) {
+		os.RemoveAll(dir)
+		return nil, status, err
+	}
+	if o.UsersName != "" {
+		// The users file beside the plan, where the plan reads it.
+		if filepath.Base(o.UsersName) != o.UsersName || strings.HasPrefix(o.UsersName, ".") {
+			return fail(http.StatusBadRequest, fmt.Errorf("users file name %q: want a plain file name", o.UsersName))
+		}
+		if err := os.WriteFile(filepath.Join(dir, o.UsersName), o.Users, 0o600); err != nil {
+			return fail(http.StatusInternalServerError, err)
+		}
+	}
+	p, err := plan.Parse(filepath.Join(dir, "plan.yaml"), []byte(o.Plan))
+	if err != nil {
+		return fail(http.StatusBadRequest, fmt.Errorf("the plan (%s, as the coordinator sent it): %w", o.PlanFile, err))
+	}
+	if err := s.refuse(p); err != nil {
+		return fail(http.StatusForbidden, err)
+	}
+	sess, err := run.Open(ctx, p, run.Options{Segment: seg, SecondHistograms: true, Version: s.Version})
+	if err != nil {
+		status := http.StatusBadGateway // the target, from here
+		var bad *run.InputError
+		if errors.As(err, &bad) {
+			status = http.StatusBadRequest
+		}
+		return fail(status, err)
+	}
+	b := make([]byte, 8)
+	rand.Read(b)
+	ss := &session{id: hex.EncodeToString(b), run: sess, dir: dir, segment: seg}
+	ss.timer = time.AfterFunc(s.idle(), func() { s.expire(ss) })
+	return ss, 0, nil
+}
+
+// refuse says what of a plan this agent will not run.
+func (s *Server) refuse(p *plan.Plan) error {
+	switch {
+	case p.Monitor.Command != "" && !s.AllowCommands:
+		return errors.New("the plan's monitor.command would run a command on the agent's machine: refused (start the agent with --allow-commands to allow it)")
+	case len(p.Sinks) > 0:
+		return errors.New("the plan has sinks, which an agent does not run: delivery accounting needs one machine")
+	}
+	return nil
+}
+
+// bound checks a step against the agent's limits.
+func (s *Server) bound(st load.Step, seg schedule.Segment) error {
+	l := s.Limits
+	rate := max(st.Rate, 0)
+	if st.Ramp != nil {
+		rate = max(st.Ramp.From, st.Ramp.To)
+	}
+	switch share := rate * seg.Fraction(); {
+	case l.MaxRate > 0 && st.VUs == 0 && share > l.MaxRate:
+		return fmt.Errorf("step %d asks this agent for %.0f/s, above its --max-rate %.0f/s", st.Index+1, share, l.MaxRate)
+	case l.MaxUsers > 0 && seg.Users(st.VUs) > l.MaxUsers:
+		return fmt.Errorf("step %d asks this agent for %d users, above its --max-users %d", st.Index+1, seg.Users(st.VUs), l.MaxUsers)
+	case l.MaxDuration > 0 && st.Warmup+st.Length > l.MaxDuration:
+		return fmt.Errorf("step %d lasts %v, above the agent's --max-duration %v", st.Index+1, st.Warmup+st.Length, l.MaxDuration)
+	}
+	return nil
+}
+
+func (s *Server) step(w http.ResponseWriter, r *http.Request) {
+	sess := s.find(r.PathValue("id"))
+	if sess == nil {
+		problem(w, http.StatusNotFound, "no such session (closed, or expired after being idle)")
+		return
+	}
+	var req StepRequest
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+		problem(w, http.StatusBadRequest, "read the step: "+err.Error())
+		return
+	}
+	st := load.Step{Index: req.Index, Rate: req.Rate, VUs: req.VUs, Warmup: req.Warmup, Length: req.Length}
+	if req.Ramp {
+		st.Ramp = &schedule.Linear{From: req.RampFrom, To: req.RampTo, Len: req.Length}
+	}
+	if err := s.bound(st, sess.segment); err != nil {
+		problem(w, http.StatusForbidden, err.Error())
+		return
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.timer.Stop()
+	defer sess.timer.Reset(s.idle())
+	if req.Fresh {
+		sess.run.NewUsers()
+	}
+	// Start at the coordinator's instant, with the other agents.
+	if wait := time.Until(time.Unix(0, req.StartUnixNano)); wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-r.Context().Done():
+			problem(w, http.StatusServiceUnavailable, "the coordinator went away before the step started")
+			return
+		}
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	sess.stopMu.Lock()
+	sess.stop = cancel
+	sess.stopMu.Unlock()
+	started := time.Now()
+	res, start, err := sess.run.Measure(ctx, st)
+	sess.stopMu.Lock()
+	sess.stop = nil
+	sess.stopMu.Unlock()
+	if err != nil {
+		problem(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	for i := range res.Series { // counted from the step's start, not this run's
+		res.Series[i].T -= start.Seconds()
+	}
+	s.logf("session %s: step %d: %d sent, %.1f/s", sess.id, st.Index+1, res.Sent, res.AchievedRate)
+	answer(w, StepResult{Step: res, StartedUnixNano: started.UnixNano()})
+}
+
+// stopStep cuts the running step short, as a Ctrl-C does on one machine:
+// its in-flight requests finish within the grace, and the step answers
+// what it measured.
+func (s *Server) stopStep(w http.ResponseWriter, r *http.Request) {
+	sess := s.find(r.PathValue("id"))
+	if sess == nil {
+		problem(w, http.StatusNotFound, "no such session")
+		return
+	}
+	sess.stopMu.Lock()
+	if sess.stop != nil {
+		sess.stop()
+	}
+	sess.stopMu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) close(w http.ResponseWriter, r *http.Request) {
+	sess := s.find(r.PathValue("id"))
+	if sess == nil {
+		problem(w, http.StatusNotFound, "no such session")
+		return
+	}
+	s.end(sess)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// find returns the open session of that id, or nil.
+func (s *Server) find(id string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess == nil || s.sess.id != id {
+		return nil
+	}
+	return s.sess
+}
+
+// expire closes a session its coordinator left idle.
+func (s *Server) expire(sess *session) {
+	s.logf("session %s: idle for %v, closed", sess.id, s.idle())
+	s.end(sess)
+}
+
+// end closes a session once its step (if any) is over.
+func (s *Server) end(sess *session) {
+	s.mu.Lock()
+	if s.sess != sess {
+		s.mu.Unlock()
+		return
+	}
+	s.sess = nil
+	s.mu.Unlock()
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.timer.Stop()
+	sess.run.Close()
+	os.RemoveAll(sess.dir)
+	s.logf("session %s: closed", sess.id)
+}
+
+// Close ends the open session, if any.
+func (s *Server) Close() {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	if sess != nil {
+		s.end(sess)
+	}
+}
+
+func (s *Server) idle() time.Duration {
+	if s.Idle > 0 {
+		return s.Idle
+	}
+	return 10 * time.Minute
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.Log != nil {
+		s.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+func answer(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func problem(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(Problem{Message: msg})
+}

@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/run"
+)
+
+const token = "0123456789abcdef0123"
+
+// agent starts an agent on loopback.
+func agent(t *testing.T, s *Server) string {
+	t.Helper()
+	s.Token, s.Version = token, "test"
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { srv.Close(); s.Close() })
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+func target(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) }))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func quickPlan(t *testing.T, url, extra string) *plan.Plan {
+	t.Helper()
+	p, err := plan.Parse("plan.yaml", []byte("target: "+url+"\nload: {rates: [50], step: 300ms, warmup: 100ms}\nscenarios: [{request: {url: /}}]\n"+extra))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func connect(t *testing.T, p *plan.Plan, tok string, addrs ...string) (*Coordinator, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return Connect(ctx, Options{Addrs: addrs, Token: tok, Version: "test", Wait: 2 * time.Second}, p)
+}
+
+// The health check answers without a token; everything else needs it.
+func TestAgentToken(t *testing.T) {
+	addr := agent(t, &Server{})
+	resp, err := http.Get("http://" + addr + pathHealth)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("health: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	_, err = connect(t, quickPlan(t, target(t), ""), "not-the-token-at-all", addr)
+	var bad *run.InputError
+	if !errors.As(err, &bad) || !strings.Contains(err.Error(), "valid bearer token") {
+		t.Errorf("a wrong token: %v, want refused as bad input", err)
+	}
+}
+
+// An agent refuses a plan that would run a command on its machine, unless
+// it allows commands; and a step above its bounds.
+func TestAgentRefuses(t *testing.T) {
+	addr := agent(t, &Server{Limits: Limits{MaxRate: 20}})
+	p := quickPlan(t, target(t), "")
+	p.Monitor.Command = "touch /tmp/pwned"
+	c := &Coordinator{o: Options{Token: token}, client: http.DefaultClient, agents: []*peer{{addr: addr, url: "http://" + addr}}}
+	// A coordinator strips the monitor section; this request, as anyone
+	// could send it, keeps it.
+	data, err := yaml.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Open{Plan: string(data), PlanFile: "plan.yaml"}
+	o.Segment.N = 1
+	err = c.call(context.Background(), c.agents[0], http.MethodPost, pathSession, o, &Opened{})
+	if err == nil || !strings.Contains(err.Error(), "monitor.command") || !strings.Contains(err.Error(), "--allow-commands") {
+		t.Errorf("a plan with monitor.command: %v, want refused", err)
+	}
+	coord, err := connect(t, quickPlan(t, target(t), ""), token, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coord.Close()
+	st := run.Level(quickPlan(t, target(t), ""), 50)
+	_, _, err = coord.Step(context.Background(), st)
+	if err == nil || !strings.Contains(err.Error(), "above its --max-rate 20/s") {
+		t.Errorf("a step of 50/s on an agent bound to 20/s: %v, want refused", err)
+	}
+}
+
+// One coordinator at a time: a second is told the agent is busy.
+func TestAgentBusy(t *testing.T) {
+	addr := agent(t, &Server{})
+	p := quickPlan(t, target(t), "")
+	first, err := connect(t, p, token, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connect(t, p, token, addr); err == nil || !strings.Contains(err.Error(), "busy") {
+		t.Errorf("a second coordinator: %v, want busy", err)
+	}
+	first.Close()
+	again, err := connect(t, p, token, addr)
+	if err != nil {
+		t.Errorf("after the first closed: %v", err)
+	} else {
+		again.Close()
+	}
+}

@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"cmp"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ceiling-dev/ceiling/internal/agent"
+	"github.com/ceiling-dev/ceiling/internal/run"
+)
+
+func agentCmd(e *env) *cobra.Command {
+	var f agent.ServeFlags
+	c := &cobra.Command{
+		Use:   "agent",
+		Short: "Serve as a remote agent: run the share of each step a coordinator (run/find --agents) sends",
+		Args:  cobra.NoArgs,
+		RunE:  func(*cobra.Command, []string) error { return runError(agent.Serve(e.ctx, f, version(), e.stderr)) },
+	}
+	f.Register(c.Flags())
+	return c
+}
+
+func mergeCmd(e *env) *cobra.Command {
+	var o outputFlags
+	c := &cobra.Command{
+		Use:   "merge SEGMENT.json ... --out merged.json",
+		Short: "Merge the results of a run's segments (run --segment i/N) exactly: histograms merged, then judged",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			res, err := run.MergeFiles(args, o.out, e.args)
+			if res == nil {
+				return runError(err)
+			}
+			if werr := show(e, &o, res); werr != nil || err != nil {
+				return cmp.Or(werr, runError(err))
+			}
+			return outcome(res)
+		},
+	}
+	o.register(c)
+	return c
+}

@@ -1,0 +1,58 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// Remote runs a session's steps on other machines and merges their
+// figures: the coordinator's side of a distributed run (package agent
+// implements it over HTTP). The session does everything else as on one
+// machine: it judges the merged step, runs find, repeats and writes
+// result.json.
+type Remote interface {
+	// Step runs st on every generator, each its share, starting at one
+	// instant, and returns the merged step (results.MergeSteps) and the
+	// wall-clock bounds of its counted window. A generator lost during the
+	// step gives the merge of the others with Lost set, and an error
+	// matching ErrAgentLost.
+	Step(ctx context.Context, st load.Step) (results.Step, Window, error)
+	// Fresh makes every generator's next step start with new users and
+	// connections (a repeat).
+	Fresh(ctx context.Context) error
+	// Agents describes the generators, for result.json.
+	Agents() []results.Agent
+	// Base is the run's start on this machine's clock: series times count
+	// from it.
+	Base() time.Time
+	// Close ends the generators' sessions.
+	Close()
+}
+
+// Window bounds a step's counted window on the coordinator's clock.
+type Window struct {
+	Start, End time.Time
+}
+
+// ErrAgentLost is matched by the error of a step during which an agent
+// stopped answering: the step is INVALID and the run stops (exit 3), with
+// every finished step kept.
+var ErrAgentLost = errors.New("agent lost")
+
+// remoteRefusals lists what a plan may not have when its steps run on
+// agents: its parts that live on the machine that runs the load.
+func remoteRefusals(o *Options, hasSinks bool, held int) error {
+	switch {
+	case o.Remote == nil:
+		return nil
+	case hasSinks:
+		return badInput("sinks (delivery accounting) are not supported with agents yet: each agent would see only its own ids; run the plan on one machine")
+	case held > 0:
+		return badInput("held websocket sockets are not supported with agents yet; run the plan on one machine")
+	}
+	return nil
+}

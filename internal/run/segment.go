@@ -1,0 +1,144 @@
+package run
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/secret"
+	"github.com/ceiling-dev/ceiling/internal/slo"
+)
+
+// Fingerprint is a short hash of the plan as it runs (flags applied):
+// the segments of one plan share it.
+func Fingerprint(p *plan.Plan) string {
+	q := *p
+	q.File = ""
+	data, err := yaml.Marshal(&q)
+	if err != nil {
+		data = []byte(fmt.Sprintf("%#v", q))
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
+}
+
+// segmentOf is what a --segment run's result.json says of its share.
+func segmentOf(p *plan.Plan, o *Options) *results.Segment {
+	if o.Segment.Whole() {
+		return nil
+	}
+	return &results.Segment{I: o.Segment.I + 1, N: o.Segment.N, Plan: Fingerprint(p), SLO: p.SLO, Rules: rulesOf(p), Strict: p.Strict != nil && *p.Strict}
+}
+
+// Merge puts the results of the N segments of one run (ceiling run
+// --segment i/N, each on its machine) together, as `ceiling merge` does:
+// step by step with results.MergeSteps (histograms merged, counts and
+// rates added), then judged with the plan's SLO and verdict rules, which
+// the segments carry. It refuses inputs that are not every segment of one
+// plan, once each, with the same steps.
+func Merge(parts []*results.Result, command string) (*results.Result, error) {
+	if len(parts) == 0 {
+		return nil, badInput("merge: no result given")
+	}
+	first := parts[0].Segment
+	if first == nil {
+		return nil, badInput("merge: the first result is not a segment of a run (ceiling run --segment i/N)")
+	}
+	seen := make([]bool, first.N+1)
+	for k, r := range parts {
+		sg := r.Segment
+		switch {
+		case sg == nil:
+			return nil, badInput("merge: result %d is not a segment of a run", k+1)
+		case sg.Plan != first.Plan || sg.N != first.N:
+			return nil, badInput("merge: result %d is segment %d/%d of another plan or split (plan %s, not %s of %d)", k+1, sg.I, sg.N, sg.Plan, first.Plan, first.N)
+		case sg.I < 1 || sg.I > sg.N || seen[sg.I]:
+			return nil, badInput("merge: segment %d/%d given twice (or out of range)", sg.I, sg.N)
+		case len(r.Steps) != len(parts[0].Steps):
+			return nil, badInput("merge: segment %d/%d has %d steps, segment %d/%d %d: a segment cut short cannot be merged", sg.I, sg.N, len(r.Steps), first.I, first.N, len(parts[0].Steps))
+		}
+		seen[sg.I] = true
+	}
+	if missing := slices.Index(seen[1:], false); missing >= 0 {
+		return nil, badInput("merge: segment %d/%d is missing: the merge of fewer segments would be a smaller load", missing+1, first.N)
+	}
+	terms, err := slo.Parse(first.SLO)
+	if err != nil {
+		return nil, badInput("merge: the segments' slo: %w", err)
+	}
+	out := &results.Result{Schema: results.Schema, Command: command, Name: parts[0].Name, Target: parts[0].Target, Control: parts[0].Control,
+		Host: parts[0].Host, StartedAt: parts[0].StartedAt, Warnings: []string{}, Steps: []results.Step{}, DuplicateIDs: []results.DuplicateID{}, Invalid: []string{}}
+	var names []string
+	var ended time.Time
+	for _, r := range parts {
+		name := fmt.Sprintf("segment %d/%d", r.Segment.I, r.Segment.N)
+		names = append(names, name)
+		out.Agents = append(out.Agents, results.Agent{Addr: name, Version: r.Host.Version, Host: r.Host.Hostname, CPUs: r.Host.CPUs})
+		out.Interrupted = out.Interrupted || r.Interrupted
+		out.Unfinished = out.Unfinished || r.Unfinished
+		for _, w := range r.Warnings {
+			out.Warnings = append(out.Warnings, name+": "+w)
+		}
+		if r.StartedAt.Before(out.StartedAt) {
+			out.StartedAt = r.StartedAt
+		}
+		if r.EndedAt != nil && r.EndedAt.After(ended) {
+			ended = *r.EndedAt
+		}
+	}
+	if !ended.IsZero() {
+		out.EndedAt = &ended
+	}
+	for i := range parts[0].Steps {
+		steps := make([]results.Step, len(parts))
+		for k, r := range parts {
+			steps[k] = r.Steps[i]
+		}
+		m, err := results.MergeSteps(steps, names)
+		if err != nil {
+			return nil, badInput("merge: step %d: %w", i+1, err)
+		}
+		out.Steps = append(out.Steps, m)
+	}
+	out.Evaluate(terms)
+	rules := first.Rules
+	rules.Strict = first.Strict
+	out.Judge(rules)
+	if first.Strict && len(out.Invalid) > 0 {
+		out.Passed = false
+	}
+	out.Passed = out.Passed && !out.Interrupted && !out.Unfinished
+	if out.Unfinished {
+		return out, errors.New("merge: a segment's result is unfinished (its run was killed): the merge is written, and does not pass")
+	}
+	return out, nil
+}
+
+// MergeFiles reads the segments' result files, merges them (Merge) and
+// writes the merged result to out. args is the command line, for the
+// merged result's command.
+func MergeFiles(paths []string, out string, args []string) (*results.Result, error) {
+	var parts []*results.Result
+	for _, p := range paths {
+		r, err := results.Read(p)
+		if err != nil {
+			return nil, badInput("merge: %w", err)
+		}
+		parts = append(parts, r)
+	}
+	res, err := Merge(parts, reproduce(secret.Names(nil).Args(args)))
+	if res == nil {
+		return nil, err
+	}
+	if werr := results.Write(out, res, results.Private); werr != nil {
+		return res, errors.Join(err, werr)
+	}
+	return res, err
+}
