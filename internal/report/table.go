@@ -314,6 +314,7 @@ func footer(w io.Writer, r *results.Result, prefix string) {
 	if n := r.Repeats(); n > 1 {
 		fmt.Fprintf(w, "\n%seach figure is the median of %d repeats (fewer where a repeat was interrupted; counts: their sum; max: the largest); ± is its coefficient of variation over them\n", prefix, n)
 	}
+	agentLines(w, r, prefix)
 	if r.Unfinished {
 		fmt.Fprintf(w, "\n%sUNFINISHED: ceiling stopped before the run ended (killed, or a second Ctrl-C); only the steps it had written are shown, and the run did not pass\n", prefix)
 	}

@@ -509,7 +509,8 @@ func (s *Session) judge() {
 	if s.found != nil {
 		s.res.Passed = *s.found
 	}
-	s.res.Passed = s.res.Passed && !s.res.Interrupted && !s.res.Unfinished
+	lost := slices.ContainsFunc(s.res.Steps, func(st results.Step) bool { return st.Lost != "" })
+	s.res.Passed = s.res.Passed && !s.res.Interrupted && !s.res.Unfinished && !lost
 }
 
 func (s *Session) write() error {

@@ -1,0 +1,295 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// tokenFile writes an agents' token for a test.
+func tokenFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(path, []byte("test-token-0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startAgent starts this test binary as `ceiling agent` on a free
+// loopback port, as a process of its own, and returns its address and
+// process; the test's end kills it (by its PID) if it still runs.
+func startAgent(t *testing.T, token string, args ...string) (string, *os.Process) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{"agent", "--listen", "127.0.0.1:0", "--token-file", token}, args...)...)
+	cmd.Env = append(os.Environ(), asCeiling+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		re := regexp.MustCompile(`on http://(127\.0\.0\.1:\d+)`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return a, cmd.Process
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent did not say where it listens")
+	}
+	return "", nil
+}
+
+// slowServer answers after d, on loopback.
+func slowServer(t *testing.T, d time.Duration) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(d)
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// Three agents, each its own process, at 600/s in all against a 20 ms
+// endpoint: exactly the arrivals of one process, and the same percentiles
+// within noise, merged from their histograms.
+func TestAgentsMatchOneProcess(t *testing.T) {
+	token := tokenFile(t)
+	var addrs []string
+	for range 3 {
+		a, _ := startAgent(t, token)
+		addrs = append(addrs, a)
+	}
+	url := slowServer(t, 20*time.Millisecond) + "/api"
+	dir := t.TempDir()
+	args := []string{"run", "--url", url, "--rate", "600", "--step", "1s", "--warmup", "300ms", "--quiet"}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if code, stdout, stderr := ceiling(t, ctx, append(args, "--out", filepath.Join(dir, "one.json"))...); code != ExitOK {
+		t.Fatalf("one process: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr := ceiling(t, ctx, append(args, "--out", filepath.Join(dir, "three.json"), "--agents", strings.Join(addrs, ","), "--token-file", token)...)
+	t.Log(stdout)
+	if code != ExitOK {
+		t.Fatalf("three agents: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	one, three := readResult(t, filepath.Join(dir, "one.json")), readResult(t, filepath.Join(dir, "three.json"))
+	a, b := one.Steps[0], three.Steps[0]
+	if a.GeneratorLimited || b.GeneratorLimited {
+		t.Skipf("this machine could not hold 600/s (one: %v, three: %v): nothing to compare", a.VerdictReason, b.VerdictReason)
+	}
+	t.Logf("one process: sent %d, p50 %.2f ms, p99 %.2f ms; three agents: sent %d, p50 %.2f ms, p99 %.2f ms", a.Sent, a.LatencyMS.P50, a.LatencyMS.P99, b.Sent, b.LatencyMS.P50, b.LatencyMS.P99)
+	if a.Sent != 600 || b.Sent != a.Sent || b.TargetRate != 600 {
+		t.Errorf("arrivals: one process %d, three agents %d (target %v); want 600 each, exactly", a.Sent, b.Sent, b.TargetRate)
+	}
+	if math.Abs(a.LatencyMS.P50-b.LatencyMS.P50) > 3 || b.LatencyMS.P99 > 2*a.LatencyMS.P99+10 || a.LatencyMS.P99 > 2*b.LatencyMS.P99+10 {
+		t.Errorf("p50 %.1f vs %.1f ms, p99 %.1f vs %.1f ms: want the same within noise", a.LatencyMS.P50, b.LatencyMS.P50, a.LatencyMS.P99, b.LatencyMS.P99)
+	}
+	if b.Agents != 3 || len(b.Parts) != 3 || len(three.Agents) != 3 || three.Agents[0].Version == "" {
+		t.Errorf("agents %d, parts %d, run's agents %+v; want three listed", b.Agents, len(b.Parts), three.Agents)
+	}
+	var sent int64
+	for _, p := range b.Parts {
+		sent += p.Sent
+		if p.Sent < 199 || p.Sent > 201 {
+			t.Errorf("agent %s sent %d, want its third, 200", p.Agent, p.Sent)
+		}
+	}
+	if sent != b.Sent {
+		t.Errorf("the parts sent %d, the step %d", sent, b.Sent)
+	}
+	if h, err := metricsHist(b.Histogram); err != nil || h != b.Completed {
+		t.Errorf("the merged histogram holds %d samples (%v), the step completed %d", h, err, b.Completed)
+	}
+	if !strings.Contains(stdout, "agents") {
+		t.Errorf("the table does not show the agents:\n%s", stdout)
+	}
+}
+
+// An agent killed during a step makes that step INVALID ("agent ADDR lost
+// after N s"), never a smaller rate passed off as the whole, and the run
+// stops with exit 3, its finished steps kept.
+func TestAgentLost(t *testing.T) {
+	token := tokenFile(t)
+	a1, _ := startAgent(t, token)
+	a2, p2 := startAgent(t, token)
+	url := slowServer(t, 5*time.Millisecond) + "/"
+	out := filepath.Join(t.TempDir(), "result.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var once sync.Once
+	go func() {
+		// Kill the second agent 1.5 s into the second step: the first step
+		// (1 s, 200 ms of warm-up, begun about 0.5 s after the run) is over.
+		time.Sleep(3500 * time.Millisecond)
+		once.Do(func() { p2.Kill() })
+	}()
+	code, stdout, stderr := ceiling(t, ctx, "run", "--url", url, "--rate", "50,50,50", "--step", "2s", "--warmup", "200ms",
+		"--agents", a1+","+a2, "--token-file", token, "--out", out, "--quiet")
+	t.Log(stdout, stderr)
+	if code != ExitCannotRun {
+		t.Fatalf("exit %d, want %d (an agent lost)", code, ExitCannotRun)
+	}
+	r := readResult(t, out)
+	if len(r.Steps) != 2 || r.Steps[0].Verdict != results.Healthy || r.Steps[1].Verdict != results.Invalid ||
+		!strings.Contains(r.Steps[1].VerdictReason, "agent "+a2+" lost after") || r.Passed || r.Unfinished {
+		t.Fatalf("steps %d: %+v; want the first kept, the second INVALID naming the lost agent, the run not passed", len(r.Steps), verdicts(r))
+	}
+	if !strings.Contains(stderr, "lost") {
+		t.Errorf("stderr does not say the agent was lost: %s", stderr)
+	}
+}
+
+func verdicts(r *results.Result) []string {
+	var out []string
+	for _, s := range r.Steps {
+		out = append(out, s.Verdict+": "+s.VerdictReason)
+	}
+	return out
+}
+
+// An agent refuses a coordinator with the wrong token, and a plan that
+// would run a command on its machine.
+func TestAgentsRefuse(t *testing.T) {
+	token := tokenFile(t)
+	addr, _ := startAgent(t, token)
+	url := slowServer(t, 0) + "/"
+	wrong := filepath.Join(t.TempDir(), "wrong")
+	os.WriteFile(wrong, []byte("another-token-0123456789"), 0o600)
+	code, _, stderr := ceiling(t, context.Background(), "run", "--url", url, "--rate", "10", "--step", "300ms",
+		"--agents", addr, "--token-file", wrong, "--out", filepath.Join(t.TempDir(), "r.json"), "--quiet")
+	if code != ExitBadInput || !strings.Contains(stderr, "valid bearer token") {
+		t.Errorf("a wrong token: exit %d, %q; want refused (exit 2)", code, stderr)
+	}
+	// A plan whose monitor.command the coordinator would run: the
+	// coordinator strips it, so ask the agent directly through a run that
+	// cannot strip it: the agent's own refusal is tested in package agent.
+	plan := writePlan(t, "target: "+url+"\nload: {rates: [10], step: 300ms}\nsinks: [{name: hook, listen: 127.0.0.1:0}]\nscenarios: [{request: {url: /}}]\n")
+	code, _, stderr = ceiling(t, context.Background(), "run", plan, "--agents", addr, "--token-file", token, "--out", filepath.Join(t.TempDir(), "r.json"), "--quiet")
+	if code != ExitBadInput || !strings.Contains(stderr, "sinks") {
+		t.Errorf("a plan with sinks: exit %d, %q; want refused (exit 2)", code, stderr)
+	}
+}
+
+// metricsHist counts the samples of an encoded histogram.
+func metricsHist(enc string) (int64, error) {
+	h, err := metrics.Decode(enc)
+	if err != nil {
+		return 0, err
+	}
+	return h.TotalCount(), nil
+}
+
+// find through two agents finds the edge one process finds, on a target
+// of known capacity (200 requests a second, 503 past it).
+func TestAgentsFind(t *testing.T) {
+	token := tokenFile(t)
+	a1, _ := startAgent(t, token)
+	a2, _ := startAgent(t, token)
+	url := capacityServer(t, 200).URL + "/"
+	dir := t.TempDir()
+	args := []string{"find", "--url", url, "--start", "50", "--max", "800", "--precision", "10%", "--slo", "errors<1%", "--step", "600ms", "--warmup", "200ms", "--quiet"}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	edges := map[string]float64{}
+	for name, extra := range map[string][]string{"one": nil, "two agents": {"--agents", a1 + "," + a2, "--token-file", token}} {
+		out := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
+		code, stdout, stderr := ceiling(t, ctx, append(append(args, "--out", out), extra...)...)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d\n%s\n%s", name, code, stdout, stderr)
+		}
+		r := readResult(t, out)
+		if r.Edge == nil {
+			t.Fatalf("%s: no edge: %s", name, r.Search.Answer)
+		}
+		for _, s := range r.Steps {
+			if s.GeneratorLimited {
+				t.Skipf("%s: step %d generator-limited on this machine: %s", name, s.Index+1, s.VerdictReason)
+			}
+		}
+		edges[name] = r.Edge.Rate
+		t.Logf("%s: %s", name, r.Search.Answer)
+	}
+	one, two := edges["one"], edges["two agents"]
+	if one < 120 || one > 260 || math.Abs(one-two)/one > 0.2 {
+		t.Errorf("edges: one process %.0f/s, two agents %.0f/s; want both near the target's 200/s and within the search's precision of each other", one, two)
+	}
+}
+
+// run --segment i/N on two machines (here, two processes at once), then
+// merge: the segments' arrivals add up to the whole's, and the merge
+// refuses inputs that are not every segment of one plan.
+func TestSegmentsMerge(t *testing.T) {
+	url := slowServer(t, 10*time.Millisecond) + "/"
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := 1; i <= 2; i++ {
+		wg.Go(func() {
+			cmd := exec.CommandContext(ctx, exe, "run", "--url", url, "--rate", "100,200", "--step", "1s", "--warmup", "200ms",
+				"--segment", fmt.Sprintf("%d/2", i), "--out", filepath.Join(dir, fmt.Sprintf("s%d.json", i)), "--quiet")
+			cmd.Env = append(os.Environ(), asCeiling+"=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("segment %d/2: %v\n%s", i, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	s1, s2, merged := filepath.Join(dir, "s1.json"), filepath.Join(dir, "s2.json"), filepath.Join(dir, "merged.json")
+	code, stdout, stderr := ceiling(t, ctx, "merge", s1, s2, "--out", merged, "--quiet")
+	t.Log(stdout)
+	if code != ExitOK {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, merged)
+	if len(r.Steps) != 2 || r.Steps[0].Sent != 100 || r.Steps[1].Sent != 200 || r.Steps[1].TargetRate != 200 || r.Steps[0].Verdict == "" {
+		t.Errorf("merged steps %+v; want 100 and 200 arrivals, judged", verdicts(r))
+	}
+	if code, _, stderr := ceiling(t, ctx, "merge", s1, "--out", merged, "--quiet"); code != ExitBadInput || !strings.Contains(stderr, "segment 2/2 is missing") {
+		t.Errorf("one segment of two: exit %d, %q; want refused", code, stderr)
+	}
+	if code, _, stderr := ceiling(t, ctx, "merge", s1, s1, "--out", merged, "--quiet"); code != ExitBadInput || !strings.Contains(stderr, "given twice") {
+		t.Errorf("a segment twice: exit %d, %q; want refused", code, stderr)
+	}
+	other := filepath.Join(dir, "other.json")
+	if code, stdout, stderr := ceiling(t, ctx, "run", "--url", url, "--rate", "100", "--step", "300ms", "--segment", "2/2", "--out", other, "--quiet"); code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := ceiling(t, ctx, "merge", s1, other, "--out", merged, "--quiet"); code != ExitBadInput || !strings.Contains(stderr, "another plan") {
+		t.Errorf("segments of two plans: exit %d, %q; want refused", code, stderr)
+	}
+}
