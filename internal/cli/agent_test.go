@@ -293,3 +293,27 @@ func TestSegmentsMerge(t *testing.T) {
 		t.Errorf("segments of two plans: exit %d, %q; want refused", code, stderr)
 	}
 }
+
+// The closed model's users are split over the agents as evenly as they
+// go, and add up to the step's.
+func TestAgentsClosedModel(t *testing.T) {
+	token := tokenFile(t)
+	a1, _ := startAgent(t, token)
+	a2, _ := startAgent(t, token)
+	url := slowServer(t, 5*time.Millisecond) + "/"
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", url, "--vus", "3", "--step", "500ms", "--warmup", "100ms",
+		"--agents", a1+","+a2, "--token-file", token, "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s := readResult(t, out).Steps[0]
+	if s.Model != "closed" || s.VUs != 3 || len(s.Parts) != 2 || s.Parts[0].VUs != 2 || s.Parts[1].VUs != 1 || s.Completed == 0 {
+		t.Errorf("step %s, %d users, parts %+v; want 3 users split 2 and 1", s.Model, s.VUs, s.Parts)
+	}
+	code, _, stderr = ceiling(t, context.Background(), "run", "--url", url, "--vus", "1", "--step", "300ms",
+		"--agents", a1+","+a2, "--token-file", token, "--out", out, "--quiet")
+	if code != ExitBadInput || !strings.Contains(stderr, "2 agents for 1 users") {
+		t.Errorf("1 user on 2 agents: exit %d, %q; want refused", code, stderr)
+	}
+}
