@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -21,7 +22,7 @@ import (
 // ServeFlags are `ceiling agent`'s flags.
 type ServeFlags struct {
 	Listen, TokenFile, TLSCert, TLSKey string
-	AllowCommands                      bool
+	AllowCommands, Once                bool
 	Limits                             Limits
 }
 
@@ -31,6 +32,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.TokenFile, "token-file", "", "file holding the bearer token coordinators must present (required)")
 	fs.StringVar(&f.TLSCert, "tls-cert", "", "serve over TLS with this certificate (PEM), with --tls-key")
 	fs.StringVar(&f.TLSKey, "tls-key", "", "the certificate's key (PEM)")
+	fs.BoolVar(&f.Once, "once", false, "serve one coordinator's run, then exit (a Kubernetes Job's agents)")
 	fs.BoolVar(&f.AllowCommands, "allow-commands", false, "let plans start commands on this machine (monitor.command); refused otherwise")
 	fs.Float64Var(&f.Limits.MaxRate, "max-rate", 0, "refuse steps that ask this agent for more requests a second (0: no bound)")
 	fs.IntVar(&f.Limits.MaxUsers, "max-users", 0, "refuse steps that ask this agent for more users (0: no bound)")
@@ -51,8 +53,13 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", f.Listen, err)
 	}
+	ended := make(chan struct{})
+	var once sync.Once
 	s := &Server{Token: token, AllowCommands: f.AllowCommands, Limits: f.Limits, Version: version,
 		Log: func(line string) { fmt.Fprintf(log, "ceiling agent: %s\n", line) }}
+	if f.Once {
+		s.Ended = func() { once.Do(func() { close(ended) }) }
+	}
 	defer s.Close()
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	scheme := "http"
@@ -71,6 +78,12 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 	select {
 	case err := <-done:
 		return err
+	case <-ended:
+		fmt.Fprintf(log, "ceiling agent: the run is over (--once)\n")
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		return nil
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -101,6 +114,9 @@ func ReadToken(path string) (string, error) {
 type Flags struct {
 	Agents, AgentsFile, TokenFile, Segment string
 	Wait, MaxSkew                          time.Duration
+	// Emit prints result.json between marker lines at the end
+	// (results.WriteLog): a coordinator's log, read back by ceiling k8s.
+	Emit bool
 }
 
 // Register adds the flags to fs; segment says whether --segment is one
@@ -111,6 +127,7 @@ func (f *Flags) Register(fs *pflag.FlagSet, segment bool) {
 	fs.StringVar(&f.TokenFile, "token-file", "", "with --agents: the file holding the agents' bearer token")
 	fs.DurationVar(&f.Wait, "agents-timeout", 30*time.Second, "with --agents: how long to wait for every agent to answer")
 	fs.DurationVar(&f.MaxSkew, "max-skew", 500*time.Millisecond, "with --agents: refuse agents whose clock is further off than this")
+	fs.BoolVar(&f.Emit, "emit-result", false, "print result.json to stdout between marker lines at the end (a coordinator's log)")
 	if segment {
 		fs.StringVar(&f.Segment, "segment", "", "run share i of N of the load here, i/N (then: ceiling merge)")
 	}

@@ -51,6 +51,9 @@ type Server struct {
 	Idle time.Duration
 	// Log, if set, is told what the agent does, a line at a time.
 	Log func(string)
+	// Ended, if set, is called after a session has closed (an agent that
+	// serves one run, --once, stops then).
+	Ended func()
 
 	mu   sync.Mutex
 	sess *session
@@ -321,6 +324,9 @@ func (s *Server) end(sess *session) {
 	sess.run.Close()
 	os.RemoveAll(sess.dir)
 	s.logf("session %s: closed", sess.id)
+	if s.Ended != nil {
+		s.Ended()
+	}
 }
 
 // Close ends the open session, if any.

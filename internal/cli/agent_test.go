@@ -34,6 +34,12 @@ func tokenFile(t *testing.T) string {
 // loopback port, as a process of its own, and returns its address and
 // process; the test's end kills it (by its PID) if it still runs.
 func startAgent(t *testing.T, token string, args ...string) (string, *os.Process) {
+	addr, cmd := startAgentCmd(t, token, args...)
+	return addr, cmd.Process
+}
+
+// startAgentCmd is startAgent, with the command (to wait for its exit).
+func startAgentCmd(t *testing.T, token string, args ...string) (string, *exec.Cmd) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -61,7 +67,7 @@ func startAgent(t *testing.T, token string, args ...string) (string, *os.Process
 	}()
 	select {
 	case a := <-addr:
-		return a, cmd.Process
+		return a, cmd
 	case <-time.After(30 * time.Second):
 		t.Fatal("the agent did not say where it listens")
 	}
@@ -315,5 +321,33 @@ func TestAgentsClosedModel(t *testing.T) {
 		"--agents", a1+","+a2, "--token-file", token, "--out", out, "--quiet")
 	if code != ExitBadInput || !strings.Contains(stderr, "2 agents for 1 users") {
 		t.Errorf("1 user on 2 agents: exit %d, %q; want refused", code, stderr)
+	}
+}
+
+// An agent started --once exits 0 when its run is over (a Kubernetes
+// Job's pod completes), and --emit-result prints the result between the
+// markers ceiling k8s reads back from the coordinator's log.
+func TestAgentOnceAndEmit(t *testing.T) {
+	token := tokenFile(t)
+	addr, cmd := startAgentCmd(t, token, "--once")
+	url := slowServer(t, 0) + "/"
+	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", url, "--rate", "20", "--step", "300ms", "--warmup", "100ms",
+		"--agents", addr, "--token-file", token, "--out", filepath.Join(t.TempDir(), "r.json"), "--emit-result", "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r, err := results.ReadLog(strings.NewReader(stdout))
+	if err != nil || len(r.Steps) != 1 || r.Steps[0].Agents != 1 || !r.Passed {
+		t.Errorf("the emitted result: %v; want the run's, with its one agent", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("the agent exited with %v, want 0", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Errorf("the agent --once still runs 20 s after its run ended")
 	}
 }

@@ -77,6 +77,9 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 	if !o.quiet {
 		fmt.Fprintf(e.stderr, "\nresult: %s\n", o.out)
 	}
+	if o.dist.Emit {
+		return results.WriteLog(e.stdout, res)
+	}
 	return nil
 }
 
