@@ -1,0 +1,384 @@
+package k8s
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// Apply runs o's plan in a cluster: it creates the objects of Manifests
+// (in o.Namespace, or "default"), waits for the coordinator's pod to
+// start, copies its log to progress line by line (all but the result),
+// waits for its Job to finish and reads the result from the log. It then
+// deletes every object it created, the pods with their Jobs, also when it
+// fails or ctx is cancelled (with a context of its own, bounded to 30s);
+// objects that were there before are never touched. An object it could
+// not delete is an error, or a warning on progress when there is a result.
+//
+// A coordinator that printed a result returns it even when its Job failed:
+// `ceiling run` exits 1 when a threshold fails, and the result says so.
+// A coordinator that printed none is an error with the last lines of its
+// log. A pod that cannot start (an image that cannot be pulled, a missing
+// volume) fails Apply as soon as it shows; a pod that waits for room on a
+// node is noted on progress once, and waited for: ctx bounds the wait.
+func Apply(ctx context.Context, client kubernetes.Interface, o Options, progress io.Writer) (*results.Result, error) {
+	a := &applier{client: client, logs: podLogs(client), progress: progress, poll: time.Second, cleanup: 30 * time.Second}
+	return a.apply(ctx, o)
+}
+
+// logSource opens a pod's log; follow keeps it open while the pod's
+// container runs. Apply's is the API's pods/log; tests give their own, as
+// client-go's fake clientset answers every log with "fake logs".
+type logSource func(ctx context.Context, namespace, pod string, follow bool) (io.ReadCloser, error)
+
+func podLogs(client kubernetes.Interface) logSource {
+	return func(ctx context.Context, namespace, pod string, follow bool) (io.ReadCloser, error) {
+		return client.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Follow: follow}).Stream(ctx)
+	}
+}
+
+// applier is one Apply.
+type applier struct {
+	client   kubernetes.Interface
+	logs     logSource
+	progress io.Writer
+	poll     time.Duration // between two looks at the pods or the Job
+	cleanup  time.Duration // bounds the deletion
+	created  []created
+}
+
+// created is an object Apply created, and how to delete it.
+type created struct {
+	kind, name string
+	delete     func(context.Context, string, metav1.DeleteOptions) error
+}
+
+func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, err error) {
+	o.Namespace = cmp.Or(o.Namespace, metav1.NamespaceDefault)
+	if a.progress == nil {
+		a.progress = io.Discard
+	}
+	m, err := Manifests(o)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if derr := a.deleteAll(ctx, &o); derr != nil && res != nil {
+			fmt.Fprintf(a.progress, "ceiling: warning: %v\n", derr) // the result stands
+		} else {
+			err = errors.Join(err, derr)
+		}
+	}()
+	if err := a.createAll(ctx, &o, m); err != nil {
+		return nil, err
+	}
+	pod, err := a.coordinatorPod(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	tail := &echo{w: a.progress}
+	res, logErr := a.readLog(ctx, o.Namespace, pod, true, tail)
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("apply: %w", ctx.Err())
+	}
+	job, err := a.finished(ctx, o.Namespace, o.coordinatorName())
+	if err != nil {
+		return nil, err
+	}
+	if res != nil {
+		return res, nil
+	}
+	// The whole log, once more: a follow can be cut short.
+	if res, logErr = a.readLog(ctx, o.Namespace, pod, false, &echo{w: io.Discard}); res != nil {
+		return res, nil
+	}
+	why := "finished without a result"
+	if c := failed(job); c != nil {
+		why = fmt.Sprintf("failed (%s: %s)", c.Reason, c.Message)
+	}
+	return nil, fmt.Errorf("apply: the coordinator, job/%s, %s: %w; the last lines of its log:\n%s",
+		o.coordinatorName(), why, logErr, tail.last())
+}
+
+// createAll creates m's objects in order, remembering each for deleteAll,
+// and stops at the first that fails.
+func (a *applier) createAll(ctx context.Context, o *Options, m *Objects) error {
+	core, batch := a.client.CoreV1(), a.client.BatchV1()
+	err := create(ctx, a, core.ConfigMaps(o.Namespace), "configmap", m.Plan)
+	if err == nil {
+		err = create(ctx, a, core.Secrets(o.Namespace), "secret", m.Token)
+	}
+	if err == nil {
+		err = create(ctx, a, core.Services(o.Namespace), "service", m.Service)
+	}
+	if err == nil {
+		err = create(ctx, a, batch.Jobs(o.Namespace), "job", m.Agents)
+	}
+	if err == nil {
+		err = create(ctx, a, batch.Jobs(o.Namespace), "job", m.Coordinator)
+	}
+	if apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("apply: %w (another run named %s is in namespace %s: delete it with %s, or choose another name)",
+			err, o.Name, o.Namespace, o.deleteCommand())
+	}
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	fmt.Fprintf(a.progress, "ceiling: created %s in namespace %s\n", a.names(), o.Namespace)
+	return nil
+}
+
+// typedClient is the part of a typed client Apply uses.
+type typedClient[T any] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Delete(context.Context, string, metav1.DeleteOptions) error
+}
+
+// create creates obj with r and remembers it for deleteAll.
+func create[T metav1.Object](ctx context.Context, a *applier, r typedClient[T], kind string, obj T) error {
+	if _, err := r.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create %s/%s: %w", kind, obj.GetName(), err)
+	}
+	a.created = append(a.created, created{kind: kind, name: obj.GetName(), delete: r.Delete})
+	return nil
+}
+
+// names lists the created objects as kubectl names them: job/NAME.
+func (a *applier) names() string {
+	names := make([]string, len(a.created))
+	for i, c := range a.created {
+		names[i] = c.kind + "/" + c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// deleteAll deletes what Apply created, last first, with a context of its
+// own: ctx may be cancelled already, and the objects must go all the same.
+// Jobs are deleted with background propagation: their pods go after them.
+// An object already gone is no error.
+func (a *applier) deleteAll(ctx context.Context, o *Options) error {
+	if len(a.created) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cleanup)
+	defer cancel()
+	background := metav1.DeletePropagationBackground
+	var errs []error
+	for _, c := range slices.Backward(a.created) {
+		err := c.delete(ctx, c.name, metav1.DeleteOptions{PropagationPolicy: &background})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete %s/%s: %w", c.kind, c.name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("apply: %w (delete what is left with %s)", errors.Join(errs...), o.deleteCommand())
+	}
+	fmt.Fprintf(a.progress, "ceiling: deleted %s\n", a.names())
+	a.created = nil
+	return nil
+}
+
+// deleteCommand is the kubectl command that deletes o's objects.
+func (o *Options) deleteCommand() string {
+	return o.kubectl("delete job,service,configmap,secret -l " + labelInstance + "=" + o.Name)
+}
+
+// kubectl returns the kubectl command of args in o's namespace.
+func (o *Options) kubectl(args string) string {
+	if o.Namespace != "" {
+		return "kubectl -n " + o.Namespace + " " + args
+	}
+	return "kubectl " + args
+}
+
+// coordinatorPod waits until the coordinator's pod has started (or
+// already ended), and returns its name. While it waits, it fails when a
+// pod of the run cannot start or the coordinator's Job failed, and notes
+// once each pod that waits to be scheduled.
+func (a *applier) coordinatorPod(ctx context.Context, o *Options) (string, error) {
+	selector := labels.SelectorFromSet(map[string]string{labelInstance: o.Name}).String()
+	noted := map[string]bool{}
+	for {
+		pods, err := a.client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return "", fmt.Errorf("apply: list the pods: %w", err)
+		}
+		for _, p := range pods.Items {
+			if err := stuck(&p); err != nil {
+				return "", fmt.Errorf("apply: %w", err)
+			}
+			if why := unscheduled(&p); why != "" && !noted[p.Name] {
+				noted[p.Name] = true
+				fmt.Fprintf(a.progress, "ceiling: pod %s is not scheduled yet: %s\n", p.Name, why)
+			}
+			if p.Labels[labelComponent] == "coordinator" && p.Status.Phase != corev1.PodPending && p.Status.Phase != "" {
+				return p.Name, nil
+			}
+		}
+		job, err := a.client.BatchV1().Jobs(o.Namespace).Get(ctx, o.coordinatorName(), metav1.GetOptions{})
+		if err != nil {
+			return "", fmt.Errorf("apply: %w", err)
+		}
+		if c := failed(job); c != nil {
+			return "", fmt.Errorf("apply: the coordinator, job/%s, failed before it started (%s: %s)", job.Name, c.Reason, c.Message)
+		}
+		if err := a.wait(ctx); err != nil {
+			return "", err
+		}
+	}
+}
+
+// stuck returns why a pod's container cannot start, or nil. Image pulls
+// are retried by the kubelet, but once it backs off the image is most
+// likely missing (an image built locally and not loaded into the cluster).
+func stuck(p *corev1.Pod) error {
+	for _, s := range p.Status.ContainerStatuses {
+		w := s.State.Waiting
+		if w == nil {
+			continue
+		}
+		switch w.Reason {
+		case "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError":
+			return fmt.Errorf("pod %s cannot start its container %s: %s: %s", p.Name, s.Name, w.Reason, w.Message)
+		}
+	}
+	return nil
+}
+
+// unscheduled returns why a pod has not been scheduled, or "".
+func unscheduled(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return c.Message
+		}
+	}
+	return ""
+}
+
+// readLog reads the pod's log to its end (following it while the pod
+// runs, with follow) through tail, which copies it to progress, and returns
+// the result in it.
+func (a *applier) readLog(ctx context.Context, namespace, pod string, follow bool, tail *echo) (*results.Result, error) {
+	rc, err := a.logs(ctx, namespace, pod, follow)
+	if err != nil {
+		return nil, fmt.Errorf("read the log of pod %s: %w", pod, err)
+	}
+	defer rc.Close()
+	res, err := results.ReadLog(io.TeeReader(rc, tail))
+	tail.flush()
+	return res, err
+}
+
+// finished waits until the Job has completed or failed, and returns it.
+func (a *applier) finished(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
+	for {
+		job, err := a.client.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("apply: %w", err)
+		}
+		for _, c := range job.Status.Conditions {
+			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+				return job, nil
+			}
+		}
+		if err := a.wait(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// failed returns the Job's Failed condition when it holds, or nil.
+func failed(job *batchv1.Job) *batchv1.JobCondition {
+	for i, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			return &job.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// wait waits one poll interval, or until ctx is done.
+func (a *applier) wait(ctx context.Context) error {
+	t := time.NewTimer(a.poll)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("apply: %w", ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}
+
+// echo copies a log to w line by line, leaving out the result between
+// results.LogBegin and results.LogEnd, and keeps its last lines for an
+// error message.
+type echo struct {
+	w       io.Writer
+	partial []byte   // a line not ended yet
+	inside  bool     // within a result
+	lines   []string // the last tailLines lines, outside a result
+}
+
+// tailLines is how many of the log's last lines an error quotes.
+const tailLines = 20
+
+func (e *echo) Write(p []byte) (int, error) {
+	e.partial = append(e.partial, p...)
+	for {
+		i := bytes.IndexByte(e.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		e.line(string(e.partial[:i+1]))
+		e.partial = e.partial[i+1:]
+	}
+}
+
+// flush passes on the last line when the log did not end it.
+func (e *echo) flush() {
+	if len(e.partial) > 0 {
+		e.line(string(e.partial) + "\n")
+		e.partial = nil
+	}
+}
+
+func (e *echo) line(l string) {
+	switch strings.TrimSpace(l) {
+	case results.LogBegin:
+		e.inside = true
+		return
+	case results.LogEnd:
+		e.inside = false
+		return
+	}
+	if e.inside {
+		return
+	}
+	e.w.Write([]byte(l)) // progress only: a failed write loses a line, not the run
+	if e.lines = append(e.lines, strings.TrimRight(l, "\r\n")); len(e.lines) > tailLines {
+		e.lines = e.lines[1:]
+	}
+}
+
+// last returns the last lines, indented.
+func (e *echo) last() string {
+	if len(e.lines) == 0 {
+		return "  (empty)"
+	}
+	return "  " + strings.Join(e.lines, "\n  ")
+}

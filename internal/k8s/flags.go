@@ -1,0 +1,170 @@
+package k8s
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// Flags are `ceiling k8s`'s flags.
+type Flags struct {
+	Name, Namespace, Image string
+	Agents                 int
+	CPU, Memory            string
+	Find                   bool
+	TokenFile              string
+	AgentsTimeout          time.Duration
+	// Apply creates the objects and waits for the result, rather than
+	// printing them; Kubeconfig and Out go with it.
+	Apply           bool
+	Kubeconfig, Out string
+}
+
+// Register adds the flags to fs.
+func (f *Flags) Register(fs *pflag.FlagSet) {
+	fs.IntVar(&f.Agents, "agents", 0, "how many agents share the load (an Indexed Job of that many pods)")
+	fs.StringVar(&f.Name, "name", "ceiling", "prefix of the objects' names, and their app.kubernetes.io/instance label")
+	fs.StringVar(&f.Namespace, "namespace", "", "namespace of the objects (default: none written; with --apply, the kubeconfig's)")
+	fs.StringVar(&f.Image, "image", "ceiling:latest", "ceiling's container image (the repository's Dockerfile builds it)")
+	fs.StringVar(&f.CPU, "cpu", "1", "each agent's CPU, requested and its limit (a quantity: 2, 500m; \"\": none)")
+	fs.StringVar(&f.Memory, "memory", "512Mi", "each agent's memory, requested and its limit (a quantity: 1Gi; \"\": none)")
+	fs.BoolVar(&f.Find, "find", false, "the coordinator runs find, not run (give find's flags after --)")
+	fs.StringVar(&f.TokenFile, "token-file", "", "file holding the agents' token (default: 32 random bytes, hex)")
+	fs.DurationVar(&f.AgentsTimeout, "agents-timeout", defaultAgentsTimeout, "how long the coordinator waits for every agent to answer")
+	fs.BoolVar(&f.Apply, "apply", false, "create the objects, follow the coordinator's log, write its result, delete them")
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "with --apply: kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&f.Out, "out", "result.json", "with --apply: where to write result.json")
+}
+
+// Options builds the Options of a command line: args are the command's
+// arguments, the plan file then, after "--", the coordinator's own flags;
+// dash is how many arguments came before "--" (cobra's ArgsLenAtDash), -1
+// when there was none. The plan is read and validated here, so that a
+// wrong plan fails before anything is deployed, and so is any path in it
+// that names the machine ceiling k8s runs on (a data file, a process, a
+// cgroup, a command to start): the pods could not reach them.
+func (f *Flags) Options(args []string, dash int) (Options, error) {
+	extra := []string(nil)
+	if dash >= 0 {
+		args, extra = args[:dash], args[dash:]
+	}
+	if len(args) != 1 {
+		return Options{}, fmt.Errorf("k8s: want one plan file, then the coordinator's flags after --, not %q", args)
+	}
+	data, err := plan.ReadLimited(args[0])
+	if err != nil {
+		return Options{}, fmt.Errorf("read plan: %w", err)
+	}
+	p, err := plan.Parse(args[0], data)
+	if err != nil {
+		return Options{}, err
+	}
+	if err := local(p); err != nil {
+		return Options{}, err
+	}
+	token, err := f.token()
+	if err != nil {
+		return Options{}, err
+	}
+	o := Options{
+		Name: f.Name, Namespace: f.Namespace, Image: f.Image, Agents: f.Agents, CPU: f.CPU, Memory: f.Memory,
+		Find: f.Find, Args: extra, Plan: data, PlanName: filepath.Base(args[0]), Token: token, AgentsTimeout: f.AgentsTimeout,
+	}
+	return o, o.validate()
+}
+
+// local returns the keys of p that refer to the machine the plan is read
+// on, which no pod can see.
+func local(p *plan.Plan) error {
+	var errs []error
+	for _, k := range []struct {
+		path string
+		set  bool
+	}{
+		{"data.users", p.Data.Users != ""},
+		{"monitor.pid", p.Monitor.PID != 0},
+		{"monitor.command", p.Monitor.Command != ""},
+		{"monitor.cgroup", p.Monitor.Cgroup != ""},
+	} {
+		if k.set {
+			errs = append(errs, fmt.Errorf("%s: %s: names something on this machine, which the pods cannot reach: leave it out of a plan run in Kubernetes",
+				p.Where(k.path), k.path))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// token reads --token-file, or makes a token of 32 random bytes.
+func (f *Flags) token() (string, error) {
+	if f.TokenFile == "" {
+		b := make([]byte, 32)
+		rand.Read(b) // never fails: crypto/rand crashes the program instead
+		return hex.EncodeToString(b), nil
+	}
+	data, err := os.ReadFile(f.TokenFile)
+	if err != nil {
+		return "", fmt.Errorf("read token: %w", err)
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return "", fmt.Errorf("read token: %s is empty", f.TokenFile)
+	}
+	return token, nil
+}
+
+// Run is --apply: it connects to the cluster, runs Apply with progress
+// and writes the result to Out.
+func (f *Flags) Run(ctx context.Context, o Options, progress io.Writer) (*results.Result, error) {
+	client, err := f.client(&o)
+	if err != nil {
+		return nil, err
+	}
+	res, err := Apply(ctx, client, o, progress)
+	if err != nil {
+		return nil, err
+	}
+	return res, results.Write(f.Out, res, results.Public)
+}
+
+// client connects to the cluster of --kubeconfig ($KUBECONFIG, then
+// ~/.kube/config, then the cluster a pod runs in), and sets o.Namespace
+// to the kubeconfig context's when --namespace was not given.
+func (f *Flags) client(o *Options) (kubernetes.Interface, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = f.Kubeconfig
+	config := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+	rest, err := config.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("k8s: load the kubeconfig: %w", err)
+	}
+	if o.Namespace == "" {
+		if o.Namespace, _, err = config.Namespace(); err != nil {
+			return nil, fmt.Errorf("k8s: load the kubeconfig: %w", err)
+		}
+	}
+	client, err := kubernetes.NewForConfig(rest)
+	if err != nil {
+		return nil, fmt.Errorf("k8s: %w", err)
+	}
+	return client, nil
+}
+
+// Hint says where the token is and what to do with the printed objects.
+func (o *Options) Hint() string {
+	return fmt.Sprintf("the agents' token is in secret/%s, key \"token\"\napply: %s; follow the run: %s; delete: %s",
+		o.tokenName(), o.kubectl("apply -f FILE"), o.kubectl("logs -f job/"+o.coordinatorName()), o.deleteCommand())
+}

@@ -1,0 +1,93 @@
+package k8s
+
+import (
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// parse registers Flags on a new flag set and parses args.
+func parse(t *testing.T, args ...string) (*Flags, []string, int) {
+	t.Helper()
+	var f Flags
+	fs := pflag.NewFlagSet("k8s", pflag.ContinueOnError)
+	f.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return &f, fs.Args(), fs.ArgsLenAtDash()
+}
+
+func writeFile(t *testing.T, name, data string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestFlagsOptions(t *testing.T) {
+	planFile := writeFile(t, "checkout.yaml", testPlan)
+	tokenFile := writeFile(t, "token", "s3cret\n")
+	f, args, dash := parse(t, planFile, "--agents", "3", "--find", "--namespace", "lt", "--token-file", tokenFile, "--", "--start", "50")
+	o, err := f.Options(args, dash)
+	if err != nil {
+		t.Fatalf("Options = %v", err)
+	}
+	if o.Agents != 3 || !o.Find || o.Namespace != "lt" || o.Token != "s3cret" || o.PlanName != "checkout.yaml" ||
+		string(o.Plan) != testPlan || !slices.Equal(o.Args, []string{"--start", "50"}) {
+		t.Errorf("Options = %+v, want 3 agents, find, namespace lt, the token without its newline, the plan, --start 50", o)
+	}
+	if o.Name != "ceiling" || o.Image != "ceiling:latest" || o.CPU != "1" || o.Memory != "512Mi" || o.AgentsTimeout != defaultAgentsTimeout {
+		t.Errorf("Options = %+v, want the defaults", o)
+	}
+
+	f, args, dash = parse(t, planFile, "--agents", "1")
+	o, err = f.Options(args, dash)
+	if b, herr := hex.DecodeString(o.Token); err != nil || herr != nil || len(b) != 32 {
+		t.Errorf("Options without --token-file: token %q, %v; want 32 random bytes in hex", o.Token, err)
+	}
+	if o2, _ := f.Options(args, dash); o2.Token == o.Token {
+		t.Errorf("two generated tokens are both %q", o.Token)
+	}
+	if h := o.Hint(); !strings.Contains(h, `secret/ceiling-token, key "token"`) || !strings.Contains(h, "kubectl logs -f job/ceiling-coordinator") {
+		t.Errorf("Hint() = %q, want where the token is and how to follow the run", h)
+	}
+}
+
+func TestFlagsOptionsRefuse(t *testing.T) {
+	good := writeFile(t, "plan.yaml", testPlan)
+	local := writeFile(t, "local.yaml", testPlan+"monitor:\n  pid: 42\n")
+	empty := writeFile(t, "token", "\n")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no plan", []string{"--agents", "2"}, "want one plan file"},
+		{"two plans", []string{good, good, "--agents", "2"}, "want one plan file"},
+		{"coordinator flags without --", []string{good, "--agents", "2", "extra"}, "want one plan file"},
+		{"a missing plan", []string{good + ".missing", "--agents", "2"}, "read plan"},
+		{"a bad plan", []string{writeFile(t, "bad.yaml", "load: {rates: [x]}\n"), "--agents", "2"}, "bad.yaml:1"},
+		{"a plan that names this machine", []string{local, "--agents", "2"}, "local.yaml:9:8: monitor.pid: names something on this machine"},
+		{"an empty token file", []string{good, "--agents", "2", "--token-file", empty}, "is empty"},
+		{"no agents", []string{good}, "agents: want 1 or more, not 0"},
+		{"a bad name", []string{good, "--agents", "2", "--name", "Load_Test"}, `name "Load_Test"`},
+		{"one of our flags after --", []string{good, "--agents", "2", "--", "--out", "x.json"}, "coordinator flag --out"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, args, dash := parse(t, tt.args...)
+			_, err := f.Options(args, dash)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Options(%q) = %v, want an error saying %q", tt.args, err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,280 @@
+package k8s
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata")
+
+const testPlan = "name: checkout\ntarget: http://shop.shop.svc:8080\nload:\n  rates: [50, 100]\n  step: 30s\nscenarios:\n  - request: {url: /}\n"
+
+// options are those of `ceiling k8s plan.yaml --agents 3 --find -- --start 50`.
+func options() Options {
+	return Options{
+		Name: "checkout", Namespace: "loadtest", Image: "registry.example/ceiling:v1.2.3",
+		Agents: 3, CPU: "2", Memory: "1Gi", Find: true, Args: []string{"--start", "50"},
+		Plan: []byte(testPlan), PlanName: "checkout.yaml", Token: "0123456789abcdef",
+	}
+}
+
+func TestManifestsGolden(t *testing.T) {
+	bare := Options{Name: "ceiling", Image: "ceiling:latest", Agents: 1, Plan: []byte(testPlan), Token: "t"}
+	for name, o := range map[string]Options{"find-3-agents": options(), "run-1-agent-no-namespace": bare} {
+		t.Run(name, func(t *testing.T) {
+			got := manifestsYAML(t, o)
+			decode(t, got) // every field known to the API's types
+			golden := filepath.Join("testdata", name+".yaml")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (go test ./internal/k8s -update writes it)", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("Write(Manifests()) differs from %s (-want +got; -update rewrites it):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+func manifestsYAML(t *testing.T, o Options) []byte {
+	t.Helper()
+	m, err := Manifests(o)
+	if err != nil {
+		t.Fatalf("Manifests = %v", err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, m.List()...); err != nil {
+		t.Fatalf("Write = %v", err)
+	}
+	return b.Bytes()
+}
+
+// decoded are the printed documents decoded back, strictly: a field the
+// API types do not know fails the test.
+type decoded struct {
+	plan        corev1.ConfigMap
+	token       corev1.Secret
+	service     corev1.Service
+	agents      batchv1.Job
+	coordinator batchv1.Job
+}
+
+func decode(t *testing.T, data []byte) decoded {
+	t.Helper()
+	docs := strings.Split(string(data), "\n---\n")
+	var d decoded
+	targets := []any{&d.plan, &d.token, &d.service, &d.agents, &d.coordinator}
+	if len(docs) != len(targets) {
+		t.Fatalf("Write printed %d documents, want %d", len(docs), len(targets))
+	}
+	for i, doc := range docs {
+		if err := yaml.UnmarshalStrict([]byte(doc), targets[i]); err != nil {
+			t.Fatalf("document %d does not decode strictly: %v\n%s", i, err, doc)
+		}
+	}
+	return d
+}
+
+func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
+	o := options()
+	d := decode(t, manifestsYAML(t, o))
+
+	kinds := []string{d.plan.Kind, d.token.Kind, d.service.Kind, d.agents.Kind, d.coordinator.Kind}
+	versions := []string{d.plan.APIVersion, d.token.APIVersion, d.service.APIVersion, d.agents.APIVersion, d.coordinator.APIVersion}
+	if !slices.Equal(kinds, []string{"ConfigMap", "Secret", "Service", "Job", "Job"}) || !slices.Equal(versions, []string{"v1", "v1", "v1", "batch/v1", "batch/v1"}) {
+		t.Errorf("kinds = %v %v, want ConfigMap, Secret, Service, Job, Job in v1 and batch/v1", kinds, versions)
+	}
+	for _, ns := range []string{d.plan.Namespace, d.token.Namespace, d.service.Namespace, d.agents.Namespace, d.coordinator.Namespace} {
+		if ns != o.Namespace {
+			t.Errorf("namespace = %q, want %q on every object", ns, o.Namespace)
+		}
+	}
+	if d.plan.Data[path.Base(PlanPath)] != testPlan || d.plan.Annotations[annotationPlan] != "checkout.yaml" {
+		t.Errorf("ConfigMap = %v %v, want the plan under %s and its file name", d.plan.Data, d.plan.Annotations, path.Base(PlanPath))
+	}
+	if d.token.Type != corev1.SecretTypeOpaque || string(d.token.Data["token"]) != o.Token {
+		t.Errorf("Secret = %s %q, want Opaque with the token under \"token\"", d.token.Type, d.token.Data)
+	}
+
+	// The Service is headless and selects the agents, and only them.
+	svc, agentPod, coordPod := d.service, d.agents.Spec.Template, d.coordinator.Spec.Template
+	sel := labels.SelectorFromSet(svc.Spec.Selector)
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || !sel.Matches(labels.Set(agentPod.Labels)) || sel.Matches(labels.Set(coordPod.Labels)) {
+		t.Errorf("Service = clusterIP %q, selector %v, want None selecting the agents' pods %v, not the coordinator's %v",
+			svc.Spec.ClusterIP, svc.Spec.Selector, agentPod.Labels, coordPod.Labels)
+	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != Port {
+		t.Errorf("Service ports = %+v, want %d", svc.Spec.Ports, Port)
+	}
+
+	// An Indexed Job of N pods at once, in the Service's subdomain.
+	spec := d.agents.Spec
+	if spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion ||
+		*spec.Parallelism != 3 || *spec.Completions != 3 || agentPod.Spec.Subdomain != svc.Name {
+		t.Errorf("agents' Job = mode %v, parallelism %d, completions %d, subdomain %q; want Indexed, 3, 3, %q",
+			spec.CompletionMode, *spec.Parallelism, *spec.Completions, agentPod.Spec.Subdomain, svc.Name)
+	}
+	// The coordinator dials each agent by the name Kubernetes gives its
+	// pod: hostname JOB-INDEX, in subdomain SERVICE of the namespace.
+	var want []string
+	for i := range 3 {
+		want = append(want, fmt.Sprintf("%s-%d.%s.%s.svc:%d", d.agents.Name, i, agentPod.Spec.Subdomain, o.Namespace, Port))
+	}
+	args := coordPod.Spec.Containers[0].Args
+	if got := flagValue(args, "--agents"); got != strings.Join(want, ",") {
+		t.Errorf("coordinator --agents = %q, want %q", got, strings.Join(want, ","))
+	}
+	if args[0] != "find" || args[1] != PlanPath || !slices.Contains(args, "--emit-result") ||
+		flagValue(args, "--token-file") != TokenPath || flagValue(args, "--agents-timeout") != "5m0s" || flagValue(args, "--start") != "50" {
+		t.Errorf("coordinator args = %q, want find %s with the token, --emit-result, the default timeout and --start 50", args, PlanPath)
+	}
+	if b := d.coordinator.Spec.BackoffLimit; b == nil || *b != 0 || coordPod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("coordinator backoffLimit = %v, restart %s, want 0 and Never", b, coordPod.Spec.RestartPolicy)
+	}
+
+	// Agents spread over nodes, get what they ask for, and are probed.
+	aa := agentPod.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	if len(aa) != 1 || aa[0].PodAffinityTerm.TopologyKey != "kubernetes.io/hostname" ||
+		!labels.SelectorFromSet(aa[0].PodAffinityTerm.LabelSelector.MatchLabels).Matches(labels.Set(agentPod.Labels)) {
+		t.Errorf("agents' anti-affinity = %+v, want preferred on kubernetes.io/hostname against the agents' pods", aa)
+	}
+	agent := agentPod.Spec.Containers[0]
+	res := agent.Resources
+	for name, q := range map[corev1.ResourceName]string{corev1.ResourceCPU: "2", corev1.ResourceMemory: "1Gi"} {
+		want := resource.MustParse(q)
+		if r, l := res.Requests[name], res.Limits[name]; r.Cmp(want) != 0 || l.Cmp(want) != 0 {
+			t.Errorf("agent %s = request %s, limit %s, want both %s", name, r.String(), l.String(), q)
+		}
+	}
+	if !slices.Equal(agent.Args, []string{"agent", "--listen", ":7070", "--token-file", TokenPath}) {
+		t.Errorf("agent args = %q", agent.Args)
+	}
+	p := agent.ReadinessProbe
+	if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/v1/health" || p.HTTPGet.Port.StrVal != agent.Ports[0].Name || agent.Ports[0].ContainerPort != Port {
+		t.Errorf("agent readiness = %+v, ports %+v, want GET /v1/health on the agent's port", p, agent.Ports)
+	}
+
+	for _, pod := range []corev1.PodTemplateSpec{agentPod, coordPod} {
+		checkPod(t, pod, d.plan.Name, d.token.Name, o.Image)
+	}
+}
+
+// checkPod checks what both pods share: the plan and token mounted
+// read-only where the commands read them, and a locked-down container.
+func checkPod(t *testing.T, pod corev1.PodTemplateSpec, planName, tokenName, image string) {
+	t.Helper()
+	s := pod.Spec
+	c := s.Containers[0]
+	name := c.Name
+	if len(s.Containers) != 1 || c.Image != image {
+		t.Errorf("%s: containers %d, image %q, want 1 of %q", name, len(s.Containers), c.Image, image)
+	}
+	volumes := map[string]corev1.Volume{}
+	for _, v := range s.Volumes {
+		volumes[v.Name] = v
+	}
+	mounts := map[string]corev1.VolumeMount{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = m
+	}
+	plan, token := mounts[path.Dir(PlanPath)], mounts[path.Dir(TokenPath)]
+	if !plan.ReadOnly || volumes[plan.Name].ConfigMap == nil || volumes[plan.Name].ConfigMap.Name != planName {
+		t.Errorf("%s: %s mount = %+v, want the ConfigMap %s, read-only", name, path.Dir(PlanPath), plan, planName)
+	}
+	if !token.ReadOnly || volumes[token.Name].Secret == nil || volumes[token.Name].Secret.SecretName != tokenName {
+		t.Errorf("%s: %s mount = %+v, want the Secret %s, read-only", name, path.Dir(TokenPath), token, tokenName)
+	}
+	if _, ok := mounts["/tmp"]; !ok || volumes[mounts["/tmp"].Name].EmptyDir == nil {
+		t.Errorf("%s: no emptyDir on /tmp: the root file system is read-only", name)
+	}
+	sc, pc := c.SecurityContext, s.SecurityContext
+	if sc == nil || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation || pc == nil || !*pc.RunAsNonRoot || *pc.RunAsUser == 0 {
+		t.Errorf("%s: security = %+v %+v, want non-root, a read-only root, no privilege escalation", name, sc, pc)
+	}
+	if s.AutomountServiceAccountToken == nil || *s.AutomountServiceAccountToken {
+		t.Errorf("%s: automountServiceAccountToken = %v, want false", name, s.AutomountServiceAccountToken)
+	}
+}
+
+// flagValue returns the argument after flag in args.
+func flagValue(args []string, flag string) string {
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
+}
+
+func TestAgentAddrs(t *testing.T) {
+	o := Options{Name: "x", Agents: 2}
+	if got, want := o.AgentAddrs(), []string{"x-agents-0.x-agents:7070", "x-agents-1.x-agents:7070"}; !slices.Equal(got, want) {
+		t.Errorf("AgentAddrs() without a namespace = %q, want %q", got, want)
+	}
+	o.Namespace = "lt"
+	if got, want := o.AgentAddrs(), []string{"x-agents-0.x-agents.lt.svc:7070", "x-agents-1.x-agents.lt.svc:7070"}; !slices.Equal(got, want) {
+		t.Errorf("AgentAddrs() in lt = %q, want %q", got, want)
+	}
+}
+
+func TestManifestsRefusesBadOptions(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*Options)
+		want   []string
+	}{
+		{"no agents", func(o *Options) { o.Agents = 0 }, []string{"agents: want 1 or more, not 0"}},
+		{"upper-case name", func(o *Options) { o.Name = "Load" }, []string{`name "Load"`}},
+		{"name starting with a digit (a Service's is a DNS-1035 label)", func(o *Options) { o.Name = "1x" }, []string{`name "1x"`}},
+		{"name too long for the last agent's hostname", func(o *Options) { o.Name = strings.Repeat("a", 55); o.Agents = 100 }, []string{"too long", "-agents-99"}},
+		{"bad namespace", func(o *Options) { o.Namespace = "Load_Test" }, []string{`namespace "Load_Test"`}},
+		{"bad cpu", func(o *Options) { o.CPU = "two" }, []string{`cpu "two": want a Kubernetes quantity`}},
+		{"zero memory", func(o *Options) { o.Memory = "0" }, []string{`memory "0": want more than zero`}},
+		{"no image", func(o *Options) { o.Image = " " }, []string{"image:"}},
+		{"no plan", func(o *Options) { o.Plan = nil }, []string{"plan: empty"}},
+		{"plan not UTF-8", func(o *Options) { o.Plan = []byte{0xff, 0xfe} }, []string{"plan: not UTF-8"}},
+		{"no token", func(o *Options) { o.Token = "" }, []string{"token: empty"}},
+		{"a flag of ours in Args", func(o *Options) { o.Args = []string{"--out=/x.json"} }, []string{"coordinator flag --out: set by ceiling k8s itself"}},
+		{"every problem at once", func(o *Options) { o.Agents, o.CPU, o.Token = -1, "x", "" }, []string{"agents:", "cpu", "token"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := options()
+			tt.change(&o)
+			_, err := Manifests(o)
+			if err == nil {
+				t.Fatalf("Manifests = nil error, want one saying %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Manifests = %v, want it to say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestWriteNeedsKinds(t *testing.T) {
+	m, _ := Manifests(options())
+	m.Token.Kind = ""
+	if err := Write(&bytes.Buffer{}, m.List()...); err == nil || !strings.Contains(err.Error(), "no apiVersion and kind") {
+		t.Errorf("Write(an object without kind) = %v, want an error", err)
+	}
+}

@@ -1,0 +1,172 @@
+package k8s
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Options say what to deploy: a plan, run by Agents agents and one
+// coordinator.
+type Options struct {
+	// Name prefixes every object's name (NAME-plan, NAME-token,
+	// NAME-agents for the Service and the agents' Job, NAME-coordinator)
+	// and labels them all (app.kubernetes.io/instance=NAME). A DNS-1035
+	// label: lower-case letters, digits and '-', starting with a letter.
+	Name string
+	// Namespace of every object. Empty: none is written, so that the
+	// objects go where kubectl applies them, and the coordinator reaches
+	// the agents by names relative to its own namespace.
+	Namespace string
+	// Image is ceiling's container image, for the agents and the
+	// coordinator (its entry point is the ceiling binary).
+	Image string
+	// Agents is how many agents share the load; at least 1.
+	Agents int
+	// CPU and Memory are each agent's requests and limits (equal, so that
+	// an agent gets what it asked for), as Kubernetes quantities: "2",
+	// "500m", "1Gi". Empty: none.
+	CPU, Memory string
+	// Find makes the coordinator run `ceiling find`, not `ceiling run`.
+	Find bool
+	// Args are more flags of the coordinator's command, after those
+	// Manifests sets: "--start", "50".
+	Args []string
+	// Plan is the plan file's contents, mounted as plan.yaml.
+	Plan []byte
+	// PlanName is the plan file's name, kept in an annotation of the
+	// ConfigMap. Empty: none.
+	PlanName string
+	// Token is the secret the coordinator and the agents share.
+	Token string
+	// AgentsTimeout is how long the coordinator waits for every agent to
+	// answer its health check. Zero: 5 minutes.
+	AgentsTimeout time.Duration
+}
+
+// The paths, port and flags the objects share with the ceiling image.
+const (
+	// Port is the agents' port.
+	Port = 7070
+	// PlanPath and TokenPath are where the plan and the token are mounted
+	// in every container.
+	PlanPath  = "/etc/ceiling/plan/plan.yaml"
+	TokenPath = "/etc/ceiling/token/token"
+	// outPath is where the coordinator writes result.json, in an emptyDir:
+	// the root file system is read-only.
+	outPath = "/tmp/result.json"
+	// defaultAgentsTimeout is Options.AgentsTimeout's zero.
+	defaultAgentsTimeout = 5 * time.Minute
+)
+
+// ownFlags are the coordinator's flags that Manifests sets itself: Args
+// may not repeat them.
+var ownFlags = []string{"--agents", "--token-file", "--agents-timeout", "--out", "--emit-result"}
+
+// The objects' names.
+func (o *Options) planName() string        { return o.Name + "-plan" }
+func (o *Options) tokenName() string       { return o.Name + "-token" }
+func (o *Options) agentsName() string      { return o.Name + "-agents" }
+func (o *Options) coordinatorName() string { return o.Name + "-coordinator" }
+
+// AgentAddrs returns each agent's host:port, as the coordinator dials it.
+// An Indexed Job names the hostname of its pod of index i JOB-i, and a pod
+// whose subdomain is a headless Service's name resolves as
+// HOSTNAME.SERVICE.NAMESPACE.svc (the agents' Job and Service are both
+// NAME-agents). Without a namespace the name is HOSTNAME.SERVICE, which
+// the coordinator's resolver completes with its own namespace's search
+// domain.
+func (o *Options) AgentAddrs() []string {
+	addrs := make([]string, o.Agents)
+	for i := range addrs {
+		host := fmt.Sprintf("%s-%d.%s", o.agentsName(), i, o.agentsName())
+		if o.Namespace != "" {
+			host += "." + o.Namespace + ".svc"
+		}
+		addrs[i] = host + ":" + strconv.Itoa(Port)
+	}
+	return addrs
+}
+
+// command returns the coordinator's arguments (after the image's entry
+// point).
+func (o *Options) command() []string {
+	cmd := "run"
+	if o.Find {
+		cmd = "find"
+	}
+	timeout := o.AgentsTimeout
+	if timeout == 0 {
+		timeout = defaultAgentsTimeout
+	}
+	args := []string{cmd, PlanPath,
+		"--agents", strings.Join(o.AgentAddrs(), ","),
+		"--token-file", TokenPath,
+		"--agents-timeout", timeout.String(),
+		"--out", outPath,
+		"--emit-result",
+	}
+	return append(args, o.Args...)
+}
+
+// validate returns every problem of o at once.
+func (o *Options) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if msgs := validation.IsDNS1035Label(o.Name); len(msgs) > 0 {
+		bad("name %q: %s", o.Name, strings.Join(msgs, "; "))
+	} else if last := fmt.Sprintf("%s-%d", o.agentsName(), max(o.Agents-1, 0)); len(last) > validation.DNS1035LabelMaxLength ||
+		len(o.coordinatorName()) > validation.DNS1035LabelMaxLength {
+		bad("name %q: too long: the hostname of the last agent, %s, and the coordinator's Job, %s, must be at most %d characters",
+			o.Name, last, o.coordinatorName(), validation.DNS1035LabelMaxLength)
+	}
+	if o.Namespace != "" {
+		if msgs := validation.IsDNS1123Label(o.Namespace); len(msgs) > 0 {
+			bad("namespace %q: %s", o.Namespace, strings.Join(msgs, "; "))
+		}
+	}
+	if o.Agents < 1 {
+		bad("agents: want 1 or more, not %d", o.Agents)
+	}
+	if strings.TrimSpace(o.Image) == "" {
+		bad("image: want ceiling's container image, such as ceiling:latest")
+	}
+	for _, q := range []struct{ name, value string }{{"cpu", o.CPU}, {"memory", o.Memory}} {
+		if q.value == "" {
+			continue
+		}
+		if v, err := resource.ParseQuantity(q.value); err != nil {
+			bad("%s %q: want a Kubernetes quantity such as 2, 500m or 1Gi: %w", q.name, q.value, err)
+		} else if v.Sign() <= 0 {
+			bad("%s %q: want more than zero", q.name, q.value)
+		}
+	}
+	if len(o.Plan) == 0 {
+		bad("plan: empty")
+	} else if !utf8.Valid(o.Plan) {
+		bad("plan: not UTF-8 text")
+	}
+	if strings.TrimSpace(o.Token) == "" {
+		bad("token: empty")
+	}
+	if o.AgentsTimeout < 0 {
+		bad("agents timeout: want a positive duration, not %v", o.AgentsTimeout)
+	}
+	for _, a := range o.Args {
+		flag, _, _ := strings.Cut(a, "=")
+		if slices.Contains(ownFlags, flag) {
+			bad("coordinator flag %s: set by ceiling k8s itself", flag)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("k8s: %w", errors.Join(errs...))
+	}
+	return nil
+}
