@@ -348,33 +348,35 @@ func TestApplyLeavesAnotherRunAlone(t *testing.T) {
 // An object Apply could not delete is an error, or a warning when there
 // is a result: the result stands, and so do the objects left.
 func TestApplySaysWhatItCouldNotDelete(t *testing.T) {
-	for _, withResult := range []bool{true, false} {
-		synctest.Test(t, func(t *testing.T) {
-			client := fake.NewClientset()
-			client.PrependReactor("delete", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
-				return true, nil, errors.New("forbidden")
-			})
-			ctx, cancel := context.WithCancel(t.Context())
-			r := start(t, ctx, client, fixedLogs(resultLog(t, "x")))
-			if withResult {
-				r.pod("checkout-coordinator-x2", "coordinator", corev1.PodSucceeded, "")
-				r.finish(batchv1.JobComplete, "")
-			} else {
+	for name, withResult := range map[string]bool{"with a result": true, "cancelled": false} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				client := fake.NewClientset()
+				client.PrependReactor("delete", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, errors.New("forbidden")
+				})
+				ctx, cancel := context.WithCancel(t.Context())
+				r := start(t, ctx, client, fixedLogs(resultLog(t, "x")))
+				if withResult {
+					r.pod("checkout-coordinator-x2", "coordinator", corev1.PodSucceeded, "")
+					r.finish(batchv1.JobComplete, "")
+				} else {
+					cancel()
+				}
+				r.wait()
 				cancel()
-			}
-			r.wait()
-			cancel()
-			said := r.progress.String()
-			if !withResult {
-				said = fmt.Sprint(r.err)
-			}
-			if (r.res != nil) != withResult || !strings.Contains(said, "delete secret/checkout-token: forbidden") || !strings.Contains(said, "kubectl -n loadtest delete") {
-				t.Errorf("Apply = %v, %v with progress %q; want the result (when there is one), and the object it could not delete with the command that does",
-					r.res, r.err, r.progress.String())
-			}
-			if got := r.created(); !slices.Equal(got, []string{"secret/checkout-token"}) {
-				t.Errorf("after Apply the namespace holds %q, want only the secret it could not delete", got)
-			}
+				said := r.progress.String()
+				if !withResult {
+					said = fmt.Sprint(r.err)
+				}
+				if (r.res != nil) != withResult || !strings.Contains(said, "delete secret/checkout-token: forbidden") || !strings.Contains(said, "kubectl -n loadtest delete") {
+					t.Errorf("Apply = %v, %v with progress %q; want the result (when there is one), and the object it could not delete with the command that does",
+						r.res, r.err, r.progress.String())
+				}
+				if got := r.created(); !slices.Equal(got, []string{"secret/checkout-token"}) {
+					t.Errorf("after Apply the namespace holds %q, want only the secret it could not delete", got)
+				}
+			})
 		})
 	}
 }
