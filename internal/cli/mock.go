@@ -40,19 +40,6 @@ Prometheus text at /__ceiling/metrics, and printed when it stops.`,
 			return nil
 		},
 	}
-	fl := c.Flags()
-	fl.StringVar(&f.Listen, "listen", "127.0.0.1:9911", "listen address")
-	fl.StringVar(&f.Name, "name", "mock", "name in the stats")
-	fl.StringVar(&f.Latency, "latency", "0s", "fixed latency before answering")
-	fl.StringVar(&f.P50, "latency-p50", "", "median latency (with --latency-p99: a distribution)")
-	fl.StringVar(&f.P99, "latency-p99", "", "99th percentile latency")
-	fl.StringVar(&f.ErrorRate, "error-rate", "0%", "share of requests answered 500")
-	fl.IntVar(&f.Status, "status", 200, "status of a normal answer")
-	fl.StringVar(&f.Body, "body", "", `body of a normal answer (default {"ok":true})`)
-	fl.StringVar(&f.LimitPer, "rate-limit-per", "", `the key of the rate limit: a JSON path into the body ("channel") or "header:X-Name"`)
-	fl.Float64Var(&f.LimitRPS, "rate-limit-rps", 0, "requests per second allowed per key; past it 429 with Retry-After")
-	fl.StringVar(&f.IDJSON, "id-json", "", "JSON path of the message id in each body")
-	fl.StringVar(&f.IDRegex, "id-regex", "", "regular expression whose first group is the message id")
-	fl.Uint64Var(&f.Seed, "seed", 0, "seed of the latency and error draws")
+	f.Register(c.Flags())
 	return c
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Flags are the settings of a sink run on its own (ceiling mock), as
@@ -19,6 +21,23 @@ type Flags struct {
 	LimitRPS           float64
 	IDJSON, IDRegex    string
 	Seed               uint64
+}
+
+// Register adds the flags to fs, with their defaults.
+func (f *Flags) Register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Listen, "listen", "127.0.0.1:9911", "listen address")
+	fs.StringVar(&f.Name, "name", "mock", "name in the stats")
+	fs.StringVar(&f.Latency, "latency", "0s", "fixed latency before answering")
+	fs.StringVar(&f.P50, "latency-p50", "", "median latency (with --latency-p99: a distribution)")
+	fs.StringVar(&f.P99, "latency-p99", "", "99th percentile latency")
+	fs.StringVar(&f.ErrorRate, "error-rate", "0%", "share of requests answered 500")
+	fs.IntVar(&f.Status, "status", 200, "status of a normal answer")
+	fs.StringVar(&f.Body, "body", "", `body of a normal answer (default {"ok":true})`)
+	fs.StringVar(&f.LimitPer, "rate-limit-per", "", `the key of the rate limit: a JSON path into the body ("channel") or "header:X-Name"`)
+	fs.Float64Var(&f.LimitRPS, "rate-limit-rps", 0, "requests per second allowed per key; past it 429 with Retry-After")
+	fs.StringVar(&f.IDJSON, "id-json", "", "JSON path of the message id in each body")
+	fs.StringVar(&f.IDRegex, "id-regex", "", "regular expression whose first group is the message id")
+	fs.Uint64Var(&f.Seed, "seed", 0, "seed of the latency and error draws")
 }
 
 // Options turns the flags into sink options. Errors name the flag.
