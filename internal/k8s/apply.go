@@ -16,13 +16,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
-// Apply runs o's plan in a cluster: it creates the objects of Manifests
-// (in o.Namespace, or "default"), waits for the coordinator's pod to
+// Apply runs o's plan in the cluster c: it creates the objects of
+// Manifests (in o.Namespace, or "default"), waits for the coordinator's pod to
 // start, copies its log to progress line by line (all but the result),
 // waits for its Job to finish and reads the result from the log. It then
 // deletes every object it created, the pods with their Jobs, also when it
@@ -36,36 +36,24 @@ import (
 // log. A pod that cannot start (an image that cannot be pulled, a missing
 // volume) fails Apply as soon as it shows; a pod that waits for room on a
 // node is noted on progress once, and waited for: ctx bounds the wait.
-func Apply(ctx context.Context, client kubernetes.Interface, o Options, progress io.Writer) (*results.Result, error) {
-	a := &applier{client: client, logs: podLogs(client), progress: progress, poll: time.Second, cleanup: 30 * time.Second}
+func Apply(ctx context.Context, c Cluster, o Options, progress io.Writer) (*results.Result, error) {
+	a := &applier{cluster: c, progress: progress, poll: time.Second, cleanup: 30 * time.Second}
 	return a.apply(ctx, o)
-}
-
-// logSource opens a pod's log; follow keeps it open while the pod's
-// container runs. Apply's is the API's pods/log; tests give their own, as
-// client-go's fake clientset answers every log with "fake logs".
-type logSource func(ctx context.Context, namespace, pod string, follow bool) (io.ReadCloser, error)
-
-func podLogs(client kubernetes.Interface) logSource {
-	return func(ctx context.Context, namespace, pod string, follow bool) (io.ReadCloser, error) {
-		return client.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Follow: follow}).Stream(ctx)
-	}
 }
 
 // applier is one Apply.
 type applier struct {
-	client   kubernetes.Interface
-	logs     logSource
+	cluster  Cluster
 	progress io.Writer
 	poll     time.Duration // between two looks at the pods or the Job
 	cleanup  time.Duration // bounds the deletion
 	created  []created
 }
 
-// created is an object Apply created, and how to delete it.
+// created is an object Apply created: its kind as kubectl names it, its
+// resource as the API does, and its name.
 type created struct {
-	kind, name string
-	delete     func(context.Context, string, metav1.DeleteOptions) error
+	kind, resource, name string
 }
 
 func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, err error) {
@@ -118,19 +106,11 @@ func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, er
 // createAll creates m's objects in order, remembering each for deleteAll,
 // and stops at the first that fails.
 func (a *applier) createAll(ctx context.Context, o *Options, m *Objects) error {
-	core, batch := a.client.CoreV1(), a.client.BatchV1()
-	err := create(ctx, a, core.ConfigMaps(o.Namespace), "configmap", m.Plan)
-	if err == nil {
-		err = create(ctx, a, core.Secrets(o.Namespace), "secret", m.Token)
-	}
-	if err == nil {
-		err = create(ctx, a, core.Services(o.Namespace), "service", m.Service)
-	}
-	if err == nil {
-		err = create(ctx, a, batch.Jobs(o.Namespace), "job", m.Agents)
-	}
-	if err == nil {
-		err = create(ctx, a, batch.Jobs(o.Namespace), "job", m.Coordinator)
+	var err error
+	for _, obj := range m.List() {
+		if err = a.create(ctx, o.Namespace, obj); err != nil {
+			break
+		}
 	}
 	if apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("apply: %w (another run named %s is in namespace %s: delete it with %s, or choose another name)",
@@ -143,18 +123,14 @@ func (a *applier) createAll(ctx context.Context, o *Options, m *Objects) error {
 	return nil
 }
 
-// typedClient is the part of a typed client Apply uses.
-type typedClient[T any] interface {
-	Create(context.Context, T, metav1.CreateOptions) (T, error)
-	Delete(context.Context, string, metav1.DeleteOptions) error
-}
-
-// create creates obj with r and remembers it for deleteAll.
-func create[T metav1.Object](ctx context.Context, a *applier, r typedClient[T], kind string, obj T) error {
-	if _, err := r.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create %s/%s: %w", kind, obj.GetName(), err)
+// create creates obj in namespace and remembers it for deleteAll.
+func (a *applier) create(ctx context.Context, namespace string, obj runtime.Object) error {
+	resource, kind := kindOf(obj)
+	name := obj.(metav1.Object).GetName() // every object of Manifests
+	if err := a.cluster.Create(ctx, namespace, obj); err != nil {
+		return fmt.Errorf("create %s/%s: %w", kind, name, err)
 	}
-	a.created = append(a.created, created{kind: kind, name: obj.GetName(), delete: r.Delete})
+	a.created = append(a.created, created{kind: kind, resource: resource, name: name})
 	return nil
 }
 
@@ -169,18 +145,17 @@ func (a *applier) names() string {
 
 // deleteAll deletes what Apply created, last first, with a context of its
 // own: ctx may be cancelled already, and the objects must go all the same.
-// Jobs are deleted with background propagation: their pods go after them.
-// An object already gone is no error.
+// Jobs are deleted with background propagation (Cluster.Delete): their
+// pods go after them. An object already gone is no error.
 func (a *applier) deleteAll(ctx context.Context, o *Options) error {
 	if len(a.created) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cleanup)
 	defer cancel()
-	background := metav1.DeletePropagationBackground
 	var errs []error
 	for _, c := range slices.Backward(a.created) {
-		err := c.delete(ctx, c.name, metav1.DeleteOptions{PropagationPolicy: &background})
+		err := a.cluster.Delete(ctx, c.resource, o.Namespace, c.name)
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("delete %s/%s: %w", c.kind, c.name, err))
 		}
@@ -214,11 +189,11 @@ func (a *applier) coordinatorPod(ctx context.Context, o *Options) (string, error
 	selector := labels.SelectorFromSet(map[string]string{labelInstance: o.Name}).String()
 	noted := map[string]bool{}
 	for {
-		pods, err := a.client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		pods, err := a.cluster.Pods(ctx, o.Namespace, selector)
 		if err != nil {
 			return "", fmt.Errorf("apply: list the pods: %w", err)
 		}
-		for _, p := range pods.Items {
+		for _, p := range pods {
 			if err := stuck(&p); err != nil {
 				return "", fmt.Errorf("apply: %w", err)
 			}
@@ -230,7 +205,7 @@ func (a *applier) coordinatorPod(ctx context.Context, o *Options) (string, error
 				return p.Name, nil
 			}
 		}
-		job, err := a.client.BatchV1().Jobs(o.Namespace).Get(ctx, o.coordinatorName(), metav1.GetOptions{})
+		job, err := a.cluster.Job(ctx, o.Namespace, o.coordinatorName())
 		if err != nil {
 			return "", fmt.Errorf("apply: %w", err)
 		}
@@ -274,7 +249,7 @@ func unscheduled(p *corev1.Pod) string {
 // runs, with follow) through tail, which copies it to progress, and returns
 // the result in it.
 func (a *applier) readLog(ctx context.Context, namespace, pod string, follow bool, tail *echo) (*results.Result, error) {
-	rc, err := a.logs(ctx, namespace, pod, follow)
+	rc, err := a.cluster.Log(ctx, namespace, pod, follow)
 	if err != nil {
 		return nil, fmt.Errorf("read the log of pod %s: %w", pod, err)
 	}
@@ -287,7 +262,7 @@ func (a *applier) readLog(ctx context.Context, namespace, pod string, follow boo
 // finished waits until the Job has completed or failed, and returns it.
 func (a *applier) finished(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
 	for {
-		job, err := a.client.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
+		job, err := a.cluster.Job(ctx, namespace, name)
 		if err != nil {
 			return nil, fmt.Errorf("apply: %w", err)
 		}

@@ -1,11 +1,12 @@
 package k8s
 
-// These tests run Apply against client-go's fake clientset: an object
-// store, not a cluster. Nothing schedules, runs or deletes pods and no Job
-// controller sets conditions; the tests play those parts themselves
-// (creating the coordinator's pod, marking its Job complete) to check how
-// Apply reacts to what a cluster would report. They say nothing about
-// whether a real cluster accepts the objects and runs them.
+// These tests run Apply against client-go's fake clientset (through
+// fakeCluster, fake_test.go): an object store, not a cluster. Nothing
+// schedules, runs or deletes pods and no Job controller sets conditions;
+// the tests play those parts themselves (creating the coordinator's pod,
+// marking its Job complete) to check how Apply reacts to what a cluster
+// would report. They say nothing about whether a real cluster accepts the
+// objects and runs them.
 
 import (
 	"bytes"
@@ -44,6 +45,9 @@ func resultLog(t *testing.T, command string) string {
 	return b.String()
 }
 
+// logSource opens a pod's log, as Cluster.Log does.
+type logSource func(ctx context.Context, namespace, pod string, follow bool) (io.ReadCloser, error)
+
 // fixedLogs answers every log request with log.
 func fixedLogs(log string) logSource {
 	return func(context.Context, string, string, bool) (io.ReadCloser, error) {
@@ -51,9 +55,9 @@ func fixedLogs(log string) logSource {
 	}
 }
 
-// run is one Apply in a goroutine of a synctest bubble, against a fake
+// trial is one Apply in a goroutine of a synctest bubble, against a fake
 // clientset.
-type run struct {
+type trial struct {
 	t        *testing.T
 	client   *fake.Clientset
 	o        Options
@@ -65,10 +69,10 @@ type run struct {
 
 // start runs Apply with logs as the log source, and returns once it waits
 // for the cluster (every goroutine of the bubble is blocked).
-func start(t *testing.T, ctx context.Context, client *fake.Clientset, logs logSource) *run {
+func start(t *testing.T, ctx context.Context, client *fake.Clientset, logs logSource) *trial {
 	t.Helper()
-	r := &run{t: t, client: client, o: options(), done: make(chan struct{})}
-	a := &applier{client: client, logs: logs, progress: &r.progress, poll: time.Second, cleanup: 30 * time.Second}
+	r := &trial{t: t, client: client, o: options(), done: make(chan struct{})}
+	a := &applier{cluster: fakeCluster{client: client, logs: logs}, progress: &r.progress, poll: time.Second, cleanup: 30 * time.Second}
 	go func() {
 		defer close(r.done)
 		r.res, r.err = a.apply(ctx, r.o)
@@ -78,7 +82,7 @@ func start(t *testing.T, ctx context.Context, client *fake.Clientset, logs logSo
 }
 
 // wait waits for Apply to return.
-func (r *run) wait() {
+func (r *trial) wait() {
 	r.t.Helper()
 	select {
 	case <-r.done:
@@ -89,7 +93,7 @@ func (r *run) wait() {
 
 // pod plays the Job controller and the kubelet: it creates a pod of the
 // given component in phase, waiting for reason when not empty.
-func (r *run) pod(name, component string, phase corev1.PodPhase, reason string) {
+func (r *trial) pod(name, component string, phase corev1.PodPhase, reason string) {
 	r.t.Helper()
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.o.Namespace, Labels: r.o.labels(component)},
@@ -105,7 +109,7 @@ func (r *run) pod(name, component string, phase corev1.PodPhase, reason string) 
 }
 
 // finish plays the Job controller: the coordinator's Job ends as kind says.
-func (r *run) finish(kind batchv1.JobConditionType, reason string) {
+func (r *trial) finish(kind batchv1.JobConditionType, reason string) {
 	r.t.Helper()
 	jobs := r.client.BatchV1().Jobs(r.o.Namespace)
 	job, err := jobs.Get(context.Background(), r.o.coordinatorName(), metav1.GetOptions{})
@@ -120,7 +124,7 @@ func (r *run) finish(kind batchv1.JobConditionType, reason string) {
 
 // created returns the kinds and names of the objects in the namespace,
 // pods left out (the fake has no garbage collector to delete a Job's).
-func (r *run) created() []string {
+func (r *trial) created() []string {
 	r.t.Helper()
 	ctx, ns := context.Background(), r.o.Namespace
 	var names []string
@@ -277,7 +281,7 @@ func TestApplyCancelled(t *testing.T) {
 	})
 }
 
-func checkCancelled(t *testing.T, r *run) {
+func checkCancelled(t *testing.T, r *trial) {
 	t.Helper()
 	if !errors.Is(r.err, context.Canceled) {
 		t.Errorf("Apply = %v, want context.Canceled", r.err)
@@ -381,9 +385,10 @@ func TestApplySaysWhatItCouldNotDelete(t *testing.T) {
 	}
 }
 
-// TestApplyReadsThePodsLog goes through Apply's own log source, the
-// pods/log API. The fake clientset answers it with "fake logs" unless a
-// reactor gives the body: a real kubelet's stream is not exercised here.
+// TestApplyReadsThePodsLog goes through the fake clientset's pods/log
+// (fakeCluster without logs of its own), which answers "fake logs" unless
+// a reactor gives the body: a real kubelet's stream is not exercised here,
+// and restCluster's request for it is checked in rest_test.go.
 func TestApplyReadsThePodsLog(t *testing.T) {
 	for name, log := range map[string]string{"the coordinator's log": resultLog(t, "through pods/log"), "fake logs": ""} {
 		t.Run(name, func(t *testing.T) {
@@ -400,10 +405,10 @@ func TestApplyReadsThePodsLog(t *testing.T) {
 				done := make(chan struct{})
 				go func() {
 					defer close(done)
-					res, err = Apply(t.Context(), client, o, io.Discard)
+					res, err = Apply(t.Context(), fakeCluster{client: client}, o, io.Discard)
 				}()
 				synctest.Wait()
-				r := &run{t: t, client: client, o: o, done: done}
+				r := &trial{t: t, client: client, o: o, done: done}
 				r.pod("checkout-coordinator-x2", "coordinator", corev1.PodSucceeded, "")
 				r.finish(batchv1.JobComplete, "")
 				r.wait()

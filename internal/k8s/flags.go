@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -13,11 +14,10 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/run"
 )
 
 // Flags are `ceiling k8s`'s flags.
@@ -32,10 +32,23 @@ type Flags struct {
 	// printing them; Kubeconfig and Out go with it.
 	Apply           bool
 	Kubeconfig, Out string
+
+	fs *pflag.FlagSet // Register's, which says where "--" was
 }
 
-// Register adds the flags to fs.
+// The command's help, next to its flags'.
+const (
+	Use     = "k8s PLAN.yaml --agents N [-- COORDINATOR FLAGS]"
+	Short   = "Print (or --apply) the Kubernetes objects that run a plan with N agents and a coordinator"
+	Long    = "ConfigMap, Secret, headless Service, Indexed Job of agents (ceiling agent --once), coordinator Job (docs/distributed.md)."
+	Example = `  ceiling k8s plan.yaml --agents 3 --image registry.example/ceiling:v1 | kubectl apply -f -
+  ceiling k8s plan.yaml --agents 3 --find --apply -- --start 50`
+)
+
+// Register adds the flags to fs, and keeps fs to find "--" in Run's
+// arguments.
 func (f *Flags) Register(fs *pflag.FlagSet) {
+	f.fs = fs
 	fs.IntVar(&f.Agents, "agents", 0, "how many agents share the load (an Indexed Job of that many pods)")
 	fs.StringVar(&f.Name, "name", "ceiling", "prefix of the objects' names, and their app.kubernetes.io/instance label")
 	fs.StringVar(&f.Namespace, "namespace", "", "namespace of the objects (default: none written; with --apply, the kubeconfig's)")
@@ -126,41 +139,65 @@ func (f *Flags) token() (string, error) {
 	return token, nil
 }
 
-// Run is --apply: it connects to the cluster, runs Apply with progress
-// and writes the result to Out.
-func (f *Flags) Run(ctx context.Context, o Options, progress io.Writer) (*results.Result, error) {
-	client, err := f.client(&o)
+// Run is `ceiling k8s`. args are the command's arguments: the plan
+// file, then the coordinator's own flags after "--" (where Register's flag
+// set saw it). Without --apply, Run prints the objects on stdout, for
+// `kubectl apply -f -`, and what to do with them on stderr, and returns
+// nil, nil. With --apply, it checks that Out can be written, connects to
+// the cluster (connect), runs Apply with its progress on stderr, writes the
+// result to Out and returns it, with a nil error; the caller shows it and
+// exits as `ceiling run` would.
+//
+// Errors: a wrong command line, plan or token is a *run.InputError
+// (nothing was deployed); a cancelled ctx is run.ErrInterrupted, once Run
+// has said on stderr what Apply could not delete; anything else is a run
+// that could not be carried out.
+func (f *Flags) Run(ctx context.Context, args []string, stdout, stderr io.Writer) (*results.Result, error) {
+	dash := -1
+	if f.fs != nil {
+		dash = f.fs.ArgsLenAtDash()
+	}
+	o, err := f.Options(args, dash)
+	if err != nil {
+		return nil, &run.InputError{Err: err}
+	}
+	if !f.Apply {
+		fmt.Fprintf(stderr, "ceiling: %s\n", o.Hint())
+		m, _ := Manifests(o) // Options validated o
+		return nil, Write(stdout, m.List()...)
+	}
+	if err := writable(f.Out); err != nil {
+		return nil, err
+	}
+	c, namespace, err := connect(f.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	res, err := Apply(ctx, client, o, progress)
+	o.Namespace = cmp.Or(o.Namespace, namespace)
+	res, err := Apply(ctx, c, o, stderr)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintf(stderr, "ceiling: %v\n", err) // what it could not delete; an interrupted run prints nothing more
+		return nil, run.ErrInterrupted
+	}
 	if err != nil {
 		return nil, err
 	}
-	return res, results.Write(f.Out, res, results.Public)
+	if err := results.Write(f.Out, res, results.Public); err != nil {
+		return nil, err // a result is returned only once written
+	}
+	return res, nil
 }
 
-// client connects to the cluster of --kubeconfig ($KUBECONFIG, then
-// ~/.kube/config, then the cluster a pod runs in), and sets o.Namespace
-// to the kubeconfig context's when --namespace was not given.
-func (f *Flags) client(o *Options) (kubernetes.Interface, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = f.Kubeconfig
-	config := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-	rest, err := config.ClientConfig()
+// writable fails when path cannot be created (a missing folder, no
+// permission), so that --apply stops before it deploys anything rather
+// than after the run.
+func writable(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".check-*")
 	if err != nil {
-		return nil, fmt.Errorf("k8s: load the kubeconfig: %w", err)
+		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
-	if o.Namespace == "" {
-		if o.Namespace, _, err = config.Namespace(); err != nil {
-			return nil, fmt.Errorf("k8s: load the kubeconfig: %w", err)
-		}
-	}
-	client, err := kubernetes.NewForConfig(rest)
-	if err != nil {
-		return nil, fmt.Errorf("k8s: %w", err)
-	}
-	return client, nil
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // Hint says where the token is and what to do with the printed objects.

@@ -2,6 +2,9 @@ package k8s
 
 import (
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/run"
 )
 
 // parse registers Flags on a new flag set and parses args.
@@ -89,5 +95,63 @@ func TestFlagsOptionsRefuse(t *testing.T) {
 				t.Errorf("Options(%q) = %v, want an error saying %q", tt.args, err, tt.want)
 			}
 		})
+	}
+}
+
+func TestFlagsRunPrints(t *testing.T) {
+	f, args, _ := parse(t, writeFile(t, "plan.yaml", testPlan), "--agents", "2", "--name", "shop", "--", "--start", "50")
+	var stdout, stderr strings.Builder
+	res, err := f.Run(t.Context(), args, &stdout, &stderr)
+	if res != nil || err != nil || strings.Count(stdout.String(), "\n---\n") != 4 || !strings.Contains(stdout.String(), "- --start\n") {
+		t.Errorf("Run = %v, %v with stdout %q; want five objects, the coordinator with --start", res, err, stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "secret/shop-token") {
+		t.Errorf("stderr = %q, want where the token is", stderr.String())
+	}
+
+	f, args, _ = parse(t, writeFile(t, "bad.yaml", "load: {rates: [x]}\n"), "--agents", "2", "--apply")
+	var in *run.InputError
+	if res, err := f.Run(t.Context(), args, io.Discard, io.Discard); res != nil || !errors.As(err, &in) {
+		t.Errorf("Run of a bad plan = %v, %v; want a run.InputError (exit 2)", res, err)
+	}
+}
+
+// TestFlagsRunApplies runs --apply through a kubeconfig that names
+// apiServer (rest_test.go), not a cluster: the namespace comes from the
+// kubeconfig's context, and the result is written to --out.
+func TestFlagsRunApplies(t *testing.T) {
+	a, _ := newAPIServer(t, resultLog(t, "applied"))
+	kubeconfig := writeFile(t, "kubeconfig", fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: test, cluster: {server: %q}}]
+users: [{name: test, user: {token: not-a-secret}}]
+contexts: [{name: test, context: {cluster: test, user: test, namespace: lt}}]
+current-context: test
+`, a.url))
+	out := filepath.Join(t.TempDir(), "result.json")
+	f, args, _ := parse(t, writeFile(t, "plan.yaml", testPlan), "--agents", "2", "--name", "checkout", "--apply", "--kubeconfig", kubeconfig, "--out", out)
+	var stderr strings.Builder
+	res, err := f.Run(t.Context(), args, io.Discard, &stderr)
+	if err != nil || res == nil || res.Command != "applied" {
+		t.Fatalf("Run = %+v, %v (stderr %q); want the result from the log", res, err, stderr.String())
+	}
+	if written, err := results.Read(out); err != nil || written.Command != "applied" {
+		t.Errorf("--out holds %+v, %v; want the result", written, err)
+	}
+	a.mu.Lock()
+	if first := a.seen[0]; first != "POST /api/v1/namespaces/lt/configmaps" {
+		t.Errorf("the first request was %q, want the plan's ConfigMap in the kubeconfig's namespace", first)
+	}
+	requests := len(a.seen)
+	a.mu.Unlock()
+
+	f, args, _ = parse(t, writeFile(t, "plan.yaml", testPlan), "--agents", "2", "--apply", "--kubeconfig", kubeconfig, "--out", filepath.Join(out, "missing", "r.json"))
+	if res, err := f.Run(t.Context(), args, io.Discard, io.Discard); res != nil || err == nil || !strings.Contains(err.Error(), "cannot write") {
+		t.Errorf("Run with an --out that cannot be written = %v, %v; want it refused", res, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.seen) != requests {
+		t.Errorf("Run with an --out that cannot be written asked %q, want nothing created", a.seen[requests:])
 	}
 }
