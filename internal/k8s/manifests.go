@@ -26,7 +26,9 @@ type Objects struct {
 	// a DNS name, and balances nothing.
 	Service *corev1.Service
 	// Agents is an Indexed Job of Options.Agents pods, each running
-	// `ceiling agent`, which serve until deleted.
+	// `ceiling agent --once`: an agent exits 0 once the coordinator's
+	// session with it has closed, so the Job completes when the run is
+	// over.
 	Agents *batchv1.Job
 	// Coordinator is a Job of one pod running `ceiling run` (or find) with
 	// the agents, which prints result.json into its log and ends.
@@ -120,11 +122,14 @@ func (o *Options) service() *corev1.Service {
 }
 
 // agents is an Indexed Job: its pod of index i has the hostname
-// NAME-agents-i, in the Service's subdomain. A failed agent fails the Job
-// (no retries: the run it was in cannot continue without it).
+// NAME-agents-i, in the Service's subdomain. Each agent serves one run
+// (--once) and exits 0 when the coordinator's session with it closes (the
+// coordinator ended it, or it went idle), so the Job completes with the
+// run. A failed agent fails the Job (no retries: the run it was in cannot
+// continue without it).
 func (o *Options) agents() *batchv1.Job {
 	n := int32(o.Agents)
-	pod := o.pod("agent", []string{"agent", "--listen", fmt.Sprintf(":%d", Port), "--token-file", TokenPath})
+	pod := o.pod("agent", []string{"agent", "--listen", fmt.Sprintf(":%d", Port), "--token-file", TokenPath, "--once"})
 	pod.Spec.Subdomain = o.agentsName()
 	pod.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 		// Preferred, not required: more agents than nodes still run.

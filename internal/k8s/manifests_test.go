@@ -165,7 +165,7 @@ func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
 			t.Errorf("agent %s = request %s, limit %s, want both %s", name, r.String(), l.String(), q)
 		}
 	}
-	if !slices.Equal(agent.Args, []string{"agent", "--listen", ":7070", "--token-file", TokenPath}) {
+	if !slices.Equal(agent.Args, []string{"agent", "--listen", ":7070", "--token-file", TokenPath, "--once"}) {
 		t.Errorf("agent args = %q", agent.Args)
 	}
 	p := agent.ReadinessProbe
