@@ -80,7 +80,7 @@ func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, er
 		return nil, err
 	}
 	tail := &echo{w: a.progress}
-	res, logErr := a.readLog(ctx, o.Namespace, pod, true, tail)
+	res, _ = a.readLog(ctx, o.Namespace, pod, true, tail) // a follow's error: the whole log is read again below
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("apply: %w", ctx.Err())
 	}
@@ -92,7 +92,8 @@ func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, er
 		return res, nil
 	}
 	// The whole log, once more: a follow can be cut short.
-	if res, logErr = a.readLog(ctx, o.Namespace, pod, false, &echo{w: io.Discard}); res != nil {
+	res, logErr := a.readLog(ctx, o.Namespace, pod, false, &echo{w: io.Discard})
+	if res != nil {
 		return res, nil
 	}
 	why := "finished without a result"
