@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -112,8 +114,8 @@ func ReadToken(path string) (string, error) {
 // Flags are the distribution flags of run and find: the agents to drive,
 // or the one segment to run here.
 type Flags struct {
-	Agents, AgentsFile, TokenFile, Segment string
-	Wait, MaxSkew                          time.Duration
+	Agents, AgentsFile, TokenFile, Segment, CA string
+	Wait, MaxSkew                              time.Duration
 	// Emit prints result.json between marker lines at the end
 	// (results.WriteLog): a coordinator's log, read back by ceiling k8s.
 	Emit bool
@@ -125,6 +127,7 @@ func (f *Flags) Register(fs *pflag.FlagSet, segment bool) {
 	fs.StringVar(&f.Agents, "agents", "", "run the load on these agents, host:port,... (see ceiling agent), merged exactly")
 	fs.StringVar(&f.AgentsFile, "agents-file", "", "the agents, one host:port a line")
 	fs.StringVar(&f.TokenFile, "token-file", "", "with --agents: the file holding the agents' bearer token")
+	fs.StringVar(&f.CA, "agents-ca", "", "with https:// agents: trust this CA bundle (PEM), e.g. the agents' own self-signed certificate")
 	fs.DurationVar(&f.Wait, "agents-timeout", 30*time.Second, "with --agents: how long to wait for every agent to answer")
 	fs.DurationVar(&f.MaxSkew, "max-skew", 500*time.Millisecond, "with --agents: refuse agents whose clock is further off than this")
 	fs.BoolVar(&f.Emit, "emit-result", false, "print result.json to stdout between marker lines at the end (a coordinator's log)")
@@ -165,12 +168,34 @@ func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.
 	if p.Load.Model == plan.Closed && len(p.Load.VUs) > 0 && slicesMin(p.Load.VUs) < len(addrs) {
 		return &run.InputError{Err: fmt.Errorf("%d agents for %d users: each agent needs a user at least", len(addrs), slicesMin(p.Load.VUs))}
 	}
-	c, err := Connect(ctx, Options{Addrs: addrs, Token: token, Wait: f.Wait, MaxSkew: f.MaxSkew, Version: version}, p)
+	client, err := clientFor(f.CA)
+	if err != nil {
+		return err
+	}
+	c, err := Connect(ctx, Options{Addrs: addrs, Token: token, Wait: f.Wait, MaxSkew: f.MaxSkew, Version: version, Client: client}, p)
 	if err != nil {
 		return err
 	}
 	o.Remote = c
 	return nil
+}
+
+// clientFor is the coordinator's HTTP client: no proxy, and with ca (a
+// PEM file) as the roots of https:// agents' certificates when given.
+func clientFor(ca string) (*http.Client, error) {
+	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, &run.InputError{Err: fmt.Errorf("--agents-ca: %w", err)}
+		}
+		roots := x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(pem) {
+			return nil, &run.InputError{Err: fmt.Errorf("--agents-ca %s: no PEM certificate in it", ca)}
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
+	return &http.Client{Transport: tr}, nil
 }
 
 // splitAgents reads host:port items separated by commas, spaces or lines

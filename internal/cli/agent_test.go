@@ -3,8 +3,16 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"math"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -58,7 +66,7 @@ func startAgentCmd(t *testing.T, token string, args ...string) (string, *exec.Cm
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
-		re := regexp.MustCompile(`on http://(127\.0\.0\.1:\d+)`)
+		re := regexp.MustCompile(`on https?://(127\.0\.0\.1:\d+)`)
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				addr <- m[1]
@@ -349,5 +357,47 @@ func TestAgentOnceAndEmit(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Errorf("the agent --once still runs 20 s after its run ended")
+	}
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key.
+func selfSigned(t *testing.T) (cert, key string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ceiling agent"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	return cert, key
+}
+
+// An agent over TLS: the coordinator trusts its certificate through
+// --agents-ca, and refuses it without.
+func TestAgentTLS(t *testing.T) {
+	token := tokenFile(t)
+	cert, key := selfSigned(t)
+	addr, _ := startAgent(t, token, "--tls-cert", cert, "--tls-key", key)
+	url := slowServer(t, 0) + "/"
+	args := []string{"run", "--url", url, "--rate", "20", "--step", "300ms", "--warmup", "100ms", "--agents", "https://" + addr, "--token-file", token,
+		"--agents-timeout", "2s", "--out", filepath.Join(t.TempDir(), "r.json"), "--quiet"}
+	if code, stdout, stderr := ceiling(t, context.Background(), append(args, "--agents-ca", cert)...); code != ExitOK {
+		t.Fatalf("with --agents-ca: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := ceiling(t, context.Background(), args...); code == ExitOK || !strings.Contains(stderr, "certificate") {
+		t.Errorf("without --agents-ca: exit %d, %q; want the unknown certificate refused", code, stderr)
 	}
 }
