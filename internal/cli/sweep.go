@@ -7,34 +7,33 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceiling-dev/ceiling/internal/agent"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
-	"github.com/ceiling-dev/ceiling/internal/secret"
 	"github.com/ceiling-dev/ceiling/internal/sweep"
 )
 
 func sweepCmd(e *env) *cobra.Command {
 	var q quickFlags
 	var f sweep.Flags
+	var d agent.Flags
 	c := &cobra.Command{
 		Use:   "sweep [SWEEP.yaml]",
 		Short: "Run the same load against the target under several shapes (workers × CPUs × memory): which to deploy?",
-		Long: `Start the target fresh under each shape (local: in a cgroup with its CPU quota and memory
-limit; docker/podman: a container with --cpus and --memory; command: your own apply and
-teardown), run the same load against it (or --find its edge), and print seed 004's
-table (docs/sweep.md). --cmd, --env, --ready, --url and --target are templates of the
-shape ({{.port}}, {{.workers}}, {{.cpus}}, {{.memory}}, {{.memory_mb}}, {{.id}}).`,
+		Long: `Start the target fresh under each shape (local: a cgroup with its CPU quota and memory limit; docker/podman:
+--cpus and --memory; command: your apply and teardown), run the same load (or --find its edge), print seed 004's
+table (docs/sweep.md). --cmd, --env, --ready, --url, --target are templates ({{.port}}, {{.workers}}, {{.cpus}}...).`,
 		Example: `  ceiling sweep --configs "1@0.5/256m 1@1/512m 2@1/512m" --cmd 'ceiling demo-target --addr 127.0.0.1:{{.port}}' \
     --ready 'http://127.0.0.1:{{.port}}/health' --url 'http://127.0.0.1:{{.port}}/burn' --vus 8 --step 20s
   ceiling sweep sweep.yaml --need 1500/s --md`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			s, err := f.Spec(strings.Join(args, ""), plan.Quick(q), c.Flags().Changed)
+			s, err := f.Spec(strings.Join(args, ""), plan.Quick(q), c.Flags().Changed, e.args)
 			if err != nil {
 				return badInput("%w", err)
 			}
-			s.Command = "ceiling " + strings.Join(secret.Names(nil).Args(e.args), " ")
 			s.Run = run.Options{Args: e.args, Version: version()}
+			s.Connect = func(p *plan.Plan, o *run.Options) error { return d.Apply(e.ctx, p, version(), o) }
 			if !f.Quiet {
 				s.Run.OnNote = func(note string) { fmt.Fprintf(e.stderr, "ceiling: %s\n", note) }
 			}
@@ -52,5 +51,6 @@ shape ({{.port}}, {{.workers}}, {{.cpus}}, {{.memory}}, {{.memory_mb}}, {{.id}})
 	}
 	q.register(c)
 	f.Register(c.Flags())
+	d.Register(c.Flags(), false)
 	return c
 }

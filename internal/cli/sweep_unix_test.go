@@ -380,3 +380,24 @@ func TestSweepContainerExits(t *testing.T) {
 		t.Errorf("after %v: state %q, error %q, log tail %q; want FAILED TO START at once, with the container's output", took, c.State, c.Error, c.LogTail)
 	}
 }
+
+// A sweep whose load runs on agents (--agents): each shape's run is a
+// coordinator's, its rows merged from the agents.
+func TestSweepOnAgents(t *testing.T) {
+	exe := exeAsCeiling(t)
+	token := tokenFile(t)
+	agent, _ := startAgent(t, token)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sweep.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--launcher", "command", "--configs", "1@1/256m",
+		"--apply", exe+` demo-target --addr 127.0.0.1:{{.port}} >/dev/null 2>&1 & echo $! > '`+dir+`/pid'`, "--teardown", `kill $(cat '`+dir+`/pid')`,
+		"--ready", "http://127.0.0.1:{{.port}}/health", "--url", "http://127.0.0.1:{{.port}}/", "--rate", "20", "--step", "300ms", "--warmup", "100ms",
+		"--agents", agent, "--token-file", token, "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	c := readSweep(t, out).Configs[0]
+	if res := readResult(t, c.Result); c.State != "HEALTHY" || len(res.Agents) != 1 || res.Steps[0].Agents != 1 {
+		t.Errorf("row %s, agents %+v; want the shape measured through its agent", c.State, res.Agents)
+	}
+}

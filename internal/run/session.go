@@ -102,7 +102,14 @@ type Session struct {
 // that does not answer is ErrUnreachable; anything else that stops the run
 // from starting (a port in use, a target that will not start, an unwritable
 // result) is returned as it is.
-func Open(ctx context.Context, p *plan.Plan, o Options) (*Session, error) {
+func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) {
+	if o.Remote != nil {
+		defer func() {
+			if err != nil {
+				o.Remote.Close() // the agents' sessions, opened for this run
+			}
+		}()
+	}
 	terms, err := Terms(p)
 	if err != nil {
 		return nil, err
@@ -299,7 +306,9 @@ func openRemote(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, 
 	s.res.Unfinished = true
 	s.judge()
 	if err := s.write(); err != nil {
-		s.closeTransport()
+		if s.watch != nil {
+			s.watch.stop()
+		}
 		return nil, err
 	}
 	return s, nil

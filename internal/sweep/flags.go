@@ -13,6 +13,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/secret"
 )
 
 // Flags are `ceiling sweep`'s own flags. With a sweep file, each one the
@@ -61,8 +62,9 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 // Spec builds the sweep from a sweep file (none when file is "") and the
 // flags the user set (changed reports one by name), with the quick flags
 // (--url, --rate, --slo...) applied to every shape's plan; --url,
-// --target and --prom are templates of the shape. Errors wrap ErrInvalid.
-func (f *Flags) Spec(file string, q plan.Quick, changed func(string) bool) (Spec, error) {
+// --target and --prom are templates of the shape. args is the command
+// line, for sweep.json (its secrets redacted). Errors wrap ErrInvalid.
+func (f *Flags) Spec(file string, q plan.Quick, changed func(string) bool, args []string) (Spec, error) {
 	sf := &File{}
 	if file != "" {
 		var err error
@@ -122,7 +124,8 @@ func (f *Flags) Spec(file string, q plan.Quick, changed func(string) bool) (Spec
 	if err != nil {
 		return Spec{}, err
 	}
-	s := Spec{Launcher: launcher, Out: f.Out, Resume: f.Resume, UsersPerRPS: cmp.Or(sf.UsersPerRPS, 0.5), Find: sf.findFlags()}
+	s := Spec{Launcher: launcher, Out: f.Out, Resume: f.Resume, UsersPerRPS: cmp.Or(sf.UsersPerRPS, 0.5), Find: sf.findFlags(),
+		Command: "ceiling " + strings.Join(secret.Names(nil).Args(args), " ")}
 	if changed("users-per-rps") {
 		s.UsersPerRPS = f.UsersPerRPS
 	}

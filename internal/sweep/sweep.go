@@ -56,6 +56,9 @@ type Spec struct {
 	// Run holds the options every shape's run shares (progress, version,
 	// the reproduce line); Out is set per shape.
 	Run run.Options
+	// Connect, if set, completes a shape's run options for its plan: the
+	// agents that run its load (--agents), connected per shape.
+	Connect func(*plan.Plan, *run.Options) error
 }
 
 // Values are what a shape's templates read: {{.workers}}, {{.cpus}},
@@ -265,6 +268,15 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	}
 	o := s.Run
 	o.Out = out
+	if s.Connect != nil {
+		if err := s.Connect(p, &o); err != nil {
+			var bad *run.InputError
+			if errors.As(err, &bad) {
+				return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
+			}
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+	}
 	sess, err := run.Open(ctx, p, o)
 	if err != nil {
 		var bad *run.InputError
