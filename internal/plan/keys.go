@@ -57,7 +57,7 @@ func exampleKeys(t reflect.Type) string {
 // description) that this version does not read yet, by the struct that will
 // hold them, so that using one says so instead of calling it a typo.
 var planned = map[reflect.Type][]string{
-	reflect.TypeFor[Plan](): {"events"},
+	reflect.TypeFor[Plan](): {"outputs"},
 }
 
 // unknownKey explains a key that t has no field for, suggesting the

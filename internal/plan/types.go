@@ -47,6 +47,9 @@ type Plan struct {
 	Sinks []Sink `yaml:"sinks"`
 	// Monitor says how to watch the target while it is loaded.
 	Monitor Monitor `yaml:"monitor"`
+	// Events are done to the target during steps: a pause, a kill, a
+	// restart, a rolling deploy, a CPU limit, or a command of the user's.
+	Events []Event `yaml:"events"`
 	// Strict makes validity warnings (redirects counted as success, bodies
 	// like an error page, duplicate ids, empty steps, percentiles shaped by
 	// the timeout) fail the run with exit 1. Nil: the command's default,

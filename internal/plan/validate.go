@@ -82,6 +82,7 @@ func (p *Plan) check() Problems {
 	c.verdict()
 	c.sinks()
 	c.monitor()
+	c.events()
 	if p.Repeat < 0 || p.Repeat > MaxRepeat {
 		c.add("repeat", "want 1 to %d repeats (0 or left out: 1), not %d", MaxRepeat, p.Repeat)
 	}
