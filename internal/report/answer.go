@@ -102,7 +102,10 @@ func (a Answer) whyFailed(level float64) string {
 	}
 	var why []string
 	for _, t := range a.Terms {
-		if v, ok := t.Eval(st.FiguresOf(t.Scenario)); !ok {
+		f, judged := a.Result.TermFigures(st, t)
+		if v, ok := t.Eval(f); judged && !ok && t.OfEvents() {
+			why = append(why, termText(t, f, v))
+		} else if judged && !ok {
 			why = append(why, fmt.Sprintf("%s %s", t.Metric, TermValue(t.Metric, v)))
 		}
 	}

@@ -174,6 +174,12 @@ func header(name string) []string {
 // textTable writes aligned columns: the first two left-aligned, the rest
 // right-aligned.
 func textTable(w io.Writer, head []string, rows [][]string) {
+	alignedTable(w, head, rows, false)
+}
+
+// alignedTable writes aligned columns: the first two left-aligned, and
+// the last when lastLeft is set; the rest right-aligned.
+func alignedTable(w io.Writer, head []string, rows [][]string, lastLeft bool) {
 	width := make([]int, len(head))
 	for i, c := range head {
 		width[i] = utf8.RuneCountInString(c)
@@ -190,7 +196,7 @@ func textTable(w io.Writer, head []string, rows [][]string) {
 			if i > 0 {
 				b.WriteString("  ")
 			}
-			if i < 2 {
+			if i < 2 || lastLeft && i == len(cells)-1 {
 				b.WriteString(c + pad)
 			} else {
 				b.WriteString(pad + c)
@@ -204,14 +210,23 @@ func textTable(w io.Writer, head []string, rows [][]string) {
 	}
 }
 
-// mdTable writes a Markdown table.
+// mdTable writes a Markdown table: the second column left-aligned, the
+// rest right-aligned.
 func mdTable(w io.Writer, head []string, rows [][]string) {
+	mdAlignedTable(w, head, rows, func(i int) bool { return i == 1 })
+}
+
+// mdAlignedTable writes a Markdown table, the columns left says
+// left-aligned, the rest right-aligned.
+func mdAlignedTable(w io.Writer, head []string, rows [][]string, left func(i int) bool) {
 	fmt.Fprintf(w, "| %s |\n", strings.Join(head, " | "))
 	align := make([]string, len(head))
 	for i := range align {
 		align[i] = "---:"
+		if left(i) {
+			align[i] = "---"
+		}
 	}
-	align[1] = "---"
 	fmt.Fprintf(w, "|%s|\n", strings.Join(align, "|"))
 	for _, row := range rows {
 		cells := make([]string, len(row))

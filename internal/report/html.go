@@ -12,7 +12,8 @@ import (
 )
 
 // HTML writes the run as one self-contained page: the answer (find's, or
-// a run's highest passing step), the setup, the step table, what broke
+// a run's highest passing step), the setup, the step table, what each
+// event cost (when the plan had events), what broke
 // first (BrokeFirst), the plots as inline SVG (no script, no network at
 // view time), the breakdowns and the findings. It reads without
 // JavaScript.
@@ -38,6 +39,10 @@ func page(w io.Writer, r *results.Result, story string) error {
 		html.EscapeString(r.StartedAt.UTC().Format("2006-01-02 15:04 MST")), html.EscapeString(r.Host.OS), r.Host.CPUs,
 		html.EscapeString(r.Host.Version), html.EscapeString(r.Command))
 	HTMLTable(&b, columnsOf(r), rows(r))
+	if rs := eventRows(r); rs != nil {
+		fmt.Fprintf(&b, "<h2>%s</h2>\n", EventsTitle)
+		HTMLTable(&b, eventColumns, rs)
+	}
 	if story != "" {
 		fmt.Fprintf(&b, "<p class=\"story\">%s</p>\n", html.EscapeString(story))
 	}

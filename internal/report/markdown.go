@@ -10,7 +10,8 @@ import (
 
 // Markdown writes the run as Markdown: find's answer or a run's summary
 // line, a setup block with the command that
-// reproduces it, the step table, thresholds and warnings. It returns the
+// reproduces it, the step table, what each event cost, thresholds and
+// warnings. It returns the
 // first error writing to w.
 func Markdown(w io.Writer, r *results.Result) error {
 	c := &checked{w: w}
@@ -60,6 +61,7 @@ func markdown(w io.Writer, r *results.Result) {
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
+	eventTable(w, r, "### "+EventsTitle, mdEventTable)
 	endpointTable(w, r)
 	breakdownTables(w, r, mdTable)
 	if len(r.Steps) > 0 && r.Steps[0].Model == "open" {

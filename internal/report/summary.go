@@ -123,8 +123,9 @@ func count(v []bool) int {
 func whyFailed(r *results.Result, s *results.Step) string {
 	var why []string
 	for _, t := range terms(r) {
-		if v, ok := t.Eval(s.FiguresOf(t.Scenario)); !ok {
-			why = append(why, termText(t, v))
+		f, judged := r.TermFigures(s, t)
+		if v, ok := t.Eval(f); judged && !ok {
+			why = append(why, termText(t, f, v))
 		}
 	}
 	if len(why) == 0 && s.VerdictReason != "" {
@@ -151,11 +152,15 @@ func terms(r *results.Result) []slo.Term {
 	return out
 }
 
-// termText is a term's metric and its value in a step: "p99 3.90 s".
-func termText(t slo.Term, v float64) string {
+// termText is a term's metric and its value in a step, read from f:
+// "p99 3.90 s", "recovery 2.00 s", "recovery: an event did not recover".
+func termText(t slo.Term, f slo.Figures, v float64) string {
 	name := t.Metric
 	if t.Scenario != "" {
 		name = t.Scenario + "." + name
+	}
+	if t.OfEvents() && f.Unrecovered > 0 {
+		return fmt.Sprintf("%s: %d of %d events did not recover", name, f.Unrecovered, f.Events)
 	}
 	return name + " " + TermValue(t.Metric, v)
 }
@@ -176,8 +181,9 @@ func BrokeFirst(r *results.Result) string {
 	fmt.Fprintf(&b, "What broke first, at %s (step %d): %s.", levelOf(*s), s.Index+1, whyFailed(r, s))
 	var held []string
 	for _, t := range terms(r) {
-		if v, ok := t.Eval(s.FiguresOf(t.Scenario)); ok {
-			held = append(held, termText(t, v))
+		f, judged := r.TermFigures(s, t)
+		if v, ok := t.Eval(f); judged && ok {
+			held = append(held, termText(t, f, v))
 		}
 	}
 	if len(held) > 0 {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"math"
@@ -29,7 +30,8 @@ type chart struct {
 	yMax   float64
 	series []series
 	// marks are vertical lines with a label at the top: step boundaries,
-	// the edge.
+	// the edge, events; in order of x, so that their labels are placed
+	// in rows without overlapping.
 	marks []mark
 }
 
@@ -55,11 +57,20 @@ type series struct {
 
 type xy struct{ x, y float64 }
 
+// mark is a vertical line at x with a label at the top (and label as
+// its tooltip, unless title says more). An event's mark is drawn in its
+// own colour, its span shaded from x to until.
 type mark struct {
 	x      float64
 	label  string
 	strong bool
+	event  bool
+	until  float64
+	title  string
 }
+
+// eventColor draws the events' marks and spans.
+const eventColor = "#c98a00" // amber: in no series' palette
 
 // Plot geometry, in SVG units (the page scales the figure to its width).
 const (
@@ -127,14 +138,30 @@ func (c *chart) svg() string {
 	}
 	mrows := placeLabelsLeft(mpos, mtexts, markLabelRows)
 	for i, m := range c.marks {
-		stroke, width := "#bbb", 1.0
-		if m.strong {
+		stroke, width, dash := "#bbb", 1.0, ` stroke-dasharray="4 3"`
+		switch {
+		case m.event:
+			stroke, width, dash = eventColor, 1.5, ""
+		case m.strong:
 			stroke, width = "#333", 1.5
 		}
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-width="%.1f" stroke-dasharray="4 3"><title>%s</title></line>`,
-			mpos[i], padTop, mpos[i], padTop+areaH, stroke, width, esc(m.label))
+		title := cmp.Or(m.title, m.label)
+		if end := min(px(m.until), padLeft+areaW); m.event && end > mpos[i] {
+			fmt.Fprintf(&b, `<rect class="event" x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" fill-opacity="0.15"><title>%s</title></rect>`,
+				mpos[i], padTop, end-mpos[i], areaH, eventColor, esc(title))
+		}
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-width="%.1f"%s><title>%s</title></line>`,
+			mpos[i], padTop, mpos[i], padTop+areaH, stroke, width, dash, esc(title))
 		if mrows[i] >= 0 {
-			fmt.Fprintf(&b, `<text x="%.1f" y="%d" fill="#444">%s</text>`, mpos[i]+3, padTop+10+markLabelRow*mrows[i], esc(m.label))
+			fill := "#444"
+			if m.event {
+				fill = eventColor
+			}
+			x, anchor := mpos[i]+3, ""
+			if x+float64(len([]rune(m.label)))*charW > plotW { // at the right edge: the label ends at its line
+				x, anchor = mpos[i]-3, ` text-anchor="end"`
+			}
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d"%s fill="%s">%s</text>`, x, padTop+10+markLabelRow*mrows[i], anchor, fill, esc(m.label))
 		}
 		b.WriteString("\n")
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/slo"
 )
 
 // columns of the step table, in order; a watched target adds "cpu" and
@@ -211,14 +212,16 @@ func ellipsis(more bool) string {
 }
 
 // verdict is the step's verdict, with its reason when it is not HEALTHY.
+// A step in which events happened says so (eventVerdict).
 func verdict(s results.Step) string {
+	v, why := eventVerdict(s)
 	switch {
-	case s.Verdict == "":
+	case v == "":
 		return "-"
-	case s.VerdictReason == "":
-		return s.Verdict
+	case why == "":
+		return v
 	}
-	return s.Verdict + " (" + s.VerdictReason + ")"
+	return v + " (" + why + ")"
 }
 
 // topErrors names the most frequent failure classes: "timeout 12, reset 3".
@@ -248,7 +251,8 @@ func topErrors(errs map[string]int64) string {
 }
 
 // Text writes the step table for a terminal, columns aligned, followed by
-// the thresholds and warnings, and a run's summary line (Summary). It returns the first error writing to w.
+// what each event cost (when the plan had events), the thresholds and
+// warnings, and a run's summary line (Summary). It returns the first error writing to w.
 func Text(w io.Writer, r *results.Result) error {
 	c := &checked{w: w}
 	text(c, r)
@@ -302,6 +306,7 @@ func text(w io.Writer, r *results.Result) {
 	for _, row := range rs {
 		line(row)
 	}
+	eventTable(w, r, EventsTitle+":", textEventTable)
 	breakdownTables(w, r, textTable)
 	footer(w, r, "")
 	if s := Summary(r); s != "" {
@@ -325,7 +330,7 @@ func footer(w io.Writer, r *results.Result, prefix string) {
 			if !th.OK {
 				mark = "FAIL"
 			}
-			fmt.Fprintf(w, "%s%s %s (worst step: %s)\n", prefix, mark, th.Expr, value(th))
+			fmt.Fprintf(w, "%s%s %s (%s)\n", prefix, mark, th.Expr, worst(r, th))
 		}
 	}
 	if len(r.Invalid) > 0 {
@@ -368,6 +373,19 @@ func footer(w io.Writer, r *results.Result, prefix string) {
 		}
 		fmt.Fprintf(w, "%sWARNING: %s\n", prefix, msg)
 	}
+}
+
+// worst says where a threshold was furthest from passing: its worst
+// step's value, or for a recovery term its worst event's recovery.
+func worst(r *results.Result, th results.Threshold) string {
+	if ts, err := slo.Parse(th.Expr); err != nil || len(ts) != 1 || !ts[0].OfEvents() {
+		return "worst step: " + value(th)
+	}
+	e, ok := worstEvent(r)
+	if !ok {
+		return "no event"
+	}
+	return "worst event: " + e.Name + ", " + recoveryText(e)
 }
 
 // value formats a threshold's measured value in its own unit.

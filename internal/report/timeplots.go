@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
@@ -40,7 +42,8 @@ func spansOf(r *results.Result) []span {
 }
 
 // timeChart returns a chart over time with each step's start marked with
-// its level (the edge's mark is strong).
+// its level (the edge's mark is strong), and each event's start with its
+// name, its span shaded until its end.
 func timeChart(r *results.Result, spans []span, yTitle string, yText func(float64) string) *chart {
 	c := &chart{xTitle: "time since the run's start (m:ss); each step's counted window starts at its mark", xTime: true, xText: clock,
 		yTitle: yTitle, yText: yText}
@@ -51,6 +54,8 @@ func timeChart(r *results.Result, spans []span, yTitle string, yText func(float6
 		}
 		c.marks = append(c.marks, m)
 	}
+	c.marks = append(c.marks, eventMarks(r)...)
+	slices.SortStableFunc(c.marks, func(a, b mark) int { return cmp.Compare(a.x, b.x) })
 	return c
 }
 

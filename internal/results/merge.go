@@ -76,6 +76,11 @@ func MergeSteps(parts []Step, names []string) (Step, error) {
 		m.Limited += p.Limited
 		m.Failed += p.Failed
 		addCounts(m.Errors, p.Errors)
+		for _, e := range p.Events { // each generator names the events it saw
+			if !slices.Contains(m.Events, e) {
+				m.Events = append(m.Events, e)
+			}
+		}
 		m.AchievedRate += p.AchievedRate
 		m.Throughput += p.Throughput
 		m.Late += p.Late
@@ -287,7 +292,7 @@ func (m *merging) result() (Breakdown, error) {
 }
 
 // mergeSeries adds the parts' seconds that end at the same time (to the
-// millisecond): counts and rates added, the max the greatest; the
+// millisecond): counts, errors by class and rates added, the max the greatest; the
 // percentiles read from the seconds' merged histograms when every part
 // has them, else the greatest of the parts' (an upper bound, said so by
 // the missing histogram).
@@ -311,6 +316,12 @@ func mergeSeries(parts []Step) ([]Point, error) {
 			q.Rate += pt.Rate
 			q.Max = max(q.Max, pt.Max)
 			q.P50, q.P99 = max(q.P50, pt.P50), max(q.P99, pt.P99)
+			if len(pt.Errors) > 0 {
+				if q.Errors == nil {
+					q.Errors = map[string]int64{}
+				}
+				addCounts(q.Errors, pt.Errors)
+			}
 			if pt.Histogram == "" {
 				complete = complete && pt.Completed == 0
 				continue

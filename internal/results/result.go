@@ -39,6 +39,10 @@ type Result struct {
 	Passed     bool     `json:"passed"`
 	Warnings   []string `json:"warnings"`
 	Steps      []Step   `json:"steps"`
+	// Events are the plan's events that happened during the run (a pause,
+	// a restart...), in the order they began, with what each cost
+	// (CostEvents).
+	Events []Event `json:"events,omitempty"`
 	// DuplicateIDs lists id values that repeated within the run, by source.
 	DuplicateIDs []DuplicateID `json:"duplicate_ids"`
 	Edge         *Edge         `json:"edge"`
@@ -193,6 +197,9 @@ type Step struct {
 	Histogram        string                          `json:"histogram"`
 	ServiceHist      string                          `json:"service_histogram"`
 	Series           []Point                         `json:"series"`
+	// Events names the events that happened in this step (Result.Events):
+	// its figures include what they cost.
+	Events []string `json:"events,omitempty"`
 	// Repeat is the spread over the run's repeats (--repeat N > 1).
 	Repeat *Repeat `json:"repeat,omitempty"`
 	// Agents counts the generators whose shares were merged into this

@@ -26,6 +26,9 @@ type Point struct {
 	// generator whose steps are to be merged (an agent, --segment), so
 	// that the merged second's percentiles are exact.
 	Histogram string `json:"histogram,omitempty"`
+	// Errors counts this second's failures by class (timeout, refused,
+	// http_5xx...), kept when the plan has events (their windows sum it).
+	Errors map[string]int64 `json:"errors,omitempty"`
 }
 
 // LoginName is the name SLO terms read a step's logins under, as if they

@@ -12,8 +12,11 @@ import (
 // average can still fail at the level that matters. Each Threshold carries
 // the worst step's value. It sets each step's SLOPassed, r.Thresholds and
 // r.Passed. An interrupted (partial) step is not judged. With no complete
-// step at all, every threshold fails.
+// step at all, every threshold fails. It first costs the run's events
+// (CostEvents): a recovery term judges them, over the whole run
+// (evaluateEvents).
 func (r *Result) Evaluate(terms []slo.Term) {
+	r.CostEvents(terms)
 	r.Thresholds = make([]Threshold, 0, len(terms))
 	r.noSamples = r.noSamples[:0]
 	var judged []int
@@ -30,6 +33,12 @@ func (r *Result) Evaluate(terms []slo.Term) {
 	r.Passed = len(judged) > 0 || len(terms) == 0
 	for _, t := range terms {
 		th := Threshold{Expr: t.Text, OK: len(judged) > 0}
+		if t.OfEvents() {
+			r.evaluateEvents(t, judged, &th)
+			r.Passed = r.Passed && th.OK
+			r.Thresholds = append(r.Thresholds, th)
+			continue
+		}
 		first := true
 		for _, i := range judged {
 			if st := r.Steps[i].Scenario; t.Scenario != "" && st != "" && st != t.Scenario {
@@ -51,6 +60,32 @@ func (r *Result) Evaluate(terms []slo.Term) {
 		r.Passed = r.Passed && th.OK
 		r.Thresholds = append(r.Thresholds, th)
 	}
+}
+
+// evaluateEvents judges a recovery term on the events of the judged
+// steps, together: th gets the worst event's recovery, and fails with an
+// event that did not recover, or with none at all (no evidence is not a
+// pass: a run-wide finding, not a step's). A step whose events fail it
+// fails its SLO; a step without events is not judged by it.
+func (r *Result) evaluateEvents(t slo.Term, judged []int, th *Threshold) {
+	all := slo.Figures{}
+	for _, i := range judged {
+		f := r.EventFigures(r.Steps[i].Index)
+		if f.Events == 0 {
+			continue
+		}
+		if _, ok := t.Eval(f); !ok {
+			*r.Steps[i].SLOPassed = false
+		}
+		all.Events += f.Events
+		all.Unrecovered += f.Unrecovered
+		all.RecoveryMS = max(all.RecoveryMS, f.RecoveryMS)
+	}
+	if all.Events == 0 {
+		r.noSamples = append(r.noSamples, fmt.Sprintf("threshold %s evaluated on no samples: no event happened in a finished step; it fails, as no evidence is not a pass", t.Text))
+	}
+	v, ok := t.Eval(all)
+	th.Value, th.OK = v, th.OK && ok
 }
 
 // worse reports whether v is further from passing than w under op.

@@ -18,6 +18,7 @@ func TestErrorsGolden(t *testing.T) {
 	for _, in := range []string{
 		"p99", "p99<", "p98<200ms", "p99<200", "p99 < fast", "errors<1", "errors<101%", "limited<=-5%",
 		"rate>=lots", "rate>=11", "p99<200ms,,errors<1%", ", p99<1s", ".p99<1s", "p99<1s, send.errors<", "p99=200ms",
+		"send.recovery<5s", "recovery<5",
 	} {
 		_, err := Parse(in)
 		fmt.Fprintf(&b, "%s\n", in)

@@ -48,8 +48,13 @@ var metricKinds = map[string]kind{
 	"p50": duration, "p90": duration, "p95": duration, "p99": duration, "p999": duration,
 	"max": duration, "mean": duration, "errors": percent, "limited": percent, "rate": fraction,
 	"delivered": percent, "delivery_p50": duration, "delivery_p99": duration,
-	"throughput": perSecond,
+	"throughput": perSecond, "recovery": duration,
 }
+
+// Recovery is the metric of the run's events: how long the target took
+// to recover from each (see Figures.Events). It is the run's, not a
+// scenario's, and is judged over every event of the run, not in each step.
+const Recovery = "recovery"
 
 // OpenOnly lists the metrics that compare with a target rate, which only
 // the open model has: a closed-model plan using one is refused.
@@ -99,7 +104,10 @@ func parseTerm(text string) (Term, *SyntaxError) {
 	}
 	k, ok := metricKinds[name]
 	if !ok {
-		return Term{}, &SyntaxError{Msg: fmt.Sprintf("unknown metric %q (want p50, p90, p95, p99, p999, max, mean, errors, limited, delivered, delivery_p50, delivery_p99, rate or throughput)", name)}
+		return Term{}, &SyntaxError{Msg: fmt.Sprintf("unknown metric %q (want p50, p90, p95, p99, p999, max, mean, errors, limited, delivered, delivery_p50, delivery_p99, rate, throughput or recovery)", name)}
+	}
+	if name == Recovery && t.Scenario != "" {
+		return Term{}, &SyntaxError{Msg: fmt.Sprintf("recovery is measured on the run's events, not on a scenario: write %q", strings.TrimSpace(text[strings.LastIndexByte(text[:i], '.')+1:]))}
 	}
 	t.Metric = name
 	raw := strings.TrimSpace(text[rest:])
@@ -159,11 +167,30 @@ type Figures struct {
 	Expected, Delivered, Arrived int64
 	// Delivery summarises the send → delivery latency in milliseconds.
 	Delivery metrics.Latency
+	// Events counts the events (plan events: a pause, a restart) the
+	// recovery terms judge, Unrecovered those of them that did not recover
+	// (or whose recovery could not be measured), and RecoveryMS is the
+	// worst one's recovery in milliseconds (for one that did not recover:
+	// how long it was watched without recovering, a lower bound).
+	Events, Unrecovered int
+	RecoveryMS          float64
 }
 
+// OfEvents reports whether the term judges the run's events (recovery)
+// rather than a step's exchanges: it reads Figures.Events, and a step
+// without events gives it no samples.
+func (t Term) OfEvents() bool { return t.Metric == Recovery }
+
 // Eval returns the term's measured value and whether the threshold holds.
-// With no completed exchanges it fails.
+// With no completed exchanges it fails; a recovery term fails with no
+// event, or with one that did not recover, whatever its bound.
 func (t Term) Eval(f Figures) (float64, bool) {
+	if t.OfEvents() {
+		if f.Events == 0 || f.Unrecovered > 0 {
+			return f.RecoveryMS, false
+		}
+		return f.RecoveryMS, compare(t.Op, f.RecoveryMS, t.Value)
+	}
 	var v float64
 	switch t.Metric {
 	case "p50":
@@ -208,15 +235,20 @@ func (t Term) Eval(f Figures) (float64, bool) {
 	if f.Completed == 0 {
 		return v, false
 	}
-	switch t.Op {
+	return v, compare(t.Op, v, t.Value)
+}
+
+// compare reports whether v op bound holds.
+func compare(op string, v, bound float64) bool {
+	switch op {
 	case "<":
-		return v, v < t.Value
+		return v < bound
 	case "<=":
-		return v, v <= t.Value
+		return v <= bound
 	case ">":
-		return v, v > t.Value
+		return v > bound
 	}
-	return v, v >= t.Value
+	return v >= bound
 }
 
 func share(n, of int64) float64 {

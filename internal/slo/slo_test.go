@@ -179,3 +179,45 @@ func TestRateWithoutTargetFails(t *testing.T) {
 		t.Errorf("rate>=0.95 without a target rate passed")
 	}
 }
+
+// recovery<5s judges the run's events: the worst one's recovery must be
+// below the bound; one that did not recover fails it whatever the bound,
+// and a run without events has no evidence, so it fails too. It reads no
+// exchange: completed exchanges do not matter to it.
+func TestRecoveryTerm(t *testing.T) {
+	terms, err := Parse("recovery<5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := terms[0]
+	if rec.Metric != Recovery || rec.Value != 5000 || !rec.OfEvents() {
+		t.Fatalf("Parse(recovery<5s) = %+v, want metric recovery, 5000 ms, of events", rec)
+	}
+	tests := []struct {
+		name string
+		f    Figures
+		val  float64
+		want bool
+	}{
+		{"recovered in time", Figures{Events: 2, RecoveryMS: 1200}, 1200, true},
+		{"recovered late", Figures{Events: 1, RecoveryMS: 7000}, 7000, false},
+		{"at the bound", Figures{Events: 1, RecoveryMS: 5000}, 5000, false},
+		{"one did not recover", Figures{Events: 2, Unrecovered: 1, RecoveryMS: 3000}, 3000, false},
+		{"no event", Figures{Completed: 100}, 0, false},
+	}
+	for _, tt := range tests {
+		v, ok := rec.Eval(tt.f)
+		if v != tt.val || ok != tt.want {
+			t.Errorf("%s: Eval(recovery<5s) = %v, %v, want %v, %v", tt.name, v, ok, tt.val, tt.want)
+		}
+	}
+	if p99, _ := Parse("p99<1s"); p99[0].OfEvents() {
+		t.Errorf("p99<1s.OfEvents() = true, want false")
+	}
+	if _, err := Parse("send.recovery<5s"); err == nil || !strings.Contains(err.Error(), "not on a scenario") {
+		t.Errorf("Parse(send.recovery<5s) = %v, want an error: recovery is the run's", err)
+	}
+	if _, err := Parse("recovery<soon"); err == nil {
+		t.Errorf("Parse(recovery<soon) accepted")
+	}
+}
