@@ -33,14 +33,6 @@ func demoTargetCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	fl := c.Flags()
-	fl.StringVar(&f.Addr, "addr", "127.0.0.1:8080", "listen address")
-	fl.StringVar(&f.Webhook, "webhook", "", "post every saved chat message to this URL (like a Slack webhook); empty: no jobs")
-	fl.IntVar(&f.Lanes, "job-lanes", 8, "webhook posts in flight at once: delivery capacity is lanes ÷ webhook latency")
-	fl.StringVar(&f.Store, "store", "memory", "where chat messages are saved: memory or file (one writer at a time either way)")
-	fl.StringVar(&f.Sync, "sync", "normal", "file store: fsync at most once a second (normal) or after every commit (full)")
-	fl.StringVar(&f.DataDir, "data-dir", "", "file store folder (default: a temporary folder removed on exit)")
-	fl.Float64Var(&f.FloodRate, "flood-rate", 10, "flood brake: messages per second per site after the burst; below 0: no brake")
-	fl.IntVar(&f.FloodBurst, "flood-burst", 600, "flood brake: messages a site may send at once")
+	f.Register(c.Flags())
 	return c
 }

@@ -16,6 +16,10 @@ import (
 type Config struct {
 	// Addr is the listen address. Empty: 127.0.0.1 on a free port.
 	Addr string
+	// ReusePort listens with SO_REUSEPORT (Linux, macOS), so that a second
+	// copy can start on the same port before the first stops (a rolling
+	// deploy); refused where the system has no such option.
+	ReusePort bool
 	// Lanes is the number of jobs served at once. Zero: 4.
 	Lanes int
 	// Service is how long one job holds a lane. Zero: 5ms.
@@ -156,7 +160,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("start demo target: %w", err)
 	}
 	cfg.DataDir = ch.store.dir
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := listen(cfg.Addr, cfg.ReusePort)
 	if err != nil {
 		ch.close()
 		return nil, fmt.Errorf("start demo target: %w", err)

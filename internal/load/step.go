@@ -26,6 +26,8 @@ type Point struct {
 	// Latency is this second's response times, when Config.SecondHistograms
 	// asks for them (to merge seconds exactly); nil otherwise.
 	Latency *hdrhistogram.Histogram
+	// Kinds counts this second's exchanges by how they ended.
+	Kinds metrics.Counts
 }
 
 // stepRun is the state of one running step shared by its scheduler, workers
@@ -114,6 +116,7 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 		P50:       metrics.Quantile(sec.Latency, 0.50),
 		P99:       metrics.Quantile(sec.Latency, 0.99),
 		Max:       metrics.Quantile(sec.Latency, 1),
+		Kinds:     sec.Kinds,
 	}
 	if d := (min(to, sr.winEnd) - max(from, sr.winStart)).Seconds(); d > 0 {
 		p.Rate = float64(sec.Finished) / d

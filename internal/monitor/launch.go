@@ -46,8 +46,9 @@ type LaunchConfig struct {
 	// means DefaultStopGrace. Windows has no SIGTERM: Stop kills at once.
 	StopGrace time.Duration
 	// Log is the file that receives the target's stdout and stderr
-	// (truncated first); empty means they are discarded.
-	Log string
+	// (truncated first, unless Append); empty means they are discarded.
+	Log    string
+	Append bool
 }
 
 // Target is a command started by Launch. Its methods are safe for
@@ -87,7 +88,11 @@ func Launch(ctx context.Context, c LaunchConfig) (*Target, error) {
 	cmd.Env = append(os.Environ(), c.Env...)
 	cmd.Dir = c.Dir
 	if c.Log != "" {
-		f, err := os.OpenFile(c.Log, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+		if c.Append {
+			flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		}
+		f, err := os.OpenFile(c.Log, flags, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("launch target: open log: %w", err)
 		}
@@ -188,7 +193,7 @@ func RunCommand(ctx context.Context, c LaunchConfig, timeout time.Duration) erro
 		// in the background) is the user's to stop: their teardown.
 		live.remove(t)
 		if t.waitErr != nil {
-			return fmt.Errorf("%v; %s", t.waitErr, logHint(c.Log))
+			return fmt.Errorf("%w; %s", t.waitErr, logHint(c.Log))
 		}
 		return nil
 	case <-timer.C:

@@ -112,8 +112,8 @@ func (c *checker) eventAction(path string, e *Event) {
 		if e.CPUs <= 0 || e.For.Duration <= 0 {
 			c.add(path+".cpus", "a CPU limit needs cpus (cores, e.g. 0.2) and for (e.g. 10s)")
 		}
-		if m.Command == "" && m.Cgroup == "" {
-			c.add(path+".action", "cpu limits the target's cgroup: set monitor.command (started in a cgroup of its own) or monitor.cgroup")
+		if m.Cgroup == "" {
+			c.add(path+".action", "cpu limits the target's cgroup: give monitor.cgroup (ceiling sweep's local launcher sets it)")
 		}
 	}
 	if e.Action != ActionPause && e.Action != ActionCPU && e.For.Duration != 0 {

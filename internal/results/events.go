@@ -78,6 +78,11 @@ const (
 	// BaselineFactor how far above those seconds' figures it may be.
 	BaselineSeconds = 5
 	BaselineFactor  = 1.5
+	// BaselineSlackMS is the least a p99 limit taken from the baseline
+	// allows above it: a sub-millisecond p99 moves by more than half of
+	// itself from one second to the next (timers, the scheduler), which is
+	// not a target still hurting.
+	BaselineSlackMS = 5
 )
 
 // Why an event's RecoveryS is nil.
@@ -178,7 +183,7 @@ func limitsFor(s *Step, terms []slo.Term, start float64) (limits, bool) {
 		return l, false
 	}
 	if !p99 {
-		v := BaselineFactor * b.P99MS
+		v := max(BaselineFactor*b.P99MS, b.P99MS+BaselineSlackMS)
 		l.p99MS = &v
 	}
 	if !errs {

@@ -121,7 +121,7 @@ func loadConfig(p *plan.Plan, o *Options) load.Config {
 		Timeout: longestWait(p), MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration,
 		PreciseTimer: !o.GoTimer,
 		Poisson:      p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
-		Grace: o.Grace, Segment: o.Segment, SecondHistograms: o.SecondHistograms,
+		Grace: o.Grace, Segment: o.Segment, SecondHistograms: o.SecondHistograms || len(p.Events) > 0,
 	}
 }
 

@@ -45,10 +45,12 @@ var ErrAgentLost = errors.New("agent lost")
 
 // remoteRefusals lists what a plan may not have when its steps run on
 // agents: its parts that live on the machine that runs the load.
-func remoteRefusals(o *Options, hasSinks bool, held int) error {
+func remoteRefusals(o *Options, hasSinks bool, held, events int) error {
 	switch {
 	case o.Remote == nil:
 		return nil
+	case events > 0:
+		return badInput("events are not supported with agents yet: they act on the target from the machine that watches it; run the plan on one machine")
 	case hasSinks:
 		return badInput("sinks (delivery accounting) are not supported with agents yet: each agent would see only its own ids; run the plan on one machine")
 	case held > 0:

@@ -86,6 +86,7 @@ func Merge(parts []*results.Result, command string) (*results.Result, error) {
 		for _, w := range r.Warnings {
 			out.Warnings = append(out.Warnings, name+": "+w)
 		}
+		out.Events = append(out.Events, r.Events...)
 		if r.StartedAt.Before(out.StartedAt) {
 			out.StartedAt = r.StartedAt
 		}

@@ -127,7 +127,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 			return nil, badInput("%s: slo: %q names no scenario (scenarios: %s)", where(p, "slo"), t.Text, strings.Join(names, ", "))
 		}
 	}
-	if err := remoteRefusals(&o, len(p.Sinks) > 0, heldSockets(p)); err != nil {
+	if err := remoteRefusals(&o, len(p.Sinks) > 0, heldSockets(p), len(p.Events)); err != nil {
 		return nil, err
 	}
 	if o.Remote != nil {
@@ -242,7 +242,7 @@ run:
 					if errors.Is(err, ErrInterrupted) {
 						break run
 					}
-					if errors.Is(err, ErrAgentLost) {
+					if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) {
 						return s.lost(ctx, err)
 					}
 					return nil, err
@@ -253,8 +253,9 @@ run:
 	return s.Finish(ctx)
 }
 
-// lost finishes a run whose agent was lost: its finished steps and the
-// INVALID one are written, and err (ErrAgentLost) stops it.
+// lost finishes a run stopped after a step (an agent lost: the step is
+// INVALID; a required event failed): its steps are written, and err
+// (ErrAgentLost, ErrEventFailed) says why it stopped.
 func (s *Session) lost(ctx context.Context, err error) (*results.Result, error) {
 	res, ferr := s.Finish(ctx)
 	return res, errors.Join(err, ferr)
@@ -366,7 +367,7 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 	var step results.Step
 	var win Window
 	var base time.Time
-	var lost error
+	var lost, stop error // an agent lost, a required event failed: the run stops after this step
 	if s.o.Remote != nil {
 		var err error
 		step, win, err = s.o.Remote.Step(ctx, st)
@@ -380,7 +381,17 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 	} else {
 		var start time.Duration
 		var err error
-		if step, start, err = s.Measure(ctx, st); err != nil {
+		var evs *stepEvents
+		if len(s.p.Events) > 0 {
+			evs = s.startEvents(ctx, st, time.Now(), s.runner.Base())
+		}
+		step, start, err = s.Measure(ctx, st)
+		if evs != nil {
+			var done []results.Event
+			done, stop = evs.wait()
+			s.noteEvents(&step, done)
+		}
+		if err != nil {
 			return step, err
 		}
 		base = s.runner.Base()
@@ -445,8 +456,8 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 	if s.o.OnProgress != nil {
 		s.o.OnProgress(done(st, &raw))
 	}
-	if lost != nil {
-		return step, lost
+	if err := errors.Join(lost, stop); err != nil {
+		return step, err
 	}
 	if s.res.Interrupted {
 		return step, ErrInterrupted
@@ -519,7 +530,8 @@ func (s *Session) judge() {
 		s.res.Passed = *s.found
 	}
 	lost := slices.ContainsFunc(s.res.Steps, func(st results.Step) bool { return st.Lost != "" })
-	s.res.Passed = s.res.Passed && !s.res.Interrupted && !s.res.Unfinished && !lost
+	failed := slices.ContainsFunc(s.res.Events, func(e results.Event) bool { return e.Required && e.Error != "" })
+	s.res.Passed = s.res.Passed && !s.res.Interrupted && !s.res.Unfinished && !lost && !failed
 }
 
 func (s *Session) write() error {

@@ -122,6 +122,9 @@ func points(in []load.Point) ([]results.Point, error) {
 			if out[i].Histogram, err = metrics.Encode(p.Latency); err != nil {
 				return nil, err
 			}
+			if e := errorsOf(&p.Kinds); len(e) > 0 {
+				out[i].Errors = e // kept with the histograms: for events' windows and merges
+			}
 		}
 	}
 	return out, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/monitor"
@@ -24,6 +25,12 @@ type watch struct {
 	// unmeasured is true when this OS cannot read the command target's
 	// CPU and memory.
 	unmeasured bool
+	// launch starts the command target again (events: kill, restart,
+	// rolling); tree is its process tree's source, swapped to the new
+	// target's (nil when a cgroup, or nothing, is read).
+	launch monitor.LaunchConfig
+	tree   *swappable
+	mu     sync.Mutex // target, as events replace it
 }
 
 // startWatch starts what the plan's monitor section asks for; a command
@@ -42,10 +49,11 @@ func startWatch(ctx context.Context, p *plan.Plan, log string) (*watch, error) {
 		for k, v := range m.Env {
 			env = append(env, k+"="+v)
 		}
-		t, err := monitor.Launch(ctx, monitor.LaunchConfig{
+		w.launch = monitor.LaunchConfig{
 			Command: m.Command, Env: env, Dir: m.Dir, Ready: m.Ready,
 			ReadyTimeout: m.ReadyTimeout.Duration, StopGrace: m.StopGrace.Duration, Log: w.log,
-		})
+		}
+		t, err := monitor.Launch(ctx, w.launch)
 		if err != nil {
 			return nil, fmt.Errorf("start the target: %w", err)
 		}
@@ -60,7 +68,10 @@ func startWatch(ctx context.Context, p *plan.Plan, log string) (*watch, error) {
 		key = "monitor.cgroup"
 		src, err = monitor.Cgroup(m.Cgroup)
 	case pid > 0:
-		src, err = monitor.Process(pid)
+		if src, err = monitor.Process(pid); err == nil && m.Command != "" {
+			w.tree = &swappable{src: src}
+			src = w.tree
+		}
 	}
 	switch {
 	case errors.Is(err, errors.ErrUnsupported) && m.Command != "" && m.Cgroup == "":
@@ -148,9 +159,71 @@ func (w *watch) stop() {
 	if w.watcher != nil {
 		w.watcher.Stop()
 	}
-	if w.target != nil {
-		w.target.Stop()
+	if t := w.current(); t != nil {
+		t.Stop()
 	}
+}
+
+// current is the command target now (events replace it).
+func (w *watch) current() *monitor.Target {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.target
+}
+
+// relaunch starts the command target again (a second copy, while the
+// first may still run: rolling), waits until it is ready, and makes it the
+// watched one; it returns the target it replaced.
+func (w *watch) relaunch(ctx context.Context) (old *monitor.Target, err error) {
+	t, err := monitor.Launch(ctx, w.relaunchConfig())
+	if err != nil {
+		return nil, err
+	}
+	if w.tree != nil {
+		src, err := monitor.Process(t.PID())
+		if err == nil {
+			w.tree.swap(src)
+		}
+	}
+	w.mu.Lock()
+	old, w.target = w.target, t
+	w.mu.Unlock()
+	return old, nil
+}
+
+// relaunchConfig is the target's launch, its output appended to its log.
+func (w *watch) relaunchConfig() monitor.LaunchConfig {
+	c := w.launch
+	c.Append = true
+	return c
+}
+
+// swappable is the command target's process tree, replaced when an event
+// starts the target again. CPU is cumulative: the new tree's counts on
+// from the old one's last reading, so that the watcher's differences stay
+// true.
+type swappable struct {
+	mu     sync.Mutex
+	src    monitor.Source
+	offset time.Duration
+	last   time.Duration
+}
+
+func (s *swappable) Read() (monitor.Sample, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.src.Read()
+	r.CPU += s.offset
+	if err == nil {
+		s.last = r.CPU
+	}
+	return r, err
+}
+
+func (s *swappable) swap(src monitor.Source) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.src, s.offset = src, s.last
 }
 
 // describe says what is watched, for the first line of output.

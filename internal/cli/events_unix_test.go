@@ -1,0 +1,145 @@
+//go:build unix
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+)
+
+// freePort is a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// eventRun runs a plan of rate/s against the built-in target, started by
+// ceiling (monitor.command), with events; it returns the exit code and
+// the result.
+func eventRun(t *testing.T, rate int, step, targetArgs, events string, args ...string) (ExitCode, *results.Result, string) {
+	return eventRunWith(t, "", rate, step, targetArgs, events, args...)
+}
+
+// eventRunWith is eventRun with a shell prefix before the target's
+// command ("sleep 0.5 && exec ": a target slow to start).
+func eventRunWith(t *testing.T, prefix string, rate int, step, targetArgs, events string, args ...string) (ExitCode, *results.Result, string) {
+	t.Helper()
+	exe := exeAsCeiling(t)
+	port := freePort(t)
+	plan := writePlan(t, fmt.Sprintf(`target: http://127.0.0.1:%d
+load: {rates: [%d], step: %s, warmup: 500ms}
+http: {timeout: 3s}
+monitor: {command: "%s%s demo-target --addr 127.0.0.1:%d %s", ready: "http://127.0.0.1:%d/health", stop_grace: 2s}
+scenarios: [{request: {url: /health}}]
+events:
+%s`, port, rate, step, prefix, strings.ReplaceAll(exe, `"`, `\"`), port, targetArgs, port, events))
+	out := filepath.Join(t.TempDir(), "result.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	code, stdout, stderr := ceiling(t, ctx, append([]string{"run", plan, "--out", out, "--quiet"}, args...)...)
+	t.Log(stdout, stderr)
+	return code, readResult(t, out), stdout
+}
+
+// A pause of 1 s at 200/s: the requests sent during it wait, and their
+// latency, counted from their intended times, shows the whole pause.
+func TestEventPause(t *testing.T) {
+	code, r, _ := eventRun(t, 200, "6s", "", "  - {name: freeze, at: 1s, action: pause, for: 1s}\n")
+	if code != ExitOK && code != ExitThreshold {
+		t.Fatalf("exit %d", code)
+	}
+	if len(r.Events) != 1 {
+		t.Fatalf("events %+v, want one", r.Events)
+	}
+	e, s := r.Events[0], r.Steps[0]
+	t.Logf("event %+v; step p50 %.1f p99 %.1f max %.1f ms", e, s.LatencyMS.P50, s.LatencyMS.P99, s.LatencyMS.Max)
+	if e.Error != "" || e.DurationS < 0.95 || e.DurationS > 1.5 || e.AtS < 0.95 || e.AtS > 1.3 {
+		t.Errorf("event %+v: want the pause at 1 s, lasting 1 s", e)
+	}
+	if s.LatencyMS.Max < 900 || s.LatencyMS.P50 > 100 {
+		t.Errorf("latency p50 %.1f, max %.1f ms: want the pause's second in the tail (max near 1 s), not in the median", s.LatencyMS.P50, s.LatencyMS.Max)
+	}
+	if w := e.Window; w == nil || w.P99MS < 800 || w.P99MS > 1500 || e.RecoveryS == nil || *e.RecoveryS > 2 {
+		t.Errorf("window %+v, recovery %v (%s): want the window's p99 near 1 s and recovery within 2 s", w, e.RecoveryS, e.Recovery)
+	}
+	if len(s.Events) != 1 || s.Events[0] != "freeze" {
+		t.Errorf("the step's events %v, want freeze", s.Events)
+	}
+}
+
+// A target that never comes back (killed by a command, which does not
+// start it again): recovery null, "did not recover", and a recovery<
+// threshold fails.
+func TestEventNeverRecovers(t *testing.T) {
+	code, r, stdout := eventRun(t, 50, "3s", "", "  - {name: crash, at: 1s, run: \"kill -9 {{.target.pid}}\"}\n", "--slo", "recovery<2s")
+	if code != ExitThreshold || len(r.Events) != 1 {
+		t.Fatalf("exit %d, events %+v; want the recovery threshold failed (exit 1)", code, r.Events)
+	}
+	if e := r.Events[0]; e.RecoveryS != nil || e.Recovery != "did not recover" {
+		t.Errorf("event %+v: want recovery null, did not recover", e)
+	}
+	if !strings.Contains(stdout, "What each event cost") || !strings.Contains(stdout, "did not recover") {
+		t.Errorf("the table does not say what the event cost:\n%s", stdout)
+	}
+}
+
+// A restart of a command target (one that takes half a second to start):
+// the requests during the gap fail (connections refused), and the target
+// is back before the step ends.
+func TestEventRestart(t *testing.T) {
+	_, r, _ := eventRunWith(t, "sleep 0.5 && exec ", 100, "4s", "", "  - {name: deploy, at: 1s, action: restart}\n")
+	if len(r.Events) != 1 || r.Events[0].Error != "" {
+		t.Fatalf("events %+v, want the restart done", r.Events)
+	}
+	s := r.Steps[0]
+	last := s.Series[len(s.Series)-2] // the window's last whole second
+	t.Logf("errors %v; last second %+v", s.Errors, last)
+	if s.Failed == 0 || last.Failed > 0 || last.OK == 0 {
+		t.Errorf("failed %d, last second %+v: want failures during the restart, none once it is back", s.Failed, last)
+	}
+	if strings.Contains(strings.Join(s.Warnings, " "), "the target exited") {
+		t.Errorf("a restarted target is reported as exited: %v", s.Warnings)
+	}
+}
+
+// A rolling restart (the new copy started and ready before the old one
+// stops) of a target that can share its port: no request fails.
+func TestEventRolling(t *testing.T) {
+	_, r, _ := eventRun(t, 100, "4s", "--reuse-port", "  - {name: deploy, at: 1s, action: rolling}\n")
+	if len(r.Events) != 1 || r.Events[0].Error != "" {
+		t.Fatalf("events %+v, want the rolling restart done", r.Events)
+	}
+	if s := r.Steps[0]; s.Failed != 0 || s.Completed < 300 {
+		t.Errorf("failed %d of %d (%v): want none", s.Failed, s.Completed, s.Errors)
+	}
+}
+
+// A command that fails is reported, with its exit code and output, and
+// does not fail the run; required, it stops the run (exit 3), the step
+// kept.
+func TestEventCommandFails(t *testing.T) {
+	code, r, _ := eventRun(t, 50, "2s", "", "  - {name: migrate, at: 500ms, run: \"echo boom {{.target.pid}}; exit 3\"}\n")
+	if code != ExitOK || len(r.Events) != 1 {
+		t.Fatalf("exit %d, events %+v: want the run passed, the event reported", code, r.Events)
+	}
+	e := r.Events[0]
+	if e.ExitCode == nil || *e.ExitCode != 3 || !strings.Contains(e.Output, "boom ") || !strings.Contains(e.Error, "exited with 3") {
+		t.Errorf("event %+v: want exit 3, its output and the failure said", e)
+	}
+	code, r, _ = eventRun(t, 50, "2s", "", "  - {name: migrate, at: 500ms, run: \"exit 3\", required: true}\n")
+	if code != ExitCannotRun || len(r.Steps) != 1 || r.Passed {
+		t.Errorf("a required event that failed: exit %d, %d steps, passed %v; want exit 3, the step kept, not passed", code, len(r.Steps), r.Passed)
+	}
+}

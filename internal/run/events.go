@@ -1,0 +1,221 @@
+package run
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"text/template"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/monitor"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/secret"
+)
+
+// ErrEventFailed is matched by the error of a step during which an event
+// marked required failed: the step is kept and the run stops (exit 3).
+var ErrEventFailed = errors.New("a required event failed")
+
+// eventCommandTimeout bounds a run: command of an event.
+const eventCommandTimeout = 5 * time.Minute
+
+// stepEvents are the events of one step under way, each on a goroutine of
+// its own, fired at its offset into the step's window.
+type stepEvents struct {
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	done   []results.Event
+	failed []error // required events that failed
+}
+
+// startEvents starts the plan's events of step st, whose window opens
+// st.Warmup after start; base is the run's clock's origin (series times).
+// An event that has not fired when the step ends does not fire.
+func (s *Session) startEvents(ctx context.Context, st load.Step, start, base time.Time) *stepEvents {
+	ctx, cancel := context.WithCancel(ctx)
+	e := &stepEvents{cancel: cancel}
+	for i := range s.p.Events {
+		ev := &s.p.Events[i]
+		if !slices.Contains(ev.EventSteps(s.p.Steps()), st.Index) {
+			continue
+		}
+		e.wg.Go(func() {
+			window := start.Add(st.Warmup)
+			fire := window.Add(ev.At.Duration)
+			select {
+			case <-time.After(time.Until(fire)):
+			case <-ctx.Done():
+				return
+			}
+			at := time.Now()
+			r := results.Event{Name: ev.Name, Action: cmp.Or(ev.Action, "run"), Step: st.Index, Required: ev.Required,
+				AtS: at.Sub(window).Seconds(), StartS: at.Sub(base).Seconds()}
+			err := s.act(ev, &r)
+			r.DurationS = time.Since(at).Seconds()
+			if err != nil {
+				r.Error = err.Error()
+			}
+			if s.o.OnNote != nil {
+				s.o.OnNote(fmt.Sprintf("event %s (%s) at %.1fs of step %d: %s", r.Name, r.Action, r.AtS, st.Index+1, eventOutcome(&r)))
+			}
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.done = append(e.done, r)
+			if err != nil && ev.Required {
+				e.failed = append(e.failed, fmt.Errorf("%w: %s: %w", ErrEventFailed, ev.Name, err))
+			}
+		})
+	}
+	return e
+}
+
+// wait stops the events that have not fired, waits for those under way
+// (each bounded), and returns what they did, in the order they fired, and
+// the failures of required ones.
+func (e *stepEvents) wait() ([]results.Event, error) {
+	e.cancel()
+	e.wg.Wait()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.done, errors.Join(e.failed...)
+}
+
+func eventOutcome(r *results.Event) string {
+	switch {
+	case r.Error != "":
+		return "failed: " + r.Error
+	case r.ExitCode != nil:
+		return fmt.Sprintf("exit %d after %.1fs", *r.ExitCode, r.DurationS)
+	}
+	return fmt.Sprintf("done in %.1fs", r.DurationS)
+}
+
+// act does an event to the watched target (or runs its command), filling
+// what it did into r.
+func (s *Session) act(ev *plan.Event, r *results.Event) error {
+	w := s.watch
+	m := &s.p.Monitor
+	switch ev.Action {
+	case "":
+		return s.runEvent(ev, r)
+	case plan.ActionPause:
+		pause, resume := func() error { return monitor.PauseTree(m.PID) }, func() error { return monitor.ResumeTree(m.PID) }
+		if t := w.current(); t != nil {
+			pause, resume = t.Pause, t.Resume
+		}
+		if err := pause(); err != nil {
+			return err
+		}
+		time.Sleep(ev.For.Duration) // the target is frozen: its requests wait, and count from their intended times
+		return resume()
+	case plan.ActionKill:
+		if w.current() == nil {
+			return monitor.KillTree(m.PID)
+		}
+		if err := w.current().Kill(); err != nil {
+			return err
+		}
+		_, err := w.relaunch(context.Background())
+		return err
+	case plan.ActionRestart:
+		if err := w.current().Stop(); err != nil {
+			return err
+		}
+		_, err := w.relaunch(context.Background())
+		return err
+	case plan.ActionRolling:
+		old, err := w.relaunch(context.Background()) // the new copy first, ready, then the old one goes
+		if err != nil {
+			return fmt.Errorf("start the new copy (a rolling deploy needs a target that can share its port, e.g. SO_REUSEPORT): %w", err)
+		}
+		return old.Stop()
+	case plan.ActionCPU:
+		restore, err := monitor.LimitCPU(m.Cgroup, ev.CPUs)
+		if err != nil {
+			return err
+		}
+		time.Sleep(ev.For.Duration)
+		return restore()
+	}
+	return fmt.Errorf("unknown action %q", ev.Action)
+}
+
+// runEvent runs an event's command, templated with the target's pid and
+// URL, and records its exit code and the tail of its output (a line that
+// mentions a secret withheld).
+func (s *Session) runEvent(ev *plan.Event, r *results.Event) error {
+	pid := s.p.Monitor.PID
+	if w := s.watch; w != nil && w.current() != nil {
+		pid = w.current().PID()
+	}
+	t, err := template.New(ev.Name).Option("missingkey=error").Parse(ev.Run)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	var cmd bytes.Buffer
+	if err := t.Execute(&cmd, map[string]any{"target": map[string]any{"pid": pid, "url": s.p.Target}}); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	log, err := os.CreateTemp("", "ceiling-event-*.log")
+	if err != nil {
+		return err
+	}
+	log.Close()
+	defer os.Remove(log.Name())
+	err = monitor.RunCommand(context.Background(), monitor.LaunchConfig{Command: cmd.String(), Log: log.Name()}, eventCommandTimeout)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		code := 0
+		r.ExitCode = &code
+	case errors.As(err, &exit):
+		code := exit.ExitCode()
+		r.ExitCode = &code
+		err = fmt.Errorf("the command exited with %d", code)
+	}
+	r.Output = tail(log.Name())
+	return err
+}
+
+// tail is the last lines (at most 1 KB) of a command's output, a line that
+// mentions a secret withheld.
+func tail(path string) string {
+	data, err := os.ReadFile(filepath.Clean(path))
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	data = data[max(0, len(data)-1024):]
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	lines = lines[max(0, len(lines)-5):]
+	for i, l := range lines {
+		if secret.Mentions([]byte(l)) {
+			lines[i] = "(a line that mentions a secret, withheld)"
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// noteEvents records a step's events in the result and on the step; a
+// target an event started again is not "exited".
+func (s *Session) noteEvents(step *results.Step, done []results.Event) {
+	restarted := false
+	for _, e := range done {
+		s.res.Events = append(s.res.Events, e)
+		step.Events = append(step.Events, e.Name)
+		restarted = restarted || e.Action == plan.ActionKill || e.Action == plan.ActionRestart || e.Action == plan.ActionRolling
+	}
+	if restarted {
+		step.Warnings = slices.DeleteFunc(step.Warnings, func(w string) bool { return strings.HasPrefix(w, "the target exited") })
+	}
+}
