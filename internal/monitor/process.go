@@ -219,27 +219,3 @@ func (p *process) account(cur map[int]member) uint64 {
 func ticksToDuration(t uint64) time.Duration {
 	return time.Duration(t) * (time.Second / userHZ)
 }
-
-// treeOf lists process pid and every process below it, from /proc.
-func treeOf(pid int) ([]int, error) {
-	if err := linuxOnly("signalling a process tree"); err != nil {
-		return nil, err
-	}
-	pfs, err := procfs.NewFS(procfs.DefaultMountPoint)
-	if err != nil {
-		return nil, fmt.Errorf("open /proc: %w", err)
-	}
-	p, err := newProcess(pfs, procfs.DefaultMountPoint, pid)
-	if err != nil {
-		return nil, err
-	}
-	stats, err := p.tree()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int, len(stats))
-	for i, st := range stats {
-		out[i] = st.PID
-	}
-	return out, nil
-}

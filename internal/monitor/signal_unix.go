@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+
+	"github.com/prometheus/procfs"
 )
 
 // Pause stops the target's whole process group (SIGSTOP), as a frozen
@@ -56,3 +58,27 @@ func ResumeTree(pid int) error { return SignalTree(pid, syscall.SIGCONT) }
 
 // KillTree kills process pid and those below it (SIGKILL).
 func KillTree(pid int) error { return SignalTree(pid, syscall.SIGKILL) }
+
+// treeOf lists process pid and every process below it, from /proc.
+func treeOf(pid int) ([]int, error) {
+	if err := linuxOnly("signalling a process tree"); err != nil {
+		return nil, err
+	}
+	pfs, err := procfs.NewFS(procfs.DefaultMountPoint)
+	if err != nil {
+		return nil, fmt.Errorf("open /proc: %w", err)
+	}
+	p, err := newProcess(pfs, procfs.DefaultMountPoint, pid)
+	if err != nil {
+		return nil, err
+	}
+	stats, err := p.tree()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(stats))
+	for i, st := range stats {
+		out[i] = st.PID
+	}
+	return out, nil
+}
