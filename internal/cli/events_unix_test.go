@@ -99,15 +99,17 @@ func TestEventNeverRecovers(t *testing.T) {
 // the requests during the gap fail (connections refused), and the target
 // is back before the step ends.
 func TestEventRestart(t *testing.T) {
-	_, r, _ := eventRunWith(t, "sleep 0.5 && exec ", 100, "4s", "", "  - {name: deploy, at: 1s, action: restart}\n")
+	_, r, _ := eventRunWith(t, "sleep 0.5 && exec ", 100, "6s", "", "  - {name: deploy, at: 1s, action: restart}\n")
 	if len(r.Events) != 1 || r.Events[0].Error != "" {
 		t.Fatalf("events %+v, want the restart done", r.Events)
 	}
-	s := r.Steps[0]
-	last := s.Series[len(s.Series)-2] // the window's last whole second
-	t.Logf("errors %v; last second %+v", s.Errors, last)
-	if s.Failed == 0 || last.Failed > 0 || last.OK == 0 {
-		t.Errorf("failed %d, last second %+v: want failures during the restart, none once it is back", s.Failed, last)
+	e, s := r.Events[0], r.Steps[0]
+	t.Logf("errors %v; event %+v, window %+v", s.Errors, e, e.Window)
+	if s.Errors["refused"] == 0 || e.Window == nil || e.Window.Failed == 0 || e.RecoveryS == nil {
+		t.Errorf("errors %v, event window %+v, recovery %v (%s): want refused connections during the restart, then recovery", s.Errors, e.Window, e.RecoveryS, e.Recovery)
+	}
+	if last := s.Series[len(s.Series)-1]; last.Failed > 0 {
+		t.Errorf("the step's last second %+v: want the target back", last)
 	}
 	if strings.Contains(strings.Join(s.Warnings, " "), "the target exited") {
 		t.Errorf("a restarted target is reported as exited: %v", s.Warnings)

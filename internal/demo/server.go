@@ -182,6 +182,10 @@ func Start(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// reuseHandover is how long a --reuse-port target's old copy goes on
+// answering on its open connections after it stopped accepting new ones.
+const reuseHandover = 300 * time.Millisecond
+
 // URL returns the base URL, e.g. "http://127.0.0.1:41234".
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 
@@ -192,6 +196,14 @@ func (s *Server) Config() Config { return s.cfg }
 // stops the webhook lanes without waiting for their backlog, and closes
 // the store (removing a data folder it created).
 func (s *Server) Close() error {
+	if s.cfg.ReusePort {
+		// A rolling deploy's old copy: stop taking new connections first, so
+		// that the clients whose idle connections close next reconnect to
+		// the new copy, not into this listener's queue as it goes (a
+		// closing SO_REUSEPORT listener resets what it has queued).
+		s.ln.Close()
+		time.Sleep(reuseHandover)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)
