@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,14 +19,12 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/search"
 )
 
-// demoTiming is how long the demo's steps are, and how finely it searches.
+// demoTiming is how long the demo's steps are, how finely it searches, and
+// the share of a step's messages (percent) that must reach the sink by its
+// end (its last ~60 ms are in flight: a bigger share of a short step).
 type demoTiming struct {
-	step, warmup time.Duration
-	precision    float64
-	// delivered is the share of a step's messages that must reach the sink
-	// by the step's end: the tail of a step (the last ~60 ms of messages)
-	// is always in flight, a bigger share of a short step.
-	delivered float64 // percent
+	step, warmup         time.Duration
+	precision, delivered float64
 }
 
 var (
@@ -33,32 +33,30 @@ var (
 )
 
 func demoCmd(e *env) *cobra.Command {
-	var quick bool
+	var quick, events bool
 	var dir string
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Find the edge of a built-in chat backend, watched as a separate process (needs nothing else)",
-		Long: `Start the built-in chat backend (ceiling demo-target) as a separate process on
-loopback, and a Slack-like sink it posts every saved message to; then search for
-the highest rate of widget messages (WebSocket frames, each acked once saved) at
-which the acks stay fast and the messages reach the sink. Prints the step table
-and the edge, and writes DIR/result.json, DIR/report.html and DIR/plan.yaml (the
-plan it ran, to run again with ceiling find).`,
+		Long: `Start the built-in chat backend (ceiling demo-target) and a Slack-like sink it posts every saved message to,
+then search for the highest rate of widget messages at which the acks stay fast and the messages reach the sink.
+Writes DIR/result.json, DIR/report.html and DIR/plan.yaml. --events adds a step with the backend restarted.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			t := demoFull
 			if quick {
 				t = demoQuick
 			}
-			return runDemo(e, t, dir)
+			return runDemo(e, t, dir, events)
 		},
 	}
 	c.Flags().BoolVar(&quick, "quick", false, "shorter steps and a coarser search: about 20 s instead of under a minute (for CI)")
+	c.Flags().BoolVar(&events, "events", false, "then a step at 90% of the edge with the backend restarted 3 s in: what a deploy costs, which messages are lost")
 	c.Flags().StringVar(&dir, "out", "ceiling-demo", "folder for result.json, report.html and plan.yaml")
 	return c
 }
 
-func runDemo(e *env, t demoTiming, dir string) error {
+func runDemo(e *env, t demoTiming, dir string, events bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return cannotRun("create demo folder: %w", err)
 	}
@@ -101,5 +99,25 @@ func runDemo(e *env, t demoTiming, dir string) error {
 	} else {
 		fmt.Fprintf(e.stdout, "Run it again with: %s find %s --max %g --precision %g%%\n", exe, planFile, demo.SearchMax, 100*t.precision)
 	}
+	if events && res != nil && res.Edge != nil {
+		return cmp.Or(demoEvents(e, exe, dir, math.Round(0.9*res.Edge.Rate)), err)
+	}
 	return err
+}
+
+// demoEvents is the demo's second act: a step at rate with the backend
+// restarted 3 s in (demo.EventsPlan), its table and what the restart cost.
+func demoEvents(e *env, exe, dir string, rate float64) error {
+	ports, err := demo.FreePorts(2)
+	if err != nil {
+		return cannotRun("%w", err)
+	}
+	file := filepath.Join(dir, "events.yaml")
+	text := demo.EventsPlan(demo.PlanConfig{Exe: exe, File: file, TargetPort: ports[0], SinkPort: ports[1]}, rate)
+	p, err := plan.Parse(file, []byte(text))
+	if err = cmp.Or(err, os.WriteFile(file, []byte(text), 0o644)); err != nil {
+		return cannotRun("demo events: %w", err)
+	}
+	o := &outputFlags{out: filepath.Join(dir, "events.json"), html: filepath.Join(dir, "events.html")}
+	return execute(e, p, o, 1, "one step, the backend restarted 3 s in (a deploy)")
 }

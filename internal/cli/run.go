@@ -50,19 +50,7 @@ make a quick plan; with one, the quick flags override its values.`,
 			if err != nil {
 				return err
 			}
-			s, err := openRun(e, p, &o, p.Steps(), p.Describe())
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			res, err := s.Run(e.ctx)
-			if err != nil {
-				return runError(err)
-			}
-			if err := show(e, &o, res); err != nil {
-				return err
-			}
-			return outcome(res)
+			return execute(e, p, &o, p.Steps(), p.Describe())
 		},
 	}
 	q.register(c)
@@ -88,4 +76,22 @@ func buildPlan(c *cobra.Command, args []string, q *quickFlags) (*plan.Plan, erro
 // user set; it does not validate.
 func loadPlan(c *cobra.Command, args []string, q *quickFlags) (*plan.Plan, error) {
 	return (*plan.Quick)(q).Plan(args, c.Flags().Changed)
+}
+
+// execute runs plan p's steps as ceiling run does, prints the table and
+// returns the error that carries the exit code.
+func execute(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) error {
+	s, err := openRun(e, p, o, steps, desc)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	res, err := s.Run(e.ctx)
+	if err != nil {
+		return runError(err)
+	}
+	if err := show(e, o, res); err != nil {
+		return err
+	}
+	return outcome(res)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
@@ -17,8 +16,8 @@ import (
 // how many steps the progress counts (0: a search); desc says how the load
 // is stepped.
 func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run.Session, error) {
-	if err := writable(o.out, o.html); err != nil {
-		return nil, err
+	if err := results.Writable(o.out, o.html); err != nil {
+		return nil, cannotRun("%w", err)
 	}
 	live := report.NewLive(e.stderr, e.terminal, steps)
 	opts := run.Options{
@@ -79,24 +78,6 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 	}
 	if o.dist.Emit {
 		return results.WriteLog(e.stdout, res)
-	}
-	return nil
-}
-
-// writable fails when a file cannot be created where a path says (a
-// missing folder, no permission), so that the run stops before its first
-// step rather than after its last. Empty paths are skipped.
-func writable(paths ...string) error {
-	for _, p := range paths {
-		if p == "" {
-			continue
-		}
-		f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".check-*")
-		if err != nil {
-			return cannotRun("cannot write %s: %w", p, err)
-		}
-		f.Close()
-		os.Remove(f.Name())
 	}
 	return nil
 }

@@ -122,3 +122,15 @@ func FreePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// EventsPlan is the demo's second act (ceiling demo --events): one 10 s
+// step of widget messages at rate, with the chat backend restarted 3 s in,
+// as a deploy does: its messages acked but still queued for Slack are in
+// its memory, and the sink counts which never arrive (seed 000's "what
+// happens to in-flight messages when we deploy").
+func EventsPlan(c PlanConfig, rate float64) string {
+	c.Step, c.Warmup, c.DeliveredPct, c.Precision = 10*time.Second, 2*time.Second, 99, 0.05
+	text := strings.Replace(Plan(c), fmt.Sprintf("rates: [%g]", SearchStart), fmt.Sprintf("rates: [%g]", rate), 1)
+	text = strings.Replace(text, "# Written by ceiling demo: the plan it ran. Run it again with\n#   ceiling find", "# Written by ceiling demo --events: the plan of its second act. Run it again with\n#   ceiling run", 1)
+	return strings.Replace(text, `slo: "`, `slo: "recovery<5s, `, 1) + "events:\n  - {name: deploy, at: 3s, action: restart}\n"
+}

@@ -166,7 +166,7 @@ func (f *Flags) Run(ctx context.Context, args []string, stdout, stderr io.Writer
 		m, _ := Manifests(o) // Options validated o
 		return nil, Write(stdout, m.List()...)
 	}
-	if err := writable(f.Out); err != nil {
+	if err := results.Writable(f.Out); err != nil {
 		return nil, err
 	}
 	c, namespace, err := connect(f.Kubeconfig)
@@ -186,18 +186,6 @@ func (f *Flags) Run(ctx context.Context, args []string, stdout, stderr io.Writer
 		return nil, err // a result is returned only once written
 	}
 	return res, nil
-}
-
-// writable fails when path cannot be created (a missing folder, no
-// permission), so that --apply stops before it deploys anything rather
-// than after the run.
-func writable(path string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".check-*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	f.Close()
-	return os.Remove(f.Name())
 }
 
 // Hint says where the token is and what to do with the printed objects.

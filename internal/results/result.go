@@ -403,3 +403,21 @@ func Read(path string) (*Result, error) {
 	}
 	return &r, nil
 }
+
+// Writable fails when a file cannot be created where a path says (a
+// missing folder, no permission), so that a run stops before its first
+// step rather than after its last. Empty paths are skipped.
+func Writable(paths ...string) error {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".check-*")
+		if err != nil {
+			return fmt.Errorf("cannot write %s: %w", p, err)
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+	return nil
+}
