@@ -401,3 +401,40 @@ func TestSweepOnAgents(t *testing.T) {
 		t.Errorf("row %s, agents %+v; want the shape measured through its agent", c.State, res.Agents)
 	}
 }
+
+// A cpu event under a sweep's cgroup: the target's quota drops for a
+// while, its latency shows it, and the quota is put back.
+func TestSweepCPUEvent(t *testing.T) {
+	probe, err := sweep.NewLimits("probe", sweep.Config{Workers: 1, CPUs: 1, MemoryMB: 256})
+	if err != nil {
+		t.Skipf("cgroup limits unavailable here: %v", err)
+	}
+	probe.Remove()
+	exe := exeAsCeiling(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(file, []byte(`plan:
+  target: http://127.0.0.1:{{.port}}
+  load: {rates: [100], step: 6s, warmup: 1s}
+  http: {timeout: 5s}
+  scenarios: [{request: {url: "/burn?ms=5"}}]
+  events: [{name: starve, at: 1s, action: cpu, cpus: 0.1, for: 2s}]
+launcher:
+  command: "`+exe+` demo-target --addr 127.0.0.1:{{.port}}"
+  ready: http://127.0.0.1:{{.port}}/health
+configs: ["1@1/256Mi"]
+`), 0o644)
+	out := filepath.Join(dir, "sweep.json")
+	if code, stdout, stderr := ceiling(t, context.Background(), "sweep", file, "--out", out, "--quiet"); code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, readSweep(t, out).Configs[0].Result)
+	if len(r.Events) != 1 || r.Events[0].Error != "" || r.Events[0].Window == nil {
+		t.Fatalf("events %+v: want the CPU limit applied and measured", r.Events)
+	}
+	w := r.Events[0].Window
+	t.Logf("window %+v, recovery %v", w, r.Events[0].RecoveryS)
+	if w.P99MS < 200 {
+		t.Errorf("window p99 %.1f ms: want a target short of CPU (a tenth of a core for 2 s) to show it", w.P99MS)
+	}
+}

@@ -112,9 +112,8 @@ func (c *checker) eventAction(path string, e *Event) {
 		if e.CPUs <= 0 || e.For.Duration <= 0 {
 			c.add(path+".cpus", "a CPU limit needs cpus (cores, e.g. 0.2) and for (e.g. 10s)")
 		}
-		if m.Cgroup == "" {
-			c.add(path+".action", "cpu limits the target's cgroup: give monitor.cgroup (ceiling sweep's local launcher sets it)")
-		}
+		// The cgroup is checked when the run starts: a sweep's launcher
+		// sets monitor.cgroup after the plan is read.
 	}
 	if e.Action != ActionPause && e.Action != ActionCPU && e.For.Duration != 0 {
 		c.add(path+".for", "only pause and cpu last for a time")

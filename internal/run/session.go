@@ -133,6 +133,11 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 	if o.Remote != nil {
 		return openRemote(ctx, p, o, terms, set)
 	}
+	for i, ev := range p.Events {
+		if ev.Action == plan.ActionCPU && p.Monitor.Cgroup == "" {
+			return nil, badInput("%s: events[%d]: cpu limits the target's cgroup: give monitor.cgroup (ceiling sweep's local launcher sets it)", where(p, fmt.Sprintf("events[%d]", i)), i)
+		}
+	}
 	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict}
 	if s.sinks, err = startSinks(p); err != nil {
 		return nil, err
