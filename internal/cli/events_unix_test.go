@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,17 +12,6 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
-
-// freePort is a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // eventRun runs a plan of rate/s against the built-in target, started by
 // ceiling (monitor.command), with events; it returns the exit code and
@@ -37,7 +25,7 @@ func eventRun(t *testing.T, rate int, step, targetArgs, events string, args ...s
 func eventRunWith(t *testing.T, prefix string, rate int, step, targetArgs, events string, args ...string) (ExitCode, *results.Result, string) {
 	t.Helper()
 	exe := exeAsCeiling(t)
-	port := freePort(t)
+	port := freeLocalPort(t)
 	plan := writePlan(t, fmt.Sprintf(`target: http://127.0.0.1:%d
 load: {rates: [%d], step: %s, warmup: 500ms}
 http: {timeout: 3s}
