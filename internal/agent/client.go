@@ -49,8 +49,7 @@ type Coordinator struct {
 	agents []*peer
 	base   time.Time
 	fresh  bool
-	// drain bounds an agent's step beyond its window: the plan's longest
-	// wait twice, as an agent's executor may wait that long.
+	// drain bounds an agent's step beyond its window (run.DrainBound).
 	drain time.Duration
 }
 
@@ -74,7 +73,7 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 	if len(o.Addrs) == 0 {
 		return nil, errors.New("agents: none given")
 	}
-	c := &Coordinator{o: o, client: o.Client, drain: 2*p.HTTP.Timeout.Duration + 10*time.Second}
+	c := &Coordinator{o: o, client: o.Client, drain: run.DrainBound(p)}
 	if c.client == nil {
 		c.client = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}}
 	}
@@ -92,7 +91,9 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.each(ctx, func(ctx context.Context, i int, a *peer) error {
+	octx, cancel := context.WithTimeout(ctx, 2*time.Minute) // an agent checks the target first
+	defer cancel()
+	if err := c.each(octx, func(ctx context.Context, i int, a *peer) error {
 		o := open
 		o.Segment.I, o.Segment.N = i, len(c.agents)
 		var out Opened
@@ -162,6 +163,8 @@ func (c *Coordinator) check(ctx context.Context, _ int, a *peer) error {
 	case a.health.Busy:
 		return errors.New("busy with another coordinator's run")
 	}
+	ctx, cancelClock := context.WithTimeout(ctx, 30*time.Second)
+	defer cancelClock()
 	a.rtt = time.Duration(math.MaxInt64)
 	for range 5 {
 		var ck Clock
@@ -263,22 +266,24 @@ func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, 
 	var names, lost []string
 	var refused []error
 	for i, a := range c.agents {
-		var p *Problem
+		var bad *run.InputError
 		switch {
-		case errors.As(errs[i], &p):
-			refused = append(refused, fmt.Errorf("agent %s: %s", a.addr, p.Message))
+		case errors.As(errs[i], &bad):
+			refused = append(refused, fmt.Errorf("agent %s: %w", a.addr, errs[i]))
 		case errs[i] != nil:
 			lost = append(lost, fmt.Sprintf("agent %s lost after %.1f s (%v)", a.addr, lostAt[i].Seconds(), errs[i]))
 		default:
 			s := parts[i].Step
 			// Seconds counted from the step's start on the agent (each at
-			// the common instant, within its timer's jitter), rounded to a
-			// tenth so that the agents' k-th seconds meet, and moved to
-			// this run's clock.
+			// the common instant, within its collector's jitter), rounded
+			// to whole seconds so that the agents' k-th seconds meet (the
+			// last, short one folds into its neighbour), and moved to this
+			// run's clock.
 			at := start.Sub(c.base).Seconds()
 			for k := range s.Series {
-				s.Series[k].T = at + math.Round(s.Series[k].T*10)/10
+				s.Series[k].T = at + math.Round(s.Series[k].T)
 			}
+			s.StartS = at
 			steps = append(steps, s)
 			names = append(names, a.addr)
 		}

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/goccy/go-yaml"
+
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
@@ -70,7 +72,11 @@ type session struct {
 
 	stopMu sync.Mutex
 	stop   context.CancelFunc // cancels the running step (Ctrl-C at the coordinator)
+	closed bool               // under mu: the run is closed, no step may use it
 }
+
+// maxLead bounds how far ahead of now a step may be set to start.
+const maxLead = time.Minute
 
 // Handler returns the API's HTTP handler.
 func (s *Server) Handler() http.Handler {
@@ -158,9 +164,20 @@ func (s *Server) start(ctx context.Context, o *Open, seg schedule.Segment) (*ses
 			return fail(http.StatusInternalServerError, err)
 		}
 	}
+	if len(o.Plan) > plan.MaxPlanBytes {
+		return fail(http.StatusBadRequest, fmt.Errorf("the plan is larger than %d bytes", plan.MaxPlanBytes))
+	}
+	if u := usersIn(o.Plan); u != "" && u != o.UsersName {
+		// A plan may name only the users file it brought: not a file of
+		// this machine's (an absolute path, a ../).
+		return fail(http.StatusForbidden, fmt.Errorf("the plan reads users from %q: an agent reads only the users file its coordinator sends", u))
+	}
 	p, err := plan.Parse(filepath.Join(dir, "plan.yaml"), []byte(o.Plan))
 	if err != nil {
 		return fail(http.StatusBadRequest, fmt.Errorf("the plan (%s, as the coordinator sent it): %w", o.PlanFile, err))
+	}
+	if p.Data.Users != "" && p.Data.Users != o.UsersName {
+		return fail(http.StatusForbidden, fmt.Errorf("the plan reads users from %q: an agent reads only the users file its coordinator sends", p.Data.Users))
 	}
 	if err := s.refuse(p); err != nil {
 		return fail(http.StatusForbidden, err)
@@ -200,7 +217,7 @@ func (s *Server) bound(st load.Step, seg schedule.Segment) error {
 		rate = max(st.Ramp.From, st.Ramp.To)
 	}
 	switch share := rate * seg.Fraction(); {
-	case l.MaxRate > 0 && st.VUs == 0 && share > l.MaxRate:
+	case l.MaxRate > 0 && st.VUs <= 0 && share > l.MaxRate:
 		return fmt.Errorf("step %d asks this agent for %.0f/s, above its --max-rate %.0f/s", st.Index+1, share, l.MaxRate)
 	case l.MaxUsers > 0 && seg.Users(st.VUs) > l.MaxUsers:
 		return fmt.Errorf("step %d asks this agent for %d users, above its --max-users %d", st.Index+1, seg.Users(st.VUs), l.MaxUsers)
@@ -221,6 +238,14 @@ func (s *Server) step(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusBadRequest, "read the step: "+err.Error())
 		return
 	}
+	if req.VUs < 0 || req.Rate < 0 || req.Warmup < 0 || req.Length <= 0 || req.Index < 0 {
+		problem(w, http.StatusBadRequest, "a step wants a length, and no negative users, rate or warm-up")
+		return
+	}
+	if ahead := time.Until(time.Unix(0, req.StartUnixNano)); ahead > maxLead {
+		problem(w, http.StatusBadRequest, fmt.Sprintf("the step starts %v from now, more than %v: the coordinator's clock or request is wrong", ahead.Round(time.Second), maxLead))
+		return
+	}
 	st := load.Step{Index: req.Index, Rate: req.Rate, VUs: req.VUs, Warmup: req.Warmup, Length: req.Length}
 	if req.Ramp {
 		st.Ramp = &schedule.Linear{From: req.RampFrom, To: req.RampTo, Len: req.Length}
@@ -231,8 +256,19 @@ func (s *Server) step(w http.ResponseWriter, r *http.Request) {
 	}
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
+	if sess.closed {
+		problem(w, http.StatusNotFound, "the session closed")
+		return
+	}
 	sess.timer.Stop()
 	defer sess.timer.Reset(s.idle())
+	// The step's context exists before its start: a stop (Ctrl-C at the
+	// coordinator) while it waits cuts it short too.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	sess.stopMu.Lock()
+	sess.stop = cancel
+	sess.stopMu.Unlock()
 	if req.Fresh {
 		sess.run.NewUsers()
 	}
@@ -240,16 +276,9 @@ func (s *Server) step(w http.ResponseWriter, r *http.Request) {
 	if wait := time.Until(time.Unix(0, req.StartUnixNano)); wait > 0 {
 		select {
 		case <-time.After(wait):
-		case <-r.Context().Done():
-			problem(w, http.StatusServiceUnavailable, "the coordinator went away before the step started")
-			return
+		case <-ctx.Done(): // stopped, or the coordinator went away: the step measures nothing
 		}
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	sess.stopMu.Lock()
-	sess.stop = cancel
-	sess.stopMu.Unlock()
 	started := time.Now()
 	res, start, err := sess.run.Measure(ctx, st)
 	sess.stopMu.Lock()
@@ -320,6 +349,7 @@ func (s *Server) end(sess *session) {
 	s.mu.Unlock()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
+	sess.closed = true
 	sess.timer.Stop()
 	sess.run.Close()
 	os.RemoveAll(sess.dir)
@@ -361,4 +391,19 @@ func problem(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(Problem{Message: msg})
+}
+
+// usersIn reads the data.users a plan's YAML names, before it is parsed
+// (parsing reads the file): "" when none or unreadable (then the parse
+// says why).
+func usersIn(text string) string {
+	var doc struct {
+		Data struct {
+			Users string `yaml:"users"`
+		} `yaml:"data"`
+	}
+	if yaml.Unmarshal([]byte(text), &doc) != nil {
+		return ""
+	}
+	return doc.Data.Users
 }

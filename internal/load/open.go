@@ -132,7 +132,7 @@ func (r *Runner) runOpen(ctx context.Context, sr *stepRun) {
 			break
 		}
 		r.arrivals++
-		ok, waited := p.dispatch(ctx, over.C, arrival{intended: intended, pick: scenario.Mix(r.cfg.Scenarios.Seed(), r.arrivals)})
+		ok, waited := p.dispatch(ctx, over.C, arrival{intended: intended, pick: scenario.Mix(r.cfg.Scenarios.Seed(), r.globalArrival())})
 		if !ok {
 			break
 		}

@@ -241,6 +241,16 @@ func (r *Runner) globalVU(id int) int {
 	return id
 }
 
+// globalArrival numbers this generator's latest arrival as the whole
+// load's (its segment's stripe), so that the segments' scenario picks are
+// the whole's, not the same sequence on every generator.
+func (r *Runner) globalArrival() uint64 {
+	if seg := r.cfg.Segment; !seg.Whole() {
+		return r.arrivals*uint64(seg.N) + uint64(seg.I)
+	}
+	return r.arrivals
+}
+
 // Base returns the run's monotonic base.
 func (r *Runner) Base() time.Time { return r.base }
 

@@ -49,7 +49,7 @@ func MergeSteps(parts []Step, names []string) (Step, error) {
 	}
 	first := parts[0]
 	m := Step{
-		Index: first.Index, Model: first.Model, Scenario: first.Scenario, WarmupS: first.WarmupS,
+		Index: first.Index, Model: first.Model, Scenario: first.Scenario, WarmupS: first.WarmupS, StartS: first.StartS,
 		Errors: map[string]int64{}, Warnings: []string{}, VerdictReasons: []string{},
 		Tags: map[string]map[string]Breakdown{},
 	}

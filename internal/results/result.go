@@ -202,6 +202,10 @@ type Step struct {
 	Events []string `json:"events,omitempty"`
 	// Repeat is the spread over the run's repeats (--repeat N > 1).
 	Repeat *Repeat `json:"repeat,omitempty"`
+	// StartS is when the step began (its warm-up), on the series clock:
+	// seconds from the run's start, as Point.T. A merge of segments lines
+	// their seconds up on it.
+	StartS float64 `json:"start_s,omitempty"`
 	// Agents counts the generators whose shares were merged into this
 	// step (agents, segments; 0: one generator); Parts lists each one's.
 	Agents int    `json:"agents,omitempty"`

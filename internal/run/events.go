@@ -61,7 +61,7 @@ func (s *Session) startEvents(ctx context.Context, st load.Step, start, base tim
 			at := time.Now()
 			r := results.Event{Name: ev.Name, Action: cmp.Or(ev.Action, "run"), Step: st.Index, Required: ev.Required,
 				AtS: at.Sub(window).Seconds(), StartS: at.Sub(base).Seconds()}
-			err := s.act(ev, &r)
+			err := s.act(ctx, ev, &r)
 			r.DurationS = time.Since(at).Seconds()
 			if err != nil {
 				r.Error = err.Error()
@@ -103,25 +103,54 @@ func eventOutcome(r *results.Event) string {
 
 // act does an event to the watched target (or runs its command), filling
 // what it did into r.
-func (s *Session) act(ev *plan.Event, r *results.Event) error {
+//
+// An action that lasts (a pause, a CPU limit) ends early when ctx does (the
+// step ended, or a Ctrl-C), and is undone on an abort (monitor.AtAbort):
+// a target is never left frozen or starved.
+func (s *Session) act(ctx context.Context, ev *plan.Event, r *results.Event) error {
 	w := s.watch
 	m := &s.p.Monitor
 	switch ev.Action {
 	case "":
-		return s.runEvent(ev, r)
+		return s.runEvent(ctx, ev, r)
 	case plan.ActionPause:
 		pause, resume := func() error { return monitor.PauseTree(m.PID) }, func() error { return monitor.ResumeTree(m.PID) }
 		if t := w.current(); t != nil {
 			pause, resume = t.Pause, t.Resume
 		}
-		if err := pause(); err != nil {
+		undo := monitor.AtAbort(func() { resume() })
+		defer undo()
+		err := pause() // a part of the tree may have been stopped: resumed below all the same
+		if err == nil {
+			hold(ctx, ev.For.Duration) // the target is frozen: its requests wait, and count from their intended times
+		}
+		return errors.Join(err, resume())
+	case plan.ActionKill, plan.ActionRestart, plan.ActionRolling:
+		w.events.Lock() // one replacement of the target at a time
+		defer w.events.Unlock()
+		return s.replace(ev)
+	case plan.ActionCPU:
+		restore, err := monitor.LimitCPU(m.Cgroup, ev.CPUs)
+		if err != nil {
 			return err
 		}
-		time.Sleep(ev.For.Duration) // the target is frozen: its requests wait, and count from their intended times
-		return resume()
+		undo := monitor.AtAbort(func() { restore() })
+		defer undo()
+		hold(ctx, ev.For.Duration)
+		return restore()
+	}
+	return fmt.Errorf("unknown action %q", ev.Action)
+}
+
+// replace kills, restarts or rolls the target: a command target is
+// started again (and waited for until ready); a running process
+// (monitor.pid) can only be killed.
+func (s *Session) replace(ev *plan.Event) error {
+	w := s.watch
+	switch ev.Action {
 	case plan.ActionKill:
 		if w.current() == nil {
-			return monitor.KillTree(m.PID)
+			return monitor.KillTree(s.p.Monitor.PID)
 		}
 		if err := w.current().Kill(); err != nil {
 			return err
@@ -134,27 +163,18 @@ func (s *Session) act(ev *plan.Event, r *results.Event) error {
 		}
 		_, err := w.relaunch(context.Background())
 		return err
-	case plan.ActionRolling:
-		old, err := w.relaunch(context.Background()) // the new copy first, ready, then the old one goes
-		if err != nil {
-			return fmt.Errorf("start the new copy (a rolling deploy needs a target that can share its port, e.g. SO_REUSEPORT): %w", err)
-		}
-		return old.Stop()
-	case plan.ActionCPU:
-		restore, err := monitor.LimitCPU(m.Cgroup, ev.CPUs)
-		if err != nil {
-			return err
-		}
-		time.Sleep(ev.For.Duration)
-		return restore()
 	}
-	return fmt.Errorf("unknown action %q", ev.Action)
+	old, err := w.relaunch(context.Background()) // rolling: the new copy first, ready, then the old one goes
+	if err != nil {
+		return fmt.Errorf("start the new copy (a rolling deploy needs a target that can share its port, e.g. SO_REUSEPORT): %w", err)
+	}
+	return old.Stop()
 }
 
 // runEvent runs an event's command, templated with the target's pid and
 // URL, and records its exit code and the tail of its output (a line that
 // mentions a secret withheld).
-func (s *Session) runEvent(ev *plan.Event, r *results.Event) error {
+func (s *Session) runEvent(ctx context.Context, ev *plan.Event, r *results.Event) error {
 	pid := s.p.Monitor.PID
 	if w := s.watch; w != nil && w.current() != nil {
 		pid = w.current().PID()
@@ -173,7 +193,9 @@ func (s *Session) runEvent(ev *plan.Event, r *results.Event) error {
 	}
 	log.Close()
 	defer os.Remove(log.Name())
-	err = monitor.RunCommand(context.Background(), monitor.LaunchConfig{Command: cmd.String(), Log: log.Name()}, eventCommandTimeout)
+	// Bounded by the step (and a Ctrl-C): a command still running when the
+	// step ends is stopped, and says so.
+	err = monitor.RunCommand(ctx, monitor.LaunchConfig{Command: cmd.String(), Log: log.Name()}, eventCommandTimeout)
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
@@ -217,5 +239,15 @@ func (s *Session) noteEvents(step *results.Step, done []results.Event) {
 	}
 	if restarted {
 		step.Warnings = slices.DeleteFunc(step.Warnings, func(w string) bool { return strings.HasPrefix(w, "the target exited") })
+	}
+}
+
+// hold waits d, or until ctx ends.
+func hold(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/plan"
+
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
@@ -45,10 +47,12 @@ var ErrAgentLost = errors.New("agent lost")
 
 // remoteRefusals lists what a plan may not have when its steps run on
 // agents: its parts that live on the machine that runs the load.
-func remoteRefusals(o *Options, hasSinks bool, held, events int) error {
+func remoteRefusals(o *Options, hasSinks bool, held, events int, each bool) error {
 	switch {
 	case o.Remote == nil:
 		return nil
+	case each:
+		return badInput("load.each (--each) is not supported with agents yet: the agents would run the whole mix; run it on one machine")
 	case events > 0:
 		return badInput("events are not supported with agents yet: they act on the target from the machine that watches it; run the plan on one machine")
 	case hasSinks:
@@ -57,4 +61,12 @@ func remoteRefusals(o *Options, hasSinks bool, held, events int) error {
 		return badInput("held websocket sockets are not supported with agents yet; run the plan on one machine")
 	}
 	return nil
+}
+
+// DrainBound is the longest a step's generator may go on after its
+// window: the longest wait of an exchange (or an ack), the grace, and a
+// margin: how long a coordinator waits for an agent beyond the window
+// before calling it lost.
+func DrainBound(p *plan.Plan) time.Duration {
+	return longestWait(p) + 2*time.Second + 10*time.Second
 }

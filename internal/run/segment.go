@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -101,6 +102,13 @@ func Merge(parts []*results.Result, command string) (*results.Result, error) {
 		steps := make([]results.Step, len(parts))
 		for k, r := range parts {
 			steps[k] = r.Steps[i]
+			// Each segment's seconds count from its own run's start: line
+			// them up on the first's step start, to the whole second.
+			st := &steps[k]
+			st.Series = slices.Clone(st.Series)
+			for j := range st.Series {
+				st.Series[j].T = parts[0].Steps[i].StartS + math.Round(st.Series[j].T-st.StartS)
+			}
 		}
 		m, err := results.MergeSteps(steps, names)
 		if err != nil {

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -127,11 +128,17 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 			return nil, badInput("%s: slo: %q names no scenario (scenarios: %s)", where(p, "slo"), t.Text, strings.Join(names, ", "))
 		}
 	}
-	if err := remoteRefusals(&o, len(p.Sinks) > 0, heldSockets(p), len(p.Events)); err != nil {
+	if err := remoteRefusals(&o, len(p.Sinks) > 0, heldSockets(p), len(p.Events), p.Load.Each); err != nil {
 		return nil, err
 	}
 	if o.Remote != nil {
 		return openRemote(ctx, p, o, terms, set)
+	}
+	switch {
+	case len(p.Events) > 0 && p.Repeat > 1:
+		return nil, badInput("%s: events with repeats are not supported yet: each repeat would do them again, and the repeats' steps are combined", cmp.Or(p.Where("events"), "events"))
+	case len(p.Events) > 0 && !o.Segment.Whole():
+		return nil, badInput("%s: events with --segment: every segment's machine would do them (kill the target N times); run the events on one machine", cmp.Or(p.Where("events"), "events"))
 	}
 	for i, ev := range p.Events {
 		if ev.Action == plan.ActionCPU && p.Monitor.Cgroup == "" {
@@ -391,6 +398,7 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 			evs = s.startEvents(ctx, st, time.Now(), s.runner.Base())
 		}
 		step, start, err = s.Measure(ctx, st)
+		step.StartS = start.Seconds()
 		if evs != nil {
 			var done []results.Event
 			done, stop = evs.wait()

@@ -31,6 +31,7 @@ type watch struct {
 	launch monitor.LaunchConfig
 	tree   *swappable
 	mu     sync.Mutex // target, as events replace it
+	events sync.Mutex // one event replacing the target at a time
 }
 
 // startWatch starts what the plan's monitor section asks for; a command
