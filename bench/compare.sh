@@ -1,44 +1,72 @@
 #!/usr/bin/env bash
-# bench/compare.sh — generator CPU cost per completed request: ceiling vs wrk.
+# bench/compare.sh — generator CPU cost per completed request: ceiling vs wrk,
+# bombardier and hey, in one run (issue 19).
 #
 # What it does (see bench/README.md for the why):
 #   1. installs wrk and nginx from apt if they are missing;
-#   2. builds ceiling once into bench/out/ceiling;
+#   2. builds ceiling once into bench/out/ceiling, and bombardier and hey
+#      with `go install` at pinned versions into bench/out/bin (GOBIN);
 #   3. starts a private nginx on 127.0.0.1 (own config, pid file and logs under
-#      bench/out/nginx/), pinned to CPU 0;
-#   4. runs three generators one after another, each pinned to CPU 1:
-#        wrk closed (50 connections), ceiling closed (50 VUs),
-#        ceiling open (5000 requests/s);
+#      bench/out/nginx/) and ceiling's own mock answering after 20 ms, both
+#      pinned to CPU 0;
+#   4. runs ten generators one after another, each pinned to CPU 1, in three
+#      scenarios:
+#        closed, 50 connections vs nginx: wrk, bombardier, hey, ceiling;
+#        fixed 5000 requests/s vs nginx:  bombardier, hey, ceiling (open);
+#        fixed 500 requests/s vs the mock: bombardier, hey, ceiling (open);
 #   5. measures each generator's user+sys CPU time and divides it by the
 #      number of requests it completed;
-#   6. prints a Markdown table and writes it to bench/out/compare.md.
+#   6. prints a Markdown table and writes it to bench/out/compare.md; exits
+#      non-zero if a generator's output could not be parsed.
 #
 # Usage:
 #   bash bench/compare.sh               # 10 s per run
 #   DURATION=2 bash bench/compare.sh    # short mode, for smoke runs
 #
 # Environment:
-#   DURATION  seconds each generator runs (default 10)
-#   PORT      first port to try for nginx (default 18080; the next free one
-#             is used if it is taken)
-#   RATE      target rate of the open ceiling run (default 5000)
-#   VUS       connections / virtual users of the closed runs (default 50)
+#   DURATION    seconds each generator runs (default 10)
+#   PORT        first port to try for nginx (default 18080; the next free one
+#               is used if it is taken; the mock takes the next free one after)
+#   RATE        the fixed rate against nginx (default 5000)
+#   SLOW_RATE   the fixed rate against the 20 ms mock (default 500)
+#   VUS         connections / virtual users of the closed runs (default 50)
+#   RATE_CONNS  connections of bombardier and hey at fixed rates (default 50;
+#               hey's -q is per connection, so it gets RATE/RATE_CONNS)
 set -euo pipefail
 
 DURATION="${DURATION:-10}"
 PORT="${PORT:-18080}"
 RATE="${RATE:-5000}"
 VUS="${VUS:-50}"
+SLOW_RATE="${SLOW_RATE:-500}"
+RATE_CONNS="${RATE_CONNS:-50}"
+# The 20 ms endpoint: ceiling's own mock (a Go server), fixed latency.
+MOCK_LATENCY=20ms
+
+# The other generators, built from source at pinned versions (issue 19).
+# v1.2.6 is bombardier's latest tag on the module proxy; hey v0.1.4 is the
+# release its README documents (v0.1.5 exists too). Both build with Go 1.26.
+BOMBARDIER_MOD=github.com/codesenberg/bombardier
+BOMBARDIER_VERSION=v1.2.6
+HEY_MOD=github.com/rakyll/hey
+HEY_VERSION=v0.1.4
 
 # Every CPU figure is meaningless if the load generator and the target share
-# a core, so both are pinned: nginx to CPU 0, the generator to CPU 1.
+# a core, so both are pinned: nginx and the mock to CPU 0, the generator to
+# CPU 1.
 SERVER_CPU=0
 GEN_CPU=1
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'compare.sh: %s\n' "$*" >&2; exit 1; }
 
-[[ "$DURATION" =~ ^[0-9]+$ && "$DURATION" -ge 1 ]] || die "DURATION must be a whole number of seconds >= 1, got '$DURATION'"
+for knob in DURATION RATE SLOW_RATE VUS RATE_CONNS; do
+	[[ "${!knob}" =~ ^[0-9]+$ && "${!knob}" -ge 1 ]] || die "$knob must be a whole number >= 1, got '${!knob}'"
+done
+# hey paces each of its -c workers with its own ticker at -q requests/s, so
+# the total rate is c × q. Pick q so that it is RATE (or SLOW_RATE).
+HEY_Q="$(awk -v r="$RATE" -v c="$RATE_CONNS" 'BEGIN { printf "%g", r / c }')"
+HEY_SLOW_Q="$(awk -v r="$SLOW_RATE" -v c="$RATE_CONNS" 'BEGIN { printf "%g", r / c }')"
 
 # ---------------------------------------------------------------------------
 # Locations. The script works from the repository root wherever it is called
@@ -74,7 +102,7 @@ if ((${#missing[@]} > 0)); then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${missing[@]}"
 	NGINX="$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)"
 fi
-command -v go >/dev/null 2>&1 || die "go is not on PATH; it is needed to build ceiling"
+command -v go >/dev/null 2>&1 || die "go is not on PATH; it is needed to build ceiling, bombardier and hey"
 
 NPROC="$(nproc)"
 ((NPROC >= 2)) || die "needs at least 2 CPUs (nginx on CPU $SERVER_CPU, generator on CPU $GEN_CPU); this machine has $NPROC"
@@ -96,6 +124,33 @@ write_cpurun "$CPURUN"
 log "building ceiling"
 go build -o "$OUT/ceiling" ./cmd/ceiling
 CEILING="$OUT/ceiling"
+
+# ---------------------------------------------------------------------------
+# bombardier and hey: `go install MODULE@VERSION` with GOBIN=bench/out/bin,
+# so nothing is installed into the system and the version is the one pinned
+# above. A binary already there is reused when `go version -m` says it was
+# built from that module version.
+# ---------------------------------------------------------------------------
+BIN="$OUT/bin"
+mkdir -p "$BIN"
+
+# module_version BINARY: the main module's version recorded in BINARY.
+module_version() { go version -m "$1" 2>/dev/null | awk '$1 == "mod" { print $3; exit }'; }
+
+# install_tool NAME MODULE VERSION
+install_tool() {
+	local name="$1" mod="$2" version="$3"
+	if [[ -x "$BIN/$name" && "$(module_version "$BIN/$name")" == "$version" ]]; then
+		return 0
+	fi
+	log "installing $name: go install $mod@$version (GOBIN=$BIN)"
+	GOBIN="$OUT_ABS/bin" go install "$mod@$version" ||
+		die "go install $mod@$version failed with $(go version); pick the closest version that builds and change ${name^^}_VERSION"
+}
+install_tool bombardier "$BOMBARDIER_MOD" "$BOMBARDIER_VERSION"
+install_tool hey "$HEY_MOD" "$HEY_VERSION"
+BOMBARDIER="$BIN/bombardier"
+HEY="$BIN/hey"
 
 # ---------------------------------------------------------------------------
 # nginx: a private instance with its own prefix, config, pid file and error
@@ -145,16 +200,26 @@ http {
 EOF
 
 NGINX_PID=""
-cleanup() {
-	if [[ -n "$NGINX_PID" ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
-		# TERM to the master makes it stop its worker and exit.
-		kill -TERM "$NGINX_PID" 2>/dev/null || true
-		for _ in $(seq 50); do
-			kill -0 "$NGINX_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$NGINX_PID" 2>/dev/null || true
+MOCK_PID=""
+# stop_pid PID: TERM, up to 5 s to exit, then KILL. Only ever called with
+# the pid of a process this script started.
+stop_pid() {
+	local pid="$1"
+	if [[ -z "$pid" ]] || ! kill -0 "$pid" 2>/dev/null; then
+		return 0
 	fi
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+}
+cleanup() {
+	# TERM to nginx's master makes it stop its worker and exit; TERM to the
+	# mock cancels its context, it closes and prints its stats to mock.log.
+	stop_pid "$MOCK_PID"
+	stop_pid "$NGINX_PID"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -177,35 +242,83 @@ URL="http://127.0.0.1:$PORT/"
 # unmeasured wrk run. Without this the first measured run was once seen at
 # 2% of the usual throughput on this shared machine.
 http_ok() (
-	# A subshell, so a failed connect cannot touch this shell's descriptors.
+	# http_ok PORT; a subshell, so a failed connect cannot touch this
+	# shell's descriptors.
 	reply=""
-	exec 3<>"/dev/tcp/127.0.0.1/$PORT" || return 1
+	exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
 	printf 'GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
 	IFS= read -r -t 2 reply <&3 || true
 	exec 3<&- 3>&-
 	[[ "$reply" == "HTTP/1."?" 200"* ]]
 )
-http_ok || die "nginx on port $PORT does not answer 200; see $NGX_DIR/error.log"
+http_ok "$PORT" || die "nginx on port $PORT does not answer 200; see $NGX_DIR/error.log"
 log "warming up nginx (1s, not measured)"
 taskset -c "$GEN_CPU" wrk -t1 -c"$VUS" -d1s "$URL" >"$OUT/warmup.log" 2>&1 || log "warm-up run failed (see $OUT/warmup.log); carrying on"
+sleep 1
+
+# ---------------------------------------------------------------------------
+# The 20 ms endpoint: `ceiling mock` (internal/sink, a net/http server) on
+# the next free port, pinned to CPU 0 like nginx, any path answered 200
+# after MOCK_LATENCY. Its output (the stats it prints when stopped) goes to
+# bench/out/mock.log; the trap stops it by its pid.
+# ---------------------------------------------------------------------------
+MOCK_PORT="$(free_port "$((PORT + 1))")" || die "no free port found after $PORT for the mock"
+log "starting ceiling mock on 127.0.0.1:$MOCK_PORT, latency $MOCK_LATENCY (CPU $SERVER_CPU)"
+taskset -c "$SERVER_CPU" "$CEILING" mock --listen "127.0.0.1:$MOCK_PORT" --latency "$MOCK_LATENCY" >"$OUT/mock.log" 2>&1 &
+MOCK_PID=$!
+for _ in $(seq 50); do
+	port_in_use "$MOCK_PORT" && break
+	kill -0 "$MOCK_PID" 2>/dev/null || die "ceiling mock exited at start-up; see $OUT/mock.log"
+	sleep 0.1
+done
+http_ok "$MOCK_PORT" || die "ceiling mock on port $MOCK_PORT does not answer 200; see $OUT/mock.log"
+MOCK_URL="http://127.0.0.1:$MOCK_PORT/"
 sleep 1
 
 # ---------------------------------------------------------------------------
 # The runs. One after another with a short pause so the previous run's
 # connections are closed and nothing overlaps.
 # ---------------------------------------------------------------------------
-log "wrk closed: $VUS connections, ${DURATION}s"
+# Scenario 1: closed loop, VUS connections, against nginx. Every tool as
+# fast as it can; CPU 1 should be close to 100% busy.
+log "closed, $VUS connections, nginx: wrk"
 measure wrk_closed wrk -t1 -c"$VUS" -d"${DURATION}s" "$URL"
 sleep 1
-
-log "ceiling closed: $VUS VUs, ${DURATION}s"
+log "closed, $VUS connections, nginx: bombardier"
+measure bombardier_closed "$BOMBARDIER" -c "$VUS" -d "${DURATION}s" -o json -p r "$URL"
+sleep 1
+log "closed, $VUS connections, nginx: hey"
+measure hey_closed "$HEY" -c "$VUS" -z "${DURATION}s" "$URL"
+sleep 1
+log "closed, $VUS connections, nginx: ceiling"
 rm -f "$OUT/closed.json"
 measure ceiling_closed "$CEILING" run --url "$URL" --vus "$VUS" --step "${DURATION}s" --warmup 0s --out "$OUT/closed.json" --quiet
 sleep 1
 
-log "ceiling open: $RATE requests/s, ${DURATION}s"
+# Scenario 2: a fixed RATE against nginx. bombardier: a token bucket shared
+# by RATE_CONNS connections (-r); hey: RATE_CONNS workers at HEY_Q each.
+log "fixed $RATE/s, nginx: bombardier (-c $RATE_CONNS -r $RATE)"
+measure bombardier_rate "$BOMBARDIER" -c "$RATE_CONNS" -r "$RATE" -d "${DURATION}s" -o json -p r "$URL"
+sleep 1
+log "fixed $RATE/s, nginx: hey (-c $RATE_CONNS -q $HEY_Q)"
+measure hey_rate "$HEY" -c "$RATE_CONNS" -q "$HEY_Q" -z "${DURATION}s" "$URL"
+sleep 1
+log "fixed $RATE/s, nginx: ceiling open"
 rm -f "$OUT/open.json"
 measure ceiling_open "$CEILING" run --url "$URL" --rate "$RATE" --step "${DURATION}s" --warmup 0s --out "$OUT/open.json" --quiet
+sleep 1
+
+# Scenario 3: a fixed SLOW_RATE against the mock's 20 ms endpoint: about
+# SLOW_RATE × 0.02 requests in flight, mostly waiting.
+log "fixed $SLOW_RATE/s, 20 ms mock: bombardier (-c $RATE_CONNS -r $SLOW_RATE)"
+measure bombardier_slow "$BOMBARDIER" -c "$RATE_CONNS" -r "$SLOW_RATE" -d "${DURATION}s" -o json -p r "$MOCK_URL"
+sleep 1
+log "fixed $SLOW_RATE/s, 20 ms mock: hey (-c $RATE_CONNS -q $HEY_SLOW_Q)"
+measure hey_slow "$HEY" -c "$RATE_CONNS" -q "$HEY_SLOW_Q" -z "${DURATION}s" "$MOCK_URL"
+sleep 1
+log "fixed $SLOW_RATE/s, 20 ms mock: ceiling open"
+rm -f "$OUT/slow.json"
+measure ceiling_slow "$CEILING" run --url "$MOCK_URL" --rate "$SLOW_RATE" --step "${DURATION}s" --warmup 0s --out "$OUT/slow.json" --quiet
 
 # ---------------------------------------------------------------------------
 # Versions and machine info, for the report.
@@ -213,25 +326,53 @@ measure ceiling_open "$CEILING" run --url "$URL" --rate "$RATE" --step "${DURATI
 WRK_VERSION="$(wrk --version 2>&1 | head -n1 | sed 's/ Copyright.*//' || true)"
 NGINX_VERSION="$("$NGINX" -v 2>&1 | sed 's/^nginx version: //' || true)"
 CEILING_VERSION="$("$CEILING" version 2>&1 | head -n1 || true)"
+BOMBARDIER_BUILT="$(module_version "$BOMBARDIER")"
+HEY_BUILT="$(module_version "$HEY")"
+GO_VERSION="$(go version)"
 machine_info
 
 # ---------------------------------------------------------------------------
-# Report. python3 parses wrk's "N requests in Xs" line and ceiling's JSON,
-# does the arithmetic and prints Markdown.
-#   req/s          = completed / the run's measured duration
-#                    (wrk: its "in X.XXs"; ceiling: steps[0].duration_s)
+# Report. python3 parses each tool's output, does the arithmetic and prints
+# Markdown:
+#   completed      = responses received, any status (wrk: "N requests in";
+#                    bombardier: req1xx..req5xx of its JSON result; hey: the
+#                    sum of its "[code] N responses" lines; ceiling:
+#                    steps[0].completed)
+#   req/s          = completed / the run's measured duration (wrk: its
+#                    "in X.XXs"; bombardier: timeTakenSeconds; hey: "Total:";
+#                    ceiling: steps[0].duration_s)
 #   CPU s          = user + sys of the generator process (all threads)
 #   CPU µs/request = CPU s × 1e6 / completed
-#   ratio to wrk   = CPU µs/request / wrk's CPU µs/request
+#   ratio          = CPU µs/request / the lowest CPU µs/request in the same
+#                    scenario
+# If a tool's output cannot be parsed the table still gets written, with
+# "unparsed" in that row, and the script then fails naming the log.
 # ---------------------------------------------------------------------------
-export OUT DURATION RATE VUS PORT NPROC CPU_MODEL KERNEL WRK_VERSION NGINX_VERSION CEILING_VERSION GEN_CPU SERVER_CPU
-python3 - >"$OUT/compare.md" <<'PY'
-import json, os, re
+export OUT DURATION RATE SLOW_RATE VUS RATE_CONNS HEY_Q HEY_SLOW_Q MOCK_LATENCY PORT MOCK_PORT NPROC \
+	CPU_MODEL KERNEL WRK_VERSION NGINX_VERSION CEILING_VERSION BOMBARDIER_MOD BOMBARDIER_BUILT \
+	HEY_MOD HEY_BUILT GO_VERSION GEN_CPU SERVER_CPU
+report_rc=0
+python3 - >"$OUT/compare.md" <<'PY' || report_rc=$?
+import json, os, re, sys
 
 env = os.environ
 out = env["OUT"]
 hz = os.sysconf("SC_CLK_TCK")
 gen_cpu, srv_cpu = "cpu" + env["GEN_CPU"], "cpu" + env["SERVER_CPU"]
+vus, rate, slow = env["VUS"], env["RATE"], env["SLOW_RATE"]
+conns = env["RATE_CONNS"]
+
+
+class ParseError(Exception):
+    """a generator's output without the figures the table needs."""
+
+
+def read_log(name):
+    path = f"{out}/{name}.log"
+    try:
+        return path, open(path, errors="replace").read()
+    except OSError as e:
+        raise ParseError(f"{path}: {e.strerror}")
 
 
 def cpu_file(name):
@@ -241,24 +382,77 @@ def cpu_file(name):
 
 
 def wrk_result(name):
-    """completed requests and measured seconds from wrk's summary."""
-    text = open(f"{out}/{name}.log", errors="replace").read()
+    """completed requests, measured seconds and notes from wrk's summary."""
+    path, text = read_log(name)
     m = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m)\b", text)
     if not m:
-        return None, None, []
+        raise ParseError(f"{path}: no 'N requests in Xs' line in wrk's output")
     secs = float(m.group(2)) * {"us": 1e-6, "ms": 1e-3, "s": 1, "m": 60}[m.group(3)]
-    notes = [f"wrk: {l.strip()}" for l in text.splitlines()
+    notes = [l.strip() for l in text.splitlines()
              if l.strip().startswith(("Non-2xx", "Socket errors"))]
-    return int(m.group(1)), secs, notes
+    return int(m.group(1)), secs, notes, {}
+
+
+def bombardier_result(name):
+    """the same from `bombardier -o json -p r`: one JSON object, {"spec", "result"}."""
+    path, text = read_log(name)
+    i = text.find('{"spec"')
+    if i < 0:
+        raise ParseError(f"{path}: no JSON result (expected a line starting with {{\"spec\"}}")
+    try:
+        res = json.JSONDecoder().raw_decode(text[i:])[0]["result"]
+        by_class = {k: int(res[k]) for k in ("req1xx", "req2xx", "req3xx", "req4xx", "req5xx", "others")}
+        secs = float(res["timeTakenSeconds"])
+    except (ValueError, KeyError, TypeError, IndexError) as e:
+        raise ParseError(f"{path}: bombardier's JSON result does not parse: {e!r}")
+    completed = sum(v for k, v in by_class.items() if k != "others")
+    notes = []
+    if completed != by_class["req2xx"]:
+        notes.append(f"non-2xx responses: {completed - by_class['req2xx']}")
+    if by_class["others"]:
+        errs = ", ".join(f"{e.get('description')} × {e.get('count')}" for e in res.get("errors") or [])
+        notes.append(f"failed without a response (others): {by_class['others']}" + (f" ({errs})" if errs else ""))
+    return completed, secs, notes, {}
+
+
+def hey_result(name):
+    """the same from hey's text summary: "Total: X secs" and "[code] N responses"."""
+    path, text = read_log(name)
+    total = re.search(r"^\s*Total:\s+([\d.]+) secs", text, re.M)
+    head = text.find("Status code distribution:")
+    if not total or head < 0:
+        raise ParseError(f"{path}: no 'Total: X secs' line or no 'Status code distribution:' in hey's output")
+    dist = {}
+    for line in text[head:].splitlines()[1:]:
+        m = re.match(r"\s*\[(\d+)\]\s+(\d+) responses\s*$", line)
+        if not m:
+            break
+        dist[int(m.group(1))] = int(m.group(2))
+    completed = sum(dist.values())
+    notes = []
+    if any(c // 100 != 2 for c in dist):
+        notes.append("status codes: " + ", ".join(f"[{c}] {n}" for c, n in sorted(dist.items())))
+    err = text.find("Error distribution:")
+    if err >= 0:
+        errs = [re.match(r"\s*\[(\d+)\]\s+(.*)", l) for l in text[err:].splitlines()[1:]]
+        errs = [m for m in errs if m]
+        if errs:
+            notes.append(f"errors: {sum(int(m.group(1)) for m in errs)} (first: {errs[0].group(2)[:120]})")
+    return completed, float(total.group(1)), notes, {}
 
 
 def ceiling_result(file):
     """completed, counted seconds and the whole first step from result JSON."""
+    path = f"{out}/{file}"
     try:
-        step = json.load(open(f"{out}/{file}"))["steps"][0]
-    except (OSError, ValueError, KeyError, IndexError):
-        return None, None, {}
-    return step.get("completed"), step.get("duration_s"), step
+        step = json.load(open(path))["steps"][0]
+        completed, secs = int(step["completed"]), float(step["duration_s"])
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        raise ParseError(f"{path}: no readable result ({e!r})")
+    notes = []
+    if step.get("failed"):
+        notes.append(f"{step['failed']} failed, errors {step.get('errors')}")
+    return completed, secs, notes, step
 
 
 def proc_stat(path):
@@ -272,12 +466,37 @@ def proc_stat(path):
     return cpus
 
 
-rows = []
+S_CLOSED = f"closed, {vus} connections, nginx"
+S_RATE = f"fixed {rate}/s, nginx"
+# "20ms" (a Go duration) reads "20 ms" in the table.
+mock_latency = re.sub(r"(\d)([a-zµ]+)$", r"\1 \2", env["MOCK_LATENCY"])
+S_SLOW = f"fixed {slow}/s, {mock_latency} mock"
+TARGET = {S_CLOSED: "nginx", S_RATE: "nginx", S_SLOW: "mock"}
+RATE_OF = {S_RATE: float(rate), S_SLOW: float(slow)}
 
+# scenario, generator label, run name (bench/out/NAME.*), parser, its argument
+RUNS = [
+    (S_CLOSED, "wrk", "wrk_closed", wrk_result, "wrk_closed"),
+    (S_CLOSED, "bombardier", "bombardier_closed", bombardier_result, "bombardier_closed"),
+    (S_CLOSED, "hey", "hey_closed", hey_result, "hey_closed"),
+    (S_CLOSED, "ceiling (closed)", "ceiling_closed", ceiling_result, "closed.json"),
+    (S_RATE, "bombardier", "bombardier_rate", bombardier_result, "bombardier_rate"),
+    (S_RATE, "hey", "hey_rate", hey_result, "hey_rate"),
+    (S_RATE, "ceiling (open)", "ceiling_open", ceiling_result, "open.json"),
+    (S_SLOW, "bombardier", "bombardier_slow", bombardier_result, "bombardier_slow"),
+    (S_SLOW, "hey", "hey_slow", hey_result, "hey_slow"),
+    (S_SLOW, "ceiling (open)", "ceiling_slow", ceiling_result, "slow.json"),
+]
 
-def add(gen, mode, name, completed, dur):
+rows, problems = [], []
+for scen, gen, name, parse, arg in RUNS:
+    try:
+        completed, dur, notes, step = parse(arg)
+    except ParseError as e:
+        completed, dur, notes, step = None, None, [], {}
+        problems.append(f"{gen} in '{scen}': {e}")
     u, s, wall, rc = cpu_file(name)
-    r = dict(gen=gen, mode=mode, name=name, completed=completed, dur=dur,
+    r = dict(scen=scen, gen=gen, name=name, completed=completed, dur=dur, notes=notes, step=step,
              user=u, sys=s, cpu=u + s, wall=wall, rc=rc, other=None, steal=None, srv_busy=None)
     # Disturbance: busy time on the generator's core that was not the
     # generator's own rusage, and time the hypervisor stole from either
@@ -295,89 +514,102 @@ def add(gen, mode, name, completed, dur):
         pass
     r["disturbed"] = bool(wall) and r["other"] is not None and \
         (r["other"] > max(0.15 * wall, 0.05) or r["steal"] > max(0.05 * wall, 0.05))
+    r["per"] = r["cpu"] * 1e6 / completed if completed else None
+    r["rps"] = completed / dur if completed and dur else None
     rows.append(r)
 
-
-vus, rate = env["VUS"], env["RATE"]
-wc, wd, notes = wrk_result("wrk_closed")
-add("wrk", f"closed, {vus} conns", "wrk_closed", wc, wd)
-cc, cd, cstep = ceiling_result("closed.json")
-add("ceiling", f"closed, {vus} VUs", "ceiling_closed", cc, cd)
-oc, od, ostep = ceiling_result("open.json")
-add("ceiling", f"open, {rate}/s", "ceiling_open", oc, od)
-
-
-def per_request(r):
-    return r["cpu"] * 1e6 / r["completed"] if r["completed"] else None
+best = {}
+for r in rows:
+    if r["per"] is not None:
+        best[r["scen"]] = min(best.get(r["scen"], r["per"]), r["per"])
 
 
 def fmt(v, spec, suffix=""):
     return "n/a" if v is None else format(v, spec) + suffix
 
 
-base = per_request(rows[0])
-print(f"## Generator CPU per request: ceiling vs wrk ({env['DURATION']} s per run)")
+print(f"## Generator CPU per request: ceiling vs wrk, bombardier, hey ({env['DURATION']} s per run)")
 print()
-print("| generator | mode | completed | req/s | CPU s | CPU µs/request | ratio to wrk |")
+print("| scenario | generator | completed | req/s | CPU s | CPU µs/request | ratio to the best in the scenario |")
 print("|---|---|---:|---:|---:|---:|---:|")
 for r in rows:
-    per = per_request(r)
-    rps = r["completed"] / r["dur"] if r["completed"] and r["dur"] else None
-    ratio = per / base if per is not None and base else None
-    mode = r["mode"]
+    b = best.get(r["scen"])
+    ratio = r["per"] / b if r["per"] is not None and b else None
+    gen = r["gen"]
     if r["rc"] != 0:
-        mode += f" (exit {r['rc']})"
+        gen += f" (exit {r['rc']})"
     if r["disturbed"]:
-        mode += " ⚠ disturbed"
-    print(f"| {r['gen']} | {mode} | {fmt(r['completed'], 'd')} | {fmt(rps, ',.0f')} | "
-          f"{r['cpu']:.3f} | {fmt(per, '.2f')} | {fmt(ratio, '.2f', '×')} |")
+        gen += " ⚠ disturbed"
+    completed = "unparsed" if r["completed"] is None else f"{r['completed']:d}"
+    print(f"| {r['scen']} | {gen} | {completed} | {fmt(r['rps'], ',.0f')} | "
+          f"{r['cpu']:.3f} | {fmt(r['per'], '.2f')} | {fmt(ratio, '.2f', '×')} |")
 print()
-if ostep:
-    lat = ostep.get("latency_ms") or {}
-    print(f"Open run: target {rate}/s, achieved_rate {ostep.get('achieved_rate', 0):,.1f}/s, "
-          f"completed {ostep.get('completed')}, late {ostep.get('late')}, "
-          f"p99 {fmt(lat.get('p99'), '.3f')} ms, failed {ostep.get('failed')}.")
-else:
-    print("Open run: no result (see bench/out/ceiling_open.log).")
-print()
-print("The open run's ratio is not comparable with the closed ones: below saturation each "
-      "request wakes an otherwise idle generator, a cost a saturated closed loop amortises "
-      "over many requests per wake-up.")
+for r in rows:
+    if r["gen"] != "ceiling (open)":
+        continue
+    st = r["step"]
+    if st:
+        lat = st.get("latency_ms") or {}
+        print(f"ceiling open, {r['scen']}: target {st.get('target_rate', 0):,.0f}/s, "
+              f"achieved_rate {st.get('achieved_rate', 0):,.1f}/s, completed {st.get('completed')}, "
+              f"late {st.get('late')}, p99 {fmt(lat.get('p99'), '.3f')} ms (from the intended send time), "
+              f"failed {st.get('failed')}.")
+    else:
+        print(f"ceiling open, {r['scen']}: no result (see {out}/{r['name']}.log).")
+    print()
+print("Ratios compare generators within one scenario only. Below saturation each request "
+      "wakes an otherwise idle generator, a cost a saturated closed loop amortises over many "
+      f"requests per wake-up. At fixed rates bombardier (-c {conns} -r RATE, a shared token "
+      f"bucket) and hey (-c {conns} -q RATE/{conns}, a ticker per worker) time each request "
+      "from when it was actually sent, so a stall hides in their latencies; ceiling times it "
+      "from the intended send time.")
 print()
 print("Details:")
 print()
 for r in rows:
     util = r["cpu"] / r["wall"] * 100 if r["wall"] else 0
-    line = (f"- {r['gen']} {r['mode']}: user {r['user']:.3f} s, sys {r['sys']:.3f} s, "
+    line = (f"- {r['scen']}, {r['gen']}: user {r['user']:.3f} s, sys {r['sys']:.3f} s, "
             f"wall {r['wall']:.2f} s, {util:.0f}% of CPU {env['GEN_CPU']}, exit {r['rc']}")
     if r["other"] is not None:
         line += (f"; other busy time on CPU {env['GEN_CPU']} {r['other']:.2f} s, steal {r['steal']:.2f} s, "
-                 f"CPU {env['SERVER_CPU']} (nginx) busy {r['srv_busy']:.2f} s")
+                 f"CPU {env['SERVER_CPU']} ({TARGET[r['scen']]}) busy {r['srv_busy']:.2f} s")
     print(line)
-for n in notes:
-    print(f"- {n}")
-for label, st in (("closed", cstep), ("open", ostep)):
-    if st and st.get("failed"):
-        print(f"- ceiling {label}: {st['failed']} failed, errors {st.get('errors')}")
+    for n in r["notes"]:
+        print(f"  - {n}")
 if any(r["disturbed"] for r in rows):
     print("- ⚠ disturbed: something else used over 15% of the generator's core, or the "
           "hypervisor stole over 5% of the run; those figures are not clean — rerun.")
-for r in rows[:2]:
+for r in rows:
     # A clean closed-loop run keeps the generator's core busy; if it was not
     # and nothing disturbed it, the generator was waiting on nginx.
-    if not r["disturbed"] and r["wall"] and r["cpu"] / r["wall"] < 0.8:
-        print(f"- note: {r['gen']} {r['mode']} used under 80% of its core: nginx, not the "
-              "generator, was the bottleneck, so the per-request cost is less comparable.")
+    if r["scen"] == S_CLOSED and not r["disturbed"] and r["wall"] and r["cpu"] / r["wall"] < 0.8:
+        print(f"- note: {r['gen']} used under 80% of its core in the closed run: nginx, not the "
+              "generator, was the bottleneck, so its per-request cost is less comparable.")
+    # A fixed-rate row is only comparable if the tool sent at that rate.
+    want = RATE_OF.get(r["scen"])
+    if want and r["rps"] is not None and r["rps"] < 0.95 * want:
+        print(f"- note: {r['gen']} did not hold {want:,.0f}/s in '{r['scen']}' "
+              f"({r['rps']:,.0f}/s completed).")
+for p in problems:
+    print(f"- ⚠ unparsed: {p}")
 print()
 print("Machine:")
 print()
-print(f"- nproc: {env['NPROC']}; nginx pinned to CPU {env['SERVER_CPU']}, generators to CPU {env['GEN_CPU']}")
+print(f"- nproc: {env['NPROC']}; nginx and the mock pinned to CPU {env['SERVER_CPU']}, "
+      f"generators to CPU {env['GEN_CPU']}")
 print(f"- CPU: {env['CPU_MODEL']}")
 print(f"- kernel: {env['KERNEL']}")
 print(f"- wrk: {env['WRK_VERSION']}")
-print(f"- nginx: {env['NGINX_VERSION']}")
+print(f"- bombardier: {env['BOMBARDIER_MOD']} {env['BOMBARDIER_BUILT']}, hey: {env['HEY_MOD']} "
+      f"{env['HEY_BUILT']} (go install, {env['GO_VERSION']})")
+print(f"- nginx: {env['NGINX_VERSION']}; mock: ceiling mock --latency {env['MOCK_LATENCY']}")
 print(f"- ceiling: {env['CEILING_VERSION']}")
+
+for p in problems:
+    print(f"compare.sh: could not parse completed requests: {p}", file=sys.stderr)
+sys.exit(3 if problems else 0)
 PY
 
 cat "$OUT/compare.md"
+((report_rc == 0)) || die "the report could not read every generator's output (above); the table in $OUT/compare.md has 'unparsed' in those rows"
 log "table written to $OUT/compare.md; logs and JSON in $OUT/"
