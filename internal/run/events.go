@@ -66,9 +66,6 @@ func (s *Session) startEvents(ctx context.Context, st load.Step, start, base tim
 			if err != nil {
 				r.Error = err.Error()
 			}
-			if s.o.OnNote != nil {
-				s.o.OnNote(fmt.Sprintf("event %s (%s) at %.1fs of step %d: %s", r.Name, r.Action, r.AtS, st.Index+1, eventOutcome(&r)))
-			}
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.done = append(e.done, r)
@@ -233,6 +230,9 @@ func tail(path string) string {
 func (s *Session) noteEvents(step *results.Step, done []results.Event) {
 	restarted := false
 	for _, e := range done {
+		if s.o.OnNote != nil { // here, after the step: the progress line is not being written
+			s.o.OnNote(fmt.Sprintf("event %s (%s) at %.1fs of step %d: %s", e.Name, e.Action, e.AtS, e.Step+1, eventOutcome(&e)))
+		}
 		s.res.Events = append(s.res.Events, e)
 		step.Events = append(step.Events, e.Name)
 		restarted = restarted || e.Action == plan.ActionKill || e.Action == plan.ActionRestart || e.Action == plan.ActionRolling

@@ -121,8 +121,11 @@ func TestWSAckLatency(t *testing.T) {
 		v.Iterate(context.Background(), c, start, Mix(1, uint64(i)))
 	}
 	for _, it := range c.iterations {
+		// At least the widget's 20 ms; the upper bound only says the ack
+		// was matched, not waited out (ack_timeout is 2 s): a busy
+		// neighbour under -race has delayed a read by 47 ms.
 		lat := it.End - it.Intended
-		if it.Kind != transport.OK || lat < 20*time.Millisecond || lat > 60*time.Millisecond {
+		if it.Kind != transport.OK || lat < 20*time.Millisecond || lat > 500*time.Millisecond {
 			t.Errorf("frame = %v in %v, want ok in ≈ 20ms", it.Kind, lat)
 		}
 	}
