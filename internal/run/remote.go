@@ -9,6 +9,8 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/scenario"
+	"github.com/ceiling-dev/ceiling/internal/slo"
 )
 
 // Remote runs a session's steps on other machines and merges their
@@ -69,4 +71,30 @@ func remoteRefusals(o *Options, hasSinks bool, held, events int, each bool) erro
 // before calling it lost.
 func DrainBound(p *plan.Plan) time.Duration {
 	return longestWait(p) + 2*time.Second + 10*time.Second
+}
+
+// openRemote opens a session whose steps run on o.Remote's agents: no
+// transport, executor, sinks or sockets here (the agents have them, and
+// checked the target), the target watched as on one machine.
+func openRemote(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, set *scenario.Set) (*Session, error) {
+	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict}
+	log := ""
+	if o.Out != "" {
+		log = o.Out + ".target.log"
+	}
+	var err error
+	if s.watch, err = startWatch(ctx, p, log); err != nil {
+		return nil, err
+	}
+	s.res = newResult(p, &o)
+	s.res.Agents = o.Remote.Agents()
+	s.res.Unfinished = true
+	s.judge()
+	if err := s.write(); err != nil {
+		if s.watch != nil {
+			s.watch.stop()
+		}
+		return nil, err
+	}
+	return s, nil
 }

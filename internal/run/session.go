@@ -301,65 +301,6 @@ func (s *Session) fresh(ctx context.Context, rep, n int) {
 	}
 }
 
-// openRemote opens a session whose steps run on o.Remote's agents: no
-// transport, executor, sinks or sockets here (the agents have them, and
-// checked the target), the target watched as on one machine.
-func openRemote(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, set *scenario.Set) (*Session, error) {
-	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict}
-	log := ""
-	if o.Out != "" {
-		log = o.Out + ".target.log"
-	}
-	var err error
-	if s.watch, err = startWatch(ctx, p, log); err != nil {
-		return nil, err
-	}
-	s.res = newResult(p, &o)
-	s.res.Agents = o.Remote.Agents()
-	s.res.Unfinished = true
-	s.judge()
-	if err := s.write(); err != nil {
-		if s.watch != nil {
-			s.watch.stop()
-		}
-		return nil, err
-	}
-	return s, nil
-}
-
-// Measure runs st on this machine and returns its figures as measured
-// (not recorded, combined or judged) and the step's start on the run's
-// clock (offset from its base): an agent's step, which its coordinator
-// merges with the others' and judges.
-func (s *Session) Measure(ctx context.Context, st load.Step) (results.Step, time.Duration, error) {
-	if st.VUs > 0 {
-		if st.VUs = s.o.Segment.Users(st.VUs); st.VUs == 0 {
-			return results.Step{}, 0, badInput("step %d: segment %s of its users is none: fewer users than generators", st.Index+1, s.o.Segment)
-		}
-	}
-	r := s.runner.Run(ctx, st)
-	step, err := newStep(r, s.set.Names(), s.set.TagKeys(), s.o.Segment.Fraction())
-	if err != nil {
-		return step, 0, fmt.Errorf("step %d: %w", st.Index+1, err)
-	}
-	for i := range step.Scenarios {
-		step.Scenarios[i].WebSocket = slices.Contains(s.set.WebSockets(), step.Scenarios[i].Name)
-	}
-	if step.Scenario = s.alone; s.alone != "" { // the others did not run
-		step.Scenarios = slices.DeleteFunc(step.Scenarios, func(b results.Breakdown) bool { return b.Name != s.alone })
-	}
-	return step, r.WindowStart - r.Step.Warmup, nil
-}
-
-// NewUsers makes the next step start with new virtual users and
-// connections, as a repeat does: an agent's, at its coordinator's asking.
-func (s *Session) NewUsers() {
-	s.runner.Fresh()
-	if r, ok := s.ex.(transport.Resetter); ok {
-		r.Reset()
-	}
-}
-
 // Step runs one step, numbered in the order run whatever st.Index says,
 // adds it to the result with the target's, the deliveries' and the
 // sockets' figures of its window, judges the run and writes the result. It

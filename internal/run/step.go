@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"runtime"
@@ -261,4 +262,37 @@ func errorsOf(c *metrics.Counts) map[string]int64 {
 		}
 	}
 	return m
+}
+
+// Measure runs st on this machine and returns its figures as measured
+// (not recorded, combined or judged) and the step's start on the run's
+// clock (offset from its base): an agent's step, which its coordinator
+// merges with the others' and judges.
+func (s *Session) Measure(ctx context.Context, st load.Step) (results.Step, time.Duration, error) {
+	if st.VUs > 0 {
+		if st.VUs = s.o.Segment.Users(st.VUs); st.VUs == 0 {
+			return results.Step{}, 0, badInput("step %d: segment %s of its users is none: fewer users than generators", st.Index+1, s.o.Segment)
+		}
+	}
+	r := s.runner.Run(ctx, st)
+	step, err := newStep(r, s.set.Names(), s.set.TagKeys(), s.o.Segment.Fraction())
+	if err != nil {
+		return step, 0, fmt.Errorf("step %d: %w", st.Index+1, err)
+	}
+	for i := range step.Scenarios {
+		step.Scenarios[i].WebSocket = slices.Contains(s.set.WebSockets(), step.Scenarios[i].Name)
+	}
+	if step.Scenario = s.alone; s.alone != "" { // the others did not run
+		step.Scenarios = slices.DeleteFunc(step.Scenarios, func(b results.Breakdown) bool { return b.Name != s.alone })
+	}
+	return step, r.WindowStart - r.Step.Warmup, nil
+}
+
+// NewUsers makes the next step start with new virtual users and
+// connections, as a repeat does: an agent's, at its coordinator's asking.
+func (s *Session) NewUsers() {
+	s.runner.Fresh()
+	if r, ok := s.ex.(transport.Resetter); ok {
+		r.Reset()
+	}
 }

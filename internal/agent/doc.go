@@ -1,0 +1,28 @@
+// Package agent is the distributed run: `ceiling agent` and the
+// coordinator that drives agents.
+//
+// Server is an agent. It serves a small versioned HTTP/JSON control API
+// (paths under /v1): a health check without a token, and, behind a bearer
+// token compared in constant time, the clock, opening a session (a plan
+// and this agent's segment of the load), running one step of it at a
+// given instant, stopping that step, and closing the session. It runs one
+// coordinator's session at a time with the same engine as `ceiling run`
+// (run.Session.Measure), and refuses what would reach beyond the load: a
+// plan that starts commands (unless AllowCommands), sinks, a users file it
+// was not sent, and steps beyond its Limits.
+//
+// Coordinator is the other side, a run.Remote: Connect checks every agent
+// (API, version, clock offset from the shortest of five round trips) and
+// opens the plan on each as segment i of N; Step starts every agent's
+// share at one instant on its own clock and merges their figures with
+// results.MergeSteps. An agent that stops answering during a step is
+// lost: the merged step says so and the error matches run.ErrAgentLost.
+// The session on top (package run) judges, searches and writes as on one
+// machine.
+//
+// ServeFlags and Flags are the commands' flags: Serve runs an agent, and
+// Flags.Apply connects run, find or sweep to agents (or sets a --segment).
+//
+// Concurrency: a Server serves requests concurrently; a session runs one
+// step at a time. A Coordinator is used by one goroutine (the session's).
+package agent
