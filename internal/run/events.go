@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -203,26 +202,8 @@ func (s *Session) runEvent(ctx context.Context, ev *plan.Event, r *results.Event
 		r.ExitCode = &code
 		err = fmt.Errorf("the command exited with %d", code)
 	}
-	r.Output = tail(log.Name())
+	r.Output = secret.Tail(log.Name(), 5, 1024)
 	return err
-}
-
-// tail is the last lines (at most 1 KB) of a command's output, a line that
-// mentions a secret withheld.
-func tail(path string) string {
-	data, err := os.ReadFile(filepath.Clean(path))
-	if err != nil || len(data) == 0 {
-		return ""
-	}
-	data = data[max(0, len(data)-1024):]
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	lines = lines[max(0, len(lines)-5):]
-	for i, l := range lines {
-		if secret.Mentions([]byte(l)) {
-			lines[i] = "(a line that mentions a secret, withheld)"
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 // noteEvents records a step's events in the result and on the step; a

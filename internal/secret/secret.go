@@ -1,7 +1,10 @@
 package secret
 
 import (
+	"errors"
+	"io"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -139,4 +142,36 @@ var mentioned = []string{"token", "password", "passwd", "secret", "api_key", "ap
 func Mentions(b []byte) bool {
 	l := strings.ToLower(string(b))
 	return slices.ContainsFunc(mentioned, func(w string) bool { return strings.Contains(l, w) })
+}
+
+// Withheld stands for a line of output that mentions a secret word.
+const Withheld = "(a line that mentions a secret, withheld)"
+
+// Tail returns the last lines (at most n, from the file's last maxBytes)
+// of a log file, a line that mentions a secret word withheld: what a
+// command or a target said last, safe to write into a result. It reads
+// only the file's end, however large the file is; "" when it cannot.
+func Tail(path string, n, maxBytes int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return ""
+	}
+	from := max(st.Size()-int64(maxBytes), 0)
+	buf := make([]byte, st.Size()-from)
+	if _, err := f.ReadAt(buf, from); err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(buf), "\n"), "\n")
+	lines = lines[max(0, len(lines)-n):]
+	for i, l := range lines {
+		if Mentions([]byte(l)) {
+			lines[i] = Withheld
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -1,7 +1,10 @@
 package secret
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -56,5 +59,18 @@ func TestHeader(t *testing.T) {
 		if got := n.Header(name); got != want {
 			t.Errorf("Header(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// Tail reads only a log's end and withholds lines that mention secrets.
+func TestTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	big := strings.Repeat("x", 1<<20) + "\nstarting\nAPI_TOKEN=abc\nlistening on :8080\n"
+	os.WriteFile(path, []byte(big), 0o600)
+	if got, want := Tail(path, 3, 100), "starting\n"+Withheld+"\nlistening on :8080"; got != want {
+		t.Errorf("Tail = %q, want %q", got, want)
+	}
+	if Tail(filepath.Join(t.TempDir(), "none"), 3, 100) != "" {
+		t.Errorf("a missing file has a tail")
 	}
 }

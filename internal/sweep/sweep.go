@@ -365,17 +365,5 @@ func logTail(out string) string {
 	if newest == "" {
 		return ""
 	}
-	data, err := os.ReadFile(newest)
-	if err != nil {
-		return ""
-	}
-	data = data[max(0, len(data)-2048):]
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	lines = lines[max(0, len(lines)-10):]
-	for i, l := range lines {
-		if secret.Mentions([]byte(l)) {
-			lines[i] = "(a line that mentions a secret, withheld)"
-		}
-	}
-	return strings.Join(lines, "\n")
+	return secret.Tail(newest, 10, 2048)
 }
