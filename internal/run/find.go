@@ -87,7 +87,7 @@ func Find(ctx context.Context, s *Session, cfg search.Config) (*results.Result, 
 	}
 	r, err := search.Run(ctx, strat, NewFinder(s))
 	if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) {
-		return s.lost(ctx, err)
+		return s.stopAfter(ctx, err)
 	}
 	if err != nil && !errors.Is(err, ErrInterrupted) {
 		return nil, err

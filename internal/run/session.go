@@ -255,7 +255,7 @@ run:
 						break run
 					}
 					if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) {
-						return s.lost(ctx, err)
+						return s.stopAfter(ctx, err)
 					}
 					return nil, err
 				}
@@ -265,10 +265,10 @@ run:
 	return s.Finish(ctx)
 }
 
-// lost finishes a run stopped after a step (an agent lost: the step is
+// stopAfter finishes a run stopped after a step (an agent lost: the step is
 // INVALID; a required event failed): its steps are written, and err
 // (ErrAgentLost, ErrEventFailed) says why it stopped.
-func (s *Session) lost(ctx context.Context, err error) (*results.Result, error) {
+func (s *Session) stopAfter(ctx context.Context, err error) (*results.Result, error) {
 	res, ferr := s.Finish(ctx)
 	return res, errors.Join(err, ferr)
 }
