@@ -21,6 +21,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/secret"
 )
 
 // Options say how a coordinator reaches its agents.
@@ -82,7 +83,9 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 		if !strings.Contains(u, "://") {
 			u = "http://" + u
 		}
-		c.agents = append(c.agents, &peer{addr: a, url: u})
+		// addr names the agent in messages and result.json: a password in
+		// its URL is redacted there.
+		c.agents = append(c.agents, &peer{addr: secret.URL(a), url: u})
 	}
 	if err := c.each(ctx, c.check); err != nil {
 		return nil, err

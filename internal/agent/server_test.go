@@ -113,3 +113,12 @@ func TestAgentBusy(t *testing.T) {
 		again.Close()
 	}
 }
+
+// An agent's address names it in messages and result.json, a password in
+// it redacted.
+func TestAgentAddrRedacted(t *testing.T) {
+	_, err := connect(t, quickPlan(t, target(t), ""), token, "http://user:hunter2@127.0.0.1:1")
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "<redacted>") {
+		t.Errorf("connect = %v, want the agent named without its password", err)
+	}
+}
