@@ -238,17 +238,16 @@ func TestAgentsFind(t *testing.T) {
 	for name, extra := range map[string][]string{"one": nil, "two agents": {"--agents", a1 + "," + a2, "--token-file", token}} {
 		out := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
 		code, stdout, stderr := ceiling(t, ctx, append(append(args, "--out", out), extra...)...)
-		if code != ExitOK {
-			t.Fatalf("%s: exit %d\n%s\n%s", name, code, stdout, stderr)
-		}
 		r := readResult(t, out)
-		if r.Edge == nil {
-			t.Fatalf("%s: no edge: %s", name, r.Search.Answer)
-		}
 		for _, s := range r.Steps {
+			// A busy machine (the race detector, a neighbour) can make the
+			// generator late: the search then stops, rightly, at no edge.
 			if s.GeneratorLimited {
 				t.Skipf("%s: step %d generator-limited on this machine: %s", name, s.Index+1, s.VerdictReason)
 			}
+		}
+		if code != ExitOK || r.Edge == nil {
+			t.Fatalf("%s: exit %d, edge %v\n%s\n%s", name, code, r.Edge, stdout, stderr)
 		}
 		edges[name] = r.Edge.Rate
 		t.Logf("%s: %s", name, r.Search.Answer)
