@@ -188,23 +188,10 @@ func readHead(br *bufio.Reader, c *capture) (response, int64, error) {
 		return resp, 0, lineErr(err)
 	}
 	total := len(line)
-	line = trimEOL(line)
-	// "HTTP/1.1 200 OK": version, space, three digits, then a space or the end.
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' ||
-		(len(line) > 12 && line[12] != ' ') {
-		return resp, 0, errMalformed
+	http10, err := resp.statusLine(line)
+	if err != nil {
+		return resp, 0, err
 	}
-	for _, c := range line[9:12] {
-		if c < '0' || c > '9' {
-			return resp, 0, errMalformed
-		}
-		resp.status = resp.status*10 + int(c-'0')
-	}
-	if resp.status < 100 {
-		return resp, 0, errMalformed
-	}
-	http10 := line[7] == '0'
-	resp.close = http10
 	h := head{length: -1}
 	for {
 		line, err := br.ReadSlice('\n')
@@ -223,14 +210,46 @@ func readHead(br *bufio.Reader, c *capture) (response, int64, error) {
 		}
 		c.header = append(append(c.header, line...), "\r\n"...)
 	}
+	return resp, h.framing(), nil
+}
+
+// statusLine reads a status line ("HTTP/1.1 200 OK": version, space, three
+// digits, then a space or the end) into resp, and says whether it is
+// HTTP/1.0, which closes the connection unless asked not to.
+func (resp *response) statusLine(line []byte) (http10 bool, err error) {
+	line = trimEOL(line)
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' ||
+		(len(line) > 12 && line[12] != ' ') {
+		return false, errMalformed
+	}
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return false, errMalformed
+		}
+		resp.status = resp.status*10 + int(c-'0')
+	}
+	if resp.status < 100 {
+		return false, errMalformed
+	}
+	http10 = line[7] == '0'
+	resp.close = http10
+	return http10, nil
+}
+
+// framing is the body's framing the fields announced: a length, untilClose
+// or chunked. Chunked wins over a length (RFC 9112 section 6.3).
+func (h *head) framing() int64 {
 	switch {
 	case h.chunked:
-		return resp, chunked, nil
+		return chunked
 	case h.length >= 0:
-		return resp, h.length, nil
+		return h.length
 	}
-	return resp, untilClose, nil
+	return untilClose
 }
+
+// noBody reports whether a response has no body whatever its fields say.
+func noBody(isHead bool, status int) bool { return isHead || status == 204 || status == 304 }
 
 // field reads one header field.
 func (h *head) field(line []byte, resp *response, http10 bool) error {
@@ -269,7 +288,7 @@ func (h *head) field(line []byte, resp *response, http10 bool) error {
 // readBody reads the body that framing announces, into c.body when
 // c.keepBody is set, and sets resp.body to the bytes read.
 func readBody(br *bufio.Reader, resp *response, framing int64, isHead bool, maxBody int64, c *capture) error {
-	if isHead || resp.status == 204 || resp.status == 304 {
+	if noBody(isHead, resp.status) {
 		return nil
 	}
 	switch {

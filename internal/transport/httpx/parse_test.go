@@ -1,0 +1,159 @@
+package httpx
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// parseInPieces feeds raw to a parser in pieces of the sizes sizes cycles
+// through, then an end of stream, and returns what it read and the bytes
+// left unused after a complete response.
+func parseInPieces(raw string, isHead bool, maxBody int64, sizes []int) (response, int, error) {
+	var p parser
+	p.reset(isHead, maxBody)
+	b := []byte(raw)
+	for i := 0; len(b) > 0; i++ {
+		n := min(len(b), max(sizes[i%len(sizes)], 1))
+		used, done, err := p.feed(b[:n])
+		if err != nil {
+			return p.resp, 0, err
+		}
+		if done {
+			return p.resp, len(b) - used, nil
+		}
+		b = b[n:]
+	}
+	if done, err := p.eof(); !done {
+		return p.resp, 0, err
+	}
+	return p.resp, 0, nil
+}
+
+// readWhole is readResponse over raw, and the bytes it left unread.
+func readWhole(raw string, isHead bool, maxBody int64) (response, int, error) {
+	sr := strings.NewReader(raw)
+	br := bufio.NewReaderSize(sr, readBufferSize)
+	resp, err := readResponse(br, isHead, maxBody, &capture{})
+	return resp, sr.Len() + br.Buffered(), err
+}
+
+var parseErrs = []error{errMalformed, errBodyTooLarge, io.ErrUnexpectedEOF, io.EOF}
+
+// sameParse fails t when the incremental parser read raw differently from
+// readResponse.
+func sameParse(t *testing.T, raw string, isHead bool, sizes []int) {
+	t.Helper()
+	want, wantLeft, wantErr := readWhole(raw, isHead, 100)
+	got, gotLeft, gotErr := parseInPieces(raw, isHead, 100, sizes)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%q in pieces %v: error %v, readResponse %v", raw, sizes, gotErr, wantErr)
+	}
+	for _, e := range parseErrs {
+		if errors.Is(wantErr, e) != errors.Is(gotErr, e) {
+			t.Fatalf("%q in pieces %v: error %v, readResponse %v", raw, sizes, gotErr, wantErr)
+		}
+	}
+	if wantErr != nil && !errors.Is(wantErr, errBodyTooLarge) {
+		return // the connection is dropped: nothing else is used
+	}
+	if got.status != want.status || got.close != want.close || got.body != want.body || (wantErr == nil && gotLeft != wantLeft) {
+		t.Fatalf("%q in pieces %v: status %d close %v body %d left %d; readResponse %d %v %d %d",
+			raw, sizes, got.status, got.close, got.body, gotLeft, want.status, want.close, want.body, wantLeft)
+	}
+}
+
+// parseCases are the responses of TestReadResponse and a few more: a
+// second response after the first, a long header line, a bare LF.
+var parseCases = []string{
+	"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+	"HTTP/1.1 204\r\n\r\n",
+	"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\n3\r\nabc\r\n0\r\nTrailer: y\r\n\r\n",
+	"HTTP/1.1 200 OK\r\nContent-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n",
+	"HTTP/1.1 200 OK\r\n\r\nabcdef",
+	"HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx",
+	"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx",
+	"HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n",
+	"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok",
+	"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n",
+	"HTTP/1.1 304 Not Modified\r\nContent-Length: 50\r\n\r\n",
+	"HTTP/1.1 200 OK\r\nContent-Length: 101\r\n\r\n",
+	"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n" + strings.Repeat("x", 64) + "\r\n40\r\n" + strings.Repeat("x", 64) + "\r\n",
+	"HTTP/1.1 200 OK\r\n\r\n" + strings.Repeat("x", 500),
+	"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+	"SSH-2.0-OpenSSH\r\n\r\n",
+	"HTTP/1.1 2x0 OK\r\n\r\n",
+	"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+	"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+	"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+	"HTTP/1.1 200 OK\r\nX: a\r\n b\r\n\r\n",
+	"HTTP/1.1 101 Switching\r\n\r\n",
+	"",
+	"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n\r\n",
+	"HTTP/1.1 200 OK\nContent-Length: 2\n\nok",
+	"HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", readBufferSize) + "\r\n\r\n",
+	"HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", readBufferSize-6) + "\r\n\r\n",
+	"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n",
+	"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel",
+	"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n",
+	"HTTP/1.1 200 OK\r\n" + strings.Repeat("X-Many: "+strings.Repeat("b", 1000)+"\r\n", 70) + "\r\n",
+}
+
+// The incremental parser reads every case as readResponse does, however
+// the bytes are cut into reads.
+func TestParserMatchesReadResponse(t *testing.T) {
+	for _, raw := range parseCases {
+		for _, isHead := range []bool{false, true} {
+			for _, sizes := range [][]int{{1 << 20}, {1}, {2}, {3, 7}, {16, 1, 5}, {readBufferSize - 1}} {
+				sameParse(t, raw, isHead, sizes)
+			}
+		}
+	}
+}
+
+// The parser keeps the header lines for Retry-After, as readResponse does.
+func TestParserKeepsHeader(t *testing.T) {
+	var p parser
+	p.reset(false, 100)
+	raw := "HTTP/1.1 429 Too Many\r\nRetry-After: 3\r\nContent-Length: 0\r\n\r\n"
+	if _, done, err := p.feed([]byte(raw)); !done || err != nil {
+		t.Fatalf("feed: done %v, err %v", done, err)
+	}
+	if got, want := string(p.header), "Retry-After: 3\r\nContent-Length: 0\r\n"; got != want {
+		t.Errorf("header = %q, want %q", got, want)
+	}
+}
+
+func FuzzParserMatchesReadResponse(f *testing.F) {
+	for i, raw := range parseCases {
+		if len(raw) < 1024 { // the long ones make minimizing crawl
+			f.Add(raw, i%2 == 0, uint8(i+1), uint8(3*i+2))
+		}
+	}
+	f.Fuzz(func(t *testing.T, raw string, isHead bool, a, b uint8) {
+		sameParse(t, raw, isHead, []int{int(a), int(b)})
+	})
+}
+
+// BenchmarkParser is the parsing cost of a typical small response read in
+// one piece; it must not allocate.
+func BenchmarkParser(b *testing.B) {
+	raw := []byte("HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Mon, 30 Nov 2026 06:00:00 GMT\r\nContent-Type: text/plain\r\nContent-Length: 3\r\nConnection: keep-alive\r\n\r\nok\n")
+	var p parser
+	parse := func() {
+		p.reset(false, 1<<20)
+		if _, done, err := p.feed(raw); !done || err != nil {
+			b.Fatal(done, err)
+		}
+	}
+	parse()
+	b.ReportAllocs()
+	for b.Loop() {
+		parse()
+	}
+	if n := testing.AllocsPerRun(100, parse); n != 0 {
+		b.Fatalf("the parser allocates %v times", n)
+	}
+}
