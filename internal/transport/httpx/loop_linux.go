@@ -1,0 +1,543 @@
+package httpx
+
+import (
+	"errors"
+	"net"
+	"os"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// Loop is HTTP/1.1 over non-blocking sockets driven by one epoll set, in
+// its caller's goroutine (see transport.Loop): a request is one write, a
+// response usually one read, and nothing waits in Go's network poller or
+// switches goroutines. It speaks plain HTTP/1.1 only (no TLS, no
+// redirects); the run falls back to H1 for anything else. Its behaviour is
+// H1's: keep-alive connections, a response parsed as readResponse parses it
+// (parser), one retry of an idempotent request that met a keep-alive
+// connection the server had closed, a connection dropped after a response
+// that asks it or is followed by bytes nobody asked for, the same error
+// classes. An idle connection the server closes is seen at once (epoll
+// reports it) and dropped.
+type Loop struct {
+	cfg     Config
+	ep      int
+	wake    int // an eventfd: Wake writes it, Poll drains it
+	pwait2  bool
+	events  [128]unix.EpollEvent
+	rbuf    []byte
+	byFD    []*lconn // the connection of each descriptor, nil if none
+	preps   []*prepared
+	cap     int
+	nconns  int
+	flight  int
+	gen     int32
+	busy    []busyRef // exchanges in the order they started, from bhead: timeouts
+	bhead   int
+	ended   []ended   // exchanges that ended without a connection, for the next Poll
+	out     transport.Outcome
+	wakebuf [8]byte
+}
+
+var _ transport.Loop = (*Loop)(nil)
+
+// prepared is a request made ready to send: its wire form and its address.
+type prepared struct {
+	r    *transport.Request
+	ok   bool
+	enc  []byte
+	sa   unix.Sockaddr
+	af   int
+	head bool
+	idem bool
+	idle []*lconn // keep-alive connections to the address, most recent last
+}
+
+// lconn is one connection and the exchange on it.
+type lconn struct {
+	fd         int
+	gen        int32
+	prep       *prepared
+	p          parser
+	tag        transport.Tag
+	start      time.Time
+	deadline   time.Time
+	wrote      int
+	seq        uint32
+	busy       bool
+	connecting bool
+	reused     bool
+	retried    bool
+	wantOut    bool
+}
+
+type busyRef struct {
+	c   *lconn
+	seq uint32
+}
+
+type ended struct {
+	tag   transport.Tag
+	start time.Time
+	out   transport.Outcome
+}
+
+// NewLoop returns an event loop for c, or an error when c asks for what
+// it does not do (HTTP/2, redirects) or the system refuses it an epoll set.
+func NewLoop(c Config) (transport.Loop, error) {
+	c = c.withDefaults()
+	if c.HTTP2 || c.FollowRedirects {
+		return nil, errors.New("the event loop speaks HTTP/1.1 without redirects")
+	}
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	wake, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(ep)
+		return nil, os.NewSyscallError("eventfd", err)
+	}
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wake), Pad: -1}); err != nil {
+		unix.Close(ep)
+		unix.Close(wake)
+		return nil, os.NewSyscallError("epoll_ctl", err)
+	}
+	return &Loop{cfg: c, ep: ep, wake: wake, pwait2: true, rbuf: make([]byte, 64<<10), cap: 1 << 30}, nil
+}
+
+// Can prepares r and reports whether the loop can send it.
+func (l *Loop) Can(r *transport.Request) bool { return l.prepare(r).ok }
+
+func (l *Loop) prepare(r *transport.Request) *prepared {
+	for _, p := range l.preps {
+		if p.r == r {
+			return p
+		}
+	}
+	p := &prepared{r: r}
+	l.preps = append(l.preps, p)
+	if !r.Static || r.Capture {
+		return p
+	}
+	line, err := parseRequestLine(r.Method, r.URL)
+	if err != nil || line.tls {
+		return p
+	}
+	addr, err := net.ResolveTCPAddr("tcp", line.addr)
+	if err != nil {
+		return p
+	}
+	if ip4 := addr.IP.To4(); ip4 != nil {
+		p.sa, p.af = &unix.SockaddrInet4{Port: addr.Port, Addr: [4]byte(ip4)}, unix.AF_INET
+	} else {
+		p.sa, p.af = &unix.SockaddrInet6{Port: addr.Port, Addr: [16]byte(addr.IP.To16())}, unix.AF_INET6
+	}
+	p.enc = encodeRequest(nil, &line, r.Header, r.Body)
+	p.head, p.idem, p.ok = line.method == "HEAD", idempotent(line.method), true
+	return p
+}
+
+// Limit caps the open connections.
+func (l *Loop) Limit(conns int) { l.cap = max(conns, 1) }
+
+// InFlight counts the exchanges in flight.
+func (l *Loop) InFlight() int { return l.flight }
+
+// Conns counts the open connections.
+func (l *Loop) Conns() int { return l.nconns }
+
+// Send starts r on an idle connection or a new one.
+func (l *Loop) Send(r *transport.Request, tag transport.Tag) bool {
+	p := l.prepare(r)
+	now := time.Now()
+	var c *lconn
+	if n := len(p.idle); n > 0 {
+		c, p.idle = p.idle[n-1], p.idle[:n-1]
+	} else {
+		if l.nconns >= l.cap {
+			return false
+		}
+		var err error
+		if c, err = l.dial(p); err != nil {
+			l.flight++
+			l.ended = append(l.ended, ended{tag: tag, start: now, out: transport.Outcome{
+				Kind: transport.ClassifyError(err), BytesOut: int64(len(r.Body)),
+			}})
+			return true
+		}
+	}
+	l.flight++
+	l.begin(c, tag, now, now.Add(l.cfg.Timeout))
+	return true
+}
+
+// begin starts the exchange of tag on c.
+func (l *Loop) begin(c *lconn, tag transport.Tag, start, deadline time.Time) {
+	c.busy, c.tag, c.start, c.deadline, c.wrote = true, tag, start, deadline, 0
+	c.seq++
+	c.p.reset(c.prep.head, int64(l.cfg.MaxBodyBytes))
+	l.busy = append(l.busy, busyRef{c: c, seq: c.seq})
+	if !c.connecting {
+		l.write(c)
+	}
+}
+
+// dial opens a non-blocking connection to p's address.
+func (l *Loop) dial(p *prepared) (*lconn, error) {
+	fd, err := unix.Socket(p.af, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", err)}
+	}
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as Go's net does
+	c := &lconn{fd: fd, prep: p}
+	switch err = unix.Connect(fd, p.sa); {
+	case err == nil:
+	case errors.Is(err, unix.EINPROGRESS):
+		c.connecting = true
+	default:
+		unix.Close(fd)
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", err)}
+	}
+	l.gen++
+	c.gen = l.gen
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(fd), Pad: c.gen}
+	if c.connecting {
+		ev.Events |= unix.EPOLLOUT
+		c.wantOut = true
+	}
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		unix.Close(fd)
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("epoll_ctl", err)}
+	}
+	for len(l.byFD) <= fd {
+		l.byFD = append(l.byFD, nil)
+	}
+	l.byFD[fd] = c
+	l.nconns++
+	return c, nil
+}
+
+// write sends what is left of c's request, and asks to hear when the
+// socket can take more if it could not take it all.
+func (l *Loop) write(c *lconn) {
+	enc := c.prep.enc
+	for c.wrote < len(enc) {
+		n, err := unix.Write(c.fd, enc[c.wrote:])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			l.want(c, true)
+			return
+		case err != nil:
+			l.fail(c, err)
+			return
+		}
+		c.wrote += n
+	}
+	l.want(c, false)
+}
+
+// want sets whether c waits for room to write.
+func (l *Loop) want(c *lconn, out bool) {
+	if c.wantOut == out {
+		return
+	}
+	c.wantOut = out
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(c.fd), Pad: c.gen}
+	if out {
+		ev.Events |= unix.EPOLLOUT
+	}
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &ev); err != nil && c.busy {
+		l.fail(c, err)
+	}
+}
+
+// Poll waits up to d for the network and ends what it can.
+func (l *Loop) Poll(d time.Duration, done transport.Done) {
+	l.flush(done)
+	if l.trim() {
+		d = min(d, max(time.Until(l.busy[l.bhead].c.deadline), 0))
+	}
+	n := l.epollWait(max(d, 0))
+	for i := range n {
+		ev := &l.events[i]
+		if ev.Pad == -1 {
+			_, _ = unix.Read(l.wake, l.wakebuf[:])
+			continue
+		}
+		fd := int(ev.Fd)
+		if fd >= len(l.byFD) || l.byFD[fd] == nil || l.byFD[fd].gen != ev.Pad {
+			continue // a connection closed earlier in this batch
+		}
+		l.handle(l.byFD[fd], ev.Events, done)
+	}
+	l.expire(time.Now(), done)
+}
+
+// epollWait waits up to d, to the nanosecond where the kernel has
+// epoll_pwait2 (5.11), else to the millisecond, rounded up. An interrupted
+// wait returns nothing: the caller polls again.
+func (l *Loop) epollWait(d time.Duration) int {
+	if l.pwait2 {
+		ts := unix.NsecToTimespec(int64(d))
+		n, _, errno := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.ep), uintptr(unsafe.Pointer(&l.events[0])),
+			uintptr(len(l.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+		if errno != unix.ENOSYS {
+			if errno != 0 {
+				return 0
+			}
+			return int(n)
+		}
+		l.pwait2 = false
+	}
+	n, err := unix.EpollWait(l.ep, l.events[:], int((d+time.Millisecond-1)/time.Millisecond))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// handle acts on what epoll reported for c.
+func (l *Loop) handle(c *lconn, events uint32, done transport.Done) {
+	if c.connecting {
+		if events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+			return
+		}
+		soerr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		if err == nil && soerr != 0 {
+			err = unix.Errno(soerr)
+		}
+		if err != nil {
+			l.failNow(c, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", err)}, done)
+			return
+		}
+		c.connecting = false
+		l.write(c)
+		if !c.busy {
+			l.flush(done)
+			return
+		}
+	} else if events&unix.EPOLLOUT != 0 && c.busy && c.wrote < len(c.prep.enc) {
+		l.write(c)
+	}
+	if c.fd < 0 {
+		l.flush(done)
+		return
+	}
+	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		l.read(c, done)
+	}
+	l.flush(done)
+}
+
+// read reads what c has and feeds it to its exchange.
+func (l *Loop) read(c *lconn, done transport.Done) {
+	for {
+		n, err := unix.Read(c.fd, l.rbuf)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			return
+		case !c.busy:
+			l.close(c) // the server closed an idle connection, or spoke unasked
+			return
+		case err != nil:
+			l.failNow(c, err, done)
+			return
+		case n == 0:
+			if ok, perr := c.p.eof(); !ok {
+				l.failNow(c, perr, done)
+				return
+			}
+			c.p.resp.close = true
+			l.complete(c, done)
+			return
+		}
+		used, whole, perr := c.p.feed(l.rbuf[:n])
+		switch {
+		case perr != nil:
+			l.failNow(c, perr, done)
+			return
+		case whole:
+			if used < n {
+				c.p.resp.close = true // bytes nobody asked for: out of step
+			}
+			l.complete(c, done)
+			return
+		case n < len(l.rbuf):
+			return // most likely all there was
+		}
+	}
+}
+
+// complete ends c's exchange with its response.
+func (l *Loop) complete(c *lconn, done transport.Done) {
+	r := c.prep.r
+	resp := c.p.resp
+	l.out = transport.Outcome{
+		Kind: transport.Classify(resp.status, r.Expect, r.Limited), Status: resp.status,
+		BytesIn: resp.body, BytesOut: int64(len(r.Body)), Retried: c.retried, Header: c.p.header,
+	}
+	tag, start := c.tag, c.start
+	c.busy, c.retried = false, false
+	l.flight--
+	if resp.close {
+		l.close(c)
+	} else {
+		c.reused = true
+		c.prep.idle = append(c.prep.idle, c)
+	}
+	done(tag, start, time.Now(), &l.out)
+}
+
+// fail ends c's exchange with err from inside a write (no done at hand):
+// the connection is closed and the failure queued for flush.
+func (l *Loop) fail(c *lconn, err error) {
+	if l.retry(c, err) {
+		return
+	}
+	l.queueEnd(c, classifyH1(err))
+}
+
+// failNow ends c's exchange with err and passes it to done.
+func (l *Loop) failNow(c *lconn, err error, done transport.Done) {
+	l.fail(c, err)
+	l.flush(done)
+}
+
+// retry sends c's request once more on a new connection when c was a
+// keep-alive connection the server had closed (nothing of a response came,
+// the error says so) and the request is idempotent, as H1 does.
+func (l *Loop) retry(c *lconn, err error) bool {
+	if !c.reused || c.retried || c.p.resp.started || !stale(err) || !c.prep.idem {
+		return false
+	}
+	tag, start, deadline := c.tag, c.start, c.deadline
+	c.busy = false
+	l.close(c)
+	nc, derr := l.dial(c.prep)
+	if derr != nil {
+		l.ended = append(l.ended, ended{tag: tag, start: start, out: transport.Outcome{
+			Kind: transport.ClassifyError(derr), BytesOut: int64(len(c.prep.r.Body)), Retried: true,
+		}})
+		return true
+	}
+	nc.retried = true
+	l.begin(nc, tag, start, deadline)
+	return true
+}
+
+// queueEnd closes c and queues its exchange's end as kind.
+func (l *Loop) queueEnd(c *lconn, kind transport.Kind) {
+	l.ended = append(l.ended, ended{tag: c.tag, start: c.start, out: transport.Outcome{
+		Kind: kind, BytesIn: c.p.resp.body, BytesOut: int64(len(c.prep.r.Body)), Retried: c.retried,
+	}})
+	c.busy = false
+	l.close(c)
+}
+
+// flush passes the exchanges that ended without a response to done, those
+// that done itself ends (a Send that could not connect) included.
+func (l *Loop) flush(done transport.Done) {
+	for i := 0; i < len(l.ended); i++ {
+		l.flight--
+		l.out = l.ended[i].out
+		done(l.ended[i].tag, l.ended[i].start, time.Now(), &l.out)
+	}
+	l.ended = l.ended[:0]
+}
+
+// trim drops the ended exchanges from the head of busy, and reports
+// whether one in flight is left at its head.
+func (l *Loop) trim() bool {
+	for l.bhead < len(l.busy) {
+		if b := l.busy[l.bhead]; b.c.seq == b.seq && b.c.busy {
+			break
+		}
+		l.bhead++
+	}
+	if l.bhead == len(l.busy) || l.bhead > 1024 && l.bhead > len(l.busy)/2 {
+		l.busy = l.busy[:copy(l.busy, l.busy[l.bhead:])]
+		l.bhead = 0
+	}
+	return l.bhead < len(l.busy)
+}
+
+// expire ends the exchanges past their deadline as timeouts. A retried
+// exchange keeps its first deadline but queues behind those started
+// after it, so it may end a little after its deadline, never before.
+func (l *Loop) expire(now time.Time, done transport.Done) {
+	for l.trim() {
+		b := l.busy[l.bhead]
+		if b.c.deadline.After(now) {
+			break
+		}
+		l.queueEnd(b.c, transport.Timeout)
+	}
+	l.flush(done)
+}
+
+// close closes c and forgets it (an idle one too).
+func (l *Loop) close(c *lconn) {
+	if c.fd < 0 {
+		return
+	}
+	if !c.busy {
+		for i, x := range c.prep.idle {
+			if x == c {
+				c.prep.idle = append(c.prep.idle[:i], c.prep.idle[i+1:]...)
+				break
+			}
+		}
+	}
+	l.byFD[c.fd] = nil
+	unix.Close(c.fd) // closing removes it from the epoll set
+	c.fd = -1
+	c.seq++
+	l.nconns--
+}
+
+// Wake ends a Poll in progress.
+func (l *Loop) Wake() {
+	one := [8]byte{1}
+	_, _ = unix.Write(l.wake, one[:])
+}
+
+// Abort ends every exchange in flight as a timeout.
+func (l *Loop) Abort(done transport.Done) {
+	for _, b := range l.busy[l.bhead:] {
+		if b.c.seq == b.seq && b.c.busy {
+			l.queueEnd(b.c, transport.Timeout)
+		}
+	}
+	l.busy, l.bhead = l.busy[:0], 0
+	l.flush(done)
+}
+
+// Reset closes every connection. Call it with nothing in flight.
+func (l *Loop) Reset() {
+	for _, c := range l.byFD {
+		if c != nil {
+			c.busy = false
+			l.close(c)
+		}
+	}
+	for _, p := range l.preps {
+		p.idle = p.idle[:0]
+	}
+	l.busy, l.bhead = l.busy[:0], 0
+}
+
+// Close releases the loop.
+func (l *Loop) Close() {
+	l.Reset()
+	unix.Close(l.wake)
+	unix.Close(l.ep)
+}

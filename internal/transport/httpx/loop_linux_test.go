@@ -1,0 +1,230 @@
+package httpx
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+func newTestLoop(t *testing.T, c Config) transport.Loop {
+	t.Helper()
+	lp, err := NewLoop(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lp.Close)
+	return lp
+}
+
+// finished is an exchange a loop ended.
+type finished struct {
+	tag        transport.Tag
+	start, end time.Time
+	out        transport.Outcome
+}
+
+// pollUntil polls lp until n exchanges ended or 10 s passed.
+func pollUntil(t *testing.T, lp transport.Loop, n int) []finished {
+	t.Helper()
+	var got []finished
+	done := func(tag transport.Tag, start, end time.Time, out *transport.Outcome) {
+		o := *out
+		o.Header = nil
+		got = append(got, finished{tag, start, end, o})
+	}
+	for limit := time.Now().Add(10 * time.Second); len(got) < n && time.Now().Before(limit); {
+		lp.Poll(50*time.Millisecond, done)
+	}
+	if len(got) != n {
+		t.Fatalf("%d exchanges ended, want %d", len(got), n)
+	}
+	return got
+}
+
+func loopDo(t *testing.T, lp transport.Loop, r *transport.Request) transport.Outcome {
+	t.Helper()
+	if !lp.Can(r) {
+		t.Fatalf("the loop cannot send %s %s", r.Method, r.URL)
+	}
+	if !lp.Send(r, transport.Tag{N: 7}) {
+		t.Fatal("Send refused under the cap")
+	}
+	f := pollUntil(t, lp, 1)[0]
+	if f.tag.N != 7 || f.end.Before(f.start) {
+		t.Fatalf("ended %+v", f)
+	}
+	return f.out
+}
+
+// Every path of the test handler ends on the loop as it does on H1: the
+// same class, status and body bytes.
+func TestLoopOutcomesMatchH1(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	cfg := Config{Timeout: 500 * time.Millisecond, MaxBodyBytes: 64 << 10}
+	ex := New(cfg)
+	defer ex.Close()
+	lp := newTestLoop(t, cfg)
+	for _, path := range []string{"/ok", "/404", "/500", "/429", "/slow", "/big", "/reset", "/garbage", "/ok"} {
+		r := &transport.Request{Static: true, Method: "GET", URL: srv.URL + path, Limited: []int{429}}
+		var want transport.Outcome
+		ex.Session().Do(r, &want)
+		got := loopDo(t, lp, r)
+		if got.Kind != want.Kind || got.Status != want.Status || got.BytesIn != want.BytesIn {
+			t.Errorf("%s: loop %v %d %d bytes, H1 %v %d %d bytes", path, got.Kind, got.Status, got.BytesIn, want.Kind, want.Status, want.BytesIn)
+		}
+	}
+	if lp.InFlight() != 0 {
+		t.Errorf("in flight after all ended: %d", lp.InFlight())
+	}
+}
+
+func TestLoopKeepAliveAndRefused(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	lp := newTestLoop(t, Config{Timeout: time.Second})
+	r := &transport.Request{Static: true, Method: "GET", URL: srv.URL + "/ok"}
+	for range 20 {
+		if out := loopDo(t, lp, r); out.Kind != transport.OK || out.BytesIn != 5 {
+			t.Fatalf("GET /ok: %+v", out)
+		}
+	}
+	if lp.Conns() != 1 {
+		t.Errorf("20 exchanges one after another used %d connections, want 1", lp.Conns())
+	}
+	srv.Close() // closes the idle connection too: the loop sees it go
+	if out := loopDo(t, lp, r); out.Kind != transport.Refused {
+		t.Errorf("after the server closed: %v, want refused", out.Kind)
+	}
+	if lp.Conns() != 0 {
+		t.Errorf("connections left: %d", lp.Conns())
+	}
+}
+
+// A GET that meets a keep-alive connection the server closed on reading it
+// is sent once more on a new connection; a POST is not.
+func TestLoopStaleRetry(t *testing.T) {
+	for _, method := range []string{"GET", "POST"} {
+		addr, requests := rawServer(t, func(n int64) []byte {
+			if n%2 == 1 {
+				return nil
+			}
+			return []byte(okReply)
+		})
+		lp := newTestLoop(t, Config{Timeout: time.Second})
+		r := &transport.Request{Static: true, Method: method, URL: "http://" + addr + "/"}
+		failed, retried := 0, 0
+		for range 10 {
+			out := loopDo(t, lp, r)
+			if out.Kind != transport.OK {
+				failed++
+			}
+			if out.Retried {
+				retried++
+			}
+		}
+		switch method {
+		case "GET":
+			// The first on a new connection is answered; every later one
+			// meets a close and is answered on the next connection.
+			if failed != 0 || retried != 9 || requests.Load() != 19 {
+				t.Errorf("GET: failed %d, retried %d, server saw %d; want 0, 9, 19", failed, retried, requests.Load())
+			}
+		case "POST":
+			if failed != 5 || retried != 0 || requests.Load() != 10 {
+				t.Errorf("POST: failed %d, retried %d, server saw %d; want 5, 0, 10", failed, retried, requests.Load())
+			}
+		}
+	}
+}
+
+// Bytes after a whole response drop the connection; the next request goes
+// out on a new one and is answered.
+func TestLoopExtraBytesDropConnection(t *testing.T) {
+	addr, _ := rawServer(t, func(int64) []byte { return []byte(okReply + "HTTP/1.1 200 OK\r\n\r\n") })
+	lp := newTestLoop(t, Config{Timeout: time.Second})
+	r := &transport.Request{Static: true, Method: "GET", URL: "http://" + addr + "/"}
+	for range 3 {
+		if out := loopDo(t, lp, r); out.Kind != transport.OK {
+			t.Fatalf("%v", out.Kind)
+		}
+		if lp.Conns() != 0 {
+			t.Fatalf("a connection out of step was kept")
+		}
+	}
+}
+
+// Past the cap Send starts nothing; the exchanges in flight all end.
+func TestLoopCapAndConcurrency(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	lp := newTestLoop(t, Config{Timeout: 5 * time.Second})
+	lp.Limit(40)
+	r := &transport.Request{Static: true, Method: "GET", URL: srv.URL + "/ok"}
+	lp.Can(r)
+	sent := 0
+	for i := range 100 {
+		if lp.Send(r, transport.Tag{N: i}) {
+			sent++
+		}
+	}
+	if sent != 40 || lp.Conns() != 40 {
+		t.Fatalf("sent %d on %d connections, want 40 on 40", sent, lp.Conns())
+	}
+	seen := map[int]bool{}
+	for _, f := range pollUntil(t, lp, 40) {
+		if f.out.Kind != transport.OK || seen[f.tag.N] {
+			t.Fatalf("exchange %d: %v (seen before: %v)", f.tag.N, f.out.Kind, seen[f.tag.N])
+		}
+		seen[f.tag.N] = true
+	}
+}
+
+// Abort ends what is in flight as timeouts at once; Wake ends a long Poll.
+func TestLoopAbortAndWake(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	lp := newTestLoop(t, Config{Timeout: 10 * time.Second})
+	r := &transport.Request{Static: true, Method: "GET", URL: srv.URL + "/slow"}
+	lp.Can(r)
+	for i := range 3 {
+		lp.Send(r, transport.Tag{N: i})
+	}
+	lp.Poll(50*time.Millisecond, func(transport.Tag, time.Time, time.Time, *transport.Outcome) { t.Error("ended before the abort") })
+	n := 0
+	lp.Abort(func(_ transport.Tag, _, _ time.Time, out *transport.Outcome) {
+		if out.Kind != transport.Timeout {
+			t.Errorf("aborted as %v", out.Kind)
+		}
+		n++
+	})
+	if n != 3 || lp.InFlight() != 0 || lp.Conns() != 0 {
+		t.Errorf("abort ended %d, left %d in flight on %d connections", n, lp.InFlight(), lp.Conns())
+	}
+	go func() { time.Sleep(50 * time.Millisecond); lp.Wake() }()
+	start := time.Now()
+	lp.Poll(5*time.Second, func(transport.Tag, time.Time, time.Time, *transport.Outcome) {})
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Wake did not end the Poll: it took %v", d)
+	}
+}
+
+// The loop sends only what it can: no TLS, no templated or captured
+// requests.
+func TestLoopCan(t *testing.T) {
+	lp := newTestLoop(t, Config{Timeout: time.Second})
+	for _, r := range []*transport.Request{
+		{Static: true, Method: "GET", URL: "https://127.0.0.1:1/"},
+		{Static: false, Method: "GET", URL: "http://127.0.0.1:1/"},
+		{Static: true, Capture: true, Method: "GET", URL: "http://127.0.0.1:1/"},
+		{Static: true, Method: "GET", URL: "ftp://127.0.0.1:1/"},
+	} {
+		if lp.Can(r) {
+			t.Errorf("Can(%+v) = true", r)
+		}
+	}
+	if _, err := NewLoop(Config{HTTP2: true}); err == nil {
+		t.Error("NewLoop accepted HTTP/2")
+	}
+}
