@@ -38,7 +38,7 @@ type Loop struct {
 	gen     int32
 	busy    []busyRef // exchanges in the order they started, from bhead: timeouts
 	bhead   int
-	ended   []ended   // exchanges that ended without a connection, for the next Poll
+	ended   []ended // exchanges that ended without a connection, for the next Poll
 	out     transport.Outcome
 	wakebuf [8]byte
 }
