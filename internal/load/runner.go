@@ -46,6 +46,11 @@ func (s Step) TargetRate() float64 {
 type Config struct {
 	// Exchanger performs exchanges.
 	Exchanger transport.Exchanger
+	// Loop, when set, performs the exchanges of steps whose scenarios are
+	// all one fixed request (scenario.Set.Fixed) from the scheduler's own
+	// goroutine (see runOpenLoop); nil: every step runs on the Exchanger's
+	// sessions, a goroutine per worker or user. The Runner does not close it.
+	Loop transport.Loop
 	// Scenarios is what every iteration does.
 	Scenarios *scenario.Set
 	// Timeout is the transport's timeout; it bounds the drain after a step.
@@ -178,6 +183,9 @@ type Runner struct {
 	running  sync.WaitGroup // every worker and user goroutine, until it returns
 	stop     context.Context
 	cancel   context.CancelFunc // cancels stop: the parent of every step's work
+
+	fixed     []*transport.Request // the scenarios' requests, when the loop runs them
+	fixedDone bool                 // fixed was worked out
 }
 
 // NewRunner returns a runner whose offsets count from now.
@@ -189,7 +197,11 @@ func NewRunner(cfg Config) *Runner {
 		cfg.Timeout = 10 * time.Second
 	}
 	stop, cancel := context.WithCancel(context.Background())
-	return &Runner{cfg: cfg, base: time.Now(), stop: stop, cancel: cancel}
+	r := &Runner{cfg: cfg, base: time.Now(), stop: stop, cancel: cancel}
+	if cfg.Loop != nil {
+		cfg.Loop.SetBase(r.base)
+	}
+	return r
 }
 
 // Close ends the runner: it aborts what is in flight (the iterations stop,
@@ -213,6 +225,9 @@ func (r *Runner) Fresh() {
 		v.Session().Close()
 	}
 	r.vus = nil
+	if r.cfg.Loop != nil {
+		r.cfg.Loop.Reset()
+	}
 }
 
 // abort ends the exchanges in progress of the first n virtual users, where
@@ -269,9 +284,14 @@ func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	sr := r.newStepRun(st)
 	unwatch := sr.watch(ctx)
 	go sr.collect()
-	if st.VUs > 0 {
+	switch loop := r.loopable(st); {
+	case loop && st.VUs > 0:
+		r.runClosedLoop(ctx, sr)
+	case loop:
+		r.runOpenLoop(ctx, sr)
+	case st.VUs > 0:
 		r.runClosed(ctx, sr)
-	} else {
+	default:
 		r.runOpen(ctx, sr)
 	}
 	unwatch()

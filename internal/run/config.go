@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -113,6 +114,27 @@ func exchanger(p *plan.Plan) transport.Exchanger {
 		FollowRedirects: p.HTTP.FollowRedirects, MaxConns: p.HTTP.MaxConnections,
 		MaxBodyBytes: p.HTTP.MaxBodyBytes,
 	})
+}
+
+// eventLoop returns the event loop (httpx.NewLoop) for the steps whose
+// scenarios are all one fixed request, or nil: when the plan asks for
+// HTTP/2 or redirects, which the loop does not speak; when the first answer
+// set a cookie, since the loop keeps none and a user that must send one
+// back needs a session of its own; when the system has no epoll; and when
+// CEILING_LOOP=off, the developer's switch that bench/compare.sh uses to
+// compare the two.
+func eventLoop(p *plan.Plan, cookie bool) transport.Loop {
+	if cookie || os.Getenv("CEILING_LOOP") == "off" {
+		return nil
+	}
+	lp, err := httpx.NewLoop(httpx.Config{
+		Timeout: p.HTTP.Timeout.Duration, HTTP2: p.HTTP.HTTP2, FollowRedirects: p.HTTP.FollowRedirects,
+		MaxBodyBytes: p.HTTP.MaxBodyBytes,
+	})
+	if err != nil {
+		return nil
+	}
+	return lp
 }
 
 // loadConfig is the executor's configuration for the plan.

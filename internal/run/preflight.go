@@ -18,19 +18,20 @@ import (
 
 // preflight sends the run's first request once before the first step: a
 // target that cannot be reached at all is ErrUnreachable, not a table of
-// errors.
-func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) error {
+// errors. cookie says the answer set a cookie.
+func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) (cookie bool, err error) {
 	sess := ex.Session()
 	defer sess.Close()
 	out, err := set.Preflight(sess)
 	if err != nil {
-		return badInput("preflight: %w", err)
+		return false, badInput("preflight: %w", err)
 	}
 	switch {
 	case out.Kind.Responded():
-		return nil
+		_, cookie = out.HeaderValue("Set-Cookie")
+		return cookie, nil
 	case out.Kind == transport.Protocol:
-		return fmt.Errorf("preflight: %s: the target answered, but not with a valid HTTP response", Describe(p))
+		return false, fmt.Errorf("preflight: %s: the target answered, but not with a valid HTTP response", Describe(p))
 	}
 	hint := map[transport.Kind]string{
 		transport.Refused: " (nothing is listening there)",
@@ -39,7 +40,7 @@ func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) error {
 	if out.Kind == transport.TLS {
 		hint = tlsHint(p.RequestURL(firstRequest(p)), p.HTTP.Timeout.Duration)
 	}
-	return fmt.Errorf("%w: %s: %s%s", ErrUnreachable, Describe(p), out.Kind, hint)
+	return false, fmt.Errorf("%w: %s: %s%s", ErrUnreachable, Describe(p), out.Kind, hint)
 }
 
 // firstRequest is the request the preflight sends: the login's first, or

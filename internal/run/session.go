@@ -79,6 +79,7 @@ type Session struct {
 	strict  bool // a validity finding fails the run
 	set     *scenario.Set
 	ex      transport.Exchanger
+	loop    transport.Loop // nil: no event loop (see eventLoop)
 	runner  *load.Runner
 	res     *results.Result
 	sockets sockets
@@ -167,9 +168,13 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 	if dialer == nil {
 		dialer = wsx.New(p.HTTP.Insecure)
 	}
-	if err := preflight(s.ex, set, p); err != nil {
+	cookie, err := preflight(s.ex, set, p)
+	if err != nil {
 		s.closeTransport()
 		return nil, err
+	}
+	if o.Exchanger == nil {
+		s.loop = eventLoop(p, cookie)
 	}
 	s.res = newResult(p, &o)
 	s.res.Unfinished = true // until Finish: a run killed mid-way must not read as a pass
@@ -195,7 +200,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 		return nil, err
 	}
 	cfg := loadConfig(p, &o)
-	cfg.Exchanger, cfg.Scenarios, cfg.OnTick = s.ex, set, ticking(o.OnProgress)
+	cfg.Exchanger, cfg.Loop, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set, ticking(o.OnProgress)
 	s.runner = load.NewRunner(cfg)
 	return s, nil
 }
@@ -562,6 +567,9 @@ func (s *Session) closeTransport() {
 	s.set.CloseSockets()
 	if s.ex != nil {
 		s.ex.Close()
+	}
+	if s.loop != nil {
+		s.loop.Close()
 	}
 	if s.o.Remote != nil {
 		s.o.Remote.Close()

@@ -12,9 +12,9 @@ type Tag struct {
 }
 
 // Done receives an exchange that ended on a Loop: its tag, when it started
-// (connecting included) and ended, and its outcome. out is the loop's: it
-// is valid until done returns. done may Send.
-type Done func(tag Tag, start, end time.Time, out *Outcome)
+// (connecting included) and ended, as offsets from the loop's base, and its
+// outcome. out is the loop's: it is valid until done returns. done may Send.
+type Done func(tag Tag, start, end time.Duration, out *Outcome)
 
 // Loop performs HTTP exchanges from its caller's goroutine, without a
 // goroutine per connection or a channel: Send starts an exchange and
@@ -26,6 +26,9 @@ type Loop interface {
 	// Can reports whether the loop can send r: a Static request that does
 	// not Capture, to a host it could resolve, over a protocol it speaks.
 	Can(r *Request) bool
+	// SetBase sets the time the loop's offsets count from (the run's
+	// monotonic base). Until it is called, they count from its creation.
+	SetBase(t time.Time)
 	// Limit caps the open connections; past it Send starts nothing.
 	Limit(conns int)
 	// Send starts r (Can must have said yes) on an idle connection to its

@@ -25,6 +25,7 @@ import (
 // reports it) and dropped.
 type Loop struct {
 	cfg     Config
+	base    time.Time // times are offsets from it (SetBase)
 	ep      int
 	wake    int // an eventfd: Wake writes it, Poll drains it
 	pwait2  bool
@@ -64,8 +65,8 @@ type lconn struct {
 	prep       *prepared
 	p          parser
 	tag        transport.Tag
-	start      time.Time
-	deadline   time.Time
+	start      time.Duration // from base, as every time of the loop
+	deadline   time.Duration
 	wrote      int
 	seq        uint32
 	busy       bool
@@ -82,7 +83,7 @@ type busyRef struct {
 
 type ended struct {
 	tag   transport.Tag
-	start time.Time
+	start time.Duration
 	out   transport.Outcome
 }
 
@@ -107,7 +108,7 @@ func NewLoop(c Config) (transport.Loop, error) {
 		unix.Close(wake)
 		return nil, os.NewSyscallError("epoll_ctl", err)
 	}
-	return &Loop{cfg: c, ep: ep, wake: wake, pwait2: true, rbuf: make([]byte, 64<<10), cap: 1 << 30}, nil
+	return &Loop{cfg: c, base: time.Now(), ep: ep, wake: wake, pwait2: true, rbuf: make([]byte, 64<<10), cap: 1 << 30}, nil
 }
 
 // Can prepares r and reports whether the loop can send it.
@@ -142,6 +143,13 @@ func (l *Loop) prepare(r *transport.Request) *prepared {
 	return p
 }
 
+// SetBase sets the time the loop's offsets count from.
+func (l *Loop) SetBase(t time.Time) { l.base = t }
+
+// now reads the monotonic clock once (time.Since does, where time.Now
+// reads the wall clock too).
+func (l *Loop) now() time.Duration { return time.Since(l.base) }
+
 // Limit caps the open connections.
 func (l *Loop) Limit(conns int) { l.cap = max(conns, 1) }
 
@@ -154,7 +162,7 @@ func (l *Loop) Conns() int { return l.nconns }
 // Send starts r on an idle connection or a new one.
 func (l *Loop) Send(r *transport.Request, tag transport.Tag) bool {
 	p := l.prepare(r)
-	now := time.Now()
+	now := l.now()
 	var c *lconn
 	if n := len(p.idle); n > 0 {
 		c, p.idle = p.idle[n-1], p.idle[:n-1]
@@ -172,12 +180,12 @@ func (l *Loop) Send(r *transport.Request, tag transport.Tag) bool {
 		}
 	}
 	l.flight++
-	l.begin(c, tag, now, now.Add(l.cfg.Timeout))
+	l.begin(c, tag, now, now+l.cfg.Timeout)
 	return true
 }
 
 // begin starts the exchange of tag on c.
-func (l *Loop) begin(c *lconn, tag transport.Tag, start, deadline time.Time) {
+func (l *Loop) begin(c *lconn, tag transport.Tag, start, deadline time.Duration) {
 	c.busy, c.tag, c.start, c.deadline, c.wrote = true, tag, start, deadline, 0
 	c.seq++
 	c.p.reset(c.prep.head, int64(l.cfg.MaxBodyBytes))
@@ -227,18 +235,18 @@ func (l *Loop) dial(p *prepared) (*lconn, error) {
 func (l *Loop) write(c *lconn) {
 	enc := c.prep.enc
 	for c.wrote < len(enc) {
-		n, err := unix.Write(c.fd, enc[c.wrote:])
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case errors.Is(err, unix.EAGAIN):
+		n, errno := rawIO(unix.SYS_WRITE, c.fd, enc[c.wrote:])
+		switch errno {
+		case 0:
+			c.wrote += n
+		case unix.EINTR:
+		case unix.EAGAIN:
 			l.want(c, true)
 			return
-		case err != nil:
-			l.fail(c, err)
+		default:
+			l.fail(c, errno)
 			return
 		}
-		c.wrote += n
 	}
 	l.want(c, false)
 }
@@ -262,7 +270,7 @@ func (l *Loop) want(c *lconn, out bool) {
 func (l *Loop) Poll(d time.Duration, done transport.Done) {
 	l.flush(done)
 	if l.trim() {
-		d = min(d, max(time.Until(l.busy[l.bhead].c.deadline), 0))
+		d = min(d, max(l.busy[l.bhead].c.deadline-l.now(), 0))
 	}
 	n := l.epollWait(max(d, 0))
 	for i := range n {
@@ -277,7 +285,7 @@ func (l *Loop) Poll(d time.Duration, done transport.Done) {
 		}
 		l.handle(l.byFD[fd], ev.Events, done)
 	}
-	l.expire(time.Now(), done)
+	l.expire(l.now(), done)
 }
 
 // epollWait waits up to d, to the nanosecond where the kernel has
@@ -285,8 +293,9 @@ func (l *Loop) Poll(d time.Duration, done transport.Done) {
 // wait returns nothing: the caller polls again.
 func (l *Loop) epollWait(d time.Duration) int {
 	if l.pwait2 {
+		d = min(d, 2*time.Millisecond)
 		ts := unix.NsecToTimespec(int64(d))
-		n, _, errno := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.ep), uintptr(unsafe.Pointer(&l.events[0])),
+		n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.ep), uintptr(unsafe.Pointer(&l.events[0])),
 			uintptr(len(l.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
 		if errno != unix.ENOSYS {
 			if errno != 0 {
@@ -339,17 +348,17 @@ func (l *Loop) handle(c *lconn, events uint32, done transport.Done) {
 // read reads what c has and feeds it to its exchange.
 func (l *Loop) read(c *lconn, done transport.Done) {
 	for {
-		n, err := unix.Read(c.fd, l.rbuf)
+		n, errno := rawIO(unix.SYS_READ, c.fd, l.rbuf)
 		switch {
-		case errors.Is(err, unix.EINTR):
+		case errno == unix.EINTR:
 			continue
-		case errors.Is(err, unix.EAGAIN):
+		case errno == unix.EAGAIN:
 			return
 		case !c.busy:
 			l.close(c) // the server closed an idle connection, or spoke unasked
 			return
-		case err != nil:
-			l.failNow(c, err, done)
+		case errno != 0:
+			l.failNow(c, errno, done)
 			return
 		case n == 0:
 			if ok, perr := c.p.eof(); !ok {
@@ -394,7 +403,7 @@ func (l *Loop) complete(c *lconn, done transport.Done) {
 		c.reused = true
 		c.prep.idle = append(c.prep.idle, c)
 	}
-	done(tag, start, time.Now(), &l.out)
+	done(tag, start, l.now(), &l.out)
 }
 
 // fail ends c's exchange with err from inside a write (no done at hand):
@@ -449,7 +458,7 @@ func (l *Loop) flush(done transport.Done) {
 	for i := 0; i < len(l.ended); i++ {
 		l.flight--
 		l.out = l.ended[i].out
-		done(l.ended[i].tag, l.ended[i].start, time.Now(), &l.out)
+		done(l.ended[i].tag, l.ended[i].start, l.now(), &l.out)
 	}
 	l.ended = l.ended[:0]
 }
@@ -473,10 +482,10 @@ func (l *Loop) trim() bool {
 // expire ends the exchanges past their deadline as timeouts. A retried
 // exchange keeps its first deadline but queues behind those started
 // after it, so it may end a little after its deadline, never before.
-func (l *Loop) expire(now time.Time, done transport.Done) {
+func (l *Loop) expire(now time.Duration, done transport.Done) {
 	for l.trim() {
 		b := l.busy[l.bhead]
-		if b.c.deadline.After(now) {
+		if b.c.deadline > now {
 			break
 		}
 		l.queueEnd(b.c, transport.Timeout)
@@ -502,6 +511,17 @@ func (l *Loop) close(c *lconn) {
 	c.fd = -1
 	c.seq++
 	l.nconns--
+}
+
+// rawIO reads or writes (trap SYS_READ or SYS_WRITE) a non-blocking
+// socket without telling Go's scheduler: the call never blocks, and a
+// scheduled system call would have the runtime's monitor take the
+// processor away (and another thread woken to hold it) whenever the
+// kernel's loopback work takes over 20 µs, which at tens of thousands of
+// requests a second was a context switch every few requests (issue 19).
+func rawIO(trap uintptr, fd int, b []byte) (int, unix.Errno) {
+	n, _, errno := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
+	return int(n), errno
 }
 
 // Wake ends a Poll in progress.

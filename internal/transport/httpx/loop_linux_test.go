@@ -21,7 +21,7 @@ func newTestLoop(t *testing.T, c Config) transport.Loop {
 // finished is an exchange a loop ended.
 type finished struct {
 	tag        transport.Tag
-	start, end time.Time
+	start, end time.Duration
 	out        transport.Outcome
 }
 
@@ -29,7 +29,7 @@ type finished struct {
 func pollUntil(t *testing.T, lp transport.Loop, n int) []finished {
 	t.Helper()
 	var got []finished
-	done := func(tag transport.Tag, start, end time.Time, out *transport.Outcome) {
+	done := func(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
 		o := *out
 		o.Header = nil
 		got = append(got, finished{tag, start, end, o})
@@ -52,7 +52,7 @@ func loopDo(t *testing.T, lp transport.Loop, r *transport.Request) transport.Out
 		t.Fatal("Send refused under the cap")
 	}
 	f := pollUntil(t, lp, 1)[0]
-	if f.tag.N != 7 || f.end.Before(f.start) {
+	if f.tag.N != 7 || f.end < f.start {
 		t.Fatalf("ended %+v", f)
 	}
 	return f.out
@@ -191,9 +191,11 @@ func TestLoopAbortAndWake(t *testing.T) {
 	for i := range 3 {
 		lp.Send(r, transport.Tag{N: i})
 	}
-	lp.Poll(50*time.Millisecond, func(transport.Tag, time.Time, time.Time, *transport.Outcome) { t.Error("ended before the abort") })
+	lp.Poll(50*time.Millisecond, func(transport.Tag, time.Duration, time.Duration, *transport.Outcome) {
+		t.Error("ended before the abort")
+	})
 	n := 0
-	lp.Abort(func(_ transport.Tag, _, _ time.Time, out *transport.Outcome) {
+	lp.Abort(func(_ transport.Tag, _, _ time.Duration, out *transport.Outcome) {
 		if out.Kind != transport.Timeout {
 			t.Errorf("aborted as %v", out.Kind)
 		}
@@ -204,7 +206,7 @@ func TestLoopAbortAndWake(t *testing.T) {
 	}
 	go func() { time.Sleep(50 * time.Millisecond); lp.Wake() }()
 	start := time.Now()
-	lp.Poll(5*time.Second, func(transport.Tag, time.Time, time.Time, *transport.Outcome) {})
+	lp.Poll(5*time.Second, func(transport.Tag, time.Duration, time.Duration, *transport.Outcome) {})
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("Wake did not end the Poll: it took %v", d)
 	}

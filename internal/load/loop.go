@@ -1,0 +1,186 @@
+package load
+
+import (
+	"context"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/scenario"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// loopable reports whether step st runs on the event loop (Config.Loop):
+// the run has one, every scenario is one fixed request it can send
+// (scenario.Set.Fixed), and in the closed model users do not think.
+func (r *Runner) loopable(st Step) bool {
+	lp := r.cfg.Loop
+	if lp == nil || r.cfg.Scenarios == nil {
+		return false
+	}
+	if !r.fixedDone {
+		r.fixedDone = true
+		r.fixed = r.cfg.Scenarios.Fixed()
+		for _, req := range r.fixed {
+			if !lp.Can(req) {
+				r.fixed = nil
+				break
+			}
+		}
+	}
+	return r.fixed != nil && (st.VUs == 0 || r.cfg.Think == 0)
+}
+
+// UsesLoop reports whether step st would run on the event loop.
+func (r *Runner) UsesLoop(st Step) bool { return r.loopable(st) }
+
+// loopRun is one step on the event loop.
+type loopRun struct {
+	r    *Runner
+	sr   *stepRun
+	lp   transport.Loop
+	tap  *tap
+	it   metrics.Iteration
+	done transport.Done
+	// The closed model's users: each one's seed and iterations begun.
+	seeds []uint64
+	iters []uint64
+	quit  <-chan struct{}
+}
+
+func (r *Runner) newLoopRun(ctx context.Context, sr *stepRun) *loopRun {
+	lr := &loopRun{r: r, sr: sr, lp: r.cfg.Loop, tap: sr.tap(0), quit: ctx.Done()}
+	lr.done = lr.record
+	return lr
+}
+
+// record records an exchange the loop ended as its scenario's iteration,
+// and sends the user's next one in the closed model.
+func (lr *loopRun) record(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
+	n := len(lr.r.fixed)
+	sc := tag.N % n
+	lr.r.cfg.Scenarios.Record(lr.tap, &lr.it, sc, tag.Intended, start, end, out)
+	if lr.seeds != nil {
+		lr.next(tag.N/n, end)
+	}
+}
+
+// next starts closed-model user u's next iteration at now (the end of its
+// last one), unless the window is over or the run stopped.
+func (lr *loopRun) next(u int, now time.Duration) {
+	if now >= lr.sr.winEnd || closed(lr.quit) {
+		return
+	}
+	sc := lr.r.cfg.Scenarios.Pick(scenario.Mix(lr.seeds[u], lr.iters[u]))
+	lr.iters[u]++
+	lr.lp.Send(lr.r.fixed[sc], transport.Tag{Intended: now, N: u*len(lr.r.fixed) + sc})
+}
+
+// runOpenLoop is runOpen on the event loop: the scheduler sends each
+// arrival itself when it is due, and between arrivals waits in the loop's
+// Poll, which ends the exchanges whose answers came. An arrival that finds
+// no free connection under the cap waits in a queue (late, and its latency
+// shows it) and is sent when one frees; one still waiting when the window
+// ends is not sent, and counts as not sent with every later one.
+func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
+	lr := r.newLoopRun(ctx, sr)
+	sched, peak := r.openSchedule(sr.st)
+	r.cfg.Loop.Limit(r.maxWorkers(peak))
+	unwake := context.AfterFunc(ctx, r.cfg.Loop.Wake)
+	defer unwake()
+	// Above PreciseBelow a wake sends every arrival due by then: waits are
+	// at least coarse, as Go's timers are (see PreciseBelow).
+	var coarse time.Duration
+	if !r.cfg.PreciseTimer || peak > PreciseBelow {
+		coarse = time.Millisecond
+	}
+	var queue []arrival
+	i := int64(0)
+	off, more := sched.Offset(0)
+	for !closed(lr.quit) {
+		now := r.now()
+		for len(queue) > 0 && now < sr.winEnd && lr.send(queue[0]) {
+			queue = queue[1:]
+		}
+		for more && len(queue) == 0 && sr.start+off <= now && now < sr.winEnd {
+			r.arrivals++
+			a := arrival{intended: sr.start + off, pick: scenario.Mix(r.cfg.Scenarios.Seed(), r.globalArrival())}
+			if !lr.send(a) {
+				queue = append(queue, a)
+			}
+			i++
+			off, more = sched.Offset(i)
+		}
+		if now >= sr.winEnd || !more && len(queue) == 0 {
+			break
+		}
+		wait := sr.winEnd - now // a queued arrival waits for a connection
+		if len(queue) == 0 {
+			wait = max(sr.start+off-now, coarse)
+		}
+		r.cfg.Loop.Poll(wait, lr.done)
+	}
+	if !closed(lr.quit) {
+		for _, a := range queue {
+			if a.intended >= sr.winStart {
+				sr.notSent++
+			}
+		}
+		sr.notSent += r.windowArrivals(sched, sr, i)
+	}
+	lr.finish()
+}
+
+// send sends arrival a, and counts it; false when no connection is free.
+func (lr *loopRun) send(a arrival) bool {
+	sc := lr.r.cfg.Scenarios.Pick(a.pick)
+	if !lr.lp.Send(lr.r.fixed[sc], transport.Tag{Intended: a.intended, N: sc}) {
+		return false
+	}
+	lr.sr.workers = max(lr.sr.workers, lr.lp.Conns())
+	if a.intended >= lr.sr.winStart {
+		lr.sr.sent++
+		lr.sr.started.Add(1)
+	}
+	return true
+}
+
+// runClosedLoop is runClosed on the event loop: each user's next request
+// goes out as its last one is recorded.
+func (r *Runner) runClosedLoop(ctx context.Context, sr *stepRun) {
+	lr := r.newLoopRun(ctx, sr)
+	n := sr.st.VUs
+	sr.workers = n
+	r.cfg.Loop.Limit(1 << 30) // at most n in flight; idle ones to other hosts may stay
+	unwake := context.AfterFunc(ctx, r.cfg.Loop.Wake)
+	defer unwake()
+	lr.seeds, lr.iters = make([]uint64, n), make([]uint64, n)
+	for u := range n {
+		lr.seeds[u] = r.cfg.Scenarios.Seed() + uint64(r.globalVU(u))<<40
+		lr.next(u, r.now())
+	}
+	lr.finish()
+}
+
+// finish polls until the window ends, then drains what is in flight as
+// Run does: up to the timeout and the grace, only the grace once the run
+// is stopped; what is left then is aborted, and ends as timeouts.
+func (lr *loopRun) finish() {
+	r, sr, lp := lr.r, lr.sr, lr.lp
+	for now := r.now(); now < sr.winEnd && !closed(lr.quit); now = r.now() {
+		lp.Poll(sr.winEnd-now, lr.done)
+	}
+	limit := r.now() + r.cfg.Timeout + r.cfg.Grace
+	stopped := false
+	for lp.InFlight() > 0 {
+		now := r.now()
+		if !stopped && closed(lr.quit) {
+			stopped, limit = true, min(limit, now+r.cfg.Grace)
+		}
+		if now >= limit {
+			lp.Abort(lr.done)
+			break
+		}
+		lp.Poll(limit-now, lr.done)
+	}
+	sr.giveUp()
+}

@@ -1,0 +1,47 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// Fixed returns each scenario's request, in scenario order, when every
+// scenario is one HTTP request that never changes and asks nothing of its
+// answer but its status: nothing templated, no checks of body or headers,
+// no extraction, tags, delivery, login, vars, repeated ids to watch or
+// obeyed Retry-After. Such a set needs no virtual user, and an executor may
+// send its requests from an event loop (transport.Loop) and record each
+// with Record, which is what Iterate would have recorded. It returns nil
+// for any other set.
+func (s *Set) Fixed() []*transport.Request {
+	if len(s.login) > 0 || len(s.vars) > 0 || len(s.tagKeys) > 0 || s.obeyRetryAfter {
+		return nil
+	}
+	out := make([]*transport.Request, 0, len(s.scenarios))
+	for _, c := range s.scenarios {
+		if c.ws != nil || c.delivery != nil || len(c.steps) != 1 {
+			return nil
+		}
+		r := c.steps[0]
+		if r.static == nil || r.capture || len(r.extract) > 0 || len(r.checks.header) > 0 || len(r.ids) > 0 {
+			return nil
+		}
+		out = append(out, r.static)
+	}
+	return out
+}
+
+// Record records one exchange of fixed scenario sc (see Fixed) as the
+// whole iteration it is, as Iterate does: the Retry-After of a limited
+// answer, the exchange, then the iteration, in it (the caller's scratch,
+// so that recording allocates nothing).
+func (s *Set) Record(rec Recorder, it *metrics.Iteration, sc int, intended, start, end time.Duration, out *transport.Outcome) {
+	if out.Kind == transport.Limited {
+		out.RetryAfter = retryAfter(out)
+	}
+	rec.Exchange(intended, start, end, out)
+	*it = metrics.Iteration{Scenario: sc, Intended: intended, End: end, Kind: out.Kind, BodyBytes: out.BytesIn, Tags: it.Tags[:0]}
+	rec.Iteration(it)
+}
