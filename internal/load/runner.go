@@ -133,6 +133,8 @@ type Result struct {
 	// GCPause is the total of ceiling's garbage-collection pauses while the
 	// step ran.
 	GCPause time.Duration
+	// Loop is true when the step ran on the event loop (Config.Loop).
+	Loop bool
 	// NotLoggedIn counts the step's users (workers in the open model) that
 	// had not logged in by its end, when the plan has a login flow.
 	NotLoggedIn int
@@ -284,7 +286,8 @@ func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	sr := r.newStepRun(st)
 	unwatch := sr.watch(ctx)
 	go sr.collect()
-	switch loop := r.loopable(st); {
+	loop := r.loopable(st)
+	switch {
 	case loop && st.VUs > 0:
 		r.runClosedLoop(ctx, sr)
 	case loop:
@@ -296,6 +299,7 @@ func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	}
 	unwatch()
 	res := sr.finish()
+	res.Loop = loop
 	if wall := time.Since(wall0); wall > 0 {
 		res.GeneratorCPU = 100 * float64(processCPU()-cpu0) / float64(wall)
 	}

@@ -143,6 +143,12 @@ func MergeSteps(parts []Step, names []string) (Step, error) {
 			gen.CPUPct += g.CPUPct
 			gen.CPUs += g.CPUs
 			gen.GCPauseMS += g.GCPauseMS
+			switch {
+			case gen.Engine == "":
+				gen.Engine = g.Engine
+			case gen.Engine != g.Engine:
+				gen.Engine = "mixed"
+			}
 		}
 		m.Parts = append(m.Parts, partOf(&p, nameOf(names, i)))
 		for _, w := range p.Warnings {

@@ -296,6 +296,10 @@ type Generator struct {
 	CPUs int `json:"cpus"`
 	// GCPauseMS is the total of ceiling's garbage-collection pauses.
 	GCPauseMS float64 `json:"gc_pause_ms"`
+	// Engine is how the step's exchanges were made: "loop" (one event
+	// loop sent and read them all, docs/measurements.md) or "goroutines"
+	// (a goroutine per worker or user); "mixed" when merged parts differ.
+	Engine string `json:"engine,omitempty"`
 }
 
 // Target is what the monitored target did during a step's window.

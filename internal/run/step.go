@@ -44,7 +44,7 @@ func newStep(res *load.Result, scenarios, tagKeys []string, share float64) (resu
 		Workers:      res.Workers,
 		Generator: &results.Generator{
 			CPUPct: res.GeneratorCPU, CPUs: runtime.GOMAXPROCS(0),
-			GCPauseMS: float64(res.GCPause) / float64(time.Millisecond),
+			GCPauseMS: float64(res.GCPause) / float64(time.Millisecond), Engine: engine(res.Loop),
 		},
 		BytesIn: t.BytesIn, BytesOut: t.BytesOut,
 		LatencyMS:      metrics.Summarize(t.Latency),
@@ -295,4 +295,12 @@ func (s *Session) NewUsers() {
 	if r, ok := s.ex.(transport.Resetter); ok {
 		r.Reset()
 	}
+}
+
+// engine names how a step's exchanges were made (results.Generator.Engine).
+func engine(loop bool) string {
+	if loop {
+		return "loop"
+	}
+	return "goroutines"
 }

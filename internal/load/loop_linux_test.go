@@ -1,0 +1,188 @@
+package load
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+	"github.com/ceiling-dev/ceiling/internal/transport/httpx"
+)
+
+// loopRunner is a runner of one GET to url whose steps run on the event
+// loop (off: on goroutines), with a real clock: these tests time a real
+// server on loopback.
+func loopRunner(t *testing.T, url string, off bool, mod func(*Config)) *Runner {
+	t.Helper()
+	hc := httpx.Config{Timeout: 5 * time.Second}
+	ex := httpx.New(hc)
+	t.Cleanup(ex.Close)
+	cfg := Config{Exchanger: ex, Scenarios: compiled(t, plan.Scenario{Request: plan.Request{URL: url}}), Timeout: hc.Timeout, PreciseTimer: true}
+	if !off {
+		lp, err := httpx.NewLoop(hc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(lp.Close)
+		cfg.Loop = lp
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	r := NewRunner(cfg)
+	t.Cleanup(r.Close)
+	return r
+}
+
+// sleepServer answers after delay(time since it started).
+func sleepServer(t *testing.T, delay func(time.Duration) time.Duration) string {
+	t.Helper()
+	start := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(delay(time.Since(start)))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// busy skips a test whose step the generator could not run on time: a
+// shared machine, not the loop, made it late.
+func busy(t *testing.T, res *Result) {
+	t.Helper()
+	if res.Total.MaxLag > 50*time.Millisecond {
+		t.Skipf("the machine is busy: an arrival started %v late", res.Total.MaxLag)
+	}
+}
+
+// The loop sends exactly the schedule and times each exchange from its
+// intended start: 20 ms answers read 20 ms.
+func TestLoopOpenExactRateAnd20ms(t *testing.T) {
+	url := sleepServer(t, func(time.Duration) time.Duration { return 20 * time.Millisecond })
+	r := loopRunner(t, url, false, nil)
+	st := Step{Rate: 200, Warmup: 500 * time.Millisecond, Length: 2 * time.Second}
+	if !r.UsesLoop(st) {
+		t.Fatal("a plan of one fixed GET does not run on the loop")
+	}
+	res := r.Run(context.Background(), st)
+	if res.Sent != 400 || res.Started != 400 || res.NotSent != 0 || res.Total.Completed() != 400 || res.Total.OK() != 400 {
+		t.Fatalf("sent %d, started %d, not sent %d, completed %d, ok %d; want 400, 400, 0, 400, 400",
+			res.Sent, res.Started, res.NotSent, res.Total.Completed(), res.Total.OK())
+	}
+	busy(t, res)
+	lat := metrics.Summarize(res.Total.Latency)
+	if lat.P50 < 20 || lat.P50 > 25 {
+		t.Errorf("p50 = %v ms, want 20–25 (a 20 ms answer timed from its intended start)", lat.P50)
+	}
+	if !near(res.Achieved(), 200, 1) {
+		t.Errorf("achieved = %v/s, want 200", res.Achieved())
+	}
+	if res.Workers < 4 || res.Workers > 40 {
+		t.Errorf("connections = %d, want about 200/s × 20 ms = 4", res.Workers)
+	}
+}
+
+// A server that stalls for 1 s: the loop keeps sending on schedule, every
+// arrival during the stall waits for its end, and the p99 shows it.
+func TestLoopOpenStallShowsInP99(t *testing.T) {
+	url := sleepServer(t, func(now time.Duration) time.Duration {
+		if stallFrom, stallTo := 1500*time.Millisecond, 2500*time.Millisecond; now >= stallFrom && now < stallTo {
+			return stallTo - now
+		}
+		return 2 * time.Millisecond
+	})
+	r := loopRunner(t, url, false, nil)
+	res := r.Run(context.Background(), Step{Rate: 100, Warmup: 500 * time.Millisecond, Length: 3 * time.Second})
+	if res.Total.Completed() != 300 {
+		t.Errorf("completed = %d, want 300: the stall must not thin the schedule", res.Total.Completed())
+	}
+	busy(t, res)
+	lat := metrics.Summarize(res.Total.Latency)
+	if lat.P99 < 900 || lat.P99 > 1100 {
+		t.Errorf("p99 = %v ms, want ≈ 1000 (the stall)", lat.P99)
+	}
+	if lat.P50 > 20 {
+		t.Errorf("p50 = %v ms, want ≈ 2", lat.P50)
+	}
+}
+
+// Past the connection cap arrivals queue: they are late, and their
+// latency, from the intended start, holds the wait.
+func TestLoopOpenCapMakesLateArrivals(t *testing.T) {
+	url := sleepServer(t, func(time.Duration) time.Duration { return 100 * time.Millisecond })
+	r := loopRunner(t, url, false, func(c *Config) { c.MaxWorkers = 5 }) // 50/s capacity
+	res := r.Run(context.Background(), Step{Rate: 100, Length: 2 * time.Second})
+	if res.Workers != 5 {
+		t.Errorf("connections = %d, want 5", res.Workers)
+	}
+	if res.Total.Late < 50 || res.Total.MaxLag < 500*time.Millisecond {
+		t.Errorf("late = %d, max lag %v; want most of 200, ≥ 500ms", res.Total.Late, res.Total.MaxLag)
+	}
+	if res.NotSent < 50 || res.Sent+res.NotSent != 200 {
+		t.Errorf("sent %d + not sent %d, want 200 with about half not sent", res.Sent, res.NotSent)
+	}
+}
+
+// Closed model on the loop: each user's next request follows its last
+// answer; 10 users at 10 ms make about 1000/s.
+func TestLoopClosedUsers(t *testing.T) {
+	url := sleepServer(t, func(time.Duration) time.Duration { return 10 * time.Millisecond })
+	r := loopRunner(t, url, false, nil)
+	st := Step{VUs: 10, Length: time.Second}
+	if !r.UsesLoop(st) {
+		t.Fatal("a closed step of one fixed GET does not run on the loop")
+	}
+	res := r.Run(context.Background(), st)
+	if res.Workers != 10 || res.Total.Failed() != 0 {
+		t.Fatalf("users %d, failed %d; want 10, 0", res.Workers, res.Total.Failed())
+	}
+	if tp := res.Throughput(); tp < 400 || tp > 1000 {
+		t.Errorf("throughput = %v/s, want ≤ 1000 and not far under it", tp)
+	}
+	if lat := metrics.Summarize(res.Total.Latency); lat.P50 < 10 || lat.P50 > 20 {
+		t.Errorf("p50 = %v ms, want ≈ 10", lat.P50)
+	}
+	if loopRunner(t, url, false, func(c *Config) { c.Think = time.Millisecond }).UsesLoop(st) {
+		t.Error("users that think run on the loop")
+	}
+}
+
+// An answer that never comes ends as a timeout at the transport's timeout;
+// a stopped run gives up on what is in flight within the grace.
+func TestLoopTimeoutAndInterrupt(t *testing.T) {
+	url := sleepServer(t, func(time.Duration) time.Duration { return 1500 * time.Millisecond })
+	r := loopRunner(t, url, false, func(c *Config) { c.Timeout = 300 * time.Millisecond; c.Grace = 200 * time.Millisecond })
+	res := r.Run(context.Background(), Step{Rate: 20, Length: 500 * time.Millisecond})
+	if got := res.Total.Kinds[transport.Timeout]; got != 10 || res.Total.Completed() != 10 {
+		t.Errorf("timeouts %d of %d, want 10 of 10", got, res.Total.Completed())
+	}
+	r2 := loopRunner(t, url, false, func(c *Config) { c.Grace = 200 * time.Millisecond })
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	res = r2.Run(ctx, Step{Rate: 20, Length: 10 * time.Second})
+	if d := time.Since(start); d > 2*time.Second || !res.Interrupted {
+		t.Errorf("an interrupted step returned after %v (interrupted %v), want within the grace", d, res.Interrupted)
+	}
+}
+
+// The loop and the goroutines measure the same server alike.
+func TestLoopMatchesGoroutines(t *testing.T) {
+	url := sleepServer(t, func(time.Duration) time.Duration { return 5 * time.Millisecond })
+	var p50 [2]float64
+	for i, off := range []bool{false, true} {
+		r := loopRunner(t, url, off, nil)
+		res := r.Run(context.Background(), Step{Rate: 300, Length: time.Second})
+		if res.Sent != 300 || res.Total.OK() != 300 {
+			t.Fatalf("off %v: sent %d, ok %d; want 300, 300", off, res.Sent, res.Total.OK())
+		}
+		busy(t, res)
+		p50[i] = metrics.Summarize(res.Total.Latency).P50
+	}
+	if !near(p50[0], p50[1], 2) {
+		t.Errorf("p50 on the loop %v ms, on goroutines %v ms: want within 2 ms", p50[0], p50[1])
+	}
+}

@@ -1,0 +1,61 @@
+package run
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
+)
+
+// Which engine a step runs on, as result.json says: the event loop for a
+// plan of fixed requests; goroutines when a check reads the body, when the
+// first answer set a cookie, or with CEILING_LOOP=off.
+func TestEngineChosen(t *testing.T) {
+	cookie := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cookie {
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: "1"})
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name     string
+		contains string
+		cookie   bool
+		env      string
+		want     string
+	}{
+		{"fixed GET", "", false, "", "loop"},
+		{"a body check", "ok", false, "", "goroutines"},
+		{"a cookie", "", true, "", "goroutines"},
+		{"CEILING_LOOP=off", "", false, "off", "goroutines"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cookie = tc.cookie
+			t.Setenv("CEILING_LOOP", tc.env)
+			p := quickPlan(t, "", 300*time.Millisecond, 0, 50)
+			p.Target = srv.URL
+			p.Scenarios = []plan.Scenario{{Request: plan.Request{URL: "/"}, Expect: plan.Expect{BodyContains: tc.contains}}}
+			if err := p.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(context.Background(), p, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			res, err := s.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := res.Steps[0]
+			if st.Generator == nil || st.Generator.Engine != tc.want || st.OK != 15 {
+				t.Errorf("engine %+v, ok %d; want %s, 15", st.Generator, st.OK, tc.want)
+			}
+		})
+	}
+}
