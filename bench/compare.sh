@@ -40,6 +40,7 @@ RATE="${RATE:-5000}"
 VUS="${VUS:-50}"
 SLOW_RATE="${SLOW_RATE:-500}"
 RATE_CONNS="${RATE_CONNS:-50}"
+GOROUTINES="${GOROUTINES:-1}"
 # The 20 ms endpoint: ceiling's own mock (a Go server), fixed latency.
 MOCK_LATENCY=20ms
 
@@ -294,6 +295,12 @@ log "closed, $VUS connections, nginx: ceiling"
 rm -f "$OUT/closed.json"
 measure ceiling_closed "$CEILING" run --url "$URL" --vus "$VUS" --step "${DURATION}s" --warmup 0s --out "$OUT/closed.json" --quiet
 sleep 1
+if ((GOROUTINES)); then
+	log "closed, $VUS connections, nginx: ceiling on goroutines (CEILING_LOOP=off)"
+	rm -f "$OUT/closed_go.json"
+	measure ceiling_closed_go env CEILING_LOOP=off "$CEILING" run --url "$URL" --vus "$VUS" --step "${DURATION}s" --warmup 0s --out "$OUT/closed_go.json" --quiet
+	sleep 1
+fi
 
 # Scenario 2: a fixed RATE against nginx. bombardier: a token bucket shared
 # by RATE_CONNS connections (-r); hey: RATE_CONNS workers at HEY_Q each.
@@ -307,6 +314,12 @@ log "fixed $RATE/s, nginx: ceiling open"
 rm -f "$OUT/open.json"
 measure ceiling_open "$CEILING" run --url "$URL" --rate "$RATE" --step "${DURATION}s" --warmup 0s --out "$OUT/open.json" --quiet
 sleep 1
+if ((GOROUTINES)); then
+	log "fixed $RATE/s, nginx: ceiling open on goroutines (CEILING_LOOP=off)"
+	rm -f "$OUT/open_go.json"
+	measure ceiling_open_go env CEILING_LOOP=off "$CEILING" run --url "$URL" --rate "$RATE" --step "${DURATION}s" --warmup 0s --out "$OUT/open_go.json" --quiet
+	sleep 1
+fi
 
 # Scenario 3: a fixed SLOW_RATE against the mock's 20 ms endpoint: about
 # SLOW_RATE × 0.02 requests in flight, mostly waiting.
@@ -319,6 +332,12 @@ sleep 1
 log "fixed $SLOW_RATE/s, 20 ms mock: ceiling open"
 rm -f "$OUT/slow.json"
 measure ceiling_slow "$CEILING" run --url "$MOCK_URL" --rate "$SLOW_RATE" --step "${DURATION}s" --warmup 0s --out "$OUT/slow.json" --quiet
+if ((GOROUTINES)); then
+	sleep 1
+	log "fixed $SLOW_RATE/s, 20 ms mock: ceiling open on goroutines (CEILING_LOOP=off)"
+	rm -f "$OUT/slow_go.json"
+	measure ceiling_slow_go env CEILING_LOOP=off "$CEILING" run --url "$MOCK_URL" --rate "$SLOW_RATE" --step "${DURATION}s" --warmup 0s --out "$OUT/slow_go.json" --quiet
+fi
 
 # ---------------------------------------------------------------------------
 # Versions and machine info, for the report.
@@ -348,7 +367,7 @@ machine_info
 # If a tool's output cannot be parsed the table still gets written, with
 # "unparsed" in that row, and the script then fails naming the log.
 # ---------------------------------------------------------------------------
-export OUT DURATION RATE SLOW_RATE VUS RATE_CONNS HEY_Q HEY_SLOW_Q MOCK_LATENCY PORT MOCK_PORT NPROC \
+export OUT DURATION RATE SLOW_RATE VUS RATE_CONNS GOROUTINES HEY_Q HEY_SLOW_Q MOCK_LATENCY PORT MOCK_PORT NPROC \
 	CPU_MODEL KERNEL WRK_VERSION NGINX_VERSION CEILING_VERSION BOMBARDIER_MOD BOMBARDIER_BUILT \
 	HEY_MOD HEY_BUILT GO_VERSION GEN_CPU SERVER_CPU
 report_rc=0
@@ -480,13 +499,18 @@ RUNS = [
     (S_CLOSED, "bombardier", "bombardier_closed", bombardier_result, "bombardier_closed"),
     (S_CLOSED, "hey", "hey_closed", hey_result, "hey_closed"),
     (S_CLOSED, "ceiling (closed)", "ceiling_closed", ceiling_result, "closed.json"),
+    (S_CLOSED, "ceiling (closed, goroutines)", "ceiling_closed_go", ceiling_result, "closed_go.json"),
     (S_RATE, "bombardier", "bombardier_rate", bombardier_result, "bombardier_rate"),
     (S_RATE, "hey", "hey_rate", hey_result, "hey_rate"),
     (S_RATE, "ceiling (open)", "ceiling_open", ceiling_result, "open.json"),
+    (S_RATE, "ceiling (open, goroutines)", "ceiling_open_go", ceiling_result, "open_go.json"),
     (S_SLOW, "bombardier", "bombardier_slow", bombardier_result, "bombardier_slow"),
     (S_SLOW, "hey", "hey_slow", hey_result, "hey_slow"),
     (S_SLOW, "ceiling (open)", "ceiling_slow", ceiling_result, "slow.json"),
+    (S_SLOW, "ceiling (open, goroutines)", "ceiling_slow_go", ceiling_result, "slow_go.json"),
 ]
+if env["GOROUTINES"] == "0":
+    RUNS = [r for r in RUNS if "goroutines" not in r[1]]
 
 rows, problems = [], []
 for scen, gen, name, parse, arg in RUNS:
@@ -545,17 +569,19 @@ for r in rows:
           f"{r['cpu']:.3f} | {fmt(r['per'], '.2f')} | {fmt(ratio, '.2f', '×')} |")
 print()
 for r in rows:
-    if r["gen"] != "ceiling (open)":
+    if not r["gen"].startswith("ceiling (open"):
         continue
     st = r["step"]
     if st:
         lat = st.get("latency_ms") or {}
-        print(f"ceiling open, {r['scen']}: target {st.get('target_rate', 0):,.0f}/s, "
+        engine = (st.get("generator") or {}).get("engine", "?")
+        print(f"{r['gen']}, {r['scen']} (engine {engine}): target {st.get('target_rate', 0):,.0f}/s, "
               f"achieved_rate {st.get('achieved_rate', 0):,.1f}/s, completed {st.get('completed')}, "
-              f"late {st.get('late')}, p99 {fmt(lat.get('p99'), '.3f')} ms (from the intended send time), "
-              f"failed {st.get('failed')}.")
+              f"late {st.get('late')}, mean_lag_ms {fmt(st.get('mean_lag_ms'), '.3f')}, "
+              f"p50 {fmt(lat.get('p50'), '.3f')} ms, p99 {fmt(lat.get('p99'), '.3f')} ms "
+              f"(from the intended send time), failed {st.get('failed')}.")
     else:
-        print(f"ceiling open, {r['scen']}: no result (see {out}/{r['name']}.log).")
+        print(f"{r['gen']}, {r['scen']}: no result (see {out}/{r['name']}.log).")
     print()
 print("Ratios compare generators within one scenario only. Below saturation each request "
       "wakes an otherwise idle generator, a cost a saturated closed loop amortises over many "
