@@ -16,6 +16,14 @@
 // worker, its lag shows in its latency and it is counted late. Closed model:
 // N goroutines loop request → response → think.
 //
+// Steps whose scenarios are all one fixed request (scenario.Set.Fixed) run
+// on the event loop instead when the Config has one (loop.go): the
+// scheduler sends each arrival itself and waits in the loop's Poll, which
+// ends the exchanges whose answers came; past the connection cap arrivals
+// queue, late. The closed model's users are then tags on the loop, each
+// sending its next request as its last one is recorded. Both engines count,
+// time and drain a step the same way.
+//
 // Stopping is two-level: cancelling the context stops new work at once, and
 // in-flight exchanges get Config.Grace to finish before the step returns what
 // it has. No goroutine of a step outlives it: work still in flight when the
