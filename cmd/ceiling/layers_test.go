@@ -28,6 +28,7 @@ var layer = map[string]int{
 	"internal/sweep":   8,
 	"internal/agent":   8,
 	"internal/k8s":     8,
+	"internal/outputs": 8,
 	"internal/cli":     9,
 	"cmd/ceiling":      10,
 }

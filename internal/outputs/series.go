@@ -1,0 +1,33 @@
+package outputs
+
+// The series ceiling writes (docs/outputs.md). Every one carries the labels
+// run_id and step; those per scenario also scenario.
+const (
+	// RequestsTotal counts exchanges by outcome (ok, failed, limited), per
+	// scenario: a counter within a step.
+	RequestsTotal = "ceiling_requests_total"
+	// TargetRate is the open model's target rate, per second.
+	TargetRate = "ceiling_target_rate"
+	// AchievedRate is the responses finished in the window per second, over
+	// the last second.
+	AchievedRate = "ceiling_achieved_rate"
+	// LatencySeconds holds the last second's response-time quantiles
+	// (label quantile: 0.5, 0.9, 0.99, 0.999, 1), read from its merged
+	// histogram, timed from the intended start.
+	LatencySeconds = "ceiling_latency_seconds"
+	// LateTotal counts exchanges that started late: a counter within a step.
+	LateTotal = "ceiling_late_total"
+	// StepIndex is the index of the step running, from 0: its changes mark
+	// the steps (the dashboard's annotations).
+	StepIndex = "ceiling_step_index"
+	// TargetCPURatio is the watched target's CPU, in cores (1 = one core).
+	TargetCPURatio = "ceiling_target_cpu_ratio"
+	// TargetRSSBytes is the watched target's resident memory.
+	TargetRSSBytes = "ceiling_target_rss_bytes"
+)
+
+// SeriesNames lists every series ceiling writes.
+var SeriesNames = []string{RequestsTotal, TargetRate, AchievedRate, LatencySeconds, LateTotal, StepIndex, TargetCPURatio, TargetRSSBytes}
+
+// Quantiles are the latency quantiles written, as their label values.
+var Quantiles = []string{"0.5", "0.9", "0.99", "0.999", "1"}
