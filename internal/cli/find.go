@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -69,7 +70,7 @@ func find(e *env, p *plan.Plan, o *outputFlags, cfg search.Config) (*results.Res
 	defer s.Close()
 	res, err := run.Find(e.ctx, s, cfg)
 	if err != nil {
-		return nil, runError(err)
+		return nil, errors.Join(runError(err), o.live.Finish(s.Result()))
 	}
 	if err := show(e, o, res); err != nil {
 		return res, err

@@ -1,10 +1,12 @@
 package cli
 
 import (
-	"github.com/ceiling-dev/ceiling/internal/agent"
+	"errors"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceiling-dev/ceiling/internal/agent"
+	"github.com/ceiling-dev/ceiling/internal/outputs"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
@@ -20,6 +22,8 @@ type outputFlags struct {
 	quiet bool
 	dist  agent.Flags                  // --agents, --segment (run and find only)
 	story func(*results.Result) string // report.html's "what broke first" (nil: report.BrokeFirst)
+	outs  outputs.Flags                // --output, --metrics-listen, --junit
+	live  *outputs.Outputs             // the run's, once open
 }
 
 func (q *quickFlags) register(c *cobra.Command) { (*plan.Quick)(q).Register(c.Flags()) }
@@ -30,6 +34,7 @@ func (o *outputFlags) register(c *cobra.Command) {
 	f.BoolVar(&o.md, "md", false, "print the table as Markdown")
 	f.StringVar(&o.html, "html", "", "also write a self-contained HTML report with plots to this file")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	o.outs.Register(f)
 }
 
 func runCmd(e *env) *cobra.Command {
@@ -88,7 +93,7 @@ func execute(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) error
 	defer s.Close()
 	res, err := s.Run(e.ctx)
 	if err != nil {
-		return runError(err)
+		return errors.Join(runError(err), o.live.Finish(s.Result()))
 	}
 	if err := show(e, o, res); err != nil {
 		return err

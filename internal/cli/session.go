@@ -33,9 +33,13 @@ func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run
 	if err := o.dist.Apply(e.ctx, p, version(), &opts); err != nil {
 		return nil, runError(err)
 	}
+	var err error
+	if o.live, err = o.outs.Apply(p, &opts); err != nil {
+		return nil, badInput("%w", err)
+	}
 	s, err := run.Open(e.ctx, p, opts)
 	if err != nil {
-		return nil, runError(err)
+		return nil, errors.Join(runError(err), o.live.Finish(nil))
 	}
 	live.TargetCPU = s.TargetCPU
 	if !o.quiet {
@@ -63,6 +67,9 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 	}
 	if err != nil {
 		return cannotRun("write the table: %w", err)
+	}
+	if err := o.live.Finish(res); err != nil {
+		return cannotRun("%w", err)
 	}
 	if o.html != "" {
 		story := ""

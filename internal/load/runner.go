@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
@@ -84,6 +86,11 @@ type Config struct {
 	Grace time.Duration
 	// OnTick, if set, is called about once a second with the step's progress.
 	OnTick func(Progress)
+	// OnSecond, if set, is called with each second of a step as it is
+	// counted (warm-up seconds included; quiet ones before any answer are
+	// not), with that second's response times; on the step's collector
+	// goroutine. It must not keep latency.
+	OnSecond func(st Step, p Point, latency *hdrhistogram.Histogram)
 }
 
 // Progress is a step's state, reported once a second.

@@ -28,6 +28,13 @@ type Point struct {
 	Latency *hdrhistogram.Histogram
 	// Kinds counts this second's exchanges by how they ended.
 	Kinds metrics.Counts
+	// Late counts this second's exchanges that started late.
+	Late int64
+	// Warming is true for a second of the warm-up.
+	Warming bool
+	// Scenarios counts this second's iterations of each scenario by how
+	// they ended, when Config.OnSecond is set; nil otherwise.
+	Scenarios []metrics.Counts
 }
 
 // stepRun is the state of one running step shared by its scheduler, workers
@@ -117,6 +124,8 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 		P99:       metrics.Quantile(sec.Latency, 0.99),
 		Max:       metrics.Quantile(sec.Latency, 1),
 		Kinds:     sec.Kinds,
+		Late:      sec.Late,
+		Warming:   to <= sr.winStart,
 	}
 	if d := (min(to, sr.winEnd) - max(from, sr.winStart)).Seconds(); d > 0 {
 		p.Rate = float64(sec.Finished) / d
@@ -124,6 +133,13 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 	if sr.r.cfg.SecondHistograms {
 		p.Latency = metrics.NewHistogram()
 		p.Latency.Merge(sec.Latency)
+	}
+	if f := sr.r.cfg.OnSecond; f != nil {
+		p.Scenarios = make([]metrics.Counts, len(sec.Scenarios))
+		for i, sub := range sec.Scenarios {
+			p.Scenarios[i] = sub.Kinds
+		}
+		f(sr.st, p, sec.Latency)
 	}
 	sr.mu.Lock()
 	sr.series = append(sr.series, p)

@@ -56,9 +56,7 @@ func exampleKeys(t reflect.Type) string {
 // planned lists the stable keys of the plan format (see the product
 // description) that this version does not read yet, by the struct that will
 // hold them, so that using one says so instead of calling it a typo.
-var planned = map[reflect.Type][]string{
-	reflect.TypeFor[Plan](): {"outputs"},
-}
+var planned = map[reflect.Type][]string{}
 
 // unknownKey explains a key that t has no field for, suggesting the
 // nearest known key when it looks like a typo.

@@ -212,7 +212,7 @@ func TestParseReportsEveryProblem(t *testing.T) {
 	}
 	got := problemsOf(t, err)
 	want := []string{
-		`plan.yaml:3:1: bogus: unknown key "bogus" (known keys: name, target, load, http, data, vars, login, scenarios, tag_limit, limited, slo, repeat, control, verdict, sinks, monitor, events, strict)`,
+		`plan.yaml:3:1: bogus: unknown key "bogus" (known keys: name, target, load, http, data, vars, login, scenarios, tag_limit, limited, slo, repeat, control, verdict, sinks, monitor, events, outputs, strict)`,
 		`plan.yaml:5:15: load.rates[1]: want a positive rate per second, not -100`,
 		`plan.yaml:6:3: load.rats: unknown key "rats" (did you mean "rates"?)`,
 		`plan.yaml:7:9: load.step: want a duration such as "60s"`,
@@ -271,8 +271,8 @@ var parseProblemCases = []struct {
 	{"control names no scenario", base + "load: {rates: [1]}\ncontrol: home\n", []string{
 		`p.yaml:4:10: control: "home" names no scenario (scenarios: "GET /")`,
 	}},
-	{"planned key", base + "load: {rates: [1]}\noutputs: []\n", []string{
-		`p.yaml:4:1: outputs: key "outputs" is not supported yet`,
+	{"bad output", base + "load: {rates: [1]}\noutputs: [graphite=x]\n", []string{
+		`p.yaml:4:11: outputs[0]: unknown output "graphite" in "graphite=x": want prometheus=URL or json=FILE`,
 	}},
 	{"syntax error", "load: [1, 2\n", []string{
 		`p.yaml:1:7: sequence end token ']' not found`,

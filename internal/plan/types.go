@@ -50,6 +50,9 @@ type Plan struct {
 	// Events are done to the target during steps: a pause, a kill, a
 	// restart, a rolling deploy, a CPU limit, or a command of the user's.
 	Events []Event `yaml:"events"`
+	// Outputs are live outputs, as --output takes them: "prometheus=URL"
+	// (remote write) or "json=FILE" (JSON lines); docs/outputs.md.
+	Outputs []string `yaml:"outputs"`
 	// Strict makes validity warnings (redirects counted as success, bodies
 	// like an error page, duplicate ids, empty steps, percentiles shaped by
 	// the timeout) fail the run with exit 1. Nil: the command's default,

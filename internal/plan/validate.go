@@ -5,7 +5,9 @@ import (
 	"maps"
 	"math"
 	"net/textproto"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -83,6 +85,11 @@ func (p *Plan) check() Problems {
 	c.sinks()
 	c.monitor()
 	c.events()
+	for i, o := range p.Outputs {
+		if err := CheckOutput(o); err != nil {
+			c.add(fmt.Sprintf("outputs[%d]", i), "%v", err)
+		}
+	}
 	if p.Repeat < 0 || p.Repeat > MaxRepeat {
 		c.add("repeat", "want 1 to %d repeats (0 or left out: 1), not %d", MaxRepeat, p.Repeat)
 	}
@@ -354,4 +361,32 @@ func (c *checker) statuses(path string, ss []int) {
 			c.add(fmt.Sprintf("%s[%d]", path, i), "want an HTTP status from 100 to 599, not %d", s)
 		}
 	}
+}
+
+// CheckOutput checks one live output, "KIND=TARGET": prometheus=URL (an
+// http or https URL of a remote-write receiver) or json=FILE.
+func CheckOutput(spec string) error {
+	kind, target, ok := strings.Cut(spec, "=")
+	switch {
+	case !ok || target == "":
+		return fmt.Errorf("want KIND=TARGET (prometheus=URL or json=FILE), not %q", spec)
+	case kind == "json":
+		return nil
+	case kind != "prometheus":
+		return fmt.Errorf("unknown output %q in %q: want prometheus=URL or json=FILE", kind, spec)
+	}
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("prometheus=%s: want the http(s) URL of a remote-write receiver, e.g. http://127.0.0.1:9090/api/v1/write", secretless(target))
+	}
+	return nil
+}
+
+// secretless drops the user information of a URL for messages.
+func secretless(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		u.User = url.User("xxxxx")
+		return u.String()
+	}
+	return raw
 }

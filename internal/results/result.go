@@ -28,7 +28,9 @@ type Result struct {
 	Agents []Agent `json:"agents,omitempty"`
 	// Segment says this run was one share of a load split over several
 	// generators (--segment), for `ceiling merge`.
-	Segment     *Segment   `json:"segment,omitempty"`
+	Segment *Segment `json:"segment,omitempty"`
+	// RunID names the run in live outputs' labels (docs/outputs.md).
+	RunID       string     `json:"run_id,omitempty"`
 	StartedAt   time.Time  `json:"started_at"`
 	EndedAt     *time.Time `json:"ended_at"`
 	Interrupted bool       `json:"interrupted"`

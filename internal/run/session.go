@@ -66,6 +66,17 @@ type Options struct {
 	// SecondHistograms keeps each second's histogram in the series, so
 	// that steps can be merged second by second (agents, --segment).
 	SecondHistograms bool
+	// RunID names the run in result.json and in live outputs' labels.
+	RunID string
+	// OnSecond, if set, is called with each second of a step as it is
+	// counted, on the step's collector goroutine (live outputs).
+	OnSecond func(Second)
+	// OnStep, if set, is called with each step's figures (its repeats
+	// combined, with its verdict) once it is written.
+	OnStep func(*results.Step)
+	// Finishing, if set, is called before the run's last write; what it
+	// returns is added to the result's warnings (outputs that lost data).
+	Finishing func() []string
 }
 
 // Session is one run under way: its transport, compiled scenarios,
@@ -201,6 +212,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 	}
 	cfg := loadConfig(p, &o)
 	cfg.Exchanger, cfg.Loop, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set, ticking(o.OnProgress)
+	cfg.OnSecond = s.onSecond()
 	s.runner = load.NewRunner(cfg)
 	return s, nil
 }
@@ -215,7 +227,7 @@ func newResult(p *plan.Plan, o *Options) *results.Result {
 		Schema: results.Schema, Command: reproduce(secret.Names(p.HTTP.SecretHeaders).Args(o.Args)), Name: p.Name, Target: secret.URL(target), Control: p.Control,
 		Host:      results.Host{Hostname: name, OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Version: o.Version},
 		StartedAt: time.Now().Round(0), Warnings: []string{}, Steps: []results.Step{},
-		DuplicateIDs: []results.DuplicateID{}, Invalid: []string{}, Segment: segmentOf(p, o),
+		DuplicateIDs: []results.DuplicateID{}, Invalid: []string{}, Segment: segmentOf(p, o), RunID: o.RunID,
 	}
 }
 
@@ -412,6 +424,9 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 	if err := s.write(); err != nil {
 		return step, err
 	}
+	if s.o.OnStep != nil {
+		s.o.OnStep(&step)
+	}
 	if s.o.OnProgress != nil {
 		s.o.OnProgress(done(st, &raw))
 	}
@@ -519,6 +534,9 @@ func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
 	}
 	if ctx.Err() != nil {
 		s.res.Interrupted = true // during a step, or while waiting for deliveries
+	}
+	if s.o.Finishing != nil {
+		s.res.Warnings = append(s.res.Warnings, s.o.Finishing()...)
 	}
 	ended := time.Now().Round(0)
 	s.res.EndedAt, s.res.Unfinished = &ended, false

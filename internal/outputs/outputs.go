@@ -1,0 +1,168 @@
+package outputs
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/run"
+)
+
+// Flags are the output flags of run and find.
+type Flags struct {
+	// Outputs are --output KIND=TARGET, repeatable.
+	Outputs []string
+	// Listen is --metrics-listen ADDR.
+	Listen string
+	// JUnit is --junit FILE.
+	JUnit string
+}
+
+// Register adds the flags to fs.
+func (f *Flags) Register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&f.Outputs, "output", nil, "live output, repeatable: prometheus=URL (remote write, every second) or json=FILE (JSON lines); also outputs: in a plan")
+	fs.StringVar(&f.Listen, "metrics-listen", "", "serve the live series in Prometheus text format at ADDR/metrics (a port alone listens on 127.0.0.1)")
+	fs.StringVar(&f.JUnit, "junit", "", "write a JUnit XML report (a test case per step and per SLO term) to FILE when the run ends")
+}
+
+// Outputs are a run's live outputs under way.
+type Outputs struct {
+	runID  string
+	junit  string
+	mu     sync.Mutex // guards state against the session's own final flush
+	state  *state
+	sinks  []sink
+	closed bool
+}
+
+// sink is one live output.
+type sink interface {
+	// second takes one second's samples and the line of JSON it makes.
+	second(sec *run.Second, samples []sample)
+	// step takes a finished step.
+	step(runID string, st *results.Step, samples []sample)
+	// close ends the output; it returns what was lost, in sentences.
+	close() []string
+}
+
+// Apply starts the outputs the flags and plan p ask for and hooks them to
+// opts. Call Finish when the run has ended (it also stops them), even
+// after an error. A bad output is an error that names it.
+func (f *Flags) Apply(p *plan.Plan, opts *run.Options) (*Outputs, error) {
+	specs := append(append([]string(nil), p.Outputs...), f.Outputs...)
+	o := &Outputs{runID: newRunID(), junit: f.JUnit, state: newState()}
+	if len(specs) == 0 && f.Listen == "" && f.JUnit == "" {
+		return o, nil
+	}
+	var errs []error
+	for _, spec := range specs {
+		if err := plan.CheckOutput(spec); err != nil {
+			errs = append(errs, fmt.Errorf("--output: %w", err))
+			continue
+		}
+		kind, target, _ := strings.Cut(spec, "=")
+		switch kind {
+		case "prometheus":
+			o.sinks = append(o.sinks, newRemote(target))
+		case "json":
+			j, err := newJSONLines(target, o.runID)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("--output %s: %w", spec, err))
+				continue
+			}
+			o.sinks = append(o.sinks, j)
+		}
+	}
+	if f.Listen != "" {
+		e, err := listen(f.Listen)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--metrics-listen %s: %w", f.Listen, err))
+		} else {
+			o.sinks = append(o.sinks, e)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		o.stop()
+		return nil, err
+	}
+	opts.RunID = o.runID
+	if len(o.sinks) > 0 {
+		opts.OnSecond, opts.OnStep, opts.Finishing = o.second, o.step, o.stop
+	}
+	return o, nil
+}
+
+// RunID is the run's id, the run_id label of every series.
+func (o *Outputs) RunID() string { return o.runID }
+
+// newRunID names a run: when it started, and four random hex digits.
+func newRunID() string {
+	return fmt.Sprintf("%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.Uint32()&0xffff)
+}
+
+func (o *Outputs) second(sec run.Second) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
+	samples := o.state.second(o.runID, &sec)
+	for _, s := range o.sinks {
+		s.second(&sec, samples)
+	}
+}
+
+func (o *Outputs) step(st *results.Step) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
+	samples := o.state.step(o.runID, st)
+	for _, s := range o.sinks {
+		s.step(o.runID, st, samples)
+	}
+}
+
+// stop ends the live outputs (the remote writes get a few seconds to send
+// what is queued) and says what they lost.
+func (o *Outputs) stop() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return nil
+	}
+	o.closed = true
+	var lost []string
+	for _, s := range o.sinks {
+		lost = append(lost, s.close()...)
+	}
+	return lost
+}
+
+// Finish stops the live outputs, if the run did not, and writes what a run
+// leaves for CI: the JUnit report (--junit) and the Markdown report
+// appended to $GITHUB_STEP_SUMMARY when it is set. res may be nil (a run
+// that never started): then only the outputs stop.
+func (o *Outputs) Finish(res *results.Result) error {
+	if o == nil {
+		return nil
+	}
+	o.stop()
+	if res == nil {
+		return nil
+	}
+	var errs []error
+	if o.junit != "" {
+		errs = append(errs, WriteJUnit(o.junit, res))
+	}
+	errs = append(errs, AppendStepSummary(res))
+	return errors.Join(errs...)
+}

@@ -1,0 +1,269 @@
+package outputs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/run"
+)
+
+// prometheus is a real Prometheus server on loopback, with the
+// remote-write receiver on (Debian's prometheus package; .ci/run installs
+// it).
+type prometheus struct {
+	base string
+	cmd  *exec.Cmd
+}
+
+// startPrometheus starts one, scraping scrape (host:port) every second
+// when it is not empty; the test ends it by its PID.
+func startPrometheus(t *testing.T, scrape string) *prometheus {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skip("prometheus is not installed (apt-get install prometheus; .ci/run does)")
+	}
+	dir := t.TempDir()
+	cfg := "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+	if scrape != "" {
+		cfg += fmt.Sprintf("scrape_configs: [{job_name: ceiling, static_configs: [{targets: [%q]}]}]\n", scrape)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--web.enable-remote-write-receiver", "--log.level=warn")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &prometheus{base: "http://" + addr, cmd: cmd}
+	t.Cleanup(p.stop)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if resp, err := http.Get(p.base + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("prometheus did not get ready within 60 s")
+		}
+	}
+}
+
+// stop ends the server it started, by its PID.
+func (p *prometheus) stop() {
+	if p.cmd.ProcessState == nil {
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// query runs an instant PromQL query and returns each series' value.
+func (p *prometheus) query(t *testing.T, q string) []float64 {
+	t.Helper()
+	resp, err := http.Get(p.base + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
+		t.Fatalf("query %s: %v %s", q, err, r.Error)
+	}
+	var out []float64
+	for _, s := range r.Data.Result {
+		v, _ := strconv.ParseFloat(fmt.Sprint(s.Value[1]), 64)
+		out = append(out, v)
+	}
+	return out
+}
+
+// target is a loopback server that answers after 2 ms.
+func target(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Millisecond)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// runWith runs a plan of one GET at rates, steps of step, with the output
+// flags f, and returns its result and outputs.
+func runWith(t *testing.T, url string, f *Flags, step time.Duration, onStep func(int), rates ...float64) (*results.Result, *Outputs) {
+	t.Helper()
+	p := &plan.Plan{
+		Target:    url,
+		Load:      plan.Load{Rates: rates, Step: plan.Duration{Duration: step}, Warmup: &plan.Duration{Duration: 200 * time.Millisecond}},
+		Scenarios: []plan.Scenario{{Name: "home", Request: plan.Request{URL: "/"}}},
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var opts run.Options
+	o, err := f.Apply(p, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onStep != nil {
+		hook, n := opts.OnStep, 0
+		opts.OnStep = func(st *results.Step) { hook(st); n++; onStep(n) }
+	}
+	s, err := run.Open(context.Background(), p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Finish(res); err != nil {
+		t.Fatal(err)
+	}
+	return res, o
+}
+
+// A run's series reach a real Prometheus by remote write: the requests
+// counted there are result.json's, each step's p99 is its own, and the
+// per-second p99s of a step bracket it.
+func TestPrometheusRemoteWrite(t *testing.T) {
+	prom := startPrometheus(t, "")
+	res, o := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, 2*time.Second, nil, 50, 100)
+	id := o.RunID()
+	var completed int64
+	for _, st := range res.Steps {
+		completed += st.Completed
+	}
+	got := prom.query(t, fmt.Sprintf(`sum(max_over_time(%s{run_id=%q}[10m]))`, RequestsTotal, id))
+	if len(got) != 1 || int64(got[0]) != completed || completed != 300 {
+		t.Errorf("Prometheus has %v requests of run %s, result.json %d (want 300)", got, id, completed)
+	}
+	for _, st := range res.Steps {
+		label := stepLabelOf(&st)
+		p99 := prom.query(t, fmt.Sprintf(`%s{run_id=%q,step=%q,quantile="0.99"}`, StepLatencySeconds, id, label))
+		if len(p99) != 1 || math.Abs(p99[0]*1e3-st.LatencyMS.P99) > 1e-6 {
+			t.Errorf("step %s: p99 in Prometheus %v s, in result.json %v ms", label, p99, st.LatencyMS.P99)
+		}
+		lo := prom.query(t, fmt.Sprintf(`min_over_time(%s{run_id=%q,step=%q,quantile="0.99"}[10m])`, LatencySeconds, id, label))
+		hi := prom.query(t, fmt.Sprintf(`max_over_time(%s{run_id=%q,step=%q,quantile="0.99"}[10m])`, LatencySeconds, id, label))
+		// HDR precision: 3 significant digits.
+		if len(lo) != 1 || len(hi) != 1 || st.LatencyMS.P99 < lo[0]*1e3*0.999 || st.LatencyMS.P99 > hi[0]*1e3*1.001 {
+			t.Errorf("step %s: p99 %v ms outside its seconds' p99s [%v, %v] s", label, st.LatencyMS.P99, lo, hi)
+		}
+	}
+	for _, q := range []string{TargetRate, AchievedRate, StepIndex, LateTotal, IterationsTotal} {
+		if v := prom.query(t, fmt.Sprintf(`max_over_time(%s{run_id=%q}[10m])`, q, id)); len(v) == 0 {
+			t.Errorf("%s: no series in Prometheus", q)
+		}
+	}
+	if len(res.Warnings) != 0 {
+		t.Errorf("warnings: %v", res.Warnings)
+	}
+}
+
+// A backend that goes away mid-run changes nothing in the run's figures:
+// every arrival is sent and answered on time, and the batches it missed
+// are counted in a warning.
+func TestPrometheusDownMidRun(t *testing.T) {
+	prom := startPrometheus(t, "")
+	start := time.Now()
+	res, _ := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, time.Second,
+		func(n int) {
+			if n == 1 {
+				prom.stop()
+			}
+		}, 100, 100, 100)
+	for _, st := range res.Steps {
+		if st.Sent != 100 || st.Completed != 100 || st.Failed != 0 || st.NotSent != 0 {
+			t.Errorf("step %d: sent %d, completed %d, failed %d, not sent %d; want 100, 100, 0, 0", st.Index+1, st.Sent, st.Completed, st.Failed, st.NotSent)
+		}
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "were not stored") {
+		t.Errorf("warnings %q, want one on the batches not stored", res.Warnings)
+	}
+	// Three 1.2 s steps, then at most the drain timeout for the queue.
+	if d := time.Since(start); d > 3*1200*time.Millisecond+drainTimeout+10*time.Second {
+		t.Errorf("the run took %v with the backend down", d)
+	}
+}
+
+// --metrics-listen serves the same series for a Prometheus that scrapes.
+func TestMetricsListen(t *testing.T) {
+	f := &Flags{Listen: "127.0.0.1:0"}
+	var opts run.Options
+	p := &plan.Plan{Target: "http://127.0.0.1:1", Scenarios: []plan.Scenario{{Request: plan.Request{URL: "/"}}}, Load: plan.Load{Rates: []float64{1}}}
+	o, err := f.Apply(p, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Finish(nil)
+	e := o.sinks[0].(*exporter)
+	opts.OnSecond(run.Second{Step: 0, Label: "10/s", At: time.Now(), TargetRate: 10, Rate: 9, Scenarios: []string{"home"}})
+	resp, err := http.Get("http://" + e.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, _ = fmt.Fprint(&b, resp.Header.Get("Content-Type"))
+	buf := make([]byte, 1<<16)
+	n, _ := resp.Body.Read(buf)
+	body := string(buf[:n])
+	for _, want := range []string{
+		"# TYPE ceiling_requests_total counter",
+		`ceiling_target_rate{run_id="` + o.RunID() + `",step="10/s"} 10`,
+		`ceiling_achieved_rate{run_id="` + o.RunID() + `",step="10/s"} 9`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, body)
+		}
+	}
+	if !strings.HasPrefix(b.String(), "text/plain") {
+		t.Errorf("content type %q", b.String())
+	}
+	o2, err := (&Flags{Listen: ":0"}).Apply(p, &run.Options{})
+	if err != nil {
+		t.Fatalf("a port alone: %v", err)
+	}
+	defer o2.Finish(nil)
+	if a := o2.sinks[0].(*exporter).Addr(); !strings.HasPrefix(a, "127.0.0.1:") {
+		t.Errorf("a port alone listens on %s, want loopback", a)
+	}
+}

@@ -1,0 +1,166 @@
+package outputs
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// IterationsTotal counts each scenario's iterations by outcome: a counter
+// within a step (a flow's iteration is one, whatever its requests).
+const IterationsTotal = "ceiling_iterations_total"
+
+// StepLatencySeconds holds a finished step's response-time quantiles over
+// its whole window (label quantile), written once when the step ends: the
+// figures of result.json, where LatencySeconds is per second.
+const StepLatencySeconds = "ceiling_step_latency_seconds"
+
+func init() { SeriesNames = append(SeriesNames, IterationsTotal, StepLatencySeconds) }
+
+// label is one label of a series.
+type label struct{ name, value string }
+
+// sample is one value of one series at one time.
+type sample struct {
+	name   string
+	labels []label // sorted by name, without __name__
+	value  float64
+	at     time.Time
+	gauge  bool // else a counter
+}
+
+// key identifies a series: its name and labels.
+func (s *sample) key() string {
+	k := s.name
+	for _, l := range s.labels {
+		k += "\x00" + l.name + "\x00" + l.value
+	}
+	return k
+}
+
+// state keeps the counters of each step, which outputs send as running
+// totals.
+type state struct {
+	steps map[string]*stepState
+}
+
+type stepState struct {
+	requests metrics.Counts
+	late     int64
+	iters    []metrics.Counts
+}
+
+func newState() *state { return &state{steps: map[string]*stepState{}} }
+
+// outcomes are the values of the outcome label, and how a Counts splits
+// into them.
+var outcomes = []struct {
+	name string
+	of   func(*metrics.Counts) int64
+}{
+	{"ok", func(c *metrics.Counts) int64 { return c[transport.OK] }},
+	{"failed", func(c *metrics.Counts) int64 { return c.Failed() }},
+	{"limited", func(c *metrics.Counts) int64 { return c[transport.Limited] }},
+}
+
+// second adds sec to the step's totals and returns its samples.
+func (s *state) second(runID string, sec *run.Second) []sample {
+	st := s.steps[sec.Label]
+	if st == nil {
+		st = &stepState{}
+		s.steps[sec.Label] = st
+	}
+	for k := range sec.Kinds {
+		st.requests[k] += sec.Kinds[k]
+	}
+	st.late += sec.Late
+	for len(st.iters) < len(sec.Iterations) {
+		st.iters = append(st.iters, metrics.Counts{})
+	}
+	for i := range sec.Iterations {
+		for k := range sec.Iterations[i] {
+			st.iters[i][k] += sec.Iterations[i][k]
+		}
+	}
+	base := []label{{"run_id", runID}, {"step", sec.Label}}
+	var out []sample
+	add := func(name string, v float64, gauge bool, extra ...label) {
+		ls := append(append([]label(nil), base...), extra...)
+		slices.SortFunc(ls, func(a, b label) int {
+			switch {
+			case a.name < b.name:
+				return -1
+			case a.name > b.name:
+				return 1
+			}
+			return 0
+		})
+		out = append(out, sample{name: name, labels: ls, value: v, at: sec.At, gauge: gauge})
+	}
+	for _, oc := range outcomes {
+		add(RequestsTotal, float64(oc.of(&st.requests)), false, label{"outcome", oc.name})
+	}
+	for i, name := range sec.Scenarios {
+		if i >= len(st.iters) {
+			break
+		}
+		for _, oc := range outcomes {
+			add(IterationsTotal, float64(oc.of(&st.iters[i])), false, label{"outcome", oc.name}, label{"scenario", name})
+		}
+	}
+	add(LateTotal, float64(st.late), false)
+	add(StepIndex, float64(sec.Step), true)
+	if sec.TargetRate > 0 {
+		add(TargetRate, sec.TargetRate, true)
+	}
+	if !sec.Warming {
+		add(AchievedRate, sec.Rate, true)
+	}
+	if h := sec.Latency; h != nil && h.TotalCount() > 0 {
+		for _, q := range Quantiles {
+			add(LatencySeconds, quantileSeconds(h.ValueAtQuantile, q), true, label{"quantile", q})
+		}
+	}
+	if sec.TargetCPU != nil {
+		add(TargetCPURatio, *sec.TargetCPU/100, true)
+	}
+	if sec.TargetRSS != nil {
+		add(TargetRSSBytes, *sec.TargetRSS*(1<<20), true)
+	}
+	return out
+}
+
+// quantileSeconds reads quantile q (a label value such as "0.99") of a
+// histogram of microseconds, in seconds; "1" is the maximum.
+func quantileSeconds(at func(float64) int64, q string) float64 {
+	f, _ := strconv.ParseFloat(q, 64)
+	return float64(at(f*100)) / 1e6
+}
+
+// step returns a finished step's own samples: its quantiles over the window.
+func (s *state) step(runID string, st *results.Step) []sample {
+	label0 := stepLabelOf(st)
+	at := time.Now()
+	lat := st.LatencyMS
+	out := make([]sample, 0, len(Quantiles))
+	for _, q := range []struct {
+		q string
+		v float64
+	}{{"0.5", lat.P50}, {"0.9", lat.P90}, {"0.99", lat.P99}, {"0.999", lat.P999}, {"1", lat.Max}} {
+		out = append(out, sample{name: StepLatencySeconds, labels: []label{{"quantile", q.q}, {"run_id", runID}, {"step", label0}}, value: q.v / 1e3, at: at, gauge: true})
+	}
+	return out
+}
+
+// stepLabelOf names a finished step as run.Second's Label does.
+func stepLabelOf(st *results.Step) string {
+	if st.VUs > 0 {
+		return strconv.Itoa(st.VUs) + " VUs"
+	}
+	return strconv.FormatFloat(st.TargetRate, 'g', -1, 64) + "/s"
+}
