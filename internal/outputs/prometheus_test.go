@@ -125,13 +125,15 @@ func target(t *testing.T) string {
 }
 
 // runWith runs a plan of one GET at rates, steps of step, with the output
-// flags f, and returns its result and outputs.
+// flags f, and returns its result and outputs. The target is watched: it
+// is this process.
 func runWith(t *testing.T, url string, f *Flags, step time.Duration, onStep func(int), rates ...float64) (*results.Result, *Outputs) {
 	t.Helper()
 	p := &plan.Plan{
 		Target:    url,
 		Load:      plan.Load{Rates: rates, Step: plan.Duration{Duration: step}, Warmup: &plan.Duration{Duration: 200 * time.Millisecond}},
 		Scenarios: []plan.Scenario{{Name: "home", Request: plan.Request{URL: "/"}}},
+		Monitor:   plan.Monitor{PID: os.Getpid()},
 	}
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
@@ -196,6 +198,42 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 	if len(res.Warnings) != 0 {
 		t.Errorf("warnings: %v", res.Warnings)
 	}
+	// Every query of the Grafana dashboard answers, over the run.
+	from, to := res.StartedAt, *res.EndedAt
+	for _, q := range dashboardQueries(t) {
+		if n := prom.queryRange(t, concreteQuery(q, id), from, to); n == 0 {
+			t.Errorf("the dashboard's query has no answer over the run: %s", concreteQuery(q, id))
+		}
+	}
+}
+
+// queryRange runs a PromQL range query over [from, to] at 1 s and
+// returns how many values came back.
+func (p *prometheus) queryRange(t *testing.T, q string, from, to time.Time) int {
+	t.Helper()
+	v := url.Values{"query": {q}, "start": {strconv.FormatInt(from.Unix(), 10)}, "end": {strconv.FormatInt(to.Unix()+1, 10)}, "step": {"1"}}
+	resp, err := http.Get(p.base + "/api/v1/query_range?" + v.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Values [][2]any `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
+		t.Fatalf("query %s: %v %s", q, err, r.Error)
+	}
+	n := 0
+	for _, s := range r.Data.Result {
+		n += len(s.Values)
+	}
+	return n
 }
 
 // A backend that goes away mid-run changes nothing in the run's figures:

@@ -24,10 +24,18 @@ const (
 	TargetCPURatio = "ceiling_target_cpu_ratio"
 	// TargetRSSBytes is the watched target's resident memory.
 	TargetRSSBytes = "ceiling_target_rss_bytes"
+	// IterationsTotal counts each scenario's iterations by outcome (label
+	// scenario): a counter within a step (a flow's iteration is one,
+	// whatever its requests).
+	IterationsTotal = "ceiling_iterations_total"
+	// StepLatencySeconds holds a finished step's response-time quantiles
+	// over its whole window (label quantile), written once when the step
+	// ends: the figures of result.json, where LatencySeconds is per second.
+	StepLatencySeconds = "ceiling_step_latency_seconds"
 )
 
 // SeriesNames lists every series ceiling writes.
-var SeriesNames = []string{RequestsTotal, TargetRate, AchievedRate, LatencySeconds, LateTotal, StepIndex, TargetCPURatio, TargetRSSBytes}
+var SeriesNames = []string{RequestsTotal, TargetRate, AchievedRate, LatencySeconds, LateTotal, StepIndex, TargetCPURatio, TargetRSSBytes, IterationsTotal, StepLatencySeconds}
 
 // Quantiles are the latency quantiles written, as their label values.
 var Quantiles = []string{"0.5", "0.9", "0.99", "0.999", "1"}

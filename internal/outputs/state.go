@@ -11,17 +11,6 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
-// IterationsTotal counts each scenario's iterations by outcome: a counter
-// within a step (a flow's iteration is one, whatever its requests).
-const IterationsTotal = "ceiling_iterations_total"
-
-// StepLatencySeconds holds a finished step's response-time quantiles over
-// its whole window (label quantile), written once when the step ends: the
-// figures of result.json, where LatencySeconds is per second.
-const StepLatencySeconds = "ceiling_step_latency_seconds"
-
-func init() { SeriesNames = append(SeriesNames, IterationsTotal, StepLatencySeconds) }
-
 // label is one label of a series.
 type label struct{ name, value string }
 
