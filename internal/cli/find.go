@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -72,8 +73,5 @@ func find(e *env, p *plan.Plan, o *outputFlags, cfg search.Config) (*results.Res
 	if err != nil {
 		return nil, errors.Join(runError(err), o.live.Finish(s.Result()))
 	}
-	if err := show(e, o, res); err != nil {
-		return res, err
-	}
-	return res, outcome(res)
+	return res, cmp.Or(show(e, o, res), outcome(res))
 }

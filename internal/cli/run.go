@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 
 	"github.com/spf13/cobra"
@@ -95,8 +96,5 @@ func execute(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) error
 	if err != nil {
 		return errors.Join(runError(err), o.live.Finish(s.Result()))
 	}
-	if err := show(e, o, res); err != nil {
-		return err
-	}
-	return outcome(res)
+	return cmp.Or(show(e, o, res), outcome(res))
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
@@ -20,12 +19,7 @@ func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run
 		return nil, cannotRun("%w", err)
 	}
 	live := report.NewLive(e.stderr, e.terminal, steps)
-	opts := run.Options{
-		Out: o.out, Args: e.args, Version: version(),
-		// CEILING_TIMER=go keeps Go's timers at every rate: a developer's
-		// switch for bench/timer.sh, which compares the two.
-		GoTimer: os.Getenv("CEILING_TIMER") == "go",
-	}
+	opts := run.Options{Out: o.out, Args: e.args, Version: version()}
 	if !o.quiet {
 		opts.OnProgress = live.Update
 		opts.OnNote = func(note string) { fmt.Fprintf(e.stderr, "ceiling: %s\n", note) }

@@ -13,6 +13,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/secret"
 )
 
 // Flags are the output flags of run and find.
@@ -95,8 +96,27 @@ func (f *Flags) Apply(p *plan.Plan, opts *run.Options) (*Outputs, error) {
 	opts.RunID = o.runID
 	if len(o.sinks) > 0 {
 		opts.OnSecond, opts.OnStep, opts.Finishing = o.second, o.step, o.stop
+		if opts.OnNote != nil {
+			opts.OnNote(fmt.Sprintf("live outputs: %s; run_id %s", o.describe(), o.runID))
+		}
 	}
 	return o, nil
+}
+
+// describe names the live outputs, secrets left out.
+func (o *Outputs) describe() string {
+	var names []string
+	for _, s := range o.sinks {
+		switch s := s.(type) {
+		case *remote:
+			names = append(names, "Prometheus remote write to "+secret.URL(s.url))
+		case *jsonLines:
+			names = append(names, "JSON lines to "+s.path)
+		case *exporter:
+			names = append(names, "metrics at http://"+s.Addr()+"/metrics")
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // RunID is the run's id, the run_id label of every series.

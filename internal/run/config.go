@@ -141,7 +141,9 @@ func eventLoop(p *plan.Plan, cookie bool) transport.Loop {
 func loadConfig(p *plan.Plan, o *Options) load.Config {
 	return load.Config{
 		Timeout: longestWait(p), MaxWorkers: maxWorkers(p), Think: p.Load.Think.Duration,
-		PreciseTimer: !o.GoTimer,
+		// CEILING_TIMER=go keeps Go's timers at every rate too: a
+		// developer's switch for bench/timer.sh, which compares the two.
+		PreciseTimer: !o.GoTimer && os.Getenv("CEILING_TIMER") != "go",
 		Poisson:      p.Load.Arrival == plan.Poisson, Seed: uint64(p.Load.Seed),
 		Grace: o.Grace, Segment: o.Segment, SecondHistograms: o.SecondHistograms || len(p.Events) > 0,
 	}
