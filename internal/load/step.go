@@ -32,6 +32,10 @@ type Point struct {
 	Late int64
 	// Warming is true for a second of the warm-up.
 	Warming bool
+	// WindowS is how much of the counted window this point covers, in
+	// seconds (Rate is per second of it): a point at the window's edges
+	// covers a sliver, and its Rate is noisy.
+	WindowS float64
 	// Scenarios counts this second's iterations of each scenario by how
 	// they ended, when Config.OnSecond is set; nil otherwise.
 	Scenarios []metrics.Counts
@@ -128,7 +132,7 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 		Warming:   to <= sr.winStart,
 	}
 	if d := (min(to, sr.winEnd) - max(from, sr.winStart)).Seconds(); d > 0 {
-		p.Rate = float64(sec.Finished) / d
+		p.Rate, p.WindowS = float64(sec.Finished)/d, d
 	}
 	if sr.r.cfg.SecondHistograms {
 		p.Latency = metrics.NewHistogram()

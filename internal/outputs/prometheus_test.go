@@ -273,7 +273,7 @@ func TestMetricsListen(t *testing.T) {
 	}
 	defer o.Finish(nil)
 	e := o.sinks[0].(*exporter)
-	opts.OnSecond(run.Second{Step: 0, Label: "10/s", At: time.Now(), TargetRate: 10, Rate: 9, Scenarios: []string{"home"}})
+	opts.OnSecond(run.Second{Step: 0, Label: "10/s", At: time.Now(), TargetRate: 10, Rate: 9, WindowS: 1, Scenarios: []string{"home"}})
 	resp, err := http.Get("http://" + e.Addr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -107,7 +107,7 @@ func (s *state) second(runID string, sec *run.Second) []sample {
 	if sec.TargetRate > 0 {
 		add(TargetRate, sec.TargetRate, true)
 	}
-	if !sec.Warming {
+	if sec.WindowS >= 0.5 { // a sliver of the window's edge gives a noisy rate
 		add(AchievedRate, sec.Rate, true)
 	}
 	if h := sec.Latency; h != nil && h.TotalCount() > 0 {

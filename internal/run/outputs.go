@@ -25,8 +25,9 @@ type Second struct {
 	// TargetRate is the open model's target rate (a ramp's mean); 0 in the
 	// closed model.
 	TargetRate float64
-	// Rate is the responses finished in the window per second, this second.
-	Rate float64
+	// Rate is the responses finished in the window per second, this
+	// second, over WindowS seconds of the window (a sliver at its edges).
+	Rate, WindowS float64
 	// Kinds counts this second's counted exchanges by how they ended.
 	Kinds metrics.Counts
 	// Late counts this second's exchanges that started late.
@@ -63,7 +64,7 @@ func (s *Session) onSecond() func(load.Step, load.Point, *hdrhistogram.Histogram
 		at := s.runner.Base().Add(time.Duration(p.T * float64(time.Second)))
 		sec := Second{
 			Step: st.Index, Label: stepLabel(st), At: at, Warming: p.Warming,
-			TargetRate: st.TargetRate(), Rate: p.Rate, Kinds: p.Kinds, Late: p.Late,
+			TargetRate: st.TargetRate(), Rate: p.Rate, WindowS: p.WindowS, Kinds: p.Kinds, Late: p.Late,
 			Scenarios: names, Iterations: p.Scenarios, Latency: lat,
 		}
 		if s.watch != nil && s.watch.watcher != nil {
