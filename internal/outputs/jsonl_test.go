@@ -14,7 +14,7 @@ import (
 // line is the step of result.json.
 func TestJSONLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "live.jsonl")
-	res, o := runWith(t, target(t), &Flags{Outputs: []string{"json=" + path}}, time.Second, nil, 50, 100)
+	res, o := runWith(t, target(t), &Flags{Outputs: []string{"json=" + path}}, time.Second, hooks{}, 50, 100)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -124,10 +124,17 @@ func target(t *testing.T) string {
 	return srv.URL
 }
 
+// hooks are a test's: onStep is called after each step with its number,
+// ready after the outputs started and before the run.
+type hooks struct {
+	onStep func(int)
+	ready  func()
+}
+
 // runWith runs a plan of one GET at rates, steps of step, with the output
 // flags f, and returns its result and outputs. The target is watched: it
 // is this process.
-func runWith(t *testing.T, url string, f *Flags, step time.Duration, onStep func(int), rates ...float64) (*results.Result, *Outputs) {
+func runWith(t *testing.T, url string, f *Flags, step time.Duration, h hooks, rates ...float64) (*results.Result, *Outputs) {
 	t.Helper()
 	p := &plan.Plan{
 		Target:    url,
@@ -143,9 +150,12 @@ func runWith(t *testing.T, url string, f *Flags, step time.Duration, onStep func
 	if err != nil {
 		t.Fatal(err)
 	}
-	if onStep != nil {
+	if h.ready != nil {
+		h.ready()
+	}
+	if h.onStep != nil {
 		hook, n := opts.OnStep, 0
-		opts.OnStep = func(st *results.Step) { hook(st); n++; onStep(n) }
+		opts.OnStep = func(st *results.Step) { hook(st); n++; h.onStep(n) }
 	}
 	s, err := run.Open(context.Background(), p, opts)
 	if err != nil {
@@ -167,7 +177,7 @@ func runWith(t *testing.T, url string, f *Flags, step time.Duration, onStep func
 // per-second p99s of a step bracket it.
 func TestPrometheusRemoteWrite(t *testing.T) {
 	prom := startPrometheus(t, "")
-	res, o := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, 2*time.Second, nil, 50, 100)
+	res, o := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, 2*time.Second, hooks{}, 50, 100)
 	id := o.RunID()
 	var completed int64
 	for _, st := range res.Steps {
@@ -243,11 +253,11 @@ func TestPrometheusDownMidRun(t *testing.T) {
 	prom := startPrometheus(t, "")
 	start := time.Now()
 	res, _ := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, time.Second,
-		func(n int) {
+		hooks{onStep: func(n int) {
 			if n == 1 {
 				prom.stop()
 			}
-		}, 100, 100, 100)
+		}}, 100, 100, 100)
 	for _, st := range res.Steps {
 		if st.Sent != 100 || st.Completed != 100 || st.Failed != 0 || st.NotSent != 0 {
 			t.Errorf("step %d: sent %d, completed %d, failed %d, not sent %d; want 100, 100, 0, 0", st.Index+1, st.Sent, st.Completed, st.Failed, st.NotSent)
@@ -303,5 +313,28 @@ func TestMetricsListen(t *testing.T) {
 	defer o2.Finish(nil)
 	if a := o2.sinks[0].(*exporter).Addr(); !strings.HasPrefix(a, "127.0.0.1:") {
 		t.Errorf("a port alone listens on %s, want loopback", a)
+	}
+}
+
+// A real Prometheus scraping --metrics-listen gets the run's series.
+func TestMetricsListenScraped(t *testing.T) {
+	addr := freeAddr(t)
+	prom := startPrometheus(t, addr)
+	// Run once Prometheus has scraped the listener: its first scrape of a
+	// new target may come a few seconds after it starts.
+	ready := func() {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			if len(prom.query(t, `up{job="ceiling"} == 1`)) == 1 {
+				return
+			}
+		}
+		t.Fatal("prometheus did not scrape --metrics-listen within 30 s")
+	}
+	res, o := runWith(t, target(t), &Flags{Listen: addr}, 3*time.Second, hooks{ready: ready}, 50)
+	got := prom.query(t, fmt.Sprintf(`max_over_time(%s{job="ceiling",run_id=%q,outcome="ok"}[10m])`, RequestsTotal, o.RunID()))
+	// Scrapes come every second: the last may miss the step's final
+	// second, never more than it.
+	if len(got) != 1 || got[0] < float64(res.Steps[0].Completed-60) || got[0] > float64(res.Steps[0].Completed) {
+		t.Errorf("scraped ok requests %v, result.json %d", got, res.Steps[0].Completed)
 	}
 }
