@@ -5,8 +5,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -123,38 +121,12 @@ func WriteJUnit(path string, res *results.Result) error {
 		return fmt.Errorf("encode junit report: %w", err)
 	}
 	data = append([]byte(xml.Header), append(data, '\n')...)
-	if err := writeAtomic(path, data, results.Public); err != nil {
+	if err := results.WriteFile(path, data, results.Public); err != nil {
 		return fmt.Errorf("write junit report: %w", err)
 	}
 	return nil
 }
 
-// writeAtomic stores data at path with mode perm: a temporary file in the
-// same folder, synced, then renamed over path.
-func writeAtomic(path string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	err = f.Chmod(perm) // CreateTemp makes it private
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
-}
 
 // junitOf builds the report of r.
 func junitOf(r *results.Result) junitSuites {

@@ -365,22 +365,30 @@ const (
 	Private os.FileMode = 0o600
 )
 
-// Write stores r at path atomically with mode perm: a temporary file in the
-// same folder, synced, then renamed over path.
+// Write stores r at path atomically with mode perm (see WriteFile).
 func Write(path string, r *Result, perm os.FileMode) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
+	if err := WriteFile(path, append(data, '\n'), perm); err != nil {
 		return fmt.Errorf("write result: %w", err)
+	}
+	return nil
+}
+
+// WriteFile stores data at path atomically with mode perm: a temporary
+// file in the same folder, synced, then renamed over path, so that a
+// reader sees the old file or the new one, never a part.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
 	}
 	tmp := f.Name()
 	err = f.Chmod(perm) // CreateTemp makes it private
 	if err == nil {
-		_, err = f.Write(append(data, '\n'))
+		_, err = f.Write(data)
 	}
 	if err == nil {
 		err = f.Sync()
@@ -393,9 +401,8 @@ func Write(path string, r *Result, perm os.FileMode) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("write result: %w", err)
 	}
-	return nil
+	return err
 }
 
 // Read loads a result file.
