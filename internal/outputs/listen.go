@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -100,15 +101,7 @@ func (e *exporter) families() []*dto.MetricFamily {
 	for _, f := range byName {
 		out = append(out, f)
 	}
-	slices.SortFunc(out, func(a, b *dto.MetricFamily) int {
-		switch {
-		case a.GetName() < b.GetName():
-			return -1
-		case a.GetName() > b.GetName():
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
 	return out
 }
 

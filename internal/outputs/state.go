@@ -3,6 +3,7 @@ package outputs
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
@@ -80,15 +81,7 @@ func (s *state) second(runID string, sec *run.Second) []sample {
 	var out []sample
 	add := func(name string, v float64, gauge bool, extra ...label) {
 		ls := append(append([]label(nil), base...), extra...)
-		slices.SortFunc(ls, func(a, b label) int {
-			switch {
-			case a.name < b.name:
-				return -1
-			case a.name > b.name:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(ls, func(a, b label) int { return strings.Compare(a.name, b.name) })
 		out = append(out, sample{name: name, labels: ls, value: v, at: sec.At, gauge: gauge})
 	}
 	for _, oc := range outcomes {
