@@ -127,7 +127,6 @@ func WriteJUnit(path string, res *results.Result) error {
 	return nil
 }
 
-
 // junitOf builds the report of r.
 func junitOf(r *results.Result) junitSuites {
 	target := secret.URL(r.Target) // already redacted; cheap to be sure
