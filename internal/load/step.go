@@ -37,8 +37,11 @@ type Point struct {
 	// covers a sliver, and its Rate is noisy.
 	WindowS float64
 	// Scenarios counts this second's iterations of each scenario by how
-	// they ended, when Config.OnSecond is set; nil otherwise.
+	// they ended, and Tags each tag key's by value (values past the tag
+	// limit fold into metrics.Other), when Config.OnSecond is set; nil
+	// otherwise.
 	Scenarios []metrics.Counts
+	Tags      []map[string]metrics.Counts
 }
 
 // stepRun is the state of one running step shared by its scheduler, workers
@@ -142,6 +145,13 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 		p.Scenarios = make([]metrics.Counts, len(sec.Scenarios))
 		for i, sub := range sec.Scenarios {
 			p.Scenarios[i] = sub.Kinds
+		}
+		p.Tags = make([]map[string]metrics.Counts, len(sec.Tags))
+		for i, values := range sec.Tags {
+			p.Tags[i] = make(map[string]metrics.Counts, len(values))
+			for v, sub := range values {
+				p.Tags[i][v] = sub.Kinds
+			}
 		}
 		f(sr.st, p, sec.Latency)
 	}

@@ -390,8 +390,11 @@ func TestDashboardSeries(t *testing.T) {
 			}
 		}
 	}
+	// Deliveries and sockets are step totals of plans that have sinks or
+	// hold sockets; the report shows them, a panel would be empty for most.
+	notShown := []string{StepDeliveryIDs, StepSockets}
 	for _, n := range SeriesNames {
-		if !shown[n] {
+		if !shown[n] && !slices.Contains(notShown, n) {
 			t.Errorf("%s is written but no panel shows it", n)
 		}
 	}

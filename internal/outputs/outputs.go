@@ -58,7 +58,7 @@ type sink interface {
 // after an error. A bad output is an error that names it.
 func (f *Flags) Apply(p *plan.Plan, opts *run.Options) (*Outputs, error) {
 	specs := append(append([]string(nil), p.Outputs...), f.Outputs...)
-	o := &Outputs{runID: newRunID(), junit: f.JUnit, state: newState()}
+	o := &Outputs{runID: newRunID(), junit: f.JUnit, state: newState(p.Labels)}
 	if len(specs) == 0 && f.Listen == "" && f.JUnit == "" {
 		return o, nil
 	}

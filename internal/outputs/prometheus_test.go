@@ -129,6 +129,7 @@ func target(t *testing.T) string {
 type hooks struct {
 	onStep func(int)
 	ready  func()
+	tagged bool // the scenario is tagged tier: gold, and tier is a label
 }
 
 // runWith runs a plan of one GET at rates, steps of step, with the output
@@ -141,6 +142,9 @@ func runWith(t *testing.T, url string, f *Flags, step time.Duration, h hooks, ra
 		Load:      plan.Load{Rates: rates, Step: plan.Duration{Duration: step}, Warmup: &plan.Duration{Duration: 200 * time.Millisecond}},
 		Scenarios: []plan.Scenario{{Name: "home", Request: plan.Request{URL: "/"}}},
 		Monitor:   plan.Monitor{PID: os.Getpid()},
+	}
+	if h.tagged {
+		p.Scenarios[0].Tags, p.Labels = map[string]string{"tier": "gold"}, []string{"tier"}
 	}
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
@@ -177,7 +181,7 @@ func runWith(t *testing.T, url string, f *Flags, step time.Duration, h hooks, ra
 // per-second p99s of a step bracket it.
 func TestPrometheusRemoteWrite(t *testing.T) {
 	prom := startPrometheus(t, "")
-	res, o := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, 2*time.Second, hooks{}, 50, 100)
+	res, o := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, 2*time.Second, hooks{tagged: true}, 50, 100)
 	id := o.RunID()
 	var completed int64
 	for _, st := range res.Steps {
@@ -199,6 +203,10 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 		if len(lo) != 1 || len(hi) != 1 || st.LatencyMS.P99 < lo[0]*1e3*0.999 || st.LatencyMS.P99 > hi[0]*1e3*1.001 {
 			t.Errorf("step %s: p99 %v ms outside its seconds' p99s [%v, %v] s", label, st.LatencyMS.P99, lo, hi)
 		}
+	}
+	tiers := prom.query(t, fmt.Sprintf(`sum(max_over_time(%s{run_id=%q,tier="gold"}[10m]))`, TagIterationsTotal, id))
+	if len(tiers) != 1 || int64(tiers[0]) != completed {
+		t.Errorf("tier=gold iterations in Prometheus %v, want %d", tiers, completed)
 	}
 	for _, q := range []string{TargetRate, AchievedRate, StepIndex, LateTotal, IterationsTotal} {
 		if v := prom.query(t, fmt.Sprintf(`max_over_time(%s{run_id=%q}[10m])`, q, id)); len(v) == 0 {

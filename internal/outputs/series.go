@@ -32,10 +32,29 @@ const (
 	// over its whole window (label quantile), written once when the step
 	// ends: the figures of result.json, where LatencySeconds is per second.
 	StepLatencySeconds = "ceiling_step_latency_seconds"
+	// TagIterationsTotal counts iterations by the value of each tag key the
+	// plan lists under labels: (label named as the key) and outcome: a
+	// counter within a step; values past tag_limit fold into "other".
+	TagIterationsTotal = "ceiling_tag_iterations_total"
+	// StepDeliveryIDs is what a finished step's accepted iterations
+	// delivered to the plan's sinks (label state: expected, delivered,
+	// lost, duplicates), written when the step ends, where the plan has
+	// sinks.
+	StepDeliveryIDs = "ceiling_step_delivery_ids"
+	// StepSockets is what became of a finished step's WebSocket sockets
+	// (label state: open, opened, failed, dropped), where the plan holds
+	// sockets.
+	StepSockets = "ceiling_step_websocket_sockets"
 )
 
 // SeriesNames lists every series ceiling writes.
-var SeriesNames = []string{RequestsTotal, TargetRate, AchievedRate, LatencySeconds, LateTotal, StepIndex, TargetCPURatio, TargetRSSBytes, IterationsTotal, StepLatencySeconds}
+var SeriesNames = []string{RequestsTotal, TargetRate, AchievedRate, LatencySeconds, LateTotal, StepIndex, TargetCPURatio, TargetRSSBytes, IterationsTotal, StepLatencySeconds,
+	TagIterationsTotal, StepDeliveryIDs, StepSockets}
+
+// WherePresent are the series written only where the plan has what they
+// count (labels, sinks, held sockets, a watched target): a plain HTTP run
+// without them leaves them out.
+var WherePresent = []string{TargetCPURatio, TargetRSSBytes, TagIterationsTotal, StepDeliveryIDs, StepSockets}
 
 // Quantiles are the latency quantiles written, as their label values.
 var Quantiles = []string{"0.5", "0.9", "0.99", "0.999", "1"}

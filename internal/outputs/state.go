@@ -1,6 +1,7 @@
 package outputs
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,16 +37,18 @@ func (s *sample) key() string {
 // state keeps the counters of each step, which outputs send as running
 // totals.
 type state struct {
-	steps map[string]*stepState
+	steps  map[string]*stepState
+	labels []string // the tag keys written as labels (plan.Labels)
 }
 
 type stepState struct {
 	requests metrics.Counts
 	late     int64
 	iters    []metrics.Counts
+	tags     map[string]map[string]*metrics.Counts // key → value → counts
 }
 
-func newState() *state { return &state{steps: map[string]*stepState{}} }
+func newState(labels []string) *state { return &state{steps: map[string]*stepState{}, labels: labels} }
 
 // outcomes are the values of the outcome label, and how a Counts splits
 // into them.
@@ -69,6 +72,7 @@ func (s *state) second(runID string, sec *run.Second) []sample {
 		st.requests[k] += sec.Kinds[k]
 	}
 	st.late += sec.Late
+	s.addTags(st, sec)
 	for len(st.iters) < len(sec.Iterations) {
 		st.iters = append(st.iters, metrics.Counts{})
 	}
@@ -95,6 +99,14 @@ func (s *state) second(runID string, sec *run.Second) []sample {
 			add(IterationsTotal, float64(oc.of(&st.iters[i])), false, label{"outcome", oc.name}, label{"scenario", name})
 		}
 	}
+	for _, key := range s.labels {
+		values := slices.Sorted(maps.Keys(st.tags[key]))
+		for _, v := range values {
+			for _, oc := range outcomes {
+				add(TagIterationsTotal, float64(oc.of(st.tags[key][v])), false, label{"outcome", oc.name}, label{key, v})
+			}
+		}
+	}
 	add(LateTotal, float64(st.late), false)
 	add(StepIndex, float64(sec.Step), true)
 	if sec.TargetRate > 0 {
@@ -117,6 +129,32 @@ func (s *state) second(runID string, sec *run.Second) []sample {
 	return out
 }
 
+// addTags adds sec's iterations of the tag keys written as labels to the
+// step's totals.
+func (s *state) addTags(st *stepState, sec *run.Second) {
+	for i, key := range sec.TagKeys {
+		if i >= len(sec.Tags) || !slices.Contains(s.labels, key) {
+			continue
+		}
+		if st.tags == nil {
+			st.tags = map[string]map[string]*metrics.Counts{}
+		}
+		if st.tags[key] == nil {
+			st.tags[key] = map[string]*metrics.Counts{}
+		}
+		for v, c := range sec.Tags[i] {
+			t := st.tags[key][v]
+			if t == nil {
+				t = &metrics.Counts{}
+				st.tags[key][v] = t
+			}
+			for k := range c {
+				t[k] += c[k]
+			}
+		}
+	}
+}
+
 // quantileSeconds reads quantile q (a label value such as "0.99") of a
 // histogram of microseconds, in seconds; "1" is the maximum.
 func quantileSeconds(at func(float64) int64, q string) float64 {
@@ -135,6 +173,17 @@ func (s *state) step(runID string, st *results.Step) []sample {
 		v float64
 	}{{"0.5", lat.P50}, {"0.9", lat.P90}, {"0.99", lat.P99}, {"0.999", lat.P999}, {"1", lat.Max}} {
 		out = append(out, sample{name: StepLatencySeconds, labels: []label{{"quantile", q.q}, {"run_id", runID}, {"step", label0}}, value: q.v / 1e3, at: at, gauge: true})
+	}
+	byState := func(name string, states []string, values ...int64) {
+		for i, v := range values {
+			out = append(out, sample{name: name, labels: []label{{"run_id", runID}, {"state", states[i]}, {"step", label0}}, value: float64(v), at: at, gauge: true})
+		}
+	}
+	if d := st.Delivery; d != nil {
+		byState(StepDeliveryIDs, []string{"expected", "delivered", "lost", "duplicates"}, d.Expected, d.Delivered, d.Lost, d.Duplicates)
+	}
+	if w := st.WebSocket; w != nil {
+		byState(StepSockets, []string{"open", "opened", "failed", "dropped"}, w.Open, w.Opened, w.Failed, w.Dropped)
 	}
 	return out
 }

@@ -212,7 +212,7 @@ func TestParseReportsEveryProblem(t *testing.T) {
 	}
 	got := problemsOf(t, err)
 	want := []string{
-		`plan.yaml:3:1: bogus: unknown key "bogus" (known keys: name, target, load, http, data, vars, login, scenarios, tag_limit, limited, slo, repeat, control, verdict, sinks, monitor, events, outputs, strict)`,
+		`plan.yaml:3:1: bogus: unknown key "bogus" (known keys: name, target, load, http, data, vars, login, scenarios, tag_limit, limited, slo, repeat, control, verdict, sinks, monitor, events, outputs, labels, strict)`,
 		`plan.yaml:5:15: load.rates[1]: want a positive rate per second, not -100`,
 		`plan.yaml:6:3: load.rats: unknown key "rats" (did you mean "rates"?)`,
 		`plan.yaml:7:9: load.step: want a duration such as "60s"`,
@@ -270,6 +270,10 @@ var parseProblemCases = []struct {
 	}},
 	{"control names no scenario", base + "load: {rates: [1]}\ncontrol: home\n", []string{
 		`p.yaml:4:10: control: "home" names no scenario (scenarios: "GET /")`,
+	}},
+	{"bad label", base + "load: {rates: [1]}\nlabels: [tier, step]\n", []string{
+		`p.yaml:4:10: labels[0]: "tier" is not a tag of any scenario (tags: {tier: ...})`,
+		`p.yaml:4:16: labels[1]: "step" is a label ceiling writes itself (run_id, step, scenario, outcome, quantile, state, job, instance, le); rename the tag`,
 	}},
 	{"bad output", base + "load: {rates: [1]}\noutputs: [graphite=x]\n", []string{
 		`p.yaml:4:11: outputs[0]: unknown output "graphite" in "graphite=x": want prometheus=URL or json=FILE`,

@@ -53,6 +53,9 @@ type Plan struct {
 	// Outputs are live outputs, as --output takes them: "prometheus=URL"
 	// (remote write) or "json=FILE" (JSON lines); docs/outputs.md.
 	Outputs []string `yaml:"outputs"`
+	// Labels are the tag keys written as labels of live outputs' series
+	// (ceiling_tag_iterations_total), their values bounded by tag_limit.
+	Labels []string `yaml:"labels"`
 	// Strict makes validity warnings (redirects counted as success, bodies
 	// like an error page, duplicate ids, empty steps, percentiles shaped by
 	// the timeout) fail the run with exit 1. Nil: the command's default,

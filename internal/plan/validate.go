@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/textproto"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -90,6 +91,7 @@ func (p *Plan) check() Problems {
 			c.add(fmt.Sprintf("outputs[%d]", i), "%v", err)
 		}
 	}
+	c.labels()
 	if p.Repeat < 0 || p.Repeat > MaxRepeat {
 		c.add("repeat", "want 1 to %d repeats (0 or left out: 1), not %d", MaxRepeat, p.Repeat)
 	}
@@ -389,4 +391,30 @@ func secretless(raw string) string {
 		return u.String()
 	}
 	return raw
+}
+
+// labelName is a Prometheus label name.
+var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// reservedLabels are the labels live outputs write themselves, or that
+// Prometheus keeps for its own.
+var reservedLabels = []string{"run_id", "step", "scenario", "outcome", "quantile", "state", "job", "instance", "le"}
+
+// labels checks that each label is a tag key of some scenario and a label
+// name Prometheus takes, and not one of ceiling's own.
+func (c *checker) labels() {
+	for i, l := range c.p.Labels {
+		where := fmt.Sprintf("labels[%d]", i)
+		tagged := slices.ContainsFunc(c.p.Scenarios, func(sc Scenario) bool { _, ok := sc.Tags[l]; return ok })
+		switch {
+		case !labelName.MatchString(l) || strings.HasPrefix(l, "__"):
+			c.add(where, "%q is not a label name: letters, digits and _, not starting with a digit or __", l)
+		case slices.Contains(reservedLabels, l):
+			c.add(where, "%q is a label ceiling writes itself (%s); rename the tag", l, strings.Join(reservedLabels, ", "))
+		case !tagged:
+			c.add(where, "%q is not a tag of any scenario (tags: {%s: ...})", l, l)
+		case slices.Index(c.p.Labels, l) < i:
+			c.add(where, "%q is listed twice", l)
+		}
+	}
 }

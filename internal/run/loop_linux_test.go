@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,9 +15,9 @@ import (
 // plan of fixed requests; goroutines when a check reads the body, when the
 // first answer set a cookie, or with CEILING_LOOP=off.
 func TestEngineChosen(t *testing.T) {
-	cookie := false
+	var cookie atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if cookie {
+		if cookie.Load() {
 			http.SetCookie(w, &http.Cookie{Name: "session", Value: "1"})
 		}
 		w.Write([]byte("ok"))
@@ -35,7 +36,7 @@ func TestEngineChosen(t *testing.T) {
 		{"CEILING_LOOP=off", "", false, "off", "goroutines"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cookie = tc.cookie
+			cookie.Store(tc.cookie)
 			t.Setenv("CEILING_LOOP", tc.env)
 			p := quickPlan(t, "", 300*time.Millisecond, 0, 50)
 			p.Target = srv.URL

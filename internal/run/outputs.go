@@ -36,6 +36,11 @@ type Second struct {
 	// iterations of this second by how they ended.
 	Scenarios  []string
 	Iterations []metrics.Counts
+	// TagKeys names the tag keys, and Tags counts each key's iterations of
+	// this second by value and how they ended (values past the plan's
+	// tag_limit fold into "other").
+	TagKeys []string
+	Tags    []map[string]metrics.Counts
 	// Latency holds this second's response times (µs, from the intended
 	// start). It is valid only during the call.
 	Latency *hdrhistogram.Histogram
@@ -59,13 +64,13 @@ func (s *Session) onSecond() func(load.Step, load.Point, *hdrhistogram.Histogram
 	if f == nil {
 		return nil
 	}
-	names := s.set.Names()
+	names, keys := s.set.Names(), s.set.TagKeys()
 	return func(st load.Step, p load.Point, lat *hdrhistogram.Histogram) {
 		at := s.runner.Base().Add(time.Duration(p.T * float64(time.Second)))
 		sec := Second{
 			Step: st.Index, Label: stepLabel(st), At: at, Warming: p.Warming,
 			TargetRate: st.TargetRate(), Rate: p.Rate, WindowS: p.WindowS, Kinds: p.Kinds, Late: p.Late,
-			Scenarios: names, Iterations: p.Scenarios, Latency: lat,
+			Scenarios: names, Iterations: p.Scenarios, TagKeys: keys, Tags: p.Tags, Latency: lat,
 		}
 		if s.watch != nil && s.watch.watcher != nil {
 			if r := s.watch.watcher.Series(at.Add(-2*time.Second), at); len(r) > 0 {
