@@ -136,7 +136,7 @@ func (lr *loopRun) send(a arrival) bool {
 	if !lr.lp.Send(lr.r.fixed[sc], transport.Tag{Intended: a.intended, N: sc}) {
 		return false
 	}
-	lr.sr.workers = max(lr.sr.workers, lr.lp.Conns())
+	lr.sr.workers = max(lr.sr.workers, lr.lp.InFlight()) // as the goroutine path's workers: the step's peak
 	if a.intended >= lr.sr.winStart {
 		lr.sr.sent++
 		lr.sr.started.Add(1)

@@ -290,10 +290,10 @@ func (r *Runner) now() time.Duration { return time.Since(r.base) }
 // (they end as timeouts). Run returns once every worker has.
 func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	cpu0, wall0, gc0 := processCPU(), time.Now(), gcPauses()
+	loop := r.loopable(st) // before the step's clock starts: the first call resolves the hosts
 	sr := r.newStepRun(st)
 	unwatch := sr.watch(ctx)
 	go sr.collect()
-	loop := r.loopable(st)
 	switch {
 	case loop && st.VUs > 0:
 		r.runClosedLoop(ctx, sr)

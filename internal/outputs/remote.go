@@ -3,10 +3,12 @@ package outputs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -111,9 +113,9 @@ func (r *remote) run() {
 		case err == nil:
 			r.queue, r.sent, backoff = r.queue[1:], r.sent+1, 250*time.Millisecond
 		case !retry:
-			r.queue, r.refused, r.lastErr = r.queue[1:], r.refused+1, err.Error()
+			r.queue, r.refused, r.lastErr = r.queue[1:], r.refused+1, errText(err)
 		default:
-			r.lastErr = err.Error()
+			r.lastErr = errText(err)
 		}
 		r.mu.Unlock()
 		if err != nil && retry {
@@ -153,6 +155,16 @@ func (r *remote) post(body []byte) (retry bool, err error) {
 	return false, fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(msg))
 }
 
+// errText is a push's error without its URL, which may carry a token in
+// its query (http.Client's errors name it).
+func errText(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Op + ": " + ue.Err.Error()
+	}
+	return err.Error()
+}
+
 // close gives the queue drainTimeout to go out, then counts what is left
 // as dropped and says what was lost.
 func (r *remote) close() []string {
@@ -182,15 +194,21 @@ func (r *remote) close() []string {
 }
 
 // encodeWriteRequest encodes samples as a remote-write 1.0 WriteRequest:
-// one TimeSeries (labels, then one sample) per sample.
+// one TimeSeries (labels sorted by name, then one sample) per sample.
 func encodeWriteRequest(samples []sample) []byte {
 	var out, ts []byte
 	for i := range samples {
 		s := &samples[i]
 		ts = ts[:0]
-		ts = appendLabel(ts, "__name__", s.name)
+		named := false // labels go sorted by name, __name__ among them
 		for _, l := range s.labels {
+			if !named && l.name > "__name__" {
+				ts, named = appendLabel(ts, "__name__", s.name), true
+			}
 			ts = appendLabel(ts, l.name, l.value)
+		}
+		if !named {
+			ts = appendLabel(ts, "__name__", s.name)
 		}
 		var smp []byte
 		smp = protowire.AppendTag(smp, 1, protowire.Fixed64Type)

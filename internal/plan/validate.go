@@ -384,13 +384,20 @@ func CheckOutput(spec string) error {
 	return nil
 }
 
-// secretless drops the user information of a URL for messages.
+// secretless drops the user information and the query of a URL (either
+// may hold a token) for messages.
 func secretless(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		u.User = url.User("xxxxx")
-		return u.String()
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
 	}
-	return raw
+	if u.User != nil {
+		u.User = url.User("xxxxx")
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "xxxxx"
+	}
+	return u.String()
 }
 
 // labelName is a Prometheus label name.

@@ -33,13 +33,16 @@ type Loop struct {
 	rbuf    []byte
 	byFD    []*lconn // the connection of each descriptor, nil if none
 	preps   []*prepared
+	pools   map[string]*pool // idle connections by address, shared by the requests to it
 	cap     int
 	nconns  int
 	flight  int
 	gen     int32
 	busy    []busyRef // exchanges in the order they started, from bhead: timeouts
 	bhead   int
-	ended   []ended // exchanges that ended without a connection, for the next Poll
+	retries []busyRef // retried exchanges, whose deadlines are older than busy's tail
+	ended   []ended   // exchanges that ended without a connection, for the next Poll
+	spare   []ended   // the other buffer of ended, swapped by flush
 	out     transport.Outcome
 	wakebuf [8]byte
 }
@@ -55,14 +58,19 @@ type prepared struct {
 	af   int
 	head bool
 	idem bool
-	idle []*lconn // keep-alive connections to the address, most recent last
+	pool *pool
 }
+
+// pool holds the idle keep-alive connections to one address, most recent
+// last.
+type pool struct{ idle []*lconn }
 
 // lconn is one connection and the exchange on it.
 type lconn struct {
 	fd         int
 	gen        int32
-	prep       *prepared
+	pool       *pool
+	prep       *prepared // the request of the exchange on it, or of its last
 	p          parser
 	tag        transport.Tag
 	start      time.Duration // from base, as every time of the loop
@@ -108,7 +116,7 @@ func NewLoop(c Config) (transport.Loop, error) {
 		unix.Close(wake)
 		return nil, os.NewSyscallError("epoll_ctl", err)
 	}
-	return &Loop{cfg: c, base: time.Now(), ep: ep, wake: wake, pwait2: true, rbuf: make([]byte, 64<<10), cap: 1 << 30}, nil
+	return &Loop{cfg: c, base: time.Now(), pools: map[string]*pool{}, ep: ep, wake: wake, pwait2: true, rbuf: make([]byte, 64<<10), cap: 1 << 30}, nil
 }
 
 // Can prepares r and reports whether the loop can send it.
@@ -138,6 +146,11 @@ func (l *Loop) prepare(r *transport.Request) *prepared {
 	} else {
 		p.sa, p.af = &unix.SockaddrInet6{Port: addr.Port, Addr: [16]byte(addr.IP.To16())}, unix.AF_INET6
 	}
+	key := addr.String()
+	if l.pools[key] == nil {
+		l.pools[key] = &pool{}
+	}
+	p.pool = l.pools[key]
 	p.enc = encodeRequest(nil, &line, r.Header, r.Body)
 	p.head, p.idem, p.ok = line.method == "HEAD", idempotent(line.method), true
 	return p
@@ -164,10 +177,11 @@ func (l *Loop) Send(r *transport.Request, tag transport.Tag) bool {
 	p := l.prepare(r)
 	now := l.now()
 	var c *lconn
-	if n := len(p.idle); n > 0 {
-		c, p.idle = p.idle[n-1], p.idle[:n-1]
+	if n := len(p.pool.idle); n > 0 {
+		c, p.pool.idle = p.pool.idle[n-1], p.pool.idle[:n-1]
+		c.prep = p
 	} else {
-		if l.nconns >= l.cap {
+		if l.nconns >= l.cap && !l.closeIdle() {
 			return false
 		}
 		var err error
@@ -182,6 +196,18 @@ func (l *Loop) Send(r *transport.Request, tag transport.Tag) bool {
 	l.flight++
 	l.begin(c, tag, now, now+l.cfg.Timeout)
 	return true
+}
+
+// closeIdle closes an idle connection to some address, to make room under
+// the cap for one to another; false when none is idle.
+func (l *Loop) closeIdle() bool {
+	for _, pl := range l.pools {
+		if len(pl.idle) > 0 {
+			l.close(pl.idle[0]) // the least recently used
+			return true
+		}
+	}
+	return false
 }
 
 // begin starts the exchange of tag on c.
@@ -202,7 +228,7 @@ func (l *Loop) dial(p *prepared) (*lconn, error) {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", err)}
 	}
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as Go's net does
-	c := &lconn{fd: fd, prep: p}
+	c := &lconn{fd: fd, prep: p, pool: p.pool}
 	switch err = unix.Connect(fd, p.sa); {
 	case err == nil:
 	case errors.Is(err, unix.EINPROGRESS):
@@ -269,8 +295,14 @@ func (l *Loop) want(c *lconn, out bool) {
 // Poll waits up to d for the network and ends what it can.
 func (l *Loop) Poll(d time.Duration, done transport.Done) {
 	l.flush(done)
+	if len(l.ended) > 0 {
+		d = 0 // ended during the flush: their turn comes after a look at the network
+	}
 	if l.trim() {
 		d = min(d, max(l.busy[l.bhead].c.deadline-l.now(), 0))
+	}
+	for _, b := range l.retries {
+		d = min(d, max(b.c.deadline-l.now(), 0))
 	}
 	n := l.epollWait(max(d, 0))
 	for i := range n {
@@ -397,11 +429,12 @@ func (l *Loop) complete(c *lconn, done transport.Done) {
 	tag, start := c.tag, c.start
 	c.busy, c.retried = false, false
 	l.flight--
-	if resp.close {
+	if resp.close || c.wrote < len(c.prep.enc) { // answered before it was all sent: out of step
 		l.close(c)
 	} else {
 		c.reused = true
-		c.prep.idle = append(c.prep.idle, c)
+		l.want(c, false)
+		c.pool.idle = append(c.pool.idle, c)
 	}
 	done(tag, start, l.now(), &l.out)
 }
@@ -440,6 +473,9 @@ func (l *Loop) retry(c *lconn, err error) bool {
 	}
 	nc.retried = true
 	l.begin(nc, tag, start, deadline)
+	if nc.busy { // begin queued it in busy, behind later deadlines: watch it here too
+		l.retries = append(l.retries, busyRef{c: nc, seq: nc.seq})
+	}
 	return true
 }
 
@@ -452,15 +488,19 @@ func (l *Loop) queueEnd(c *lconn, kind transport.Kind) {
 	l.close(c)
 }
 
-// flush passes the exchanges that ended without a response to done, those
-// that done itself ends (a Send that could not connect) included.
+// flush passes the exchanges that ended without a response to done. Those
+// that done itself ends (a closed-model user's next request that could not
+// connect) wait for the next flush, so that a target refusing every
+// connection cannot keep one flush going, nor the loop from reading.
 func (l *Loop) flush(done transport.Done) {
-	for i := 0; i < len(l.ended); i++ {
+	batch := l.ended
+	l.ended = l.spare[:0]
+	for i := range batch {
 		l.flight--
-		l.out = l.ended[i].out
-		done(l.ended[i].tag, l.ended[i].start, l.now(), &l.out)
+		l.out = batch[i].out
+		done(batch[i].tag, batch[i].start, l.now(), &l.out)
 	}
-	l.ended = l.ended[:0]
+	l.spare = batch[:0]
 }
 
 // trim drops the ended exchanges from the head of busy, and reports
@@ -479,10 +519,20 @@ func (l *Loop) trim() bool {
 	return l.bhead < len(l.busy)
 }
 
-// expire ends the exchanges past their deadline as timeouts. A retried
-// exchange keeps its first deadline but queues behind those started
-// after it, so it may end a little after its deadline, never before.
+// expire ends the exchanges past their deadline as timeouts: those at the
+// head of busy, and retried ones, which keep their first deadline.
 func (l *Loop) expire(now time.Duration, done transport.Done) {
+	kept := l.retries[:0]
+	for _, b := range l.retries {
+		switch {
+		case b.c.seq != b.seq || !b.c.busy:
+		case b.c.deadline <= now:
+			l.queueEnd(b.c, transport.Timeout)
+		default:
+			kept = append(kept, b)
+		}
+	}
+	l.retries = kept
 	for l.trim() {
 		b := l.busy[l.bhead]
 		if b.c.deadline > now {
@@ -499,9 +549,9 @@ func (l *Loop) close(c *lconn) {
 		return
 	}
 	if !c.busy {
-		for i, x := range c.prep.idle {
+		for i, x := range c.pool.idle {
 			if x == c {
-				c.prep.idle = append(c.prep.idle[:i], c.prep.idle[i+1:]...)
+				c.pool.idle = append(c.pool.idle[:i], c.pool.idle[i+1:]...)
 				break
 			}
 		}
@@ -537,7 +587,7 @@ func (l *Loop) Abort(done transport.Done) {
 			l.queueEnd(b.c, transport.Timeout)
 		}
 	}
-	l.busy, l.bhead = l.busy[:0], 0
+	l.busy, l.bhead, l.retries = l.busy[:0], 0, l.retries[:0]
 	l.flush(done)
 }
 
@@ -549,10 +599,10 @@ func (l *Loop) Reset() {
 			l.close(c)
 		}
 	}
-	for _, p := range l.preps {
-		p.idle = p.idle[:0]
+	for _, pl := range l.pools {
+		pl.idle = pl.idle[:0]
 	}
-	l.busy, l.bhead = l.busy[:0], 0
+	l.busy, l.bhead, l.retries = l.busy[:0], 0, l.retries[:0]
 }
 
 // Close releases the loop.

@@ -1,6 +1,8 @@
 package httpx
 
 import (
+	"bufio"
+	"net"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -228,5 +230,93 @@ func TestLoopCan(t *testing.T) {
 	}
 	if _, err := NewLoop(Config{HTTP2: true}); err == nil {
 		t.Error("NewLoop accepted HTTP/2")
+	}
+}
+
+// Requests to one address share its idle connections; at the cap, an idle
+// connection to another address makes room.
+func TestLoopPoolsByAddress(t *testing.T) {
+	a := httptest.NewServer(handler())
+	defer a.Close()
+	b := httptest.NewServer(handler())
+	defer b.Close()
+	lp := newTestLoop(t, Config{Timeout: time.Second})
+	lp.Limit(1)
+	for _, url := range []string{a.URL + "/ok", a.URL + "/404", b.URL + "/ok", a.URL + "/ok"} {
+		r := &transport.Request{Static: true, Method: "GET", URL: url}
+		if out := loopDo(t, lp, r); out.Status == 0 {
+			t.Fatalf("%s: %v", url, out.Kind)
+		}
+		if lp.Conns() != 1 {
+			t.Fatalf("after %s: %d connections, want 1 (shared, and the cap is 1)", url, lp.Conns())
+		}
+	}
+}
+
+// An answer that comes before the request was all sent (a 413 to a big
+// body) ends the exchange, and the connection is not used again: the
+// server still waits for the rest of the body.
+func TestLoopEarlyAnswerDropsConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil || line == "\r\n" {
+						break
+					}
+				}
+				c.Write([]byte("HTTP/1.1 413 Too Large\r\nContent-Length: 0\r\n\r\n"))
+				time.Sleep(2 * time.Second) // reads no body
+			}()
+		}
+	}()
+	lp := newTestLoop(t, Config{Timeout: 5 * time.Second})
+	r := &transport.Request{Static: true, Method: "POST", URL: "http://" + ln.Addr().String() + "/", Body: make([]byte, 32<<20)}
+	if out := loopDo(t, lp, r); out.Status != 413 {
+		t.Fatalf("status %d (%v), want 413", out.Status, out.Kind)
+	}
+	if lp.Conns() != 0 {
+		t.Errorf("a connection answered mid-request was kept")
+	}
+}
+
+// A done that sends again at once, to a port that refuses, is called once
+// per Poll for what had ended, not in a loop that never reads the network.
+func TestLoopRefusedResendIsBounded(t *testing.T) {
+	lp := newTestLoop(t, Config{Timeout: time.Second})
+	addr := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().String()
+	}()
+	r := &transport.Request{Static: true, Method: "GET", URL: "http://" + addr + "/"}
+	lp.Can(r)
+	calls := 0
+	done := func(transport.Tag, time.Duration, time.Duration, *transport.Outcome) {
+		calls++
+		lp.Send(r, transport.Tag{})
+	}
+	lp.Send(r, transport.Tag{})
+	for i := range 3 {
+		calls = 0
+		lp.Poll(10*time.Millisecond, done)
+		if calls != 1 || lp.InFlight() != 1 {
+			t.Fatalf("poll %d: done called %d times, %d in flight; want 1, 1", i, calls, lp.InFlight())
+		}
 	}
 }
