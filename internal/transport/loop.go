@@ -37,6 +37,11 @@ type Loop interface {
 	// Poll waits up to d for the network (zero: does not wait) or a Wake,
 	// and passes every exchange that ended, timed out included, to done.
 	Poll(d time.Duration, done Done)
+	// Sleep sleeps d without watching the network; a Poll(0) after it
+	// reads every answer that came meanwhile, timed when the kernel
+	// received it, so that a caller at a high rate wakes once per d rather
+	// than once per answer.
+	Sleep(d time.Duration)
 	// Wake ends a Poll in progress, or the next one, at once. It is safe
 	// from any goroutine.
 	Wake()

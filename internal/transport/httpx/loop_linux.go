@@ -45,6 +45,13 @@ type Loop struct {
 	spare   []ended   // the other buffer of ended, swapped by flush
 	out     transport.Outcome
 	wakebuf [8]byte
+	// recvmsg's buffers: each read asks for the kernel's receive time
+	// (SO_TIMESTAMPNS), so that an answer read late is still timed when
+	// it arrived (Sleep).
+	msg  unix.Msghdr
+	iov  unix.Iovec
+	oob  [64]byte
+	wall time.Duration // the wall clock's lead over the loop's offsets, read at each Poll
 }
 
 var _ transport.Loop = (*Loop)(nil)
@@ -76,6 +83,7 @@ type lconn struct {
 	start      time.Duration // from base, as every time of the loop
 	deadline   time.Duration
 	wrote      int
+	rxAt       time.Duration // when the kernel received the last bytes read, or 0
 	seq        uint32
 	busy       bool
 	connecting bool
@@ -227,7 +235,8 @@ func (l *Loop) dial(p *prepared) (*lconn, error) {
 	if err != nil {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", err)}
 	}
-	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as Go's net does
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)   // as Go's net does
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) // the receive time of each read (rxAt)
 	c := &lconn{fd: fd, prep: p, pool: p.pool}
 	switch err = unix.Connect(fd, p.sa); {
 	case err == nil:
@@ -294,6 +303,8 @@ func (l *Loop) want(c *lconn, out bool) {
 
 // Poll waits up to d for the network and ends what it can.
 func (l *Loop) Poll(d time.Duration, done transport.Done) {
+	now := time.Now()
+	l.wall = time.Duration(now.UnixNano()) - now.Sub(l.base)
 	l.flush(done)
 	if len(l.ended) > 0 {
 		d = 0 // ended during the flush: their turn comes after a look at the network
@@ -380,7 +391,7 @@ func (l *Loop) handle(c *lconn, events uint32, done transport.Done) {
 // read reads what c has and feeds it to its exchange.
 func (l *Loop) read(c *lconn, done transport.Done) {
 	for {
-		n, errno := rawIO(unix.SYS_READ, c.fd, l.rbuf)
+		n, errno := l.recv(c)
 		switch {
 		case errno == unix.EINTR:
 			continue
@@ -426,7 +437,10 @@ func (l *Loop) complete(c *lconn, done transport.Done) {
 		Kind: transport.Classify(resp.status, r.Expect, r.Limited), Status: resp.status,
 		BytesIn: resp.body, BytesOut: int64(len(r.Body)), Retried: c.retried, Header: c.p.header,
 	}
-	tag, start := c.tag, c.start
+	tag, start, end := c.tag, c.start, l.now()
+	if rx := c.rxAt; rx >= start && rx < end {
+		end = rx // it came before it was read
+	}
 	c.busy, c.retried = false, false
 	l.flight--
 	if resp.close || c.wrote < len(c.prep.enc) { // answered before it was all sent: out of step
@@ -436,7 +450,7 @@ func (l *Loop) complete(c *lconn, done transport.Done) {
 		l.want(c, false)
 		c.pool.idle = append(c.pool.idle, c)
 	}
-	done(tag, start, l.now(), &l.out)
+	done(tag, start, end, &l.out)
 }
 
 // fail ends c's exchange with err from inside a write (no done at hand):
@@ -561,6 +575,42 @@ func (l *Loop) close(c *lconn) {
 	c.fd = -1
 	c.seq++
 	l.nconns--
+}
+
+// recv reads what c has into rbuf with recvmsg, and notes in c.rxAt when
+// the kernel received it (0 when it did not say).
+func (l *Loop) recv(c *lconn) (int, unix.Errno) {
+	l.iov.Base = &l.rbuf[0]
+	l.iov.SetLen(len(l.rbuf))
+	l.msg.Iov = &l.iov
+	l.msg.SetIovlen(1)
+	l.msg.Control = &l.oob[0]
+	l.msg.SetControllen(len(l.oob))
+	n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&l.msg)), unix.MSG_DONTWAIT)
+	c.rxAt = 0
+	if errno == 0 && uint64(l.msg.Controllen) >= uint64(unix.CmsgLen(int(unsafe.Sizeof(unix.Timespec{})))) {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&l.oob[0]))
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS {
+			ts := (*unix.Timespec)(unsafe.Pointer(&l.oob[unix.CmsgLen(0)]))
+			c.rxAt = time.Duration(ts.Nano()) - l.wall
+		}
+	}
+	return int(n), errno
+}
+
+// Sleep sleeps d without watching the network: at high rates the caller
+// sends what is due, sleeps, and reads every answer that came in one Poll,
+// a wake-up per d instead of one per answer. The answers' end times are
+// the kernel's receive times (SO_TIMESTAMPNS), not when they were read.
+func (l *Loop) Sleep(d time.Duration) {
+	req, rem := unix.NsecToTimespec(int64(d)), unix.Timespec{}
+	for { // a signal (Go preempts with one) cuts it short: sleep the rest
+		_, _, errno := unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&req)), uintptr(unsafe.Pointer(&rem)), 0)
+		if errno != unix.EINTR {
+			return
+		}
+		req = rem
+	}
 }
 
 // rawIO reads or writes (trap SYS_READ or SYS_WRITE) a non-blocking

@@ -320,3 +320,31 @@ func TestLoopRefusedResendIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// An answer read late is timed when the kernel received it: after a 100 ms
+// Sleep, a quick answer still reads quick.
+func TestLoopReceiveTimeOfALateRead(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	lp := newTestLoop(t, Config{Timeout: 5 * time.Second})
+	r := &transport.Request{Static: true, Method: "GET", URL: srv.URL + "/ok"}
+	loopDo(t, lp, r) // the connection, opened
+	lp.Send(r, transport.Tag{})
+	slept := time.Now()
+	lp.Sleep(100 * time.Millisecond)
+	if d := time.Since(slept); d < 100*time.Millisecond {
+		t.Fatalf("Sleep(100ms) slept %v", d)
+	}
+	var took time.Duration
+	for limit := time.Now().Add(5 * time.Second); took == 0 && time.Now().Before(limit); {
+		lp.Poll(0, func(_ transport.Tag, start, end time.Duration, out *transport.Outcome) {
+			if out.Kind != transport.OK {
+				t.Fatalf("%v", out.Kind)
+			}
+			took = end - start
+		})
+	}
+	if took <= 0 || took >= 50*time.Millisecond {
+		t.Errorf("an answer read after a 100 ms sleep took %v; want its own time (well under 50 ms)", took)
+	}
+}
