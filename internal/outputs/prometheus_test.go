@@ -89,7 +89,26 @@ func freeAddr(t *testing.T) string {
 // query runs an instant PromQL query and returns each series' value.
 func (p *prometheus) query(t *testing.T, q string) []float64 {
 	t.Helper()
-	resp, err := http.Get(p.base + "/api/v1/query?query=" + url.QueryEscape(q))
+	var out []float64
+	for _, s := range p.api(t, "query", url.Values{"query": {q}}) {
+		v, _ := strconv.ParseFloat(fmt.Sprint(s.Value[1]), 64)
+		out = append(out, v)
+	}
+	return out
+}
+
+// series is one series of a query's answer: its value (an instant query)
+// or values (a range query).
+type series struct {
+	Value  [2]any   `json:"value"`
+	Values [][2]any `json:"values"`
+}
+
+// api runs a query of the HTTP API (query or query_range) and returns its
+// series; an error fails the test.
+func (p *prometheus) api(t *testing.T, endpoint string, v url.Values) []series {
+	t.Helper()
+	resp, err := http.Get(p.base + "/api/v1/" + endpoint + "?" + v.Encode())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,20 +117,13 @@ func (p *prometheus) query(t *testing.T, q string) []float64 {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 		Data   struct {
-			Result []struct {
-				Value [2]any `json:"value"`
-			} `json:"result"`
+			Result []series `json:"result"`
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
-		t.Fatalf("query %s: %v %s", q, err, r.Error)
+		t.Fatalf("%s %s: %v %s", endpoint, v.Get("query"), err, r.Error)
 	}
-	var out []float64
-	for _, s := range r.Data.Result {
-		v, _ := strconv.ParseFloat(fmt.Sprint(s.Value[1]), 64)
-		out = append(out, v)
-	}
-	return out
+	return r.Data.Result
 }
 
 // target is a loopback server that answers after 2 ms.
@@ -230,25 +242,8 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 func (p *prometheus) queryRange(t *testing.T, q string, from, to time.Time) int {
 	t.Helper()
 	v := url.Values{"query": {q}, "start": {strconv.FormatInt(from.Unix(), 10)}, "end": {strconv.FormatInt(to.Unix()+1, 10)}, "step": {"1"}}
-	resp, err := http.Get(p.base + "/api/v1/query_range?" + v.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []struct {
-				Values [][2]any `json:"values"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
-		t.Fatalf("query %s: %v %s", q, err, r.Error)
-	}
 	n := 0
-	for _, s := range r.Data.Result {
+	for _, s := range p.api(t, "query_range", v) {
 		n += len(s.Values)
 	}
 	return n
