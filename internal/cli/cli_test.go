@@ -127,6 +127,10 @@ func TestRunStallShowsInP99(t *testing.T) {
 }
 
 func TestRunClosed10Users10ms(t *testing.T) {
+	// The server runs in this process: under -race the event loop's held
+	// processor starved it to 640/s once. This test is of the closed
+	// model's figures; the loop's closed model has its own test in load.
+	t.Setenv("CEILING_LOOP", "off")
 	srv := delayServer(t, 10*time.Millisecond)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--vus", "10", "--step", "1s", "--warmup", "200ms", "--out", out, "--quiet")
