@@ -19,7 +19,7 @@ var layer = map[string]int{
 	"internal/transport": 0, "internal/schedule": 0, "internal/plan": 0, "internal/secret": 0,
 	"internal/metrics": 1,
 	"internal/slo":     2, "internal/scenario": 2,
-	"internal/transport/httpx": 3, "internal/transport/wsx": 3,
+	"internal/transport/epoll": 0, "internal/transport/httpx": 3, "internal/transport/wsx": 3,
 	"internal/load": 3, "internal/monitor": 3, "internal/sink": 3, "internal/demo": 3,
 	"internal/delivery": 4, "internal/search": 4, "internal/results": 4,
 	"internal/compare": 5,

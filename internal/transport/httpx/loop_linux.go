@@ -5,11 +5,11 @@ import (
 	"net"
 	"os"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/ceiling-dev/ceiling/internal/transport"
+	"github.com/ceiling-dev/ceiling/internal/transport/epoll"
 )
 
 // Loop is HTTP/1.1 over non-blocking sockets driven by one epoll set, in
@@ -26,10 +26,7 @@ import (
 type Loop struct {
 	cfg     Config
 	base    time.Time // times are offsets from it (SetBase)
-	ep      int
-	wake    int // an eventfd: Wake writes it, Poll drains it
-	pwait2  bool
-	events  [128]unix.EpollEvent
+	ep      *epoll.Set
 	rbuf    []byte
 	byFD    []*lconn // the connection of each descriptor, nil if none
 	preps   []*prepared
@@ -44,13 +41,9 @@ type Loop struct {
 	ended   []ended   // exchanges that ended without a connection, for the next Poll
 	spare   []ended   // the other buffer of ended, swapped by flush
 	out     transport.Outcome
-	wakebuf [8]byte
-	// recvmsg's buffers: each read asks for the kernel's receive time
-	// (SO_TIMESTAMPNS), so that an answer read late is still timed when
-	// it arrived (Sleep).
-	msg  unix.Msghdr
-	iov  unix.Iovec
-	oob  [64]byte
+	// Each read asks for the kernel's receive time (SO_TIMESTAMPNS), so
+	// that an answer read late is still timed when it arrived (Sleep).
+	rx   epoll.Receiver
 	wall time.Duration // the wall clock's lead over the loop's offsets, read at each Poll
 }
 
@@ -110,21 +103,11 @@ func NewLoop(c Config) (transport.Loop, error) {
 	if c.HTTP2 || c.FollowRedirects {
 		return nil, errors.New("the event loop speaks HTTP/1.1 without redirects")
 	}
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	ep, err := epoll.New()
 	if err != nil {
-		return nil, os.NewSyscallError("epoll_create1", err)
+		return nil, err
 	}
-	wake, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		unix.Close(ep)
-		return nil, os.NewSyscallError("eventfd", err)
-	}
-	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wake), Pad: -1}); err != nil {
-		unix.Close(ep)
-		unix.Close(wake)
-		return nil, os.NewSyscallError("epoll_ctl", err)
-	}
-	return &Loop{cfg: c, base: time.Now(), pools: map[string]*pool{}, ep: ep, wake: wake, pwait2: true, rbuf: make([]byte, 64<<10), cap: 1 << 30}, nil
+	return &Loop{cfg: c, base: time.Now(), pools: map[string]*pool{}, ep: ep, rbuf: make([]byte, 64<<10), cap: 1 << 30}, nil
 }
 
 // Can prepares r and reports whether the loop can send it.
@@ -235,8 +218,8 @@ func (l *Loop) dial(p *prepared) (*lconn, error) {
 	if err != nil {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", err)}
 	}
-	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)   // as Go's net does
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) // the receive time of each read (rxAt)
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as Go's net does
+	epoll.Stamp(fd)                                                   // the receive time of each read (rxAt)
 	c := &lconn{fd: fd, prep: p, pool: p.pool}
 	switch err = unix.Connect(fd, p.sa); {
 	case err == nil:
@@ -248,14 +231,14 @@ func (l *Loop) dial(p *prepared) (*lconn, error) {
 	}
 	l.gen++
 	c.gen = l.gen
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(fd), Pad: c.gen}
+	events := uint32(unix.EPOLLIN | unix.EPOLLRDHUP)
 	if c.connecting {
-		ev.Events |= unix.EPOLLOUT
+		events |= unix.EPOLLOUT
 		c.wantOut = true
 	}
-	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+	if err := l.ep.Ctl(unix.EPOLL_CTL_ADD, fd, events, c.gen); err != nil {
 		unix.Close(fd)
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("epoll_ctl", err)}
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: err}
 	}
 	for len(l.byFD) <= fd {
 		l.byFD = append(l.byFD, nil)
@@ -270,7 +253,7 @@ func (l *Loop) dial(p *prepared) (*lconn, error) {
 func (l *Loop) write(c *lconn) {
 	enc := c.prep.enc
 	for c.wrote < len(enc) {
-		n, errno := rawIO(unix.SYS_WRITE, c.fd, enc[c.wrote:])
+		n, errno := epoll.Write(c.fd, enc[c.wrote:])
 		switch errno {
 		case 0:
 			c.wrote += n
@@ -292,19 +275,18 @@ func (l *Loop) want(c *lconn, out bool) {
 		return
 	}
 	c.wantOut = out
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(c.fd), Pad: c.gen}
+	events := uint32(unix.EPOLLIN | unix.EPOLLRDHUP)
 	if out {
-		ev.Events |= unix.EPOLLOUT
+		events |= unix.EPOLLOUT
 	}
-	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &ev); err != nil && c.busy {
+	if err := l.ep.Ctl(unix.EPOLL_CTL_MOD, c.fd, events, c.gen); err != nil && c.busy {
 		l.fail(c, err)
 	}
 }
 
 // Poll waits up to d for the network and ends what it can.
 func (l *Loop) Poll(d time.Duration, done transport.Done) {
-	now := time.Now()
-	l.wall = time.Duration(now.UnixNano()) - now.Sub(l.base)
+	l.wall = epoll.WallLead(l.base)
 	l.flush(done)
 	if len(l.ended) > 0 {
 		d = 0 // ended during the flush: their turn comes after a look at the network
@@ -315,13 +297,9 @@ func (l *Loop) Poll(d time.Duration, done transport.Done) {
 	for _, b := range l.retries {
 		d = min(d, max(b.c.deadline-l.now(), 0))
 	}
-	n := l.epollWait(max(d, 0))
+	n := l.ep.Wait(d)
 	for i := range n {
-		ev := &l.events[i]
-		if ev.Pad == -1 {
-			_, _ = unix.Read(l.wake, l.wakebuf[:])
-			continue
-		}
+		ev := &l.ep.Events[i]
 		fd := int(ev.Fd)
 		if fd >= len(l.byFD) || l.byFD[fd] == nil || l.byFD[fd].gen != ev.Pad {
 			continue // a connection closed earlier in this batch
@@ -329,30 +307,6 @@ func (l *Loop) Poll(d time.Duration, done transport.Done) {
 		l.handle(l.byFD[fd], ev.Events, done)
 	}
 	l.expire(l.now(), done)
-}
-
-// epollWait waits up to d, to the nanosecond where the kernel has
-// epoll_pwait2 (5.11), else to the millisecond, rounded up. An interrupted
-// wait returns nothing: the caller polls again.
-func (l *Loop) epollWait(d time.Duration) int {
-	if l.pwait2 {
-		d = min(d, 2*time.Millisecond)
-		ts := unix.NsecToTimespec(int64(d))
-		n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.ep), uintptr(unsafe.Pointer(&l.events[0])),
-			uintptr(len(l.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
-		if errno != unix.ENOSYS {
-			if errno != 0 {
-				return 0
-			}
-			return int(n)
-		}
-		l.pwait2 = false
-	}
-	n, err := unix.EpollWait(l.ep, l.events[:], int((d+time.Millisecond-1)/time.Millisecond))
-	if err != nil {
-		return 0
-	}
-	return n
 }
 
 // handle acts on what epoll reported for c.
@@ -580,55 +534,22 @@ func (l *Loop) close(c *lconn) {
 // recv reads what c has into rbuf with recvmsg, and notes in c.rxAt when
 // the kernel received it (0 when it did not say).
 func (l *Loop) recv(c *lconn) (int, unix.Errno) {
-	l.iov.Base = &l.rbuf[0]
-	l.iov.SetLen(len(l.rbuf))
-	l.msg.Iov = &l.iov
-	l.msg.SetIovlen(1)
-	l.msg.Control = &l.oob[0]
-	l.msg.SetControllen(len(l.oob))
-	n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&l.msg)), unix.MSG_DONTWAIT)
+	n, rx, errno := l.rx.Recv(c.fd, l.rbuf)
 	c.rxAt = 0
-	if errno == 0 && uint64(l.msg.Controllen) >= uint64(unix.CmsgLen(int(unsafe.Sizeof(unix.Timespec{})))) {
-		h := (*unix.Cmsghdr)(unsafe.Pointer(&l.oob[0]))
-		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS {
-			ts := (*unix.Timespec)(unsafe.Pointer(&l.oob[unix.CmsgLen(0)]))
-			c.rxAt = time.Duration(ts.Nano()) - l.wall
-		}
+	if rx != 0 {
+		c.rxAt = time.Duration(rx) - l.wall
 	}
-	return int(n), errno
+	return n, errno
 }
 
 // Sleep sleeps d without watching the network: at high rates the caller
 // sends what is due, sleeps, and reads every answer that came in one Poll,
 // a wake-up per d instead of one per answer. The answers' end times are
 // the kernel's receive times (SO_TIMESTAMPNS), not when they were read.
-func (l *Loop) Sleep(d time.Duration) {
-	req, rem := unix.NsecToTimespec(int64(d)), unix.Timespec{}
-	for { // a signal (Go preempts with one) cuts it short: sleep the rest
-		_, _, errno := unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&req)), uintptr(unsafe.Pointer(&rem)), 0)
-		if errno != unix.EINTR {
-			return
-		}
-		req = rem
-	}
-}
-
-// rawIO reads or writes (trap SYS_READ or SYS_WRITE) a non-blocking
-// socket without telling Go's scheduler: the call never blocks, and a
-// scheduled system call would have the runtime's monitor take the
-// processor away (and another thread woken to hold it) whenever the
-// kernel's loopback work takes over 20 µs, which at tens of thousands of
-// requests a second was a context switch every few requests (issue 19).
-func rawIO(trap uintptr, fd int, b []byte) (int, unix.Errno) {
-	n, _, errno := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
-	return int(n), errno
-}
+func (l *Loop) Sleep(d time.Duration) { epoll.Sleep(d) }
 
 // Wake ends a Poll in progress.
-func (l *Loop) Wake() {
-	one := [8]byte{1}
-	_, _ = unix.Write(l.wake, one[:])
-}
+func (l *Loop) Wake() { l.ep.Wake() }
 
 // Abort ends every exchange in flight as a timeout.
 func (l *Loop) Abort(done transport.Done) {
@@ -658,6 +579,5 @@ func (l *Loop) Reset() {
 // Close releases the loop.
 func (l *Loop) Close() {
 	l.Reset()
-	unix.Close(l.wake)
-	unix.Close(l.ep)
+	l.ep.Close()
 }
