@@ -36,6 +36,19 @@ func New(insecure bool) *Dialer {
 
 // Dial opens a socket; ctx ends the handshake early.
 func (d *Dialer) Dial(ctx context.Context, c transport.SocketConfig) (transport.Socket, error) {
+	conn, err := d.handshake(ctx, c, nil)
+	if err != nil {
+		return nil, err
+	}
+	if c.MaxFrameBytes > 0 {
+		conn.SetReadLimit(int64(c.MaxFrameBytes))
+	}
+	return &socket{c: conn, writeTimeout: c.WriteTimeout}, nil
+}
+
+// handshake opens a connection and upgrades it; wrap, when set, wraps the
+// TCP connection the handshake runs on.
+func (d *Dialer) handshake(ctx context.Context, c transport.SocketConfig, wrap func(net.Conn) net.Conn) (*websocket.Conn, error) {
 	dd := d.d
 	dd.HandshakeTimeout = c.Timeout
 	dd.Subprotocols = c.Subprotocols
@@ -50,6 +63,9 @@ func (d *Dialer) Dial(ctx context.Context, c transport.SocketConfig) (transport.
 	dd.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
 		if err == nil {
+			if wrap != nil {
+				nc = wrap(nc)
+			}
 			raw.Store(&nc)
 		}
 		return nc, err
@@ -73,10 +89,7 @@ func (d *Dialer) Dial(ctx context.Context, c transport.SocketConfig) (transport.
 		}
 		return nil, err
 	}
-	if c.MaxFrameBytes > 0 {
-		conn.SetReadLimit(int64(c.MaxFrameBytes))
-	}
-	return &socket{c: conn, writeTimeout: c.WriteTimeout}, nil
+	return conn, nil
 }
 
 type socket struct {
