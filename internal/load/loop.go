@@ -9,10 +9,40 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
-// loopable reports whether step st runs on the event loop (Config.Loop):
-// the run has one, every scenario is one fixed request it can send
-// (scenario.Set.Fixed), and in the closed model users do not think.
+// engine is what a step on an event loop sends through: the HTTP loop
+// with the scenarios' fixed requests (Config.Loop), or the websocket
+// frames engine (Config.Frames). Send starts scenario sc's exchange, which
+// pick chooses a socket for where there is a choice; see transport.Loop
+// for the rest.
+type engine interface {
+	Send(sc int, pick uint64, tag transport.Tag) bool
+	Poll(d time.Duration, done transport.Done)
+	Sleep(d time.Duration)
+	Wake()
+	InFlight() int
+	Limit(n int)
+	Abort(done transport.Done)
+}
+
+// httpEngine is the HTTP loop sending the fixed requests.
+type httpEngine struct {
+	transport.Loop
+	fixed []*transport.Request
+}
+
+func (e httpEngine) Send(sc int, _ uint64, tag transport.Tag) bool {
+	return e.Loop.Send(e.fixed[sc], tag)
+}
+
+// loopable reports whether step st runs on an event loop: in the open
+// model, when the plan's frames go over one (Config.Frames); else when the
+// run has an HTTP loop (Config.Loop), every scenario is one fixed request
+// it can send (scenario.Set.Fixed), and in the closed model users do not
+// think.
 func (r *Runner) loopable(st Step) bool {
+	if r.cfg.Frames != nil {
+		return st.VUs == 0
+	}
 	lp := r.cfg.Loop
 	if lp == nil || r.cfg.Scenarios == nil {
 		return false
@@ -37,7 +67,8 @@ func (r *Runner) UsesLoop(st Step) bool { return r.loopable(st) }
 type loopRun struct {
 	r    *Runner
 	sr   *stepRun
-	lp   transport.Loop
+	lp   engine
+	nsc  int // scenarios: a tag's N is a user's number times nsc plus its scenario
 	tap  *tap
 	it   metrics.Iteration
 	done transport.Done
@@ -48,7 +79,12 @@ type loopRun struct {
 }
 
 func (r *Runner) newLoopRun(ctx context.Context, sr *stepRun) *loopRun {
-	lr := &loopRun{r: r, sr: sr, lp: r.cfg.Loop, tap: sr.tap(0), quit: ctx.Done()}
+	lr := &loopRun{r: r, sr: sr, tap: sr.tap(0), quit: ctx.Done()}
+	if r.cfg.Frames != nil {
+		lr.lp, lr.nsc = r.cfg.Frames, r.cfg.Scenarios.Len()
+	} else {
+		lr.lp, lr.nsc = httpEngine{Loop: r.cfg.Loop, fixed: r.fixed}, len(r.fixed)
+	}
 	lr.done = lr.record
 	return lr
 }
@@ -56,7 +92,7 @@ func (r *Runner) newLoopRun(ctx context.Context, sr *stepRun) *loopRun {
 // record records an exchange the loop ended as its scenario's iteration,
 // and sends the user's next one in the closed model.
 func (lr *loopRun) record(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
-	n := len(lr.r.fixed)
+	n := lr.nsc
 	sc := tag.N % n
 	lr.r.cfg.Scenarios.Record(lr.tap, &lr.it, sc, tag.Intended, start, end, out)
 	if lr.seeds != nil {
@@ -72,7 +108,7 @@ func (lr *loopRun) next(u int, now time.Duration) {
 	}
 	sc := lr.r.cfg.Scenarios.Pick(scenario.Mix(lr.seeds[u], lr.iters[u]))
 	lr.iters[u]++
-	lr.lp.Send(lr.r.fixed[sc], transport.Tag{Intended: now, N: u*len(lr.r.fixed) + sc})
+	lr.lp.Send(sc, 0, transport.Tag{Intended: now, N: u*lr.nsc + sc})
 }
 
 // runOpenLoop is runOpen on the event loop: the scheduler sends each
@@ -84,8 +120,8 @@ func (lr *loopRun) next(u int, now time.Duration) {
 func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 	lr := r.newLoopRun(ctx, sr)
 	sched, peak := r.openSchedule(sr.st)
-	r.cfg.Loop.Limit(r.maxWorkers(peak))
-	unwake := context.AfterFunc(ctx, r.cfg.Loop.Wake)
+	lr.lp.Limit(r.maxWorkers(peak))
+	unwake := context.AfterFunc(ctx, lr.lp.Wake)
 	defer unwake()
 	// Above PreciseBelow the loop wakes every coarse period (half a
 	// millisecond) and sends every arrival due by then (see PreciseBelow).
@@ -117,15 +153,15 @@ func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 			// Above PreciseBelow: wake once per coarse, send what is due
 			// and read every answer that came, each timed by the kernel's
 			// receive time; a wake-up per answer cost about twice the CPU.
-			r.cfg.Loop.Sleep(coarse)
-			r.cfg.Loop.Poll(0, lr.done)
+			lr.lp.Sleep(coarse)
+			lr.lp.Poll(0, lr.done)
 			continue
 		}
 		wait := sr.winEnd - now // a queued arrival waits for a connection
 		if len(queue) == 0 {
 			wait = sr.start + off - now
 		}
-		r.cfg.Loop.Poll(wait, lr.done)
+		lr.lp.Poll(wait, lr.done)
 	}
 	if !closed(lr.quit) {
 		for _, a := range queue {
@@ -141,7 +177,7 @@ func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 // send sends arrival a, and counts it; false when no connection is free.
 func (lr *loopRun) send(a arrival) bool {
 	sc := lr.r.cfg.Scenarios.Pick(a.pick)
-	if !lr.lp.Send(lr.r.fixed[sc], transport.Tag{Intended: a.intended, N: sc}) {
+	if !lr.lp.Send(sc, a.pick, transport.Tag{Intended: a.intended, N: sc}) {
 		return false
 	}
 	lr.sr.workers = max(lr.sr.workers, lr.lp.InFlight()) // as the goroutine path's workers: the step's peak
@@ -158,8 +194,8 @@ func (r *Runner) runClosedLoop(ctx context.Context, sr *stepRun) {
 	lr := r.newLoopRun(ctx, sr)
 	n := sr.st.VUs
 	sr.workers = n
-	r.cfg.Loop.Limit(1 << 30) // at most n in flight; idle ones to other hosts may stay
-	unwake := context.AfterFunc(ctx, r.cfg.Loop.Wake)
+	lr.lp.Limit(1 << 30) // at most n in flight; idle ones to other hosts may stay
+	unwake := context.AfterFunc(ctx, lr.lp.Wake)
 	defer unwake()
 	lr.seeds, lr.iters = make([]uint64, n), make([]uint64, n)
 	for u := range n {

@@ -53,6 +53,10 @@ type Config struct {
 	// goroutine (see runOpenLoop); nil: every step runs on the Exchanger's
 	// sessions, a goroutine per worker or user. The Runner does not close it.
 	Loop transport.Loop
+	// Frames, when set, sends the open model's websocket frames from the
+	// scheduler's goroutine (scenario.Set.LoopFrames), as Loop does HTTP
+	// exchanges; nil: frames go over workers. The Runner does not close it.
+	Frames *scenario.Frames
 	// Scenarios is what every iteration does.
 	Scenarios *scenario.Set
 	// Timeout is the transport's timeout; it bounds the drain after a step.
@@ -209,6 +213,9 @@ func NewRunner(cfg Config) *Runner {
 	r := &Runner{cfg: cfg, base: time.Now(), stop: stop, cancel: cancel}
 	if cfg.Loop != nil {
 		cfg.Loop.SetBase(r.base)
+	}
+	if cfg.Frames != nil {
+		cfg.Frames.SetBase(r.base)
 	}
 	return r
 }

@@ -9,11 +9,13 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
 	"github.com/ceiling-dev/ceiling/internal/search"
 	"github.com/ceiling-dev/ceiling/internal/slo"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 	"github.com/ceiling-dev/ceiling/internal/transport/httpx"
+	"github.com/ceiling-dev/ceiling/internal/transport/wsx"
 )
 
 // This file maps a plan to what the lower layers are configured with: the
@@ -135,6 +137,27 @@ func eventLoop(p *plan.Plan, cookie bool) transport.Loop {
 		return nil
 	}
 	return lp
+}
+
+// frameLoop hands the plan's websocket frames to an event loop
+// (wsx.NewLoop) where they fit one (scenario.Set.LoopFrames: the open
+// model, every scenario acked frames over ws://, nothing of a user in
+// them), or returns nil: frames go over goroutines, as they do where the
+// system has no epoll and with CEILING_LOOP=off (bench/ws.sh compares the
+// two). The set closes the loop with its sockets.
+func frameLoop(p *plan.Plan, set *scenario.Set, d *wsx.Dialer) *scenario.Frames {
+	if !hasWebSocket(p) || os.Getenv("CEILING_LOOP") == "off" {
+		return nil
+	}
+	lp, err := wsx.NewLoop(d)
+	if err != nil {
+		return nil
+	}
+	f := set.LoopFrames(lp)
+	if f == nil {
+		lp.Close()
+	}
+	return f
 }
 
 // loadConfig is the executor's configuration for the plan.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
 )
@@ -56,6 +59,66 @@ func TestEngineChosen(t *testing.T) {
 			st := res.Steps[0]
 			if st.Generator == nil || st.Generator.Engine != tc.want || st.OK != 15 {
 				t.Errorf("engine %+v, ok %d; want %s, 15", st.Generator, st.OK, tc.want)
+			}
+		})
+	}
+}
+
+// The websocket frames of a plan that fits (scenario.Set.LoopFrames) go
+// over the event loop, and count as on goroutines: every frame acked, the
+// sockets held open; a frame that needs a user's number, or
+// CEILING_LOOP=off, keeps them on goroutines.
+func TestFramesEngineChosen(t *testing.T) {
+	up := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for {
+			_, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			if c.WriteMessage(websocket.TextMessage, msg) != nil { // the frame itself is its ack
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name, send, env, want string
+	}{
+		{"seq", `{"id":"{{seq}}"}`, "", "loop"},
+		{"a user's number", `{"id":"{{.vu}}-{{seq}}"}`, "", "goroutines"},
+		{"CEILING_LOOP=off", `{"id":"{{seq}}"}`, "off", "goroutines"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CEILING_LOOP", tc.env)
+			p := quickPlan(t, "", 300*time.Millisecond, 0, 100)
+			p.Target = srv.URL
+			p.Scenarios = []plan.Scenario{{Name: "widget", WebSocket: &plan.WebSocket{
+				URL: "ws" + strings.TrimPrefix(srv.URL, "http") + "/", Connections: 4, Send: tc.send, Ack: &plan.Ack{JSON: "id"},
+			}}}
+			if err := p.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(context.Background(), p, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			res, err := s.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := res.Steps[0]
+			if st.Generator == nil || st.Generator.Engine != tc.want || st.OK != 30 || st.Failed != 0 {
+				t.Errorf("engine %+v, ok %d, failed %d %v; want %s, 30 ok", st.Generator, st.OK, st.Failed, st.Errors, tc.want)
+			}
+			if ws := st.WebSocket; ws == nil || ws.Open != 4 || ws.UnknownAcks != 0 {
+				t.Errorf("sockets %+v, want 4 open and no unknown acks", ws)
 			}
 		})
 	}

@@ -90,7 +90,8 @@ type Session struct {
 	strict  bool // a validity finding fails the run
 	set     *scenario.Set
 	ex      transport.Exchanger
-	loop    transport.Loop // nil: no event loop (see eventLoop)
+	loop    transport.Loop   // nil: no event loop (see eventLoop)
+	frames  *scenario.Frames // nil: websocket frames go over goroutines (see frameLoop)
 	runner  *load.Runner
 	res     *results.Result
 	sockets sockets
@@ -177,7 +178,8 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 	}
 	dialer := o.Dialer
 	if dialer == nil {
-		dialer = wsx.New(p.HTTP.Insecure)
+		wd := wsx.New(p.HTTP.Insecure)
+		s.frames, dialer = frameLoop(p, set, wd), wd
 	}
 	cookie, err := preflight(s.ex, set, p)
 	if err != nil {
@@ -211,7 +213,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 		return nil, err
 	}
 	cfg := loadConfig(p, &o)
-	cfg.Exchanger, cfg.Loop, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set, ticking(o.OnProgress)
+	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, s.frames, set, ticking(o.OnProgress)
 	cfg.OnSecond = s.onSecond()
 	s.runner = load.NewRunner(cfg)
 	return s, nil

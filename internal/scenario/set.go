@@ -41,6 +41,7 @@ type Set struct {
 	droppedCookies atomic.Int64
 	made           atomic.Uint64 // users made so far: each draws its uuids from its own stream
 	failedCheck    checkNote
+	frames         *Frames // the frames engine, when the sockets are an event loop's (LoopFrames)
 }
 
 // checkNote keeps the first failed check since it was last taken, with an
@@ -315,6 +316,9 @@ func (s *Set) TagKeys() []string { return s.tagKeys }
 func (s *Set) Layout() metrics.Layout {
 	return metrics.Layout{Scenarios: len(s.scenarios), TagKeys: len(s.tagKeys), TagLimit: s.tagLimit, Login: len(s.login) > 0}
 }
+
+// Len counts the scenarios.
+func (s *Set) Len() int { return len(s.scenarios) }
 
 // Pick returns the index of the scenario that a uniform 64-bit number u
 // selects by weight.

@@ -127,6 +127,7 @@ type sockets struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	stats  SocketStats
+	loop   transport.SocketLoop // non-nil: the sockets are the event loop's (Frames)
 }
 
 // SocketStats counts what happened to a plan's sockets since the run began.
@@ -154,6 +155,7 @@ type slot struct {
 	mu      sync.Mutex
 	sock    transport.Socket // nil while down
 	pending map[string]*waiter
+	lid     atomic.Int64 // on an event loop: the socket's number there, -1 while down
 }
 
 // waiter is a frame waiting for its ack; the reader sends the outcome. A
@@ -181,6 +183,9 @@ type ack struct {
 // backoff) until quit.
 func (sl *slot) open(ctx context.Context) (time.Duration, error) {
 	start := time.Now()
+	if sl.s.loop != nil {
+		return sl.openOnLoop(ctx, start)
+	}
 	sock, err := sl.s.dialer.Dial(ctx, sl.cfg)
 	took := time.Since(start)
 	if err != nil {
@@ -202,6 +207,54 @@ func (sl *slot) open(ctx context.Context) (time.Duration, error) {
 	sl.s.stats.Open.Add(1)
 	go sl.read(sock)
 	return took, nil
+}
+
+// openOnLoop dials the slot's socket onto the event loop, which reads it:
+// no reader goroutine.
+func (sl *slot) openOnLoop(ctx context.Context, start time.Time) (time.Duration, error) {
+	id, err := sl.s.loop.Dial(ctx, sl.cfg)
+	took := time.Since(start)
+	if err != nil {
+		sl.s.stats.Failed.Add(1)
+		return took, err
+	}
+	sl.mu.Lock()
+	select {
+	case <-sl.s.quit: // closed while dialling: closing the loop closes the socket
+		sl.mu.Unlock()
+		return took, errSocketsClosed
+	default:
+	}
+	sl.lid.Store(int64(id))
+	sl.mu.Unlock()
+	sl.s.stats.Opened.Add(1)
+	sl.s.stats.Open.Add(1)
+	return took, nil
+}
+
+// loopDown marks the slot's socket, number id on the event loop, gone
+// (the loop has closed it), and reopens it with backoff.
+func (sl *slot) loopDown(id int) {
+	sl.mu.Lock()
+	if sl.lid.Load() != int64(id) {
+		sl.mu.Unlock()
+		return
+	}
+	sl.lid.Store(-1)
+	sl.s.stats.Open.Add(-1)
+	select {
+	case <-sl.s.quit:
+		sl.mu.Unlock()
+		return
+	default:
+	}
+	sl.s.stats.Dropped.Add(1)
+	sl.s.wg.Add(1)
+	sl.mu.Unlock()
+	go func() {
+		defer sl.s.wg.Done()
+		sl.reopen()
+	}()
 }
 
 // openOrRetry opens the slot's socket; if that fails, it keeps trying in

@@ -39,6 +39,9 @@ func (s *Set) OpenSockets(ctx context.Context, d transport.SocketDialer, concurr
 			continue
 		}
 		ws.sockets = &sockets{ws: ws, dialer: d, quit: make(chan struct{})}
+		if s.frames != nil {
+			ws.sockets.loop = s.frames.sl
+		}
 		ws.sockets.ctx, ws.sockets.cancel = context.WithCancel(context.Background())
 	}
 	for _, c := range s.scenarios {
@@ -119,11 +122,17 @@ func (s *Set) newSlot(ws *wsScenario, v *VU) (*slot, error) {
 		}
 		cfg.Header = append(cfg.Header, [2]string{h.name, val})
 	}
-	return &slot{s: ws.sockets, cfg: cfg}, nil
+	sl := &slot{s: ws.sockets, cfg: cfg}
+	sl.lid.Store(-1)
+	return sl, nil
 }
 
-// CloseSockets closes every socket and waits for their readers.
+// CloseSockets closes every socket and waits for their readers, and
+// closes the event loop the set was handed (LoopFrames).
 func (s *Set) CloseSockets() {
+	if s.frames != nil {
+		defer s.frames.sl.Close()
+	}
 	for _, c := range s.scenarios {
 		if c.ws == nil || c.ws.sockets == nil {
 			continue
@@ -137,6 +146,14 @@ func (s *Set) CloseSockets() {
 				sl.sock.Close()
 			}
 			sl.mu.Unlock()
+		}
+		if ss.loop != nil {
+			ss.loop.Close() // closes its sockets: every scenario's, once is enough, and a second Close does nothing
+			for _, sl := range ss.allSlots() {
+				if sl.lid.Swap(-1) >= 0 {
+					ss.stats.Open.Add(-1)
+				}
+			}
 		}
 		ss.wg.Wait()
 	}

@@ -1,0 +1,227 @@
+package scenario
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/transport"
+	"github.com/ceiling-dev/ceiling/internal/transport/wsx"
+)
+
+// onLoop opens s's sockets on a real event loop and returns its frames
+// engine, whose offsets count from c's base.
+func onLoop(t *testing.T, s *Set, c *clock) *Frames {
+	t.Helper()
+	lp, err := wsx.NewLoop(wsx.New(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.LoopFrames(lp)
+	if f == nil {
+		lp.Close()
+		t.Fatal("the plan does not fit the loop")
+	}
+	f.SetBase(c.base)
+	if err := s.OpenSockets(context.Background(), wsx.New(false), 4); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.CloseSockets)
+	return f
+}
+
+// framesRun sends n frames of scenario 0, one every gap, and polls until
+// every one ended (or 5 s), recording each as the executor does (Record).
+func framesRun(t *testing.T, s *Set, f *Frames, c *clock, n int, gap time.Duration) {
+	t.Helper()
+	var it metrics.Iteration
+	done := func(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
+		s.Record(c, &it, tag.N, tag.Intended, start, end, out)
+	}
+	for i := range n {
+		now := c.Now()
+		if !f.Send(0, Mix(5, uint64(i)), transport.Tag{Intended: now}) {
+			t.Fatal("Send refused a frame")
+		}
+		for end := now + gap; c.Now() < end; {
+			f.Poll(end-c.Now(), done)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); f.InFlight() > 0 && time.Now().Before(deadline); {
+		f.Poll(10*time.Millisecond, done)
+	}
+	if f.InFlight() != 0 {
+		t.Fatalf("%d frames still in flight after 5 s", f.InFlight())
+	}
+	if len(c.iterations) != n {
+		t.Fatalf("%d iterations recorded, want %d", len(c.iterations), n)
+	}
+}
+
+// On the loop a frame is timed to its ack from its intended start, as on
+// goroutines: 20 ms acks read at least 20 ms, and every socket held is
+// open.
+func TestFramesAckLatency(t *testing.T) {
+	w := &widget{delay: 20 * time.Millisecond}
+	s := wsPlan(t, w.start(t), "open", 3, "ack_timeout: 2s")
+	c := &clock{base: time.Now()}
+	f := onLoop(t, s, c)
+	framesRun(t, s, f, c, 10, 5*time.Millisecond)
+	for i, it := range c.iterations {
+		lat := it.End - it.Intended
+		if it.Kind != transport.OK || lat < 20*time.Millisecond || lat > 500*time.Millisecond {
+			t.Errorf("frame %d = %v in %v, want ok in ≈ 20ms", i, it.Kind, lat)
+		}
+		if it.BodyBytes == 0 || c.exchanges[i].BytesOut == 0 {
+			t.Errorf("frame %d: %d bytes in, %d out; want both counted", i, it.BodyBytes, c.exchanges[i].BytesOut)
+		}
+	}
+	tot, _ := s.SocketTotals()
+	if tot.Open != 3 || tot.Opened != 3 || w.conns.Load() != 3 || tot.UnknownAcks != 0 {
+		t.Errorf("sockets: %+v, server saw %d; want 3 open, no unknown acks", tot, w.conns.Load())
+	}
+}
+
+// Acks, rejections and silence on the loop end as on goroutines (see
+// TestWSReject): ok, limited at its real latency, ws_no_ack at the ack
+// timeout; an answer that matches no frame in flight is counted unknown.
+func TestFramesRejectNoAckUnknown(t *testing.T) {
+	w := &widget{delay: 10 * time.Millisecond, answer: func(n int, id string) string {
+		switch n {
+		case 2:
+			return fmt.Sprintf(`{"type":"rejected","ref":%q}`, id)
+		case 3:
+			return ""
+		case 4:
+			return `{"type":"ack","clientId":"nobody"}`
+		}
+		return fmt.Sprintf(`{"type":"ack","clientId":%q}`, id)
+	}}
+	s := wsPlan(t, w.start(t), "open", 1, "ack_timeout: 300ms\n      reject: {json: ref}")
+	c := &clock{base: time.Now()}
+	f := onLoop(t, s, c)
+	framesRun(t, s, f, c, 5, 50*time.Millisecond)
+	want := []transport.Kind{transport.OK, transport.Limited, transport.WSNoAck, transport.WSNoAck, transport.OK}
+	slices.SortFunc(c.iterations, func(a, b metrics.Iteration) int { return cmp.Compare(a.Intended, b.Intended) }) // they end out of order
+	for i, it := range c.iterations {
+		lat := it.End - it.Intended
+		switch {
+		case it.Kind != want[i]:
+			t.Errorf("frame %d = %v after %v, want %v", i+1, it.Kind, lat, want[i])
+		case it.Kind == transport.WSNoAck && lat < 300*time.Millisecond:
+			t.Errorf("frame %d = ws_no_ack after %v, before the 300ms ack timeout", i+1, lat)
+		case it.Kind != transport.WSNoAck && (lat < 10*time.Millisecond || lat > 280*time.Millisecond):
+			t.Errorf("frame %d = %v after %v, want ≈ 10ms", i+1, it.Kind, lat)
+		}
+	}
+	if tot, _ := s.SocketTotals(); tot.UnknownAcks != 1 || tot.Dropped != 0 {
+		t.Errorf("sockets %+v, want one unknown ack and no drop", tot)
+	}
+}
+
+// A socket the server closes fails its frame in flight as ws_closed, is
+// counted dropped and is reopened; frames after the reopen are acked.
+func TestFramesServerClosesAndReopen(t *testing.T) {
+	w := &widget{closeAfter: 2}
+	s := wsPlan(t, w.start(t), "open", 1, "ack_timeout: 2s")
+	c := &clock{base: time.Now()}
+	f := onLoop(t, s, c)
+	framesRun(t, s, f, c, 2, 20*time.Millisecond)
+	if k := c.iterations[1].Kind; c.iterations[0].Kind != transport.OK || k != transport.WSClosed {
+		t.Fatalf("frames = %v, %v; want ok, then ws_closed", c.iterations[0].Kind, k)
+	}
+	var it metrics.Iteration
+	done := func(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
+		s.Record(c, &it, tag.N, tag.Intended, start, end, out)
+	}
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		if tot, _ := s.SocketTotals(); tot.Open == 1 {
+			break
+		}
+		f.Poll(20*time.Millisecond, done)
+	}
+	tot, _ := s.SocketTotals()
+	if tot.Dropped != 1 || tot.Opened != 2 || tot.Open != 1 {
+		t.Fatalf("sockets %+v; want one drop and a reopen", tot)
+	}
+	c.iterations = nil
+	framesRun(t, s, f, c, 1, 0)
+	if k := c.iterations[0].Kind; k != transport.OK {
+		t.Errorf("the frame after the reopen = %v, want ok", k)
+	}
+}
+
+// Abort ends the frames in flight as ws_no_ack at once: the step gave up.
+func TestFramesAbort(t *testing.T) {
+	w := &widget{noAck: true}
+	s := wsPlan(t, w.start(t), "open", 2, "ack_timeout: 10s")
+	c := &clock{base: time.Now()}
+	f := onLoop(t, s, c)
+	var kinds []transport.Kind
+	done := func(_ transport.Tag, _, _ time.Duration, out *transport.Outcome) { kinds = append(kinds, out.Kind) }
+	for i := range 4 {
+		f.Send(0, uint64(i), transport.Tag{Intended: c.Now()})
+	}
+	f.Poll(20*time.Millisecond, done)
+	f.Abort(done)
+	if len(kinds) != 4 || f.InFlight() != 0 {
+		t.Fatalf("ended %v, %d in flight; want 4 ws_no_ack, none left", kinds, f.InFlight())
+	}
+	for _, k := range kinds {
+		if k != transport.WSNoAck {
+			t.Errorf("aborted frame = %v, want ws_no_ack", k)
+		}
+	}
+}
+
+// Which plans' frames go over the loop: only those whose frames need no
+// user and whose sockets are held over ws:// in the open model.
+func TestLoopFramesFits(t *testing.T) {
+	lp, err := wsx.NewLoop(wsx.New(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lp.Close()
+	base := `
+target: http://127.0.0.1:9
+load: %s
+scenarios:
+  - name: widget
+    websocket:
+      url: %s
+      connections: 2
+      send: '%s'
+      ack: {json: clientId}
+`
+	tests := []struct {
+		name, load, url, send string
+		fits                  bool
+	}{
+		{"seq", "{rates: [1]}", "ws://127.0.0.1:9/w", `{"clientId":"{{seq}}"}`, true},
+		{"uuid", "{rates: [1]}", "ws://127.0.0.1:9/w", `{"clientId":"{{uuid}}"}`, true},
+		{"a user's number", "{rates: [1]}", "ws://127.0.0.1:9/w", `{"clientId":"{{.vu}}-{{seq}}"}`, false},
+		{"a template function", "{rates: [1]}", "ws://127.0.0.1:9/w", `{"clientId":"{{randInt 1 9}}"}`, false},
+		{"the closed model", "{vus: [1]}", "ws://127.0.0.1:9/w", `{"clientId":"{{seq}}"}`, false},
+		{"tls", "{rates: [1]}", "wss://127.0.0.1:9/w", `{"clientId":"{{seq}}"}`, false},
+	}
+	for _, tt := range tests {
+		s := compile(t, fmt.Sprintf(base, tt.load, tt.url, tt.send))
+		if got := s.LoopFrames(lp) != nil; got != tt.fits {
+			t.Errorf("%s: fits the loop = %v, want %v", tt.name, got, tt.fits)
+		}
+	}
+	idle := compile(t, fmt.Sprintf(`
+target: http://127.0.0.1:9
+load: {rates: [1]}
+scenarios:
+  - name: idle
+    websocket: {url: %s, connections: 2}
+`, "ws://127.0.0.1:9/w"))
+	if idle.LoopFrames(lp) != nil {
+		t.Error("an idle soak fits the loop; it sends nothing to loop")
+	}
+}
