@@ -10,6 +10,9 @@
 #      runs ceiling pinned to CPU 1, open model, 20,000 frames/s over 100
 #      held sockets, each frame acked by the target; measures ceiling's
 #      user+sys CPU time and divides it by the frames;
+#   3a. the same frames with CEILING_LOOP=off: ceiling's goroutine engine
+#      (a worker per frame in flight, a reader per socket), for comparison
+#      with the event loop that carries them by default (skip: GOROUTINES=0);
 #   3b. floor: on a fresh demo target, bench/wsfloor (the least a Go program
 #      can do: gorilla/websocket, one pacing goroutine with a Go timer, a
 #      reader per socket, no matching or measuring) sends the same frames;
@@ -29,6 +32,8 @@
 #   WARMUP    seconds of warm-up before it (default 1)
 #   RATE      frames per second (default 20000)
 #   CONNS     sockets the frames are spread over (default 100)
+#   GOROUTINES  1 (default): also run the frames on the goroutine engine
+#             (CEILING_LOOP=off); 0: skip that run
 #   SOAK      seconds of the idle soak (default 10)
 #   SOCKETS   idle sockets held in the soak (default 10000)
 #   PORT      first port to try for the demo target (default 18290; the next
@@ -43,6 +48,7 @@ WARMUP="${WARMUP:-1}"
 RATE="${RATE:-20000}"
 CONNS="${CONNS:-100}"
 SOAK="${SOAK:-10}"
+GOROUTINES="${GOROUTINES:-1}"
 SOCKETS="${SOCKETS:-10000}"
 PORT="${PORT:-18290}"
 NOFILE="${NOFILE:-65536}"
@@ -226,6 +232,15 @@ run_generator ws_frames "$CEILING" run "$FRAMES_PLAN" --out "$OUT/ws.json" --qui
 stop_target
 sleep 1
 
+if [[ "$GOROUTINES" == 1 ]]; then
+	start_target ws_target_goroutines
+	log "frames on goroutines (CEILING_LOOP=off), ${WARMUP}s warm-up + ${DURATION}s (CPU $GEN_CPU)"
+	rm -f "$OUT/ws-goroutines.json"
+	CEILING_LOOP=off run_generator ws_goroutines "$CEILING" run "$FRAMES_PLAN" --out "$OUT/ws-goroutines.json" --quiet
+	stop_target
+	sleep 1
+fi
+
 # ---------------------------------------------------------------------------
 # 1b. Floor: the same frames from the least a Go program can do.
 # ---------------------------------------------------------------------------
@@ -278,7 +293,7 @@ machine_info
 CEILING_VERSION="$("$CEILING" version 2>&1 | head -n1 || true)"
 GO_VERSION="$(go version 2>/dev/null | sed 's/^go version //' || true)"
 FD_LIMIT="$(ulimit -Sn)"
-export OUT DURATION WARMUP RATE CONNS SOAK SOCKETS NPROC CPU_MODEL KERNEL CEILING_VERSION GO_VERSION \
+export GOROUTINES OUT DURATION WARMUP RATE CONNS SOAK SOCKETS NPROC CPU_MODEL KERNEL CEILING_VERSION GO_VERSION \
 	GEN_CPU SERVER_CPU FD_LIMIT TARGET_HWM_KB TARGET_ALIVE
 python3 - >"$OUT/ws.md" <<'PY'
 import json, os
@@ -344,6 +359,14 @@ def fmt(v, spec, suffix=""):
     return "n/a" if v is None else format(v, spec) + suffix
 
 
+def engine_of(st):
+    return ((st or {}).get("generator") or {}).get("engine") or "?"
+
+
+def ok_of(st):
+    return (st or {}).get("ok") if st else None
+
+
 def errors_of(st):
     if not st:
         return "n/a"
@@ -404,11 +427,30 @@ print()
 print("The floor: the same frames sent by bench/wsfloor, the least a Go program can do (gorilla/websocket, "
       "one pacing goroutine with a Go timer, a reader per socket, no ack matching, no latency, no histograms):")
 print()
-print("| program | frames sent | acked | CPU s | µs/frame | ceiling ÷ floor |")
+print("| program | frames sent | acked | CPU s | µs/frame | ÷ floor |")
 print("|---|---:|---:|---:|---:|---:|")
+fflags = (["⚠ disturbed"] if fdist and fdist["disturbed"] else []) + ([f"exit {frc}"] if frc != 0 else [])
+print(f"| ceiling ({engine_of(fst)}){' — ' + ', '.join(fflags) if fflags else ''} | "
+      f"{fmt(completed + warm_frames if completed else None, ',d')} | {fmt(ok_of(fst), ',d')} (+ warm-up) | "
+      f"{fcpu:.3f} | {fmt(per_fair, '.2f')} | **{fmt(ratio, '.2f')}×** |")
+if env.get("GOROUTINES") == "1":
+    gu, gs, gwall, grc = cpu_file("ws_goroutines")
+    gcpu, gst = gu + gs, step_of("ws-goroutines.json")
+    gdone = gst.get("completed") if gst else None
+    g_per = gcpu * 1e6 / (gdone + warm_frames) if gdone else None
+    gdist = disturbance("ws_goroutines", gcpu, gwall)
+    gflags = (["⚠ disturbed"] if gdist and gdist["disturbed"] else []) + ([f"exit {grc}"] if grc != 0 else [])
+    glat = (gst or {}).get("latency_ms") or {}
+    print(f"| ceiling ({engine_of(gst)}, CEILING_LOOP=off){' — ' + ', '.join(gflags) if gflags else ''} | "
+          f"{fmt(gdone + warm_frames if gdone else None, ',d')} | {fmt(ok_of(gst), ',d')} (+ warm-up) | "
+          f"{gcpu:.3f} | {fmt(g_per, '.2f')} | {fmt(g_per / o_per if g_per and o_per else None, '.2f')}× |")
 print(f"| wsfloor{' — ' + ', '.join(oflags) if oflags else ''} | {fmt(o_sent, ',d')} | {fmt(o_acked, ',d')} | "
-      f"{ocpu:.3f} | {fmt(o_per, '.2f')} | **{fmt(ratio, '.2f')}×** |")
+      f"{ocpu:.3f} | {fmt(o_per, '.2f')} | 1× |")
 print()
+if env.get("GOROUTINES") == "1":
+    print(f"On goroutines: late {fmt((gst or {}).get('late'), ',d')}, p50 {fmt(glat.get('p50'), '.3f')} ms, "
+          f"p99 {fmt(glat.get('p99'), '.3f')} ms, errors {errors_of(gst)}.")
+    print()
 print("Paced frames cost mostly the kernel's and the runtime's price of waking an idle process (the timer, "
       "then the acks) on this machine; the floor pays it too. ceiling ÷ floor is what ceiling's own work "
       "adds; the 8 µs goal was set from a saturated loop, where no process sleeps.")
