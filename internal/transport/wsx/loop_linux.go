@@ -431,14 +431,14 @@ func (l *Loop) Close() {
 	l.ep.Close()
 }
 
-// headConn reads a handshake's answer exactly to its end, the blank line,
-// never past it: it peeks at what came and takes no more than that. The
+// headConn reads a handshake's answer exactly to its end, the blank line
+// (CRLF or, as net/http accepts, a bare LF), never past it: it peeks at what came and takes no more than that. The
 // frames a server sends right after the answer then stay in the socket for
 // the loop, not in gorilla's read buffer.
 type headConn struct {
 	net.Conn
 	rc   syscall.RawConn
-	last uint32 // the last four bytes taken, for an end split between reads
+	last uint32 // the last bytes taken, for an end split between reads
 	done bool
 }
 
@@ -475,11 +475,12 @@ func (c *headConn) Read(p []byte) (int, error) {
 	}
 	take := n
 	for i := range n {
-		c.last = c.last<<8 | uint32(p[i])
-		if c.last == 0x0D0A0D0A {
+		// The blank line: "\n\r\n" or, as net/http also takes it, "\n\n".
+		if p[i] == '\n' && (c.last&0xFF == '\n' || c.last&0xFFFF == 0x0A0D) {
 			take, c.done = i+1, true
 			break
 		}
+		c.last = c.last<<8 | uint32(p[i])
 	}
 	return io.ReadFull(c.Conn, p[:take])
 }
