@@ -211,3 +211,23 @@ func TestLoopCoarseWakes(t *testing.T) {
 		t.Errorf("p50 = %v ms, want 20–23", lat.P50)
 	}
 }
+
+// The open loop wakes about every fifth arrival, within a quarter and half
+// a millisecond.
+func TestCoarsePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		peak float64
+		want time.Duration
+	}{
+		{0, 500 * time.Microsecond},
+		{2500, 500 * time.Microsecond},
+		{10000, 500 * time.Microsecond},
+		{12500, 400 * time.Microsecond},
+		{20000, 250 * time.Microsecond},
+		{100000, 250 * time.Microsecond},
+	} {
+		if got := coarsePeriod(tc.peak); got != tc.want {
+			t.Errorf("coarsePeriod(%v) = %v, want %v", tc.peak, got, tc.want)
+		}
+	}
+}
