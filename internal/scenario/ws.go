@@ -180,13 +180,18 @@ type ack struct {
 
 // open dials the slot's socket once (ctx ends the handshake); on success it
 // starts the reader, which keeps the socket open (reopening it with
-// backoff) until quit.
+// backoff) until quit. A socket of an event loop has no reader: the loop
+// reads it, and Frames reopens it (loopDown).
 func (sl *slot) open(ctx context.Context) (time.Duration, error) {
 	start := time.Now()
-	if sl.s.loop != nil {
-		return sl.openOnLoop(ctx, start)
+	var sock transport.Socket
+	id := -1 // on an event loop: the socket's number there
+	var err error
+	if lp := sl.s.loop; lp != nil {
+		id, err = lp.Dial(ctx, sl.cfg)
+	} else {
+		sock, err = sl.s.dialer.Dial(ctx, sl.cfg)
 	}
-	sock, err := sl.s.dialer.Dial(ctx, sl.cfg)
 	took := time.Since(start)
 	if err != nil {
 		sl.s.stats.Failed.Add(1)
@@ -196,39 +201,24 @@ func (sl *slot) open(ctx context.Context) (time.Duration, error) {
 	select {
 	case <-sl.s.quit: // closed while dialling: CloseSockets has already been through this slot
 		sl.mu.Unlock()
-		sock.Close()
+		if sock != nil { // a loop's socket closes with the loop
+			sock.Close()
+		}
 		return took, errSocketsClosed
 	default:
 	}
-	sl.sock = sock
-	sl.s.wg.Add(1)
+	if sock != nil {
+		sl.sock = sock
+		sl.s.wg.Add(1)
+	} else {
+		sl.lid.Store(int64(id))
+	}
 	sl.mu.Unlock()
 	sl.s.stats.Opened.Add(1)
 	sl.s.stats.Open.Add(1)
-	go sl.read(sock)
-	return took, nil
-}
-
-// openOnLoop dials the slot's socket onto the event loop, which reads it:
-// no reader goroutine.
-func (sl *slot) openOnLoop(ctx context.Context, start time.Time) (time.Duration, error) {
-	id, err := sl.s.loop.Dial(ctx, sl.cfg)
-	took := time.Since(start)
-	if err != nil {
-		sl.s.stats.Failed.Add(1)
-		return took, err
+	if sock != nil {
+		go sl.read(sock) // on a loop, the loop reads it
 	}
-	sl.mu.Lock()
-	select {
-	case <-sl.s.quit: // closed while dialling: closing the loop closes the socket
-		sl.mu.Unlock()
-		return took, errSocketsClosed
-	default:
-	}
-	sl.lid.Store(int64(id))
-	sl.mu.Unlock()
-	sl.s.stats.Opened.Add(1)
-	sl.s.stats.Open.Add(1)
 	return took, nil
 }
 
