@@ -123,6 +123,9 @@ func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 	lr.lp.Limit(r.maxWorkers(peak))
 	unwake := context.AfterFunc(ctx, lr.lp.Wake)
 	defer unwake()
+	// Nothing read the sockets since the last step: what came meanwhile (a
+	// socket the server closed, a ping) is seen before the first send.
+	lr.lp.Poll(0, lr.done)
 	// Above PreciseBelow the loop wakes every coarse period and sends
 	// every arrival due by then (see PreciseBelow).
 	var coarse time.Duration

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -23,17 +24,25 @@ type Frames struct {
 	sl  transport.SocketLoop
 	v   *VU // renders every frame: the plans that fit read no user data
 
+	owners []*slot            // the held sockets, by their owner number on the loop (slot.owner)
+	bySlot []map[string]int32 // frames in flight on each held socket, by ack key
+	queues []frameQueue       // frames in flight, by ack timeout
+	qOf    []int              // each scenario's queue
 	pend   []framePending
 	free   []int32
-	fifo   []frameRef // frames in the order they were sent: their deadlines
-	head   int
-	bySock []map[string]int32 // frames in flight on each socket, by ack key
-	wsOf   []*wsScenario      // the scenario of each socket that carried a frame
-	ended  []framePending     // frames that ended at Send, passed on by the next Poll
+	ended  []framePending // frames that ended at Send, passed on by the next Poll
 	spare  []framePending
 	flight int
 	out    transport.Outcome
 	done   transport.Done // during Poll
+}
+
+// frameQueue holds the frames of one ack timeout in the order they were
+// sent: their deadlines in order.
+type frameQueue struct {
+	timeout time.Duration
+	fifo    []frameRef
+	head    int
 }
 
 // framePending is a frame in flight.
@@ -41,7 +50,7 @@ type framePending struct {
 	tag      transport.Tag
 	start    time.Duration
 	deadline time.Duration
-	id       int
+	owner    int // the held socket it went over
 	key      string
 	bytes    int64
 	kind     transport.Kind // of a frame that ended at Send
@@ -81,8 +90,24 @@ func (s *Set) LoopFrames(sl transport.SocketLoop) *Frames {
 			}
 		}
 	}
-	s.frames = &Frames{set: s, sl: sl, v: s.newVU(0, framesStream, s.made.Add(1)<<32|framesStream&0xFFFFFFFF, nil)}
-	return s.frames
+	f := &Frames{set: s, sl: sl, v: s.newVU(0, framesStream, s.made.Add(1)<<32|framesStream&0xFFFFFFFF, nil)}
+	for _, c := range s.scenarios {
+		q := slices.IndexFunc(f.queues, func(q frameQueue) bool { return q.timeout == c.ws.timeout })
+		if q < 0 {
+			q = len(f.queues)
+			f.queues = append(f.queues, frameQueue{timeout: c.ws.timeout})
+		}
+		f.qOf = append(f.qOf, q)
+	}
+	s.frames = f
+	return f
+}
+
+// own numbers a held socket for the loop (its owner there).
+func (f *Frames) own(sl *slot) {
+	sl.owner = len(f.owners)
+	f.owners = append(f.owners, sl)
+	f.bySlot = append(f.bySlot, map[string]int32{})
 }
 
 // framesStream is the random stream of the frames engine's renderer.
@@ -130,16 +155,10 @@ func (f *Frames) Send(sc int, pick uint64, tag transport.Tag) bool {
 	}
 	idx := f.alloc()
 	p := &f.pend[idx]
-	p.tag, p.start, p.deadline, p.id, p.key, p.bytes, p.live = tag, start, start+ws.timeout, id, key, int64(len(frame)), true
-	for len(f.bySock) <= id {
-		f.bySock, f.wsOf = append(f.bySock, nil), append(f.wsOf, nil)
-	}
-	if f.bySock[id] == nil {
-		f.bySock[id] = map[string]int32{}
-	}
-	f.bySock[id][key] = idx // a frame sent earlier with the same key is left to time out, as on goroutines
-	f.wsOf[id] = ws
-	f.fifo = append(f.fifo, frameRef{idx: idx, gen: p.gen})
+	p.tag, p.start, p.deadline, p.owner, p.key, p.bytes, p.live = tag, start, start+ws.timeout, sl.owner, key, int64(len(frame)), true
+	f.bySlot[sl.owner][key] = idx // a frame sent earlier with the same key is left to time out, as on goroutines
+	q := &f.queues[f.qOf[sc]]
+	q.fifo = append(q.fifo, frameRef{idx: idx, gen: p.gen})
 	return true
 }
 
@@ -166,8 +185,11 @@ func (f *Frames) Poll(d time.Duration, done transport.Done) {
 	if len(f.ended) > 0 {
 		d = 0
 	}
-	if f.trim() {
-		d = min(d, max(f.pend[f.fifo[f.head].idx].deadline-f.sl.Now(), 0))
+	now := f.sl.Now()
+	for i := range f.queues {
+		if q := &f.queues[i]; f.trim(q) {
+			d = min(d, f.pend[q.fifo[q.head].idx].deadline-now)
+		}
 	}
 	f.sl.Poll(max(d, 0), (*frameEvents)(f))
 	f.expire(f.sl.Now())
@@ -189,37 +211,40 @@ func (f *Frames) flush() {
 	f.spare = batch[:0]
 }
 
-// trim drops the ended frames from the head of fifo, and reports whether
+// trim drops the ended frames from the head of q, and reports whether
 // one in flight is left at its head.
-func (f *Frames) trim() bool {
-	for f.head < len(f.fifo) {
-		if r := f.fifo[f.head]; f.pend[r.idx].gen == r.gen && f.pend[r.idx].live {
+func (f *Frames) trim(q *frameQueue) bool {
+	for q.head < len(q.fifo) {
+		if r := q.fifo[q.head]; f.pend[r.idx].gen == r.gen && f.pend[r.idx].live {
 			break
 		}
-		f.head++
+		q.head++
 	}
-	if f.head == len(f.fifo) || f.head > 1024 && f.head > len(f.fifo)/2 {
-		f.fifo = f.fifo[:copy(f.fifo, f.fifo[f.head:])]
-		f.head = 0
+	if q.head == len(q.fifo) || q.head > 1024 && q.head > len(q.fifo)/2 {
+		q.fifo = q.fifo[:copy(q.fifo, q.fifo[q.head:])]
+		q.head = 0
 	}
-	return f.head < len(f.fifo)
+	return q.head < len(q.fifo)
 }
 
-// expire ends the frames past their ack timeout as ws_no_ack.
+// expire ends the frames past their ack timeout as ws_no_ack, at it.
 func (f *Frames) expire(now time.Duration) {
-	for f.trim() {
-		idx := f.fifo[f.head].idx
-		if f.pend[idx].deadline > now {
-			return
+	for i := range f.queues {
+		q := &f.queues[i]
+		for f.trim(q) {
+			p := &f.pend[q.fifo[q.head].idx]
+			if p.deadline > now {
+				break
+			}
+			f.end(q.fifo[q.head].idx, transport.WSNoAck, 0, p.deadline)
 		}
-		f.end(idx, transport.WSNoAck, 0, now)
 	}
 }
 
 // end ends frame idx as kind, its answer in bytes long, at at.
 func (f *Frames) end(idx int32, kind transport.Kind, in int64, at time.Duration) {
 	p := &f.pend[idx]
-	if m := f.bySock[p.id]; m[p.key] == idx {
+	if m := f.bySlot[p.owner]; m[p.key] == idx {
 		delete(m, p.key)
 	}
 	tag, start, bytes := p.tag, p.start, p.bytes
@@ -236,8 +261,10 @@ func (f *Frames) Abort(done transport.Done) {
 	f.done = done
 	f.flush()
 	now := f.sl.Now()
-	for f.trim() {
-		f.end(f.fifo[f.head].idx, transport.WSNoAck, 0, now)
+	for i := range f.queues {
+		for q := &f.queues[i]; f.trim(q); {
+			f.end(q.fifo[q.head].idx, transport.WSNoAck, 0, now)
+		}
 	}
 	f.done = nil
 }
@@ -247,64 +274,54 @@ type frameEvents Frames
 
 // Frame matches a received frame to the frame in flight it answers: the
 // plan's reject first, then its ack.
-func (e *frameEvents) Frame(id int, data []byte, at time.Duration) {
+func (e *frameEvents) Frame(_, owner int, data []byte, at time.Duration) {
 	f := (*Frames)(e)
-	ws := f.scenarioOf(id)
-	if ws == nil {
+	if owner < 0 || owner >= len(f.owners) {
 		return
 	}
+	ws := f.owners[owner].s.ws
 	if r := ws.reject; r != nil {
-		if key, ok := r.key(data); ok {
-			if idx, ok := f.bySock[id][key]; ok {
-				f.end(idx, transport.Limited, int64(len(data)), at)
-				return
-			}
-		}
-	}
-	if key, ok := ws.ack.key(data); ok {
-		if idx, ok := f.bySock[id][key]; ok {
-			f.end(idx, transport.OK, int64(len(data)), at)
+		if key, ok := r.key(data); ok && f.answer(owner, key, transport.Limited, len(data), at) {
 			return
 		}
+	}
+	if key, ok := ws.ack.key(data); ok && f.answer(owner, key, transport.OK, len(data), at) {
+		return
 	}
 	ws.sockets.stats.UnknownAcks.Add(1)
 }
 
-// scenarioOf returns the scenario socket id belongs to.
-func (f *Frames) scenarioOf(id int) *wsScenario {
-	if id < len(f.wsOf) && f.wsOf[id] != nil {
-		return f.wsOf[id]
+// answer ends the frame in flight on held socket owner keyed key as kind,
+// answered at at by n bytes, and reports whether there was one. An answer
+// received before the frame was sent is an earlier frame's (the same key
+// sent twice): not this one's. One received after its ack timeout ends it
+// as ws_no_ack at the timeout, and is itself unknown, as on goroutines.
+func (f *Frames) answer(owner int, key string, kind transport.Kind, n int, at time.Duration) bool {
+	idx, ok := f.bySlot[owner][key]
+	if !ok {
+		return false
 	}
-	if sl := f.slotOf(id); sl != nil {
-		return sl.s.ws
+	switch p := &f.pend[idx]; {
+	case at < p.start:
+		return false
+	case at > p.deadline:
+		f.end(idx, transport.WSNoAck, 0, p.deadline)
+		return false
 	}
-	return nil
+	f.end(idx, kind, int64(n), at)
+	return true
 }
 
-// slotOf returns the held socket whose loop number is id, or nil.
-func (f *Frames) slotOf(id int) *slot {
-	for _, c := range f.set.scenarios {
-		for _, sl := range c.ws.sockets.allSlots() {
-			if int(sl.lid.Load()) == id {
-				return sl
-			}
-		}
-	}
-	return nil
-}
-
-// Down fails the frames in flight on socket id as ws_closed, and reopens
-// its slot with backoff.
-func (e *frameEvents) Down(id int, _ error) {
+// Down fails the frames in flight on held socket owner as ws_closed, and
+// has the socket reopened with backoff.
+func (e *frameEvents) Down(id, owner int, _ error) {
 	f := (*Frames)(e)
+	if owner < 0 || owner >= len(f.owners) {
+		return
+	}
 	now := f.sl.Now()
-	if id < len(f.bySock) {
-		for _, idx := range f.bySock[id] {
-			f.end(idx, transport.WSClosed, 0, now)
-		}
-		f.wsOf[id] = nil
+	for _, idx := range f.bySlot[owner] {
+		f.end(idx, transport.WSClosed, 0, now)
 	}
-	if sl := f.slotOf(id); sl != nil {
-		sl.loopDown(id)
-	}
+	f.owners[owner].loopDown(id)
 }

@@ -3,10 +3,17 @@ package scenario
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/transport"
@@ -223,5 +230,180 @@ scenarios:
 `, "ws://127.0.0.1:9/w"))
 	if idle.LoopFrames(lp) != nil {
 		t.Error("an idle soak fits the loop; it sends nothing to loop")
+	}
+}
+
+// greeter is a websocket server that sends greeting on each socket right
+// after the handshake, closes the first dropFirst sockets at once, and
+// acks every {"clientId"} frame, unless deaf.
+type greeter struct {
+	greeting  string
+	dropFirst int64
+	deaf      bool
+	conns     atomic.Int64
+}
+
+func (g *greeter) start(t *testing.T) string {
+	t.Helper()
+	up := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if g.conns.Add(1) <= g.dropFirst {
+			return
+		}
+		if g.greeting != "" && c.WriteMessage(websocket.TextMessage, []byte(g.greeting)) != nil {
+			return
+		}
+		for {
+			_, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			var in struct {
+				ClientID string `json:"clientId"`
+			}
+			json.Unmarshal(msg, &in)
+			if !g.deaf && c.WriteMessage(websocket.TextMessage, []byte(fmt.Sprintf(`{"clientId":%q}`, in.ClientID))) != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+// A message that comes before any frame was sent (a welcome carrying the
+// ack's field) is an unknown ack, on every socket, and the frames after
+// it are acked.
+func TestFramesGreetingBeforeAnyFrame(t *testing.T) {
+	g := &greeter{greeting: `{"type":"welcome","clientId":"server"}`}
+	s := wsPlan(t, g.start(t), "open", 4, "ack_timeout: 2s")
+	c := &clock{base: time.Now()}
+	f := onLoop(t, s, c)
+	var it metrics.Iteration
+	done := func(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
+		s.Record(c, &it, tag.N, tag.Intended, start, end, out)
+	}
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		if tot, _ := s.SocketTotals(); tot.UnknownAcks == 4 {
+			break
+		}
+		f.Poll(20*time.Millisecond, done)
+	}
+	if tot, _ := s.SocketTotals(); tot.UnknownAcks != 4 {
+		t.Fatalf("sockets %+v, want the 4 greetings counted unknown", tot)
+	}
+	framesRun(t, s, f, c, 8, time.Millisecond)
+	for i, it := range c.iterations {
+		if it.Kind != transport.OK {
+			t.Errorf("frame %d = %v, want ok", i, it.Kind)
+		}
+	}
+}
+
+// A server that closes each socket right after its handshake: whether the
+// loop reads the close before the slot knows its socket or after, the
+// socket is counted dropped and reopened, and frames then go through.
+func TestFramesDroppedRightAfterHandshake(t *testing.T) {
+	g := &greeter{dropFirst: 3}
+	s := wsPlan(t, g.start(t), "open", 3, "ack_timeout: 2s")
+	c := &clock{base: time.Now()}
+	f := onLoop(t, s, c)
+	var it metrics.Iteration
+	done := func(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
+		s.Record(c, &it, tag.N, tag.Intended, start, end, out)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		if tot, _ := s.SocketTotals(); tot.Open == 3 && g.conns.Load() == 6 {
+			break
+		}
+		f.Poll(20*time.Millisecond, done)
+	}
+	tot, _ := s.SocketTotals()
+	if tot.Open != 3 || tot.Dropped != 3 || tot.Opened != 6 {
+		t.Fatalf("sockets %+v, server saw %d; want 3 open after 3 drops and 3 reopens", tot, g.conns.Load())
+	}
+	framesRun(t, s, f, c, 6, time.Millisecond)
+	for i, it := range c.iterations {
+		if it.Kind != transport.OK {
+			t.Errorf("frame %d = %v, want ok", i, it.Kind)
+		}
+	}
+}
+
+// Each scenario's frames time out at its own ack timeout: a short one is
+// not held behind a long one sent earlier.
+func TestFramesTimeoutPerScenario(t *testing.T) {
+	url := (&greeter{deaf: true}).start(t)
+	s := compile(t, fmt.Sprintf(`
+target: http://127.0.0.1:9
+load: {rates: [1]}
+scenarios:
+  - name: patient
+    weight: 1
+    websocket: {url: %s, connections: 1, send: '{"clientId":"{{seq}}"}', ack: {json: clientId}, ack_timeout: 10s}
+  - name: hasty
+    weight: 1
+    websocket: {url: %s, connections: 1, send: '{"clientId":"{{seq}}"}', ack: {json: clientId}, ack_timeout: 200ms}
+`, url, url))
+	c := &clock{base: time.Now()}
+	f := onLoop(t, s, c)
+	var ended []transport.Tag
+	var lat []time.Duration
+	done := func(tag transport.Tag, _, end time.Duration, out *transport.Outcome) {
+		if out.Kind != transport.WSNoAck {
+			t.Errorf("frame of scenario %d = %v, want ws_no_ack", tag.N, out.Kind)
+		}
+		ended, lat = append(ended, tag), append(lat, end-tag.Intended)
+	}
+	f.Send(0, 1, transport.Tag{Intended: c.Now(), N: 0})
+	f.Send(1, 2, transport.Tag{Intended: c.Now(), N: 1})
+	for deadline := time.Now().Add(3 * time.Second); len(ended) == 0 && time.Now().Before(deadline); {
+		f.Poll(50*time.Millisecond, done)
+	}
+	if len(ended) != 1 || ended[0].N != 1 || lat[0] < 200*time.Millisecond || lat[0] > 2*time.Second {
+		t.Fatalf("ended %v after %v; want the hasty frame alone, at its 200ms timeout", ended, lat)
+	}
+	f.Abort(done)
+}
+
+// An answer the kernel received after the frame's ack timeout ends it as
+// ws_no_ack at the timeout, and is itself unknown; one received before the
+// frame was sent answers an earlier frame with the same key, not this one.
+func TestFramesAnswerOutsideTheFrame(t *testing.T) {
+	g := &greeter{deaf: true}
+	s := wsPlan(t, g.start(t), "open", 1, "ack_timeout: 300ms")
+	c := &clock{base: time.Now()}
+	f := onLoop(t, s, c)
+	type end struct {
+		kind     transport.Kind
+		start, e time.Duration
+	}
+	var ends []end
+	f.done = func(_ transport.Tag, start, e time.Duration, out *transport.Outcome) {
+		ends = append(ends, end{out.Kind, start, e})
+	}
+	f.Send(0, 1, transport.Tag{Intended: c.Now()})
+	var p framePending
+	for _, x := range f.pend {
+		if x.live {
+			p = x
+		}
+	}
+	ev := (*frameEvents)(f)
+	ev.Frame(0, p.owner, []byte(`{"clientId":"`+p.key+`"}`), p.start-time.Millisecond)
+	if len(ends) != 0 || f.InFlight() != 1 {
+		t.Fatalf("an answer from before the frame was sent ended it: %v", ends)
+	}
+	ev.Frame(0, p.owner, []byte(`{"clientId":"`+p.key+`"}`), p.deadline+time.Millisecond)
+	if len(ends) != 1 || ends[0].kind != transport.WSNoAck || ends[0].e != p.deadline || f.InFlight() != 0 {
+		t.Fatalf("a late answer ended the frame as %v, want ws_no_ack at its deadline %v", ends, p.deadline)
+	}
+	if tot, _ := s.SocketTotals(); tot.UnknownAcks != 2 {
+		t.Errorf("unknown acks = %d, want both answers", tot.UnknownAcks)
 	}
 }

@@ -145,7 +145,10 @@ type SocketStats struct {
 	UnknownAcks atomic.Int64
 }
 
-var errSocketsClosed = errors.New("sockets closed")
+var (
+	errSocketsClosed = errors.New("sockets closed")
+	errDroppedAtOnce = errors.New("websocket: the server closed the socket right after its handshake")
+)
 
 // slot is one socket, reopened with backoff when it drops. Frames in flight
 // wait in pending, by ack key.
@@ -156,6 +159,8 @@ type slot struct {
 	sock    transport.Socket // nil while down
 	pending map[string]*waiter
 	lid     atomic.Int64 // on an event loop: the socket's number there, -1 while down
+	owner   int          // on an event loop: the slot's number there (Frames.own)
+	early   int          // on an event loop: a socket the loop dropped before open had its number, or -1
 }
 
 // waiter is a frame waiting for its ack; the reader sends the outcome. A
@@ -188,7 +193,7 @@ func (sl *slot) open(ctx context.Context) (time.Duration, error) {
 	id := -1 // on an event loop: the socket's number there
 	var err error
 	if lp := sl.s.loop; lp != nil {
-		id, err = lp.Dial(ctx, sl.cfg)
+		id, err = lp.Dial(ctx, sl.cfg, sl.owner)
 	} else {
 		sock, err = sl.s.dialer.Dial(ctx, sl.cfg)
 	}
@@ -206,6 +211,13 @@ func (sl *slot) open(ctx context.Context) (time.Duration, error) {
 		}
 		return took, errSocketsClosed
 	default:
+	}
+	if sock == nil && sl.early == id { // the loop read its close before this: it opened, and dropped at once
+		sl.early = -1
+		sl.mu.Unlock()
+		sl.s.stats.Opened.Add(1)
+		sl.s.stats.Dropped.Add(1)
+		return took, errDroppedAtOnce
 	}
 	if sock != nil {
 		sl.sock = sock
@@ -227,6 +239,10 @@ func (sl *slot) open(ctx context.Context) (time.Duration, error) {
 func (sl *slot) loopDown(id int) {
 	sl.mu.Lock()
 	if sl.lid.Load() != int64(id) {
+		// Not its socket yet: the one open is dialling went down before
+		// open had its number (a server that closes right after the
+		// handshake). open sees it and reopens.
+		sl.early = id
 		sl.mu.Unlock()
 		return
 	}

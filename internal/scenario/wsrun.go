@@ -122,22 +122,24 @@ func (s *Set) newSlot(ws *wsScenario, v *VU) (*slot, error) {
 		}
 		cfg.Header = append(cfg.Header, [2]string{h.name, val})
 	}
-	sl := &slot{s: ws.sockets, cfg: cfg}
+	sl := &slot{s: ws.sockets, cfg: cfg, early: -1}
 	sl.lid.Store(-1)
+	if s.frames != nil {
+		s.frames.own(sl)
+	}
 	return sl, nil
 }
 
 // CloseSockets closes every socket and waits for their readers, and
 // closes the event loop the set was handed (LoopFrames).
 func (s *Set) CloseSockets() {
-	if s.frames != nil {
-		defer s.frames.sl.Close()
-	}
+	var held []*sockets
 	for _, c := range s.scenarios {
-		if c.ws == nil || c.ws.sockets == nil {
-			continue
+		if c.ws != nil && c.ws.sockets != nil {
+			held = append(held, c.ws.sockets)
 		}
-		ss := c.ws.sockets
+	}
+	for _, ss := range held { // every scenario's first: the loop is theirs together
 		close(ss.quit)
 		ss.cancel()
 		for _, sl := range ss.allSlots() {
@@ -147,14 +149,18 @@ func (s *Set) CloseSockets() {
 			}
 			sl.mu.Unlock()
 		}
-		if ss.loop != nil {
-			ss.loop.Close() // closes its sockets: every scenario's, once is enough, and a second Close does nothing
+	}
+	if s.frames != nil {
+		s.frames.sl.Close() // closes its sockets
+		for _, ss := range held {
 			for _, sl := range ss.allSlots() {
 				if sl.lid.Swap(-1) >= 0 {
 					ss.stats.Open.Add(-1)
 				}
 			}
 		}
+	}
+	for _, ss := range held {
 		ss.wg.Wait()
 	}
 }

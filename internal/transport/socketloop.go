@@ -14,10 +14,12 @@ import (
 type SocketLoop interface {
 	// Dial opens a socket (the handshake runs in the calling goroutine,
 	// which ctx may end early) and hands it to the loop; it returns the
-	// socket's number. It is safe from any goroutine; the loop reads the
-	// socket from its next Poll on. A failure is classified with
+	// socket's number. owner is the caller's, passed back with everything
+	// the socket reports: the loop may report the socket down before Dial
+	// has returned its number. It is safe from any goroutine; the loop
+	// reads the socket from its next Poll on. A failure is classified with
 	// ClassifySocketError.
-	Dial(ctx context.Context, c SocketConfig) (int, error)
+	Dial(ctx context.Context, c SocketConfig, owner int) (int, error)
 	// SetBase sets the time the loop's offsets count from (the run's
 	// monotonic base). Until it is called, they count from its creation.
 	SetBase(t time.Time)
@@ -46,11 +48,11 @@ type SocketLoop interface {
 
 // SocketHandler receives what a SocketLoop read.
 type SocketHandler interface {
-	// Frame is one whole data message of socket id, received at at (an
-	// offset from the loop's base; the kernel's receive time where it said
-	// it). frame is valid until Frame returns.
-	Frame(id int, frame []byte, at time.Duration)
-	// Down says socket id closed, or failed, with err; its number may be
-	// given to another socket afterwards.
-	Down(id int, err error)
+	// Frame is one whole data message of socket id, dialled for owner,
+	// received at at (an offset from the loop's base; the kernel's receive
+	// time where it said it). frame is valid until Frame returns.
+	Frame(id, owner int, frame []byte, at time.Duration)
+	// Down says socket id, dialled for owner, closed, or failed, with err;
+	// its number may be given to another socket afterwards.
+	Down(id, owner int, err error)
 }

@@ -52,6 +52,7 @@ var _ transport.SocketLoop = (*Loop)(nil)
 // wsock is one socket of the loop.
 type wsock struct {
 	fd      int
+	owner   int
 	gen     int32
 	msg     message
 	in      []byte // the start of a frame still coming
@@ -85,8 +86,8 @@ var errLoopClosed = errors.New("websocket loop closed")
 // Dial handshakes with gorilla, then takes the socket's descriptor for the
 // loop. The handshake's answer is read exactly to its end (headConn), so
 // that frames a server sends at once stay in the socket for the loop.
-func (l *Loop) Dial(ctx context.Context, c transport.SocketConfig) (int, error) {
-	if !strings.HasPrefix(c.URL, "ws://") {
+func (l *Loop) Dial(ctx context.Context, c transport.SocketConfig, owner int) (int, error) {
+	if !strings.HasPrefix(strings.ToLower(c.URL), "ws://") {
 		return -1, errors.New("the websocket loop speaks ws:// only")
 	}
 	conn, err := l.d.handshake(ctx, c, newHeadConn)
@@ -98,7 +99,7 @@ func (l *Loop) Dial(ctx context.Context, c transport.SocketConfig) (int, error) 
 		return -1, err
 	}
 	epoll.Stamp(fd)
-	s := &wsock{fd: fd, wto: c.WriteTimeout, msg: message{max: int64(c.MaxFrameBytes)}}
+	s := &wsock{fd: fd, owner: owner, wto: c.WriteTimeout, msg: message{max: int64(c.MaxFrameBytes)}}
 	if s.msg.max <= 0 {
 		s.msg.max = 1 << 20
 	}
@@ -329,16 +330,21 @@ func (l *Loop) reportDowns() {
 		l.downs = l.downs[1:]
 		l.socks[s.fd] = nil
 		if l.h != nil {
-			l.h.Down(s.fd, s.err)
+			l.h.Down(s.fd, s.owner, s.err)
 		}
 		unix.Close(s.fd) // closing removes it from the epoll set
 	}
 	l.downs = nil
 }
 
+// readsPerEvent bounds the reads of one socket per event: a sender faster
+// than the loop must not keep it from the others, from its sends and from
+// its timeouts (epoll reports the socket again at the next wait).
+const readsPerEvent = 4
+
 // read reads what s has and passes its whole messages on.
 func (l *Loop) read(s *wsock) {
-	for {
+	for range readsPerEvent {
 		n, rx, errno := l.rx.Recv(s.fd, l.rbuf)
 		switch {
 		case errno == unix.EINTR:
@@ -386,7 +392,7 @@ func (l *Loop) data(p []byte) {
 	if rx := l.cur.rxAt; rx > 0 && rx < at {
 		at = rx
 	}
-	l.h.Frame(l.cur.fd, p, at)
+	l.h.Frame(l.cur.fd, l.cur.owner, p, at)
 }
 
 // control answers a ping with its pong.

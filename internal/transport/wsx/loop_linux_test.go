@@ -37,21 +37,24 @@ type rec struct {
 }
 
 type got struct {
-	id int
-	p  []byte
-	at time.Duration
+	id, owner int
+	p         []byte
+	at        time.Duration
 }
 
 type down struct {
-	id  int
-	err error
+	id, owner int
+	err       error
 }
 
-func (h *rec) Frame(id int, p []byte, at time.Duration) {
-	h.frames = append(h.frames, got{id, bytes.Clone(p), at})
+func (h *rec) Frame(id, owner int, p []byte, at time.Duration) {
+	h.frames = append(h.frames, got{id, owner, bytes.Clone(p), at})
 }
 
-func (h *rec) Down(id int, err error) { h.downs = append(h.downs, down{id, err}) }
+func (h *rec) Down(id, owner int, err error) { h.downs = append(h.downs, down{id, owner, err}) }
+
+// testOwner is the owner the tests dial for; TestLoopOwner checks owners.
+const testOwner = 7
 
 func newTestLoop(t *testing.T) *Loop {
 	t.Helper()
@@ -112,7 +115,7 @@ func dial(t *testing.T, l *Loop, c transport.SocketConfig) int {
 	if c.Timeout == 0 {
 		c.Timeout = 3 * time.Second
 	}
-	id, err := l.Dial(context.Background(), c)
+	id, err := l.Dial(context.Background(), c, testOwner)
 	if err != nil {
 		t.Fatalf("Dial(%s): %v", c.URL, err)
 	}
@@ -168,8 +171,8 @@ func TestLoopEcho(t *testing.T) {
 	}
 	const slack = 50 * time.Millisecond // clocks read apart: judged loosely
 	for i, f := range h.frames {
-		if f.id != id {
-			t.Fatalf("frame %d on socket %d, want %d", i, f.id, id)
+		if f.id != id || f.owner != testOwner {
+			t.Fatalf("frame %d on socket %d for owner %d, want %d for %d", i, f.id, f.owner, id, testOwner)
 		}
 		if !bytes.Equal(f.p, sent[i]) {
 			t.Fatalf("frame %d: %d bytes (%.10q), want %d (%.10q)", i, len(f.p), f.p, len(sent[i]), sent[i])
@@ -426,7 +429,7 @@ func TestLoopServerCloses(t *testing.T) {
 	id := dial(t, l, transport.SocketConfig{URL: url})
 	h := &rec{}
 	pollUntil(t, l, h, "the Down", func() bool { return len(h.downs) > 0 })
-	if len(h.downs) != 1 || h.downs[0].id != id || h.downs[0].err == nil {
+	if len(h.downs) != 1 || h.downs[0].id != id || h.downs[0].owner != testOwner || h.downs[0].err == nil {
 		t.Fatalf("downs %v, want one of socket %d with an error", h.downs, id)
 	}
 	var ce *closeError
@@ -680,7 +683,7 @@ func TestLoopConcurrentDials(t *testing.T) {
 	errs := make(chan error, n)
 	for range n {
 		go func() {
-			id, err := l.Dial(context.Background(), transport.SocketConfig{URL: url, Timeout: 3 * time.Second})
+			id, err := l.Dial(context.Background(), transport.SocketConfig{URL: url, Timeout: 3 * time.Second}, testOwner)
 			if err != nil {
 				errs <- err
 				return
@@ -736,7 +739,7 @@ func TestLoopDialFailures(t *testing.T) {
 	t.Run("wss", func(t *testing.T) {
 		l := newTestLoop(t)
 		start := time.Now()
-		if _, err := l.Dial(context.Background(), transport.SocketConfig{URL: "wss://127.0.0.1:1/", Timeout: 3 * time.Second}); err == nil {
+		if _, err := l.Dial(context.Background(), transport.SocketConfig{URL: "wss://127.0.0.1:1/", Timeout: 3 * time.Second}, testOwner); err == nil {
 			t.Fatal("a wss:// Dial succeeded")
 		}
 		if el := time.Since(start); el > time.Second {
@@ -747,7 +750,7 @@ func TestLoopDialFailures(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) }))
 		defer srv.Close()
 		l := newTestLoop(t)
-		_, err := l.Dial(context.Background(), transport.SocketConfig{URL: wsURL(srv), Timeout: 3 * time.Second})
+		_, err := l.Dial(context.Background(), transport.SocketConfig{URL: wsURL(srv), Timeout: 3 * time.Second}, testOwner)
 		var he *transport.HandshakeError
 		if !errors.As(err, &he) || he.Status != http.StatusForbidden {
 			t.Fatalf("Dial: %v, want a HandshakeError of 403", err)
@@ -789,7 +792,7 @@ func TestLoopDialFailures(t *testing.T) {
 	t.Run("handshake timeout", func(t *testing.T) {
 		l := newTestLoop(t)
 		start := time.Now()
-		_, err := l.Dial(context.Background(), transport.SocketConfig{URL: silent(t), Timeout: 200 * time.Millisecond})
+		_, err := l.Dial(context.Background(), transport.SocketConfig{URL: silent(t), Timeout: 200 * time.Millisecond}, testOwner)
 		if err == nil {
 			t.Fatal("a Dial to a silent server succeeded")
 		}
@@ -802,7 +805,7 @@ func TestLoopDialFailures(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)
 		start := time.Now()
-		_, err := l.Dial(ctx, transport.SocketConfig{URL: silent(t)})
+		_, err := l.Dial(ctx, transport.SocketConfig{URL: silent(t)}, testOwner)
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("Dial: %v, want the context's cancel", err)
 		}
@@ -848,7 +851,7 @@ func TestLoopClose(t *testing.T) {
 			t.Fatal("Close left a connection open")
 		}
 	}
-	if _, err := l.Dial(context.Background(), transport.SocketConfig{URL: url, Timeout: 3 * time.Second}); err == nil {
+	if _, err := l.Dial(context.Background(), transport.SocketConfig{URL: url, Timeout: 3 * time.Second}, testOwner); err == nil {
 		t.Fatal("a Dial after Close succeeded")
 	}
 	select {
@@ -928,7 +931,7 @@ func TestLoopBareLFAnswer(t *testing.T) {
 	s.Close()
 
 	l := newTestLoop(t)
-	id, err := l.Dial(context.Background(), transport.SocketConfig{URL: bareLFServer(t), Timeout: 3 * time.Second})
+	id, err := l.Dial(context.Background(), transport.SocketConfig{URL: bareLFServer(t), Timeout: 3 * time.Second}, testOwner)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
