@@ -41,14 +41,27 @@ func onLoop(t *testing.T, s *Set, c *clock) *Frames {
 	return f
 }
 
+// recording records every frame that ends into c, as the executor does
+// (Record).
+func recording(s *Set, c *clock) transport.Done {
+	var it metrics.Iteration
+	return func(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
+		s.Record(c, &it, tag.N, tag.Intended, start, end, out)
+	}
+}
+
+// pollUntil polls f until ok, or for at most limit.
+func pollUntil(f *Frames, done transport.Done, limit time.Duration, ok func() bool) {
+	for deadline := time.Now().Add(limit); !ok() && time.Now().Before(deadline); {
+		f.Poll(20*time.Millisecond, done)
+	}
+}
+
 // framesRun sends n frames of scenario 0, one every gap, and polls until
 // every one ended (or 5 s), recording each as the executor does (Record).
 func framesRun(t *testing.T, s *Set, f *Frames, c *clock, n int, gap time.Duration) {
 	t.Helper()
-	var it metrics.Iteration
-	done := func(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
-		s.Record(c, &it, tag.N, tag.Intended, start, end, out)
-	}
+	done := recording(s, c)
 	for i := range n {
 		now := c.Now()
 		if !f.Send(0, Mix(5, uint64(i)), transport.Tag{Intended: now}) {
@@ -141,16 +154,8 @@ func TestFramesServerClosesAndReopen(t *testing.T) {
 	if k := c.iterations[1].Kind; c.iterations[0].Kind != transport.OK || k != transport.WSClosed {
 		t.Fatalf("frames = %v, %v; want ok, then ws_closed", c.iterations[0].Kind, k)
 	}
-	var it metrics.Iteration
-	done := func(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
-		s.Record(c, &it, tag.N, tag.Intended, start, end, out)
-	}
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
-		if tot, _ := s.SocketTotals(); tot.Open == 1 {
-			break
-		}
-		f.Poll(20*time.Millisecond, done)
-	}
+	done := recording(s, c)
+	pollUntil(f, done, 3*time.Second, func() bool { tot, _ := s.SocketTotals(); return tot.Open == 1 })
 	tot, _ := s.SocketTotals()
 	if tot.Dropped != 1 || tot.Opened != 2 || tot.Open != 1 {
 		t.Fatalf("sockets %+v; want one drop and a reopen", tot)
@@ -284,16 +289,8 @@ func TestFramesGreetingBeforeAnyFrame(t *testing.T) {
 	s := wsPlan(t, g.start(t), "open", 4, "ack_timeout: 2s")
 	c := &clock{base: time.Now()}
 	f := onLoop(t, s, c)
-	var it metrics.Iteration
-	done := func(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
-		s.Record(c, &it, tag.N, tag.Intended, start, end, out)
-	}
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
-		if tot, _ := s.SocketTotals(); tot.UnknownAcks == 4 {
-			break
-		}
-		f.Poll(20*time.Millisecond, done)
-	}
+	done := recording(s, c)
+	pollUntil(f, done, 3*time.Second, func() bool { tot, _ := s.SocketTotals(); return tot.UnknownAcks == 4 })
 	if tot, _ := s.SocketTotals(); tot.UnknownAcks != 4 {
 		t.Fatalf("sockets %+v, want the 4 greetings counted unknown", tot)
 	}
@@ -313,16 +310,8 @@ func TestFramesDroppedRightAfterHandshake(t *testing.T) {
 	s := wsPlan(t, g.start(t), "open", 3, "ack_timeout: 2s")
 	c := &clock{base: time.Now()}
 	f := onLoop(t, s, c)
-	var it metrics.Iteration
-	done := func(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
-		s.Record(c, &it, tag.N, tag.Intended, start, end, out)
-	}
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-		if tot, _ := s.SocketTotals(); tot.Open == 3 && g.conns.Load() == 6 {
-			break
-		}
-		f.Poll(20*time.Millisecond, done)
-	}
+	done := recording(s, c)
+	pollUntil(f, done, 5*time.Second, func() bool { tot, _ := s.SocketTotals(); return tot.Open == 3 && g.conns.Load() == 6 })
 	tot, _ := s.SocketTotals()
 	if tot.Open != 3 || tot.Dropped != 3 || tot.Opened != 6 {
 		t.Fatalf("sockets %+v, server saw %d; want 3 open after 3 drops and 3 reopens", tot, g.conns.Load())
