@@ -92,11 +92,10 @@ func (r *Runner) newLoopRun(ctx context.Context, sr *stepRun) *loopRun {
 // record records an exchange the loop ended as its scenario's iteration,
 // and sends the user's next one in the closed model.
 func (lr *loopRun) record(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
-	n := lr.nsc
-	sc := tag.N % n
+	sc := tag.N % lr.nsc
 	lr.r.cfg.Scenarios.Record(lr.tap, &lr.it, sc, tag.Intended, start, end, out)
 	if lr.seeds != nil {
-		lr.next(tag.N/n, end)
+		lr.next(tag.N/lr.nsc, end)
 	}
 }
 

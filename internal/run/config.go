@@ -142,22 +142,20 @@ func eventLoop(p *plan.Plan, cookie bool) transport.Loop {
 // frameLoop hands the plan's websocket frames to an event loop
 // (wsx.NewLoop) where they fit one (scenario.Set.LoopFrames: the open
 // model, every scenario acked frames over ws://, nothing of a user in
-// them), or returns nil: frames go over goroutines, as they do where the
-// system has no epoll and with CEILING_LOOP=off (bench/ws.sh compares the
-// two). The set closes the loop with its sockets.
-func frameLoop(p *plan.Plan, set *scenario.Set, d *wsx.Dialer) *scenario.Frames {
+// them); else frames go over goroutines, as they do where the system has
+// no epoll and with CEILING_LOOP=off (bench/ws.sh compares the two). The
+// set closes the loop with its sockets, and its Frames is the engine.
+func frameLoop(p *plan.Plan, set *scenario.Set) {
 	if !hasWebSocket(p) || os.Getenv("CEILING_LOOP") == "off" {
-		return nil
+		return
 	}
-	lp, err := wsx.NewLoop(d)
+	lp, err := wsx.NewLoop(wsx.New(p.HTTP.Insecure))
 	if err != nil {
-		return nil
+		return
 	}
-	f := set.LoopFrames(lp)
-	if f == nil {
+	if set.LoopFrames(lp) == nil {
 		lp.Close()
 	}
-	return f
 }
 
 // loadConfig is the executor's configuration for the plan.

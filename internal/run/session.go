@@ -90,8 +90,7 @@ type Session struct {
 	strict  bool // a validity finding fails the run
 	set     *scenario.Set
 	ex      transport.Exchanger
-	loop    transport.Loop   // nil: no event loop (see eventLoop)
-	frames  *scenario.Frames // nil: websocket frames go over goroutines (see frameLoop)
+	loop    transport.Loop // nil: no event loop (see eventLoop)
 	runner  *load.Runner
 	res     *results.Result
 	sockets sockets
@@ -178,8 +177,8 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 	}
 	dialer := o.Dialer
 	if dialer == nil {
-		wd := wsx.New(p.HTTP.Insecure)
-		s.frames, dialer = frameLoop(p, set, wd), wd
+		dialer = wsx.New(p.HTTP.Insecure)
+		frameLoop(p, set)
 	}
 	cookie, err := preflight(s.ex, set, p)
 	if err != nil {
@@ -213,7 +212,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 		return nil, err
 	}
 	cfg := loadConfig(p, &o)
-	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, s.frames, set, ticking(o.OnProgress)
+	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(o.OnProgress)
 	cfg.OnSecond = s.onSecond()
 	s.runner = load.NewRunner(cfg)
 	return s, nil

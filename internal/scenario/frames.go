@@ -110,6 +110,9 @@ func (f *Frames) own(sl *slot) {
 	f.bySlot = append(f.bySlot, map[string]int32{})
 }
 
+// Frames returns the frames engine LoopFrames made, or nil.
+func (s *Set) Frames() *Frames { return s.frames }
+
 // framesStream is the random stream of the frames engine's renderer.
 const framesStream = ^uint64(0) - 2
 
