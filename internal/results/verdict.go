@@ -374,7 +374,10 @@ func (s *Step) notes(prev *Step, rules Rules) []string {
 	if t == nil || t.Samples == 0 {
 		return n
 	}
-	if t.Exited {
+	switch {
+	case t.Died != "":
+		n = append(n, "the target died ("+t.Died+")")
+	case t.Exited:
 		n = append(n, "the target exited during the step")
 	}
 	limit := t.CPULimitPct
