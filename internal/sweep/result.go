@@ -19,6 +19,10 @@ const Schema = "ceiling.sweep/v1"
 // FailedToStart is the state of a shape whose target never became ready.
 const FailedToStart = "FAILED TO START"
 
+// TargetDied is the state of a shape whose target died during its run (an
+// exit, a crash, the OOM killer): Row.Died says how.
+const TargetDied = "TARGET DIED"
+
 // Result is sweep.json: every shape's row, the best, and what the shapes
 // tell.
 type Result struct {
@@ -58,8 +62,12 @@ type Row struct {
 	P95MS     float64 `json:"p95_ms"`
 	P99MS     float64 `json:"p99_ms"`
 	ErrorRate float64 `json:"error_rate"`
-	// State is the step's verdict, or FAILED TO START.
-	State     string `json:"state"`
+	// State is the step's verdict, FAILED TO START, or TARGET DIED.
+	State string `json:"state"`
+	// Died says how the target died (TARGET DIED): "OOM-killed at 4 MiB"
+	// when its cgroup counted an OOM kill, else its exit ("killed by
+	// SIGKILL", "exited with status 1").
+	Died      string `json:"died,omitempty"`
 	SLOPassed *bool  `json:"slo_passed,omitempty"`
 	// EstUsers is throughput ÷ users_per_rps: the active users the shape
 	// serves at that rate.
@@ -90,13 +98,14 @@ type Row struct {
 	Limits        string  `json:"limits,omitempty"`
 	CPUsEffective float64 `json:"cpus_effective,omitempty"`
 	// Result is the path of the shape's own result.json; Error says why
-	// its target did not start.
+	// its target did not start, or how and when it died.
 	Result string `json:"result"`
 	Error  string `json:"error,omitempty"`
 	// Warnings say what went wrong around the shape's run: a teardown
 	// that failed (its target may still be running), a group not removed.
 	Warnings []string `json:"warnings,omitempty"`
-	// LogTail is the last lines of a shape's log when it failed to start.
+	// LogTail is the last lines of a shape's log when it failed to start
+	// or its target died.
 	LogTail string `json:"log_tail,omitempty"`
 }
 
@@ -223,7 +232,7 @@ func lessons(rows []Row) []string {
 	measured := slices.DeleteFunc(slices.Clone(rows), func(c Row) bool { return !c.comparable() })
 	for _, c := range rows {
 		switch c.State {
-		case results.Healthy, results.Stressed, results.Overloaded, FailedToStart:
+		case results.Healthy, results.Stressed, results.Overloaded, FailedToStart, TargetDied: // the last two say why below the lessons
 		default:
 			out = append(out, fmt.Sprintf("%s is not compared: %s (its figures do not measure the shape)", c.Name, c.State))
 		}
