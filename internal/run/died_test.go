@@ -44,6 +44,9 @@ func TestTargetDiesMidStep(t *testing.T) {
 	if !st.Interrupted || st.DurationS < 0.5 || st.DurationS > 3 || st.Completed < 20 {
 		t.Errorf("step: partial %v, %.2fs, %d completed; want a partial step of about 1s with its exchanges until then", st.Interrupted, st.DurationS, st.Completed)
 	}
+	if st.Verdict != results.Invalid || !strings.Contains(st.VerdictReason, "the target died (exited with status 3)") {
+		t.Errorf("verdict %s (%s), want INVALID: a step cut by its target's death measures nothing of its capacity", st.Verdict, st.VerdictReason)
+	}
 	if st.Target == nil || st.Target.Died != "exited with status 3" || !st.Target.Exited {
 		t.Errorf("step target = %+v, want died: exited with status 3", st.Target)
 	}
