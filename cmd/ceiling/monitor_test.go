@@ -22,12 +22,15 @@ func freePort(t *testing.T) int {
 }
 
 type stepTarget struct {
-	Warnings []string `json:"warnings"`
-	Target   *struct {
+	Warnings    []string `json:"warnings"`
+	DurationS   float64  `json:"duration_s"`
+	Interrupted bool     `json:"interrupted"`
+	Target      *struct {
 		CPUPct  float64 `json:"cpu_pct"`
 		RSSMB   float64 `json:"rss_mb"`
 		Samples int     `json:"samples"`
 		Exited  bool    `json:"exited"`
+		Died    string  `json:"died"`
 	} `json:"target"`
 	Series []struct {
 		TargetRSS *float64 `json:"target_rss_mb"`
@@ -106,23 +109,28 @@ scenarios: [{request: {url: /}}]
 	}
 }
 
-// A target that dies mid-run is reported, never a crash.
+// A target that dies mid-run is reported, never a crash: the step under
+// way ends at the death, and the run stops there (exit 3), its result
+// written.
 func TestMonitorTargetDies(t *testing.T) {
 	port := freePort(t)
 	out := filepath.Join(t.TempDir(), "r.json")
-	script := fmt.Sprintf("%s demo-target --addr 127.0.0.1:%d & child=$!; sleep 2; kill $child; wait", os.Args[0], port)
+	script := fmt.Sprintf("%s demo-target --addr 127.0.0.1:%d & child=$!; sleep 2; kill $child; wait; exit 4", os.Args[0], port)
 	cmd := ceiling("run", "--monitor-cmd", script, "--url", fmt.Sprintf("http://127.0.0.1:%d/health", port),
 		"--rate", "50,50,50", "--step", "1500ms", "--warmup", "0s", "--timeout", "300ms", "--out", out)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	code := exitCode(cmd.Run())
-	if code != 0 && code != 1 {
-		t.Fatalf("exit %d, want a completed run; stderr:\n%s", code, stderr.String())
+	if code != 3 || !strings.Contains(stderr.String(), "the target died") || strings.Contains(stderr.String(), "panic") {
+		t.Fatalf("exit %d, want 3 with the target's death said; stderr:\n%s", code, stderr.String())
 	}
 	steps := readSteps(t, out)
 	last := steps[len(steps)-1]
-	said := strings.Contains(strings.Join(last.Warnings, " "), "exited")
-	if last.Target == nil || !last.Target.Exited || !said {
-		t.Errorf("last step target %+v, warnings %q; want it reported as exited", last.Target, last.Warnings)
+	said := strings.Contains(strings.Join(last.Warnings, " "), "the target died")
+	if len(steps) == 3 || last.Target == nil || !last.Target.Exited || last.Target.Died != "exited with status 4" || !said {
+		t.Errorf("%d steps, last step target %+v, warnings %q; want the run stopped at the death, reported as died", len(steps), last.Target, last.Warnings)
+	}
+	if !last.Interrupted || last.DurationS >= 1.5 {
+		t.Errorf("last step partial %v after %.2fs: want it cut at the death", last.Interrupted, last.DurationS)
 	}
 }

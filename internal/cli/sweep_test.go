@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +148,36 @@ func TestSweepDockerReal(t *testing.T) {
 				t.Errorf("nginx under 0.5 CPU: %+v", c)
 			}
 		})
+	}
+}
+
+// Two shapes on the same CPU and memory that both serve all of a 20/s
+// load, the second (2 workers) answering twice as slowly: the lessons say
+// what the extra workers cost in latency, though their throughputs (the
+// load's) are not compared. The target is this test's server: its delay
+// is 25 ms per worker of the shape, named in the URL.
+func TestSweepLessonWorkersLatency(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("workers"))
+		time.Sleep(time.Duration(n) * 25 * time.Millisecond)
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--launcher", "command", "--apply", "echo {{.id}}",
+		"--configs", "1@1/256m 2@1/256m", "--url", srv.URL+"/?workers={{.workers}}",
+		"--rate", "20", "--step", "1s", "--warmup", "200ms", "--out", out, "--quiet")
+	t.Log(stdout)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readSweep(t, out)
+	one, two := r.Configs[0], r.Configs[1]
+	t.Logf("p95 %.1f ms (%s) → %.1f ms (%s)", one.P95MS, one.State, two.P95MS, two.State)
+	if one.P95MS < 24 || one.P95MS > 45 || two.P95MS < 49 || two.P95MS > 75 {
+		t.Fatalf("p95 %.1f ms and %.1f ms: want about 25 and 50 (the server's delays)", one.P95MS, two.P95MS)
+	}
+	want := "2 workers on 1 CPU answered slower than 1 on the same CPU (256Mi) at the same load (20/s): p95 "
+	if !strings.Contains(strings.Join(r.Lessons, "\n"), want) || !strings.Contains(stdout, "workers without CPU cost latency") {
+		t.Errorf("lessons %q: want %q…, in the table too", r.Lessons, want)
 	}
 }

@@ -438,3 +438,124 @@ configs: ["1@1/256Mi"]
 		t.Errorf("window p99 %.1f ms: want a target short of CPU (a tenth of a core for 2 s) to show it", w.P99MS)
 	}
 }
+
+// touchWhen creates the file trigger once the file exists has existed for
+// delay (polling, for at most a minute, and no longer than the test): the
+// moment a shape's run has opened (its result.json is written once the
+// target answered), for a target told to fail then.
+func touchWhen(t *testing.T, exists, trigger string, delay time.Duration) {
+	t.Helper()
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	t.Cleanup(func() { close(done); <-stopped })
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if _, err := os.Stat(exists); err == nil {
+				select {
+				case <-done:
+				case <-time.After(delay):
+					os.WriteFile(trigger, nil, 0o644)
+				}
+				return
+			}
+		}
+	}()
+}
+
+// A target that outgrows its shape's memory limit mid-step is OOM-killed:
+// the row is TARGET DIED (OOM-killed at the limit), because the shape's
+// cgroup counted the kill, with the target's log tail; the step ends at the
+// death instead of loading a dead port to its end; and the sweep goes on
+// to the next shape. It needs root and a cgroup memory controller.
+func TestSweepTargetOOMKilled(t *testing.T) {
+	probe, err := sweep.NewLimits("probe", sweep.Config{Workers: 1, CPUs: 1, MemoryMB: 48})
+	if err != nil {
+		t.Skipf("cgroup limits unavailable here: %v", err)
+	}
+	probe.Remove()
+	exe := exeAsCeiling(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sweep.json")
+	// The first shape's target takes 96 MiB (its limit is 48) 0.5 s after
+	// its run opened; the second's is never told to.
+	touchWhen(t, filepath.Join(dir, "sweep", "1w-1c-48Mi", "result.json"), filepath.Join(dir, "1w-1c-48Mi.go"), 500*time.Millisecond)
+	start := time.Now()
+	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--configs", "1@1/48m 1@1/256m",
+		"--cmd", hogMB+"=96 "+hogWhen+"='"+dir+"/{{.id}}.go' "+exe+" demo-target --addr 127.0.0.1:{{.port}}",
+		"--ready", "http://127.0.0.1:{{.port}}/health", "--url", "http://127.0.0.1:{{.port}}/",
+		"--rate", "50", "--step", "3s", "--warmup", "200ms", "--out", out, "--quiet")
+	took := time.Since(start)
+	t.Logf("after %v:\n%s", took, stdout)
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0 (a shape whose target died is a row)\n%s\n%s", code, stdout, stderr)
+	}
+	r := readSweep(t, out)
+	if len(r.Configs) != 2 {
+		t.Fatalf("%d rows, want both shapes", len(r.Configs))
+	}
+	dead, alive := r.Configs[0], r.Configs[1]
+	if dead.State != "TARGET DIED" || !strings.Contains(dead.Error, "its cgroup counted 1 OOM kill") || !strings.Contains(dead.LogTail, "Killed") || dead.Best {
+		t.Errorf("row %s: state %q, error %q, log tail %q; want TARGET DIED, the cgroup's OOM kill, the log's Killed", dead.Name, dead.State, dead.Error, dead.LogTail)
+	}
+	if !strings.Contains(stdout, "TARGET DIED (OOM-killed at 48 MiB)") || !strings.Contains(stdout, "its log ends:") {
+		t.Errorf("the table does not say the target was OOM-killed at 48 MiB, with its log:\n%s", stdout)
+	}
+	// The step ended at the death (about 0.3 s into its 3 s window), not
+	// at its end.
+	res := readResult(t, dead.Result)
+	if len(res.Steps) != 1 || res.Steps[0].DurationS > 2.5 || !res.Steps[0].Interrupted {
+		t.Errorf("the dead shape's steps: %d, the first %.1fs, partial %v; want one partial step, ended at the death (about 0.3 s into 3 s)", len(res.Steps), res.Steps[0].DurationS, res.Steps[0].Interrupted)
+	} else if st := res.Steps[0]; st.Target == nil || !strings.HasPrefix(st.Target.Died, "killed by SIGKILL") {
+		t.Errorf("the dead shape's step target %+v: want it died, killed by SIGKILL", st.Target)
+	}
+	// The sweep went on to the next shape and measured it whole (its
+	// verdict is the busy machine's business: HEALTHY when it is idle).
+	if st := readResult(t, alive.Result).Steps; alive.State == "TARGET DIED" || len(st) != 1 || st[0].DurationS < 2.9 || alive.Throughput < 35 || alive.Throughput > 65 {
+		t.Errorf("row %s: %s at %.1f/s; want the sweep gone on to it, its 3 s step whole, near 50/s", alive.Name, alive.State, alive.Throughput)
+	}
+}
+
+// A target killed (not by the OOM killer) and one that exits are TARGET
+// DIED with how they ended, never "OOM-killed": that is said only when
+// the shape's cgroup counted an OOM kill (and without a cgroup, never).
+func TestSweepTargetDiedNotOOM(t *testing.T) {
+	exe := exeAsCeiling(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sweep.json")
+	for _, id := range []string{"1w-1c-256Mi", "2w-1c-256Mi"} {
+		touchWhen(t, filepath.Join(dir, "sweep", id, "result.json"), filepath.Join(dir, id+".go"), 500*time.Millisecond)
+	}
+	// Workers 1: its server is killed by SIGKILL; workers 2: it is stopped
+	// and the command exits with status 7.
+	cmd := exe + ` demo-target --addr 127.0.0.1:{{.port}} & p=$!; ` +
+		`while [ ! -f '` + dir + `/{{.id}}.go' ]; do sleep 0.05; done; ` +
+		`if [ {{.workers}} = 1 ]; then kill -9 $p; wait $p; else kill $p; wait $p; exit 7; fi`
+	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--configs", "1@1/256m 2@1/256m", "--cmd", cmd,
+		"--ready", "http://127.0.0.1:{{.port}}/health", "--url", "http://127.0.0.1:{{.port}}/",
+		"--rate", "50", "--step", "4s", "--warmup", "200ms", "--out", out, "--quiet")
+	t.Log(stdout)
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	}
+	r := readSweep(t, out)
+	if len(r.Configs) != 2 {
+		t.Fatalf("%d rows, want 2", len(r.Configs))
+	}
+	for i, want := range []string{"TARGET DIED (killed by SIGKILL (its shell's exit status 137))", "TARGET DIED (exited with status 7)"} {
+		c := r.Configs[i]
+		if c.State != "TARGET DIED" || strings.Contains(c.Error, "OOM") || !strings.Contains(stdout, want) {
+			t.Errorf("row %s: state %q, error %q; want %s in the table, no OOM", c.Name, c.State, c.Error, want)
+		}
+		if res := readResult(t, c.Result); len(res.Steps) != 1 || res.Steps[0].DurationS > 3 {
+			t.Errorf("row %s: %d steps, the first %.1fs; want one step, ended at the death (0.3-1.5 s into 4 s)", c.Name, len(res.Steps), res.Steps[0].DurationS)
+		}
+	}
+}

@@ -33,7 +33,9 @@
 //
 // Launch starts a command target itself: in its own process group, with its
 // output in a log file, waiting until a ready URL answers, and Target.Stop
-// ends the group (SIGTERM, then SIGKILL after a grace period).
+// ends the group (SIGTERM, then SIGKILL after a grace period). Target.Done
+// and Target.Died tell a target that ended on its own (an exit, a crash,
+// the OOM killer: its exit status or signal) from one ceiling ended.
 //
 // What it does not do: it does not shell out (everything is read from /proc,
 // /sys/fs/cgroup and HTTP), it does not set cgroup limits (that is the sweep

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,6 +61,13 @@ type Target struct {
 
 	done    chan struct{} // closed once the shell has exited and been reaped
 	waitErr error         // the shell's exit, valid after done
+	// shell is true when Command runs through the shell (not Argv).
+	shell bool
+	// ending is set before ceiling signals the target to end it (Stop,
+	// Kill, KillAll); died says how it ended when it ended without that
+	// (died.Known), valid after done.
+	ending atomic.Bool
+	died   Exit
 
 	stopOnce sync.Once
 	stopErr  error
@@ -80,7 +88,7 @@ func Launch(ctx context.Context, c LaunchConfig) (*Target, error) {
 	if c.StopGrace <= 0 {
 		c.StopGrace = DefaultStopGrace
 	}
-	t := &Target{grace: c.StopGrace, done: make(chan struct{})}
+	t := &Target{grace: c.StopGrace, done: make(chan struct{}), shell: len(c.Argv) == 0}
 	cmd := shellCommand(c.Command)
 	if len(c.Argv) > 0 {
 		cmd = argvCommand(c.Argv)
@@ -107,6 +115,9 @@ func Launch(ctx context.Context, c LaunchConfig) (*Target, error) {
 	live.add(t)
 	go func() {
 		t.waitErr = cmd.Wait()
+		if !t.ending.Load() {
+			t.died = exitOf(cmd.ProcessState, t.shell)
+		}
 		t.closeLog()
 		close(t.done)
 	}()
@@ -249,6 +260,21 @@ func (t *Target) Exited() bool {
 	}
 }
 
+// Done returns a channel that is closed once the target's shell has
+// exited and been reaped, whoever ended it.
+func (t *Target) Done() <-chan struct{} { return t.done }
+
+// Died says how the target ended when it ended on its own, once Done is
+// closed, and whether it did: false while it runs, and when ceiling ended
+// it (Stop, Kill, KillAll): a target stopped at the end of a run, or
+// killed by an event, did not die.
+func (t *Target) Died() (Exit, bool) {
+	if !t.Exited() || !t.died.Known {
+		return Exit{}, false
+	}
+	return t.died, true
+}
+
 // Stop sends SIGTERM to the target's process group, waits up to the stop
 // grace for the group to end, then sends SIGKILL to what is left. It
 // returns once the shell has been reaped. A target that had already exited
@@ -259,6 +285,7 @@ func (t *Target) Exited() bool {
 // shell started are not reached and may outlive it.
 func (t *Target) Stop() error {
 	t.stopOnce.Do(func() {
+		t.ending.Store(true)
 		t.stopErr = t.stop()
 		live.remove(t)
 	})
@@ -348,6 +375,7 @@ func KillAll() {
 	live.mu.Lock()
 	defer live.mu.Unlock()
 	for t := range live.set {
+		t.ending.Store(true)
 		t.kill()
 	}
 }

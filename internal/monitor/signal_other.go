@@ -16,6 +16,7 @@ func (t *Target) Resume() error { return errors.ErrUnsupported }
 // Kill kills the target's shell at once (Windows cannot reach the rest of
 // its group) and waits for it.
 func (t *Target) Kill() error {
+	t.ending.Store(true)
 	t.kill()
 	<-t.done
 	t.stopOnce.Do(func() { live.remove(t) })

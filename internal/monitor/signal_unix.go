@@ -20,6 +20,7 @@ func (t *Target) Resume() error { return signalGroup(t.cmd.Process.Pid, syscall.
 // Kill kills the target's process group at once (SIGKILL) and waits for
 // its shell; it is then stopped for good (Stop does nothing more).
 func (t *Target) Kill() error {
+	t.ending.Store(true)
 	err := signalGroup(t.cmd.Process.Pid, syscall.SIGKILL)
 	<-t.done
 	t.stopOnce.Do(func() { live.remove(t) })

@@ -320,6 +320,11 @@ type Target struct {
 	Metrics map[string]Metric `json:"metrics,omitempty"`
 	// Exited is true when the target had exited by the window's end.
 	Exited bool `json:"exited,omitempty"`
+	// Died says how a command target ceiling started had ended on its own
+	// by the window's end ("exited with status 1", "killed by SIGKILL"):
+	// a step without events is ended there and the run stops. Empty when
+	// it had not.
+	Died string `json:"died,omitempty"`
 	// Samples counts the readings in the window; 0 means nothing measured.
 	Samples int `json:"samples"`
 	// SourceSamples counts the readings of the process or cgroup: 0 means

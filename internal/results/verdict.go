@@ -16,8 +16,9 @@ const (
 	Stressed         = "STRESSED"
 	Overloaded       = "OVERLOADED"
 	GeneratorLimited = "GENERATOR LIMITED"
-	// Invalid is a step that measured requests the target refuses as
-	// wrong (every one failed with a 4xx): nothing of its capacity.
+	// Invalid is a step that measured nothing of the target's capacity:
+	// requests it refuses as wrong (every one failed with a 4xx), an agent
+	// lost, a target that died and cut the step short.
 	Invalid = "INVALID"
 )
 
@@ -109,6 +110,8 @@ func (s *Step) verdict(rules Rules) (string, []string) {
 	switch {
 	case s.Lost != "":
 		return Invalid, []string{s.Lost}
+	case s.Interrupted && s.Target != nil && s.Target.Died != "":
+		return Invalid, []string{"the target died (" + s.Target.Died + "): the step was cut there"}
 	case s.GeneratorLimited:
 		return GeneratorLimited, []string{s.generatorReason()}
 	case s.noLogin() != "":
@@ -374,7 +377,10 @@ func (s *Step) notes(prev *Step, rules Rules) []string {
 	if t == nil || t.Samples == 0 {
 		return n
 	}
-	if t.Exited {
+	switch {
+	case t.Died != "":
+		n = append(n, "the target died ("+t.Died+")")
+	case t.Exited:
 		n = append(n, "the target exited during the step")
 	}
 	limit := t.CPULimitPct

@@ -86,7 +86,7 @@ func Find(ctx context.Context, s *Session, cfg search.Config) (*results.Result, 
 		return nil, &InputError{Err: err}
 	}
 	r, err := search.Run(ctx, strat, NewFinder(s))
-	if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) {
+	if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) || errors.Is(err, ErrTargetDied) {
 		return s.stopAfter(ctx, err)
 	}
 	if err != nil && !errors.Is(err, ErrInterrupted) {

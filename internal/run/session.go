@@ -100,6 +100,7 @@ type Session struct {
 	alone   string           // the scenario run alone (load.each), "" for the mix
 	raw     [][]results.Step // each step index's repeats, in run order
 	passed  [][]bool         // whether each of them passed, judged alone
+	died    bool             // the command target died: the run does not pass
 	refused int64            // requests the scenarios refused to send, so far
 	cookies int64            // cookies the users' jars did not store, so far
 
@@ -272,7 +273,7 @@ run:
 					if errors.Is(err, ErrInterrupted) {
 						break run
 					}
-					if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) {
+					if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) || errors.Is(err, ErrTargetDied) {
 						return s.stopAfter(ctx, err)
 					}
 					return nil, err
@@ -284,8 +285,9 @@ run:
 }
 
 // stopAfter finishes a run stopped after a step (an agent lost: the step is
-// INVALID; a required event failed): its steps are written, and err
-// (ErrAgentLost, ErrEventFailed) says why it stopped.
+// INVALID; a required event failed; the target died): its steps are
+// written, and err (ErrAgentLost, ErrEventFailed, ErrTargetDied) says why
+// it stopped.
 func (s *Session) stopAfter(ctx context.Context, err error) (*results.Result, error) {
 	res, ferr := s.Finish(ctx)
 	return res, errors.Join(err, ferr)
@@ -356,7 +358,12 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 		if len(s.p.Events) > 0 {
 			evs = s.startEvents(ctx, st, time.Now(), s.runner.Base())
 		}
-		step, start, err = s.Measure(ctx, st)
+		measure, cancel := ctx, context.CancelFunc(func() {})
+		if !s.eventful(st) {
+			measure, cancel = s.watch.untilDied(ctx) // a dead target's port is not loaded further
+		}
+		step, start, err = s.Measure(measure, st)
+		cancel()
 		step.StartS = start.Seconds()
 		if evs != nil {
 			var done []results.Event
@@ -369,12 +376,15 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 		base = s.runner.Base()
 		win = Window{Start: base.Add(start + st.Warmup), End: base.Add(start + st.Warmup + time.Duration(step.DurationS*float64(time.Second)))}
 	}
+	var died error // the command target died: the run stops after this step
 	if w := s.watch; w != nil {
 		var warnings []string
 		step.Target, warnings = w.figures(win.Start, win.End)
 		step.Warnings = append(step.Warnings, warnings...)
 		w.annotate(step.Series, base)
-		if step.Target.Exited {
+		if exit, at, ok := w.dead(); ok && !s.eventful(st) {
+			died = s.targetDied(&step, exit, at, win, ctx.Err() == nil)
+		} else if step.Target.Exited {
 			step.Warnings = append(step.Warnings, "the target exited: the figures after its exit measure a dead target"+w.logHint())
 		}
 	}
@@ -437,7 +447,7 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 	if s.res.Interrupted {
 		return step, ErrInterrupted
 	}
-	return step, nil
+	return step, died
 }
 
 // record adds a finished step to the result at its index: new, or
@@ -506,7 +516,7 @@ func (s *Session) judge() {
 	}
 	lost := slices.ContainsFunc(s.res.Steps, func(st results.Step) bool { return st.Lost != "" })
 	failed := slices.ContainsFunc(s.res.Events, func(e results.Event) bool { return e.Required && e.Error != "" })
-	s.res.Passed = s.res.Passed && !s.res.Interrupted && !s.res.Unfinished && !lost && !failed
+	s.res.Passed = s.res.Passed && !s.res.Interrupted && !s.res.Unfinished && !lost && !failed && !s.died
 }
 
 func (s *Session) write() error {

@@ -32,6 +32,14 @@ type watch struct {
 	tree   *swappable
 	mu     sync.Mutex // target, as events replace it
 	events sync.Mutex // one event replacing the target at a time
+	// died is closed when the command target ends on its own (not by
+	// ceiling's doing: the run's end, an event's kill or restart); exit
+	// says how and diedAt when, both set before it is closed. nil without
+	// a command target.
+	died     chan struct{}
+	diedOnce sync.Once
+	exit     monitor.Exit
+	diedAt   time.Time
 }
 
 // startWatch starts what the plan's monitor section asks for; a command
@@ -59,6 +67,8 @@ func startWatch(ctx context.Context, p *plan.Plan, log string) (*watch, error) {
 			return nil, fmt.Errorf("start the target: %w", err)
 		}
 		w.target, pid = t, t.PID()
+		w.died = make(chan struct{})
+		w.follow(t)
 	}
 	w.limit, w.limitWhy = monitor.CPULimit(pid, m.Cgroup)
 	var src monitor.Source
@@ -106,6 +116,9 @@ func (w *watch) figures(from, to time.Time) (*results.Target, []string) {
 		CPUPct: f.CPUPct, CPULimitPct: w.limit, RSSMB: f.RSSMB, RSSMaxMB: f.RSSMaxMB,
 		Threads: f.Threads, FDs: f.FDs, Exited: f.Exited, Samples: f.Samples,
 		SourceSamples: f.SourceSamples, Scrapes: f.Scrapes, ScrapeErrors: f.ScrapeErrors, ScrapeError: f.ScrapeError,
+	}
+	if exit, at, ok := w.dead(); ok && !at.After(to) {
+		t.Exited, t.Died = true, exit.String()
 	}
 	if len(f.Metrics) > 0 {
 		t.Metrics = map[string]results.Metric{}
@@ -189,6 +202,7 @@ func (w *watch) relaunch(ctx context.Context) (old *monitor.Target, err error) {
 	w.mu.Lock()
 	old, w.target = w.target, t
 	w.mu.Unlock()
+	w.follow(t)
 	return old, nil
 }
 

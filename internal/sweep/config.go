@@ -48,6 +48,14 @@ func formatMemory(mb int) string {
 	return strconv.Itoa(mb) + "Mi"
 }
 
+// memoryText writes a memory size in MiB for a sentence: "4 MiB", "1 GiB".
+func memoryText(mb int) string {
+	if mb > 0 && mb%1024 == 0 {
+		return strconv.Itoa(mb/1024) + " GiB"
+	}
+	return strconv.Itoa(mb) + " MiB"
+}
+
 // ParseConfigs reads configurations written as the seed's --configs flag:
 // items separated by spaces (or commas), each W@C/M: workers, CPUs (a
 // decimal, such as 0.5), and memory with a unit, m or Mi for MiB, g or Gi

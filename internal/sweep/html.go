@@ -18,7 +18,8 @@ const sweepCSS = `
 // HTML writes the sweep as one self-contained page (no script, nothing
 // fetched at view time): the command, the same table as Text, the
 // throughput and the p95 of every shape as bar charts with the best shape
-// marked (a shape that failed to start has a label and no bar), and
+// marked (a shape that failed to start, or whose target died, has a label
+// and no bar), and
 // Text's notes: what the marks mean, the limits, the lessons, the shapes'
 // errors.
 func HTML(w io.Writer, r *Result) error {
@@ -38,7 +39,7 @@ func HTML(w io.Writer, r *Result) error {
 	best := -1
 	for i, c := range r.Configs {
 		labels[i], rps[i], p95[i] = c.Name, c.Throughput, c.P95MS
-		if c.State == FailedToStart {
+		if c.State == FailedToStart || c.State == TargetDied {
 			rps[i], p95[i] = math.NaN(), math.NaN()
 		}
 		if c.Best {

@@ -45,6 +45,10 @@ type Enforced struct {
 	// whole CPUs by affinity (0.5 pinned to one CPU is 1), or 0 when
 	// nothing limited it. Throughput per CPU and scaling are taken on it.
 	CPUs float64
+	// Group is the cgroup that enforces them (the local launcher's), whose
+	// memory controller says whether a target that died was OOM-killed;
+	// nil without one.
+	Group *Limits
 }
 
 // Target is what every launcher shares: the target's environment and how
@@ -111,6 +115,7 @@ func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ str
 		}
 		cmd = lim.Prefix() + "sh -c " + shellQuote(cmd)
 		p.Monitor.Cgroup = lim.Path() // watch the group: its quota is the CPU limit
+		e.Group = lim
 		if lim.V2() {
 			e.How = "cgroup v2"
 		}

@@ -28,6 +28,19 @@ type Limits struct {
 	dirs []string
 }
 
+// MemoryEvents are what a group's memory controller counted: how a target
+// that died in it may have died.
+type MemoryEvents struct {
+	// OOMKills counts the processes the kernel's OOM killer killed in the
+	// group (v1 memory.oom_control's oom_kill, Linux 4.13 and later; v2
+	// memory.events' oom_kill); -1 when the kernel does not count them.
+	OOMKills int64
+	// LimitHits counts the times the group's memory use reached its limit
+	// (v1 memory.failcnt; v2 memory.events' max), whether or not reclaim
+	// then made room.
+	LimitHits int64
+}
+
 // Config returns the configuration whose limits the group enforces.
 func (l *Limits) Config() Config { return l.config }
 

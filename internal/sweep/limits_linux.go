@@ -218,6 +218,61 @@ func (l *Limits) Remove() error {
 	return errors.Join(errs...)
 }
 
+// MemoryEvents reads what the group's memory controller counted: OOM
+// kills and hits of the limit. Read it before Remove.
+func (l *Limits) MemoryEvents() (MemoryEvents, error) {
+	if l.v2 {
+		f := filepath.Join(l.dirs[0], "memory.events")
+		ev, err := readKeyed(f)
+		if err != nil {
+			return MemoryEvents{}, err
+		}
+		kills, ok := ev["oom_kill"]
+		if !ok {
+			kills = -1
+		}
+		return MemoryEvents{OOMKills: kills, LimitHits: ev["max"]}, nil
+	}
+	mem := l.dirs[len(l.dirs)-1]
+	ctl, err := readKeyed(filepath.Join(mem, "memory.oom_control"))
+	if err != nil {
+		return MemoryEvents{}, err
+	}
+	kills, ok := ctl["oom_kill"]
+	if !ok {
+		kills = -1 // before Linux 4.13: not counted
+	}
+	fail, err := readFile(filepath.Join(mem, "memory.failcnt"))
+	if err != nil {
+		return MemoryEvents{}, fmt.Errorf("read memory.failcnt: %w", err)
+	}
+	hits, err := strconv.ParseInt(fail, 10, 64)
+	if err != nil {
+		return MemoryEvents{}, fmt.Errorf("read memory.failcnt: %q is not a count", fail)
+	}
+	return MemoryEvents{OOMKills: kills, LimitHits: hits}, nil
+}
+
+// readKeyed reads a cgroup file of "key value" lines (memory.events,
+// memory.oom_control) into a map of its counts.
+func readKeyed(path string) (map[string]int64, error) {
+	text, err := readFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Base(path), err)
+	}
+	out := map[string]int64{}
+	for line := range strings.SplitSeq(text, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+			out[k] = n
+		}
+	}
+	return out, nil
+}
+
 // cfsPeriod is the CFS period written with a quota: 100 ms, the kernel's
 // default. A quota of 0.5 CPU lets the group run 50 ms of every 100 ms.
 const cfsPeriod = 100_000 // µs

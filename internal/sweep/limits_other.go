@@ -26,6 +26,11 @@ func (notLinux) Is(target error) bool {
 	return target == ErrNoController || target == errors.ErrUnsupported
 }
 
+// MemoryEvents needs cgroups: no group was created.
+func (l *Limits) MemoryEvents() (MemoryEvents, error) {
+	return MemoryEvents{}, notLinux{}
+}
+
 // Remove does nothing: no group was created.
 func (l *Limits) Remove() error { return nil }
 

@@ -50,8 +50,11 @@ func (r *Row) cells() []string {
 	if r.Needed {
 		name += " (need)"
 	}
-	if r.State == FailedToStart {
+	switch r.State {
+	case FailedToStart:
 		return []string{name, "-", "-", "-", "-", "-", "-", r.State, "-", "-", "-"}
+	case TargetDied:
+		return []string{name, "-", "-", "-", "-", "-", "-", r.State + " (" + r.Died + ")", "-", optional("%.0f%%", r.CPUPct), optional("%.0f MB", r.RSSMB)}
 	}
 	perCPU := "-"
 	if r.PerCPU > 0 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
@@ -18,6 +19,10 @@ const Schema = "ceiling.sweep/v1"
 
 // FailedToStart is the state of a shape whose target never became ready.
 const FailedToStart = "FAILED TO START"
+
+// TargetDied is the state of a shape whose target died during its run (an
+// exit, a crash, the OOM killer): Row.Died says how.
+const TargetDied = "TARGET DIED"
 
 // Result is sweep.json: every shape's row, the best, and what the shapes
 // tell.
@@ -58,8 +63,12 @@ type Row struct {
 	P95MS     float64 `json:"p95_ms"`
 	P99MS     float64 `json:"p99_ms"`
 	ErrorRate float64 `json:"error_rate"`
-	// State is the step's verdict, or FAILED TO START.
-	State     string `json:"state"`
+	// State is the step's verdict, FAILED TO START, or TARGET DIED.
+	State string `json:"state"`
+	// Died says how the target died (TARGET DIED): "OOM-killed at 4 MiB"
+	// when its cgroup counted an OOM kill, else its exit ("killed by
+	// SIGKILL", "exited with status 1").
+	Died      string `json:"died,omitempty"`
 	SLOPassed *bool  `json:"slo_passed,omitempty"`
 	// EstUsers is throughput ÷ users_per_rps: the active users the shape
 	// serves at that rate.
@@ -79,7 +88,7 @@ type Row struct {
 	// Unlimited is true when the load found no limit of the shape: it
 	// served all the rate offered (stairs, open model), or passed every
 	// level up to find's --max. Its throughput is the load's, not the
-	// shape's, and the lessons do not compare it.
+	// shape's: the lessons compare its latency at the same load, not it.
 	Unlimited bool `json:"unlimited,omitempty"`
 	// Edge is the shape's edge (find mode): the highest rate per second
 	// (or users) within the SLO; the row's figures are its step's.
@@ -90,13 +99,14 @@ type Row struct {
 	Limits        string  `json:"limits,omitempty"`
 	CPUsEffective float64 `json:"cpus_effective,omitempty"`
 	// Result is the path of the shape's own result.json; Error says why
-	// its target did not start.
+	// its target did not start, or how and when it died.
 	Result string `json:"result"`
 	Error  string `json:"error,omitempty"`
 	// Warnings say what went wrong around the shape's run: a teardown
 	// that failed (its target may still be running), a group not removed.
 	Warnings []string `json:"warnings,omitempty"`
-	// LogTail is the last lines of a shape's log when it failed to start.
+	// LogTail is the last lines of a shape's log when it failed to start
+	// or its target died.
 	LogTail string `json:"log_tail,omitempty"`
 }
 
@@ -186,12 +196,15 @@ func (r *Row) compareSize(o *Row) int {
 	return cmp.Or(cmp.Compare(r.CPUs, o.CPUs), cmp.Compare(r.MemoryMB, o.MemoryMB), cmp.Compare(r.Workers, o.Workers))
 }
 
-// healthRank orders verdicts that hold: HEALTHY first.
+// healthRank orders verdicts: HEALTHY, then STRESSED, then the rest.
 func healthRank(state string) int {
-	if state == results.Healthy {
+	switch state {
+	case results.Healthy:
 		return 0
+	case results.Stressed:
+		return 1
 	}
-	return 1
+	return 2
 }
 
 // comparable reports whether a row's throughput says what its shape can
@@ -203,6 +216,53 @@ func (r *Row) comparable() bool {
 		return !r.Unlimited && r.Throughput > 0
 	}
 	return false
+}
+
+// verdicted reports whether a row's step was judged on the target's
+// figures: HEALTHY, STRESSED or OVERLOADED.
+func (r *Row) verdicted() bool {
+	switch r.State {
+	case results.Healthy, results.Stressed, results.Overloaded:
+		return true
+	}
+	return false
+}
+
+// Latency lessons: a p95 is taken as worse when it is both SlowerShare
+// times the other's and SlowerMinMS more (sub-millisecond differences on
+// loopback are noise), or when the verdict is worse.
+const (
+	SlowerShare = 1.25
+	SlowerMinMS = 1.0
+)
+
+// slowerAtSameLoad reports whether b answered slower than a under the
+// same load: the same rate offered (open model; find's rows only at the
+// same edge), or the plan's users (closed model).
+func slowerAtSameLoad(a, b *Row) bool {
+	if a.TargetRate != b.TargetRate || a.Edge != b.Edge || a.P95MS <= 0 {
+		return false
+	}
+	return b.P95MS >= SlowerShare*a.P95MS && b.P95MS-a.P95MS >= SlowerMinMS || healthRank(b.State) > healthRank(a.State)
+}
+
+// latencyChange says how the p95 went from a to b, and the verdict when
+// it changed: "p95 51.5 ms → 100 ms (×1.9), HEALTHY → STRESSED".
+func latencyChange(a, b *Row) string {
+	s := fmt.Sprintf("p95 %s → %s (×%.1f)", report.Millis(a.P95MS), report.Millis(b.P95MS), b.P95MS/a.P95MS)
+	if a.State != b.State {
+		s += ", " + a.State + " → " + b.State
+	}
+	return s
+}
+
+// loadText names the rate a row's step offered, " (50/s)", or "" for
+// the closed model's users.
+func loadText(r *Row) string {
+	if r.TargetRate > 0 {
+		return " (" + report.Rate(r.TargetRate) + ")"
+	}
+	return ""
 }
 
 // lessons says what the shapes tell, from the data: seed 004's three
@@ -223,7 +283,7 @@ func lessons(rows []Row) []string {
 	measured := slices.DeleteFunc(slices.Clone(rows), func(c Row) bool { return !c.comparable() })
 	for _, c := range rows {
 		switch c.State {
-		case results.Healthy, results.Stressed, results.Overloaded, FailedToStart:
+		case results.Healthy, results.Stressed, results.Overloaded, FailedToStart, TargetDied: // the last two say why below the lessons
 		default:
 			out = append(out, fmt.Sprintf("%s is not compared: %s (its figures do not measure the shape)", c.Name, c.State))
 		}
@@ -236,15 +296,31 @@ func lessons(rows []Row) []string {
 		if find {
 			out = append(out, fmt.Sprintf("the search found no limit where a shape passed every level up to its max%s: its edge is above it, so it is not compared below (raise find's max)", of))
 		} else {
-			out = append(out, fmt.Sprintf("the load found no limit where a shape served all the rate offered%s: its throughput is the load's, so it is not compared below (raise the rate, or sweep with --find)", of))
+			out = append(out, fmt.Sprintf("the load found no limit where a shape served all the rate offered%s: its throughput is the load's, so it is not compared below, its latency at that load is (raise the rate, or sweep with --find)", of))
 		}
 	}
-	// Workers without CPU: more workers on the same CPU and memory.
-	for _, a := range measured {
-		for _, b := range measured {
-			if a.CPUs == b.CPUs && a.MemoryMB == b.MemoryMB && b.Workers > a.Workers && b.Throughput < 0.95*a.Throughput {
-				out = append(out, fmt.Sprintf("%d workers on %s CPU served %.0f %% less than %d on the same CPU (%s): workers without CPU make it worse",
-					b.Workers, formatCPUs(b.CPUs), 100*(1-b.Throughput/a.Throughput), a.Workers, formatMemory(a.MemoryMB)))
+	// Workers without CPU: more workers on the same CPU and memory, by
+	// throughput (where it measures the shapes) and by latency at the same
+	// load (which it does even when both served all of it).
+	for _, a := range rows {
+		for _, b := range rows {
+			if !a.verdicted() || !b.verdicted() || a.CPUs != b.CPUs || a.MemoryMB != b.MemoryMB || b.Workers <= a.Workers {
+				continue
+			}
+			less := a.comparable() && b.comparable() && b.Throughput < 0.95*a.Throughput
+			slower := slowerAtSameLoad(&a, &b)
+			head := fmt.Sprintf("%d workers on %s CPU", b.Workers, formatCPUs(b.CPUs))
+			than := fmt.Sprintf("than %d on the same CPU (%s)", a.Workers, formatMemory(a.MemoryMB))
+			switch {
+			case less && slower:
+				out = append(out, fmt.Sprintf("%s served %.0f %% less %s, and answered slower: %s: workers without CPU make it worse",
+					head, 100*(1-b.Throughput/a.Throughput), than, latencyChange(&a, &b)))
+			case less:
+				out = append(out, fmt.Sprintf("%s served %.0f %% less %s: workers without CPU make it worse",
+					head, 100*(1-b.Throughput/a.Throughput), than))
+			case slower:
+				out = append(out, fmt.Sprintf("%s answered slower %s at the same load%s: %s: workers without CPU cost latency",
+					head, than, loadText(&b), latencyChange(&a, &b)))
 			}
 		}
 	}

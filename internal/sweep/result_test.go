@@ -117,3 +117,50 @@ func TestEffectiveCPUs(t *testing.T) {
 		t.Errorf("limits %q, want them said per shape", r.Limits)
 	}
 }
+
+// More workers on the same CPU that answer slower at the same load are a
+// lesson even when both shapes served all of it (their throughputs are
+// the load's): workers without CPU cost latency. Only a p95 clearly worse
+// (or a worse verdict), under the same load, is one.
+func TestLessonWorkersLatency(t *testing.T) {
+	row := func(w int, p95 float64, state string, rate, rps float64) Row {
+		c := Config{Workers: w, CPUs: 1, MemoryMB: 256}
+		return Row{Name: c.Name(), ID: c.ID(), Workers: w, CPUs: 1, MemoryMB: 256, P95MS: p95, State: state,
+			TargetRate: rate, Throughput: rps, Unlimited: rps >= 0.97*rate, CPUsEffective: 1}
+	}
+	cases := []struct {
+		name string
+		rows []Row
+		want string // the workers lesson, "" for none
+	}{
+		{"slower, both served all", []Row{row(1, 51.5, results.Healthy, 20, 20), row(2, 100, results.Stressed, 20, 20)},
+			"2 workers on 1 CPU answered slower than 1 on the same CPU (256Mi) at the same load (20/s): p95 51.5 ms → 100 ms (×1.9), HEALTHY → STRESSED: workers without CPU cost latency"},
+		{"slower, the same verdict", []Row{row(1, 4, results.Healthy, 20, 20), row(4, 10, results.Healthy, 20, 20)},
+			"4 workers on 1 CPU answered slower than 1 on the same CPU (256Mi) at the same load (20/s): p95 4.0 ms → 10.0 ms (×2.5): workers without CPU cost latency"},
+		{"less and slower", []Row{row(1, 80, results.Healthy, 400, 300), row(2, 450, results.Overloaded, 400, 200)},
+			"2 workers on 1 CPU served 33 % less than 1 on the same CPU (256Mi), and answered slower: p95 80.0 ms → 450 ms (×5.6), HEALTHY → OVERLOADED: workers without CPU make it worse"},
+		{"noise: 1.0 → 1.2 ms", []Row{row(1, 1.0, results.Healthy, 20, 20), row(2, 1.2, results.Healthy, 20, 20)}, ""},
+		{"under a millisecond more", []Row{row(1, 0.3, results.Healthy, 20, 20), row(2, 0.9, results.Healthy, 20, 20)}, ""},
+		{"faster with more workers", []Row{row(1, 100, results.Stressed, 20, 20), row(2, 50, results.Healthy, 20, 20)}, ""},
+		{"not the same load", []Row{row(1, 50, results.Healthy, 20, 20), row(2, 100, results.Stressed, 40, 40)}, ""},
+		{"not judged", []Row{row(1, 50, results.Healthy, 20, 20), row(2, 100, results.GeneratorLimited, 20, 20)}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &Result{Configs: c.rows}
+			r.judge()
+			var got []string
+			for _, l := range r.Lessons {
+				if strings.Contains(l, "workers on") {
+					got = append(got, l)
+				}
+			}
+			switch {
+			case c.want == "" && len(got) > 0:
+				t.Errorf("lessons %q, want none about workers", got)
+			case c.want != "" && (len(got) != 1 || got[0] != c.want):
+				t.Errorf("lessons %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}

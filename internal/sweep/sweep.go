@@ -200,7 +200,8 @@ func shapesDir(out string) string {
 }
 
 // finished reads the rows of an earlier sweep.json at path that are
-// complete: measured to the end (not interrupted, not failed to start),
+// complete: measured to the end (not interrupted, not failed to start, its
+// target not dead),
 // their result.json still there. No file is no row; a file from a sweep
 // with another fingerprint is an error: its figures are of another load.
 func finished(path, fingerprint string) (map[string]Row, error) {
@@ -220,7 +221,7 @@ func finished(path, fingerprint string) (map[string]Row, error) {
 	}
 	out := map[string]Row{}
 	for _, row := range old.Configs {
-		if row.State == FailedToStart || row.State == "INTERRUPTED" || row.State == "" {
+		if row.State == FailedToStart || row.State == TargetDied || row.State == "INTERRUPTED" || row.State == "" {
 			continue
 		}
 		if _, err := os.Stat(row.Result); err == nil {
@@ -303,7 +304,52 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	if res != nil {
 		row.fill(res, r.UsersPerRPS)
 	}
+	var died *run.TargetDiedError
+	if errors.As(err, &died) && ctx.Err() == nil {
+		// A row of its own, and the sweep goes on to the next shape.
+		row.died(died, enforced.Group, out)
+		err = nil
+	}
 	return row, err
+}
+
+// plural writes n things: "1 OOM kill", "2 OOM kills".
+func plural(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// died makes the row of a shape whose target died during its run: TARGET
+// DIED, why (OOM-killed at the shape's memory limit only when its cgroup
+// counted an OOM kill), when, and its log's tail. Its rates and latencies
+// are left out: they measured a target on its way down, not the shape.
+// Its CPU and peak memory stay: they say how it got there.
+func (row *Row) died(d *run.TargetDiedError, group *Limits, out string) {
+	cause, evidence := d.Exit.String(), ""
+	if group != nil {
+		ev, err := group.MemoryEvents()
+		at := "at " + memoryText(row.MemoryMB)
+		if row.MemoryMB <= 0 {
+			at = "(the shape sets no memory limit: the machine's memory ran out)"
+		}
+		switch {
+		case err != nil:
+			evidence = "; its cgroup's memory counters could not be read: " + err.Error()
+		case ev.OOMKills > 0 && d.Exit.Signal == "SIGKILL":
+			cause = "OOM-killed " + at
+			evidence = fmt.Sprintf("; its cgroup counted %s", plural(ev.OOMKills, "OOM kill"))
+		case ev.OOMKills > 0:
+			cause += ", after an OOM kill in its group " + at
+		case ev.OOMKills < 0 && ev.LimitHits > 0:
+			evidence = fmt.Sprintf("; its memory reached the limit %s %s (this kernel does not count OOM kills)", plural(ev.LimitHits, "time"), at)
+		}
+	}
+	*row = Row{Name: row.Name, ID: row.ID, Workers: row.Workers, CPUs: row.CPUs, MemoryMB: row.MemoryMB,
+		CPUPct: row.CPUPct, RSSMB: row.RSSMB, TargetRate: row.TargetRate, Limits: row.Limits, CPUsEffective: row.CPUsEffective,
+		Result: row.Result, Warnings: row.Warnings,
+		State: TargetDied, Died: cause, Error: d.Error() + evidence, LogTail: logTail(out)}
 }
 
 // fill takes a shape's figures from its run: the step at its edge (find),
