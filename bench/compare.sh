@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/compare.sh — generator CPU cost per completed request: ceiling vs wrk,
-# bombardier and hey, in one run (issue 19).
+# bombardier and hey, in one run.
 #
 # What it does (see bench/README.md for the why):
 #   1. installs wrk and nginx from apt if they are missing;
@@ -44,7 +44,7 @@ GOROUTINES="${GOROUTINES:-1}"
 # The 20 ms endpoint: ceiling's own mock (a Go server), fixed latency.
 MOCK_LATENCY=20ms
 
-# The other generators, built from source at pinned versions (issue 19).
+# The other generators, built from source at pinned versions.
 # v1.2.6 is bombardier's latest tag on the module proxy; hey v0.1.4 is the
 # release its README documents (v0.1.5 exists too). Both build with Go 1.26.
 BOMBARDIER_MOD=github.com/codesenberg/bombardier

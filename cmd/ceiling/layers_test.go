@@ -5,32 +5,49 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/ceiling-dev/ceiling/"
 
-// layer orders the packages, as docs/architecture.md draws them: a package
-// may import only packages of a lower layer. sink and demo stand in for
-// real servers and import nothing from the load path.
-var layer = map[string]int{
-	"internal/transport": 0, "internal/schedule": 0, "internal/plan": 0, "internal/secret": 0,
-	"internal/metrics": 1,
-	"internal/slo":     2, "internal/scenario": 2,
-	"internal/transport/epoll": 0, "internal/transport/httpx": 3, "internal/transport/wsx": 3,
-	"internal/load": 3, "internal/monitor": 3, "internal/sink": 3, "internal/demo": 3,
-	"internal/delivery": 4, "internal/search": 4, "internal/results": 4,
-	"internal/compare": 5,
-	"internal/report":  6,
-	"internal/run":     7,
-	"internal/sweep":   8,
-	"internal/agent":   8,
-	"internal/k8s":     8,
-	"internal/outputs": 8,
-	"internal/cli":     9,
-	"cmd/ceiling":      10,
+// docLayers reads the layer table of docs/architecture.md, the one place
+// the layers are written down: its rows "| N | `pkg`, `pkg` | what it is |"
+// give each package (a path under internal/, or cmd/ceiling) its layer. A
+// package may import only packages of a lower layer.
+func docLayers(t *testing.T) map[string]int {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^\\| *([0-9]+) *\\| *([^|]+)\\|")
+	name := regexp.MustCompile("`([a-z0-9/]+)`")
+	layer := map[string]int{}
+	for line := range strings.Lines(string(doc)) {
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		for _, p := range name.FindAllStringSubmatch(m[2], -1) {
+			pkg := p[1]
+			if !strings.HasPrefix(pkg, "cmd/") {
+				pkg = "internal/" + pkg
+			}
+			if _, dup := layer[pkg]; dup {
+				t.Errorf("docs/architecture.md gives %s two rows", pkg)
+			}
+			layer[pkg] = n
+		}
+	}
+	if len(layer) == 0 {
+		t.Fatal("docs/architecture.md has no layer table")
+	}
+	return layer
 }
 
 // standalone packages must not import any other package of ours.
@@ -53,6 +70,7 @@ var formats = map[string][]string{
 }
 
 func TestLayers(t *testing.T) {
+	layer := docLayers(t)
 	imports := map[string][]string{} // package → our packages it imports
 	root := filepath.Join("..", "..")
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -66,7 +84,7 @@ func TestLayers(t *testing.T) {
 		}
 		from, ok := layer[rel]
 		if !ok {
-			t.Errorf("%s: package %s has no layer in layers_test.go", path, rel)
+			t.Errorf("%s: package %s has no row in the layer table of docs/architecture.md", path, rel)
 			return nil
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
@@ -97,7 +115,7 @@ func TestLayers(t *testing.T) {
 	}
 	for pkg := range layer {
 		if _, err := os.Stat(filepath.Join(root, pkg)); err != nil {
-			t.Errorf("layers_test.go lists %s, which does not exist", pkg)
+			t.Errorf("docs/architecture.md's layer table lists %s, which does not exist", pkg)
 		}
 	}
 	for pkg, banned := range formats {

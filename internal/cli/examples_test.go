@@ -166,7 +166,7 @@ func TestExampleIdleSockets(t *testing.T) {
 	}
 }
 
-// Seed 003's table: docs/examples/login-pages.yaml against the built-in
+// The per-endpoint table: docs/examples/login-pages.yaml against the built-in
 // target with --each (each page alone at each level) and --repeat 3: the
 // Markdown has the per-endpoint table, medians with the throughput's CoV.
 func TestExampleLoginPagesEach(t *testing.T) {

@@ -11,11 +11,10 @@ import (
 	"time"
 )
 
-// api is the small REST service the example plans load, in the shapes of
-// the seed write-ups: a gateway with instances, messages sent with
-// idempotency keys and a per-project rate limit (seed 002), and a web app
-// whose pages need a session cookie and otherwise redirect to /login
-// (seed 003).
+// api is the small REST service the example plans load, in two common
+// shapes: a messaging gateway with instances, messages sent with
+// idempotency keys and a per-project rate limit, and a web app whose pages
+// need a session cookie and otherwise redirect to /login.
 type api struct {
 	mu       sync.Mutex
 	tokens   map[string]string    // bearer token → email
@@ -166,7 +165,7 @@ func (a *api) formLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 // page serves an HTML page of about size bytes to a logged-in user, and
-// redirects everyone else to /login, as the app of seed 003 did.
+// redirects everyone else to /login, as SaaS apps do.
 func (a *api) page(title string, size int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie("session")

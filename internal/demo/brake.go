@@ -10,7 +10,7 @@ import (
 // burst tokens, each message takes one, and tokens come back at rate per
 // second up to burst; a message that finds no token is rejected. With the
 // defaults (10 a second, 600) a site can send 600 messages at once and then
-// 10 a second, the "600 messages a minute, 10 a second" of seed 000.
+// 10 a second: "600 messages a minute, 10 a second".
 type brake struct {
 	mu      sync.Mutex
 	rate    float64 // tokens per second

@@ -13,7 +13,7 @@
 // process as a count of rounds rather than timed by the clock, so that
 // under a CPU quota throughput follows the quota (burn.go says why).
 //
-// The same server carries a small chat backend in the image of seed 000 (a
+// The same server carries a small chat backend (a
 // chat widget whose visitor messages are saved and posted on to Slack).
 // Messages come in as frames on widget websockets (GET /widget) or as
 // POST /api/sites/{site}/messages, and every one takes the same path: the
@@ -22,8 +22,8 @@
 //
 //   - Delivery to the webhook: JobLanes lanes, each holding one post until
 //     the webhook answers. Capacity is lanes ÷ webhook latency, whatever the
-//     CPU: 8 lanes and a 50 ms webhook make 160 posts a second (seed 000's
-//     8-slot chat lane capped its Slack posts near 140 a second). Past it
+//     CPU: 8 lanes and a 50 ms webhook make 160 posts a second (an
+//     8-slot chat lane posting to Slack caps near 140 a second). Past it
 //     the job queue grows (demo_queue_depth), messages arrive late, and a
 //     full queue drops jobs: lost messages. A 429 is obeyed (Retry-After, at
 //     most 5 s) and holds its lane while it waits.
@@ -37,7 +37,7 @@
 //     runs at most once a second: a crash of the process loses nothing
 //     that was saved, a power cut can lose the last second.
 //   - The flood brake: a token bucket per site, 600 messages at once and
-//     then 10 a second (seed 000: "600 messages a minute, 10 a second").
+//     then 10 a second ("600 messages a minute, 10 a second").
 //     One site cannot get past 10 a second for long; to load the backend
 //     harder, spread messages over many sites. Widget frames that name no
 //     site (no "site" field, no ?site=) are saved under "default" and not
@@ -52,9 +52,9 @@
 // The same server also carries the small API the example plans load
 // (docs/examples): a login that hands out bearer tokens, message listing,
 // instance status and message sends with idempotency keys and a
-// per-project rate limit answering 429 (the shapes of seed 002), and HTML
-// pages that need a session cookie and otherwise redirect to /login (seed
-// 003). GET /stats and GET /metrics (Prometheus text) report the figures.
+// per-project rate limit answering 429 (a messaging gateway's API), and HTML
+// pages that need a session cookie and otherwise redirect to /login (a
+// SaaS app's). GET /stats and GET /metrics (Prometheus text) report the figures.
 // `ceiling demo-target` serves it in the foreground; docs/demo-target.md
 // describes the endpoints.
 //

@@ -126,8 +126,8 @@ func FreePorts(n int) ([]int, error) {
 // EventsPlan is the demo's second act (ceiling demo --events): one 10 s
 // step of widget messages at rate, with the chat backend restarted 3 s in,
 // as a deploy does: its messages acked but still queued for Slack are in
-// its memory, and the sink counts which never arrive (seed 000's "what
-// happens to in-flight messages when we deploy").
+// its memory, and the sink counts which never arrive ("what happens to
+// in-flight messages when we deploy?").
 func EventsPlan(c PlanConfig, rate float64) string {
 	c.Step, c.Warmup, c.DeliveredPct, c.Precision = 10*time.Second, 2*time.Second, 99, 0.05
 	text := strings.Replace(Plan(c), fmt.Sprintf("rates: [%g]", SearchStart), fmt.Sprintf("rates: [%g]", rate), 1)

@@ -72,7 +72,7 @@ func TestProcessSpinningGoChild(t *testing.T) {
 	pct, _ := measureCPU(t, watch(t, cmd.Process.Pid), time.Second)
 	t.Logf("re-executed spinning test binary: CPU %.1f%%", pct)
 	// The lower bound only says the spinning is counted: busy neighbours on
-	// a shared 2-core machine take part of the core (issue 14, item 12).
+	// a shared 2-core machine take part of the core.
 	if pct < 30 || pct > 140 {
 		t.Errorf("CPU = %.1f%%, want 30–140%%", pct)
 	}

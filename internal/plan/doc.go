@@ -32,7 +32,7 @@
 // checks both, ids as templates.
 //
 // A plan also carries the thresholds of the step verdicts (Verdict, with
-// seed 004's defaults filled in by Validate) and whether validity warnings
+// ceiling's defaults filled in by Validate) and whether validity warnings
 // fail the run (Strict, nil for the command's default).
 //
 // It does not send requests or frames, execute templates (TemplateFuncs holds stubs;

@@ -49,7 +49,7 @@ func FuzzParse(f *testing.F) {
 		withLoad + "verdict: {healthy_p95: 1s, overloaded_p95: 0s, max_errors: 1, min_rate: 150%}\nstrict: yes\n",
 		withLoad + "verdict: {max_errors: -0%, min_rate: 1e1%, healthy_p95: -1s, max_error: 1%}\nstrict: null\n",
 		withLoad + "verdict: {max_errors: [1%], min_rate: {a: 1}, overloaded_p95: .nan}\nstrict: [true]\n",
-		// Sinks and deliveries: seed 000's Slack mock, and mistakes.
+		// Sinks and deliveries: a Slack-like mock, and mistakes.
 		head + slackSink + widget,
 		head + widget + "sinks: [{name: slack, latency: 50ms, error_rate: 1%, status: 202, body: ok, id: {regex: 'id=(\\w+)'}, drain: 0s}]\n",
 		head + widget + "sinks: [{name: slack, listen: '[::1]:0', latency: {p999: 1s, p50: 2s, p75: 1ms}, rate_limit: {per: '{{ .header.X-Team }}', rps: .inf}, id: {json: a, header: b}}]\n",

@@ -45,7 +45,7 @@ func TestValidateGolden(t *testing.T) {
 	}
 }
 
-// TestParseMix decodes a seed-002 style plan: a weighted mix of a list, a
+// TestParseMix decodes a messaging gateway's plan: a weighted mix of a list, a
 // status call and a send flow that logs in, extracts a token and posts JSON
 // with a unique idempotency key, for users read from a CSV file.
 func TestParseMix(t *testing.T) {

@@ -226,7 +226,7 @@ func (q *Quick) Register(f *pflag.FlagSet) {
 	f.StringVar(&q.Arrival, "arrival", "", "open model arrivals: uniform or poisson")
 	f.Int64Var(&q.Seed, "seed", 0, "seed of the scenario mix, poisson arrivals and random template values (same seed, same run)")
 	f.StringVar(&q.SLO, "slo", "", "thresholds that decide the exit code, e.g. 'p99<200ms,errors<1%'")
-	f.BoolVar(&q.Each, "each", false, "run the stairs once per scenario alone, not the mix (seed 003's per-endpoint table)")
+	f.BoolVar(&q.Each, "each", false, "run the stairs once per scenario alone, not the mix (the per-endpoint table)")
 	f.IntVar(&q.Repeat, "repeat", 1, "run the stairs (find: each probe) this many times: medians with their CoV %")
 	f.IntVar(&q.PID, "pid", 0, "watch this running process (and its children): CPU and RSS per step")
 	f.StringVar(&q.MonitorCmd, "monitor-cmd", "", "start the target with this shell command, wait until --target/--url answers, watch it, stop it at the end")

@@ -13,7 +13,7 @@ import (
 
 const ms = time.Millisecond
 
-// slackSink is the seed-000 sink of the product description, as a plan
+// slackSink is a Slack-like sink for a chat widget's messages, as a plan
 // writes it.
 const slackSink = `sinks:
   - name: slack

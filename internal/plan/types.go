@@ -160,7 +160,7 @@ type Prometheus struct {
 	Metrics []string `yaml:"metrics"`
 }
 
-// Verdict holds the thresholds of the step verdicts (seed 004's):
+// Verdict holds the thresholds of the step verdicts (ceiling's defaults below):
 // HEALTHY when p95 is below HealthyP95 and errors below MaxErrors;
 // OVERLOADED when p95 is above OverloadedP95, or errors above MaxErrors, or
 // the achieved rate below MinRate of the target; STRESSED in between.
@@ -238,7 +238,7 @@ type Load struct {
 	// Seed seeds Poisson arrivals. Zero: a fixed default, so runs repeat.
 	Seed int64 `yaml:"seed"`
 	// Each runs the stairs once per scenario, that scenario alone, instead
-	// of the weighted mix (seed 003's per-endpoint table).
+	// of the weighted mix (the per-endpoint table).
 	Each bool `yaml:"each"`
 }
 

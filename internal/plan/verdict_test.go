@@ -35,7 +35,7 @@ func TestParseVerdict(t *testing.T) {
 				v.HealthyP95, v.OverloadedP95 = dur(50*time.Millisecond), dur(2*time.Second)
 				v.MaxErrors, v.MinRate = &Percent{0.5}, &Percent{90}
 			}, nil},
-		{"as in the product description", withLoad + "verdict: {healthy_p95: 100ms, overloaded_p95: 500ms, max_errors: 1%}\n",
+		{"the defaults, written out", withLoad + "verdict: {healthy_p95: 100ms, overloaded_p95: 500ms, max_errors: 1%}\n",
 			func(v *Verdict) {}, nil},
 		{"block style, quoted", withLoad + "verdict:\n  max_errors: \"5 %\"\n  min_rate: '.5%'\n", func(v *Verdict) {
 			v.MaxErrors, v.MinRate = &Percent{5}, &Percent{0.5}

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// chat is a seed-000 chat widget's send and ack, for cases to add to.
+// chat is a chat widget's send and ack, for cases to add to.
 const chat = `send: '{"type":"message","clientId":"{{uuid}}","text":"hi"}', ack: {json: clientId}`
 
 func TestWebSocketScenarioRules(t *testing.T) {

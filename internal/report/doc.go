@@ -1,6 +1,6 @@
 // Package report renders results for people: the step table for the
 // terminal, the same table in Markdown in the shape of hand-written load
-// test write-ups (with the command that reproduces the run), one
+// test reports (with the command that reproduces the run), one
 // self-contained HTML page with the tables and plots (inline SVG, no
 // script), the live progress line shown while a step runs, and find's
 // one-line answer and the demo's story of what broke first; and a

@@ -8,7 +8,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
-// endpointTable writes seed 003's table of a run whose scenarios each ran
+// endpointTable writes the per-endpoint table of a run whose scenarios each ran
 // alone (load.each): one row per scenario and level, with its throughput,
 // percentiles, success, average body and the throughput's CoV over the
 // repeats. Nothing when no step ran a scenario alone.

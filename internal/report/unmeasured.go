@@ -10,8 +10,8 @@ import (
 )
 
 // Unmeasured lists what the run did not measure, read from what it did:
-// the caveats a careful write-up states next to its numbers (seed 000's
-// "what this test did not measure").
+// the caveats a careful load-test report states next to its numbers
+// ("what this test did not measure").
 func Unmeasured(r *results.Result) []string {
 	var out []string
 	if loopback(r.Target) {

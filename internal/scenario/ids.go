@@ -13,8 +13,8 @@ import (
 
 // The duplicate-id detector. Values that templates make with uuid or seq
 // are unique by construction. Ids that come from a data file or a literal in
-// the plan may repeat, and a target that drops or merges repeats (seed 000's
-// generator reused client ids) makes the run's own numbers wrong. So ceiling
+// the plan may repeat, and a target that drops or merges repeats (a generator
+// that reuses client ids) makes the run's own numbers wrong. So ceiling
 // watches the values that look like ids, vars named ...id or ...key and
 // Idempotency-Key / X-Request-Id headers, unless uuid or seq makes them,
 // and counts the ones it has seen before in the run.

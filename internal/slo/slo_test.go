@@ -147,8 +147,8 @@ func TestDeliveryLatencyTerms(t *testing.T) {
 	}
 }
 
-// throughput>=N/s is an absolute floor on responses per second (seed 003's
-// "min throughput 50 req/s"), with or without the "/s".
+// throughput>=N/s is an absolute floor on responses per second ("min
+// throughput 50 req/s"), with or without the "/s".
 func TestThroughputTerm(t *testing.T) {
 	terms, err := Parse("throughput>=50/s, throughput>20")
 	if err != nil {

@@ -20,7 +20,7 @@ type Done func(tag Tag, start, end time.Duration, out *Outcome)
 // goroutine per connection or a channel: Send starts an exchange and
 // returns at once, Poll waits for the network and hands each exchange that
 // ended to a Done. The open model's scheduler and the I/O then share one
-// thread, and a response costs a read, not a goroutine switch (issue 19).
+// thread, and a response costs a read, not a goroutine switch.
 // A Loop is used by one goroutine, but Wake.
 type Loop interface {
 	// Can reports whether the loop can send r: a Static request that does

@@ -9,7 +9,7 @@ import (
 // caller's goroutine, as Loop carries HTTP exchanges: Send writes a frame
 // and returns at once, Poll waits for the network and hands every data
 // frame that came to a SocketHandler. No goroutine reads a socket, so an
-// ack costs a read, not a goroutine switch (issue 19). The loop answers
+// ack costs a read, not a goroutine switch. The loop answers
 // pings itself. A SocketLoop is used by one goroutine, but Dial and Wake.
 type SocketLoop interface {
 	// Dial opens a socket (the handshake runs in the calling goroutine,

@@ -155,7 +155,7 @@ func Sleep(d time.Duration) {
 // runtime's monitor take the processor away (and another thread woken to
 // hold it) whenever the kernel's loopback work takes over 20 µs, which at
 // tens of thousands of requests a second was a context switch every few
-// requests (issue 19).
+// requests.
 func Write(fd int, b []byte) (int, unix.Errno) {
 	n, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
 	return int(n), errno

@@ -1,0 +1,433 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// The shell blocks of README.md and docs/*.md are what a new user copies.
+// Each carries a marker, an HTML comment on the line before its fence, that
+// says how it is tested:
+//
+//	<!-- doc-test: run -->            run as written, in a fresh folder
+//	<!-- doc-test: run; setup: CMD --> the same, after CMD (e.g. a plan.yaml)
+//	<!-- doc-test: run; needs: cgroups --> skipped, saying why, where the
+//	                                   machine cannot (a sweep's limits)
+//	<!-- doc-test: serve -->           each line starts a server: it must
+//	                                   still be running after a second
+//	<!-- doc-test: ci -->              run by .ci/run (the demo, the tests)
+//	<!-- doc-test: illustrative: WHY --> not run: it needs what a test
+//	                                   cannot have (a cluster, other machines,
+//	                                   the user's own server)
+//
+// A block is run by a shell interpreter (mvdan.cc/sh) in which `ceiling`
+// (and `go run ./cmd/ceiling`) is ceiling itself, in this process: a
+// command that exits 2 (bad input) or 3 (could not run) fails the test.
+// The blocks run exactly as written, at the addresses they give, with one
+// change: `run`, `find` and `sweep` get short steps (docShort), so that a
+// block of minutes runs in seconds.
+
+// docShort is appended to every run, find and sweep of a block.
+var docShort = []string{"--step", "200ms", "--warmup", "100ms"}
+
+// docBlock is one shell block of the documentation.
+type docBlock struct {
+	file   string // relative to the repository
+	line   int    // of the opening fence
+	text   string
+	marker string // the marker's text after "doc-test:"; "" when there is none
+}
+
+func (b docBlock) String() string { return fmt.Sprintf("%s:%d", b.file, b.line) }
+
+// docBlocks reads the shell blocks of README.md and docs/*.md.
+func docBlocks(t *testing.T, root string) []docBlock {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append([]string{filepath.Join(root, "README.md")}, files...)
+	fence := regexp.MustCompile("^```(sh|bash|shell|console)\\s*$")
+	marker := regexp.MustCompile(`^<!--\s*doc-test:\s*(.*?)\s*-->\s*$`)
+	var blocks []docBlock
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, f)
+		lines := strings.Split(string(data), "\n")
+		for i := 0; i < len(lines); i++ {
+			if !fence.MatchString(lines[i]) {
+				continue
+			}
+			b := docBlock{file: filepath.ToSlash(rel), line: i + 1}
+			if i > 0 {
+				if m := marker.FindStringSubmatch(lines[i-1]); m != nil {
+					b.marker = m[1]
+				}
+			}
+			var body []string
+			for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
+				body = append(body, lines[i])
+			}
+			b.text = strings.Join(body, "\n") + "\n"
+			blocks = append(blocks, b)
+		}
+	}
+	return blocks
+}
+
+// docMarker is a parsed marker.
+type docMarker struct {
+	kind  string // run, serve, ci, illustrative
+	why   string // illustrative's reason
+	setup string // run's setup commands, a line each
+	needs string // run's requirement: "cgroups"
+}
+
+func parseDocMarker(s string) (docMarker, error) {
+	var m docMarker
+	if why, ok := strings.CutPrefix(s, "illustrative:"); ok {
+		m.kind, m.why = "illustrative", strings.TrimSpace(why)
+		if m.why == "" {
+			return m, errors.New("illustrative: say why it is not run")
+		}
+		return m, nil
+	}
+	parts := strings.Split(s, ";")
+	head := strings.TrimSpace(parts[0])
+	m.kind, m.why, _ = strings.Cut(head, ":")
+	m.kind, m.why = strings.TrimSpace(m.kind), strings.TrimSpace(m.why)
+	if !slices.Contains([]string{"run", "serve", "ci", "illustrative"}, m.kind) {
+		return m, fmt.Errorf("unknown kind %q: want run, serve, ci or illustrative", m.kind)
+	}
+	if m.kind == "illustrative" {
+		return m, errors.New("illustrative: say why it is not run")
+	}
+	for _, p := range parts[1:] {
+		k, v, _ := strings.Cut(p, ":")
+		switch strings.TrimSpace(k) {
+		case "setup":
+			m.setup += strings.TrimSpace(v) + "\n"
+		case "needs":
+			m.needs = strings.TrimSpace(v)
+		default:
+			return m, fmt.Errorf("unknown key %q: want setup or needs", k)
+		}
+	}
+	return m, nil
+}
+
+// TestDocShellBlocks runs every runnable shell block of the documentation
+// and checks that every other one says why it is not run.
+func TestDocShellBlocks(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the blocks are POSIX shell")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := docBlocks(t, root)
+	if len(blocks) == 0 {
+		t.Fatal("no shell blocks found in README.md and docs/")
+	}
+	docCeilingOnPath(t)
+	ran := 0
+	for _, b := range blocks {
+		if b.marker == "" {
+			t.Errorf("%s: a shell block with no <!-- doc-test: ... --> marker on the line before it (run, serve, ci or illustrative: why)", b)
+			continue
+		}
+		m, err := parseDocMarker(b.marker)
+		if err != nil {
+			t.Errorf("%s: marker %q: %v", b, b.marker, err)
+			continue
+		}
+		// Every block, run or not, must be valid shell.
+		if _, err := syntax.NewParser().Parse(strings.NewReader(b.text), b.String()); err != nil {
+			t.Errorf("%s: not valid shell: %v", b, err)
+			continue
+		}
+		switch m.kind {
+		case "ci":
+			docCheckCI(t, root, b)
+		case "run", "serve":
+			t.Run(strings.NewReplacer("/", "_", ".", "_", ":", "_").Replace(b.String()), func(t *testing.T) {
+				if m.needs == "cgroups" && !docCgroupsWritable() {
+					t.Skip("needs writable cgroup v1 cpu and memory controllers (root on Linux), as a sweep's limits do")
+				}
+				start := time.Now()
+				if m.kind == "serve" {
+					docServe(t, root, b)
+				} else {
+					docRun(t, root, b, m.setup)
+				}
+				t.Logf("%s took %v", b, time.Since(start).Round(time.Millisecond))
+			})
+			ran++
+		}
+	}
+	if ran == 0 {
+		t.Error("no block is run: a marker parser that runs nothing tests nothing")
+	}
+}
+
+// docCheckCI checks that .ci/run runs the commands of a ci block: a line of
+// it has every word of the command (CI adds flags, such as -race).
+func docCheckCI(t *testing.T, root string, b docBlock) {
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.text, "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		// `go run ./cmd/ceiling demo` is run by CI from a built binary:
+		// its subcommand is what must be there.
+		cmd = strings.TrimPrefix(strings.TrimSpace(cmd), "go run ./cmd/ceiling ")
+		want := strings.Fields(cmd)
+		if len(want) == 0 {
+			continue
+		}
+		found := false
+		for ciLine := range strings.Lines(string(ci)) {
+			words := strings.Fields(ciLine)
+			if !strings.HasPrefix(strings.TrimSpace(ciLine), "#") && !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(words, w) }) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("%s: marked ci, but no line of .ci/run runs %q", b, cmd)
+		}
+	}
+}
+
+// docCeilingOnPath puts a `ceiling` on PATH that is this test binary acting
+// as ceiling, for the commands a block's ceiling starts itself (a sweep's
+// --cmd).
+func docCeilingOnPath(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ceiling")
+	script := fmt.Sprintf("#!/bin/sh\n%s=1 exec %q \"$@\"\n", asCeiling, exe)
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// docFolder makes a fresh folder for a block, with docs/ of the repository
+// in it (the blocks name docs/examples/...), and moves into it.
+func docFolder(t *testing.T, root string) string {
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(root, "docs"), filepath.Join(dir, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	return dir
+}
+
+// docArgs turns a command line of a block into ceiling's arguments: nil
+// when it is not ceiling.
+func docArgs(args []string) []string {
+	switch {
+	case len(args) > 0 && args[0] == "ceiling":
+		args = args[1:]
+	case len(args) > 2 && args[0] == "go" && args[1] == "run" && args[2] == "./cmd/ceiling":
+		args = args[3:]
+	default:
+		return nil
+	}
+	if len(args) > 0 && slices.Contains([]string{"run", "find", "sweep"}, args[0]) {
+		args = append(slices.Clone(args), docShort...)
+	}
+	return args
+}
+
+// docInterp returns a shell interpreter in dir in which ceiling runs in
+// this process; wait waits for the ceiling commands it started (those put
+// in the background too) once ctx is cancelled, and returns what went
+// wrong with them.
+func docInterp(t *testing.T, ctx context.Context, dir string, out *bytes.Buffer) (*interp.Runner, func() []string) {
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		problems []string
+	)
+	handler := func(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+		return func(hctx context.Context, args []string) error {
+			cargs := docArgs(args)
+			if cargs == nil {
+				err := next(hctx, args)
+				if err != nil {
+					mu.Lock()
+					problems = append(problems, fmt.Sprintf("%s: %v", strings.Join(args, " "), err))
+					mu.Unlock()
+				}
+				return err
+			}
+			hc := interp.HandlerCtx(hctx)
+			wg.Add(1)
+			defer wg.Done()
+			// The interpreter's context ends with the block; ctx (the
+			// test's) also ends the servers put in the background.
+			cctx, cancel := context.WithCancel(hctx)
+			defer cancel()
+			stop := context.AfterFunc(ctx, cancel)
+			defer stop()
+			code := Main(cctx, cargs, hc.Stdout, hc.Stderr)
+			switch code {
+			case ExitOK, ExitThreshold, ExitInterrupted, 4:
+				// Answers: a threshold failed, compare found a regression
+				// or could not tell; a server stopped at the block's end.
+			default:
+				mu.Lock()
+				problems = append(problems, fmt.Sprintf("ceiling %s: exit %d", strings.Join(cargs, " "), code))
+				mu.Unlock()
+			}
+			if code == ExitOK {
+				return nil
+			}
+			return interp.ExitStatus(uint8(code))
+		}
+	}
+	r, err := interp.New(interp.Dir(dir), interp.StdIO(nil, out, out), interp.ExecHandlers(handler),
+		interp.Env(expand.ListEnviron(os.Environ()...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, func() []string {
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		return problems
+	}
+}
+
+// docRun runs a block (after its setup) in a fresh folder. Its foreground
+// commands run to their end; what it put in the background (a target)
+// runs until the block ends.
+func docRun(t *testing.T, root string, b docBlock, setup string) {
+	dir := docFolder(t, root)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	r, wait := docInterp(t, ctx, dir, &out)
+	script := b.text
+	if setup != "" {
+		script = setup + "\n" + script
+	}
+	file, err := syntax.NewParser().Parse(strings.NewReader(script), b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range file.Stmts {
+		// A failing command is a problem the exec handler notes; the
+		// statement's own status is not needed.
+		_ = r.Run(ctx, stmt)
+		if addr := docServerAddr(stmt); stmt.Background && addr != "" {
+			docAwait(t, addr) // the next line loads it
+		}
+	}
+	cancel()
+	for _, p := range wait() {
+		t.Errorf("%s: %s", b, p)
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("%s output:\n%s", b, out.String())
+	}
+}
+
+// docServerAddr returns the address a server started by stmt listens
+// on: the first 127.0.0.1 address on its line, or the built-in target's
+// default.
+func docServerAddr(stmt *syntax.Stmt) string {
+	var text strings.Builder
+	syntax.NewPrinter().Print(&text, stmt)
+	if m := regexp.MustCompile(`127\.0\.0\.1:\d+`).FindString(text.String()); m != "" {
+		return m
+	}
+	if strings.Contains(text.String(), "demo-target") {
+		return "127.0.0.1:8080"
+	}
+	return ""
+}
+
+// docAwait waits (ten seconds at most) for a listener at addr: a server
+// the block put in the background may still be starting.
+func docAwait(t *testing.T, addr string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("nothing listens at %s ten seconds after the block started its server", addr)
+}
+
+// docServe starts each command of a block alone: each is a server, which
+// must still be running after a second (a bad flag ends it at once), and
+// is then stopped.
+func docServe(t *testing.T, root string, b docBlock) {
+	dir := docFolder(t, root)
+	file, err := syntax.NewParser().Parse(strings.NewReader(b.text), b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range file.Stmts {
+		stmt.Background = false
+		ctx, cancel := context.WithCancel(context.Background())
+		var out bytes.Buffer
+		r, wait := docInterp(t, ctx, dir, &out)
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx, stmt) }()
+		select {
+		case err := <-done:
+			t.Errorf("%s: line %d ended before it served: %v\n%s", b, b.line+int(stmt.Pos().Line()), err, out.String())
+		case <-time.After(time.Second):
+		}
+		cancel()
+		<-done
+		for _, p := range wait() {
+			t.Errorf("%s: %s", b, p)
+		}
+	}
+}
+
+// docCgroupsWritable reports whether a sweep can put a target under cgroup
+// v1 CPU and memory limits here.
+func docCgroupsWritable() bool {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		return false
+	}
+	for _, c := range []string{"cpu", "memory"} {
+		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", c, "cgroup.procs")); err != nil {
+			return false
+		}
+	}
+	return true
+}
