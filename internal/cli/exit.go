@@ -8,7 +8,7 @@ import (
 // ExitCode is the process exit status; each value has one meaning.
 type ExitCode int
 
-// The exit codes, as PRODUCT.md documents them.
+// The exit codes, as the README and docs/cli.md document them.
 const (
 	// ExitOK: the run completed and every threshold held.
 	ExitOK ExitCode = 0

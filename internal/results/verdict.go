@@ -22,7 +22,7 @@ const (
 	Invalid = "INVALID"
 )
 
-// Rules are the verdict thresholds (seed 004's by default).
+// Rules are the verdict thresholds (DefaultRules unless the plan sets them).
 type Rules struct {
 	// HealthyP95MS: below it, with errors under MaxErrors, a step is HEALTHY.
 	HealthyP95MS float64 `json:"healthy_p95_ms"`
@@ -39,7 +39,9 @@ type Rules struct {
 	Strict bool `json:"strict,omitempty"`
 }
 
-// DefaultRules are seed 004's thresholds.
+// DefaultRules are ceiling's default thresholds: HEALTHY below 100 ms p95
+// and 1 % errors, OVERLOADED above 500 ms p95, 1 % errors, or an achieved
+// rate under 95 % of the target.
 var DefaultRules = Rules{HealthyP95MS: 100, OverloadedP95MS: 500, MaxErrors: 0.01, MinRate: 0.95}
 
 // Generator limits: past them a step measured ceiling, not the target.
@@ -269,8 +271,8 @@ func (s *Step) wrongRequest() string {
 }
 
 // sameBodiesAlone finds scenarios run alone (load.each) whose bodies have
-// the same average size at every level both ran: seed 003's redirect to
-// the login page, served for every page, is told by exactly this.
+// the same average size at every level both ran: a redirect to the login
+// page, served for every page, is told by exactly this.
 func (r *Result) sameBodiesAlone() []string {
 	type level struct {
 		rate float64
@@ -313,7 +315,7 @@ func (r *Result) sameBodiesAlone() []string {
 
 // sameBodies finds scenarios that return bodies of exactly the same average
 // size: different pages rarely do, and a login page or an error page served
-// in their place does (seed 003's tell). Websocket scenarios are left out:
+// in their place does. Websocket scenarios are left out:
 // their answers are acks, alike by design.
 func (s *Step) sameBodies() []string {
 	var w []string
@@ -364,8 +366,8 @@ func (s *Step) timerLagShows() bool {
 }
 
 // notes explain a step from the target's side: CPU-bound, or latency that
-// rose while the CPU had room (seed 000: "the CPU sat at 60 %, yet p99 went
-// from 6 ms to 482 ms": something blocked).
+// rose while the CPU had room ("the CPU sat at 60 %, yet p99 went from 6 ms
+// to 482 ms": something blocked).
 func (s *Step) notes(prev *Step, rules Rules) []string {
 	var n []string
 	if d := s.Delivery; d != nil && d.Lost > 0 {

@@ -23,7 +23,7 @@ type Config struct {
 	MemoryMB int
 }
 
-// Name returns the shape as seed 004's table writes it: "2w / 1c / 512Mi",
+// Name returns the shape as the sweep table writes it: "2w / 1c / 512Mi",
 // "1w / 0.5c / 1Gi". Memory that is a whole number of GiB is written in
 // Gi, anything else in Mi.
 func (c Config) Name() string {

@@ -30,8 +30,8 @@
 // Launcher, runs the plan's stairs or finds its edge through internal/run,
 // stops the target, and writes sweep.json (a Result: every shape's Row,
 // the best, the lessons) after every shape; with Resume it keeps the
-// shapes an earlier sweep.json finished. Text and Markdown render seed
-// 004's table; HTML renders it as a page with the throughput and p95 of
+// shapes an earlier sweep.json finished. Text and Markdown render the
+// sweep table; HTML renders it as a page with the throughput and p95 of
 // every shape as bar charts, the best marked, and WriteHTML writes that
 // page to a file. Limits never kills a process: the run stops its target
 // before Remove.

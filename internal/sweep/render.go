@@ -14,7 +14,7 @@ import (
 
 var header = []string{"config", "req/s", "req/s per CPU", "p50", "p95", "p99", "errors", "state", "est. users", "cpu", "rss"}
 
-// table is seed 004's table of r: a header and a row of cells per shape,
+// table is the sweep table of r: a header and a row of cells per shape,
 // with an edge column after the shape's name in find mode.
 func table(r *Result) (head []string, rows [][]string) {
 	find := r.Mode == "find"
@@ -64,7 +64,7 @@ func (r *Row) cells() []string {
 		report.Percent(r.ErrorRate), r.State, fmt.Sprintf("%.0f", r.EstUsers), optional("%.0f%%", r.CPUPct), optional("%.0f MB", r.RSSMB)}
 }
 
-// Text writes seed 004's table, the lessons and the limits used.
+// Text writes the sweep table, the lessons and the limits used.
 func Text(w io.Writer, r *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head, rows := table(r)

@@ -265,8 +265,8 @@ func loadText(r *Row) string {
 	return ""
 }
 
-// lessons says what the shapes tell, from the data: seed 004's three
-// (workers without CPU, memory, scaling with CPUs).
+// lessons says what the shapes tell, from the data: workers without CPU,
+// memory, scaling with CPUs.
 func lessons(rows []Row) []string {
 	var out []string
 	unlimited, judged, find := 0, 0, false

@@ -9,7 +9,7 @@ import (
 
 // The best shape is the highest throughput that held its load; --need
 // marks the smallest shape holding it; the lessons are computed from the
-// rows (seed 004's three).
+// rows.
 func TestJudgeAndLessons(t *testing.T) {
 	row := func(w int, cpus float64, mb int, rps float64, state string) Row {
 		c := Config{Workers: w, CPUs: cpus, MemoryMB: mb}

@@ -33,8 +33,8 @@ type Spec struct {
 	// Find, when set, searches each shape for its edge (the plan's SLO)
 	// instead of running the plan's stairs.
 	Find *run.SearchFlags
-	// UsersPerRPS converts throughput into estimated active users (seed
-	// 004: 0.5 requests a second per attendee). Zero: 0.5.
+	// UsersPerRPS converts throughput into estimated active users (by
+	// default 0.5 requests a second per active user). Zero: 0.5.
 	UsersPerRPS float64
 	// Need, when set, marks the smallest shape that holds this many
 	// requests a second within its verdict and SLO.
@@ -353,8 +353,8 @@ func (row *Row) died(d *run.TargetDiedError, group *Limits, out string) {
 }
 
 // fill takes a shape's figures from its run: the step at its edge (find),
-// or the last step, the top of the stairs (seed 004 ran one level per
-// shape).
+// or the last step, the top of the stairs (a plan of one level gives one
+// level per shape).
 func (row *Row) fill(res *results.Result, usersPerRPS float64) {
 	if len(res.Steps) == 0 {
 		row.State = "NO STEP"
