@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +20,10 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/schedule"
 	"github.com/ceiling-dev/ceiling/internal/secret"
 )
 
@@ -263,10 +266,14 @@ func (c *Coordinator) Step(ctx context.Context, st load.Step) (results.Step, run
 }
 
 // merge puts the agents' steps together; an agent that did not answer is
-// lost, and the step says so.
+// lost, and the step says so: it keeps its planned load (target rate or
+// users), lists the shares that are missing from its figures (LostParts)
+// and warns that its figures are the other agents' only.
 func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, errs []error, lostAt []time.Duration, win run.Window) (results.Step, run.Window, error) {
 	var steps []results.Step
-	var names, lost []string
+	var names []string
+	var lost []results.LostPart
+	var why []error
 	var refused []error
 	for i, a := range c.agents {
 		var bad *run.InputError
@@ -274,7 +281,8 @@ func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, 
 		case errors.As(errs[i], &bad):
 			refused = append(refused, fmt.Errorf("agent %s: %w", a.addr, errs[i]))
 		case errs[i] != nil:
-			lost = append(lost, fmt.Sprintf("agent %s lost after %.1f s (%v)", a.addr, lostAt[i].Seconds(), errs[i]))
+			lost = append(lost, lostShare(st, a.addr, schedule.Segment{I: i, N: len(c.agents)}, lostAt[i]))
+			why = append(why, errs[i])
 		default:
 			s := parts[i].Step
 			// Seconds counted from the step's start on the agent (each at
@@ -307,10 +315,72 @@ func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, 
 		}
 	}
 	if len(lost) > 0 {
-		m.Lost = strings.Join(lost, "; ")
+		m.Lost = lostLines(st, lost, why)
+		keepPlanned(&m, st, lost)
 		return m, win, fmt.Errorf("%w: %s", run.ErrAgentLost, m.Lost)
 	}
 	return m, win, nil
+}
+
+// lostShare is the share of st that the agent at addr, running segment
+// seg, was running when it was lost after the step's start.
+func lostShare(st load.Step, addr string, seg schedule.Segment, after time.Duration) results.LostPart {
+	lp := results.LostPart{Agent: addr, Segment: fmt.Sprintf("%d/%d", seg.I+1, seg.N), AfterS: after.Seconds()}
+	if st.VUs > 0 {
+		lp.VUs = seg.Users(st.VUs)
+		lp.Share = float64(lp.VUs) / float64(st.VUs)
+	} else {
+		lp.Share = seg.Fraction()
+		lp.TargetRate = st.TargetRate() * lp.Share
+	}
+	return lp
+}
+
+// lostLines says which agents were lost, when, and what share of st each
+// took with it; why holds each one's error.
+func lostLines(st load.Step, lost []results.LostPart, why []error) string {
+	lines := make([]string, len(lost))
+	for i, lp := range lost {
+		cause := why[i]
+		var u *url.Error
+		if errors.As(cause, &u) {
+			cause = u.Err // the request's URL holds nothing the reader needs
+		}
+		lines[i] = fmt.Sprintf("agent %s lost after %.1f s: its share (segment %s, %s) is missing from these figures (%v)",
+			lp.Agent, lp.AfterS, lp.Segment, shareOf(st, lp), cause)
+	}
+	return strings.Join(lines, "; ")
+}
+
+// shareOf says a lost part's share of the step's load: "200/s of the
+// step's 400/s", "2 of the step's 5 users".
+func shareOf(st load.Step, lp results.LostPart) string {
+	if st.VUs > 0 {
+		return fmt.Sprintf("%d of the step's %d users", lp.VUs, st.VUs)
+	}
+	return fmt.Sprintf("%s of the step's %s", report.Rate(lp.TargetRate), report.Rate(st.TargetRate()))
+}
+
+// keepPlanned makes the merge of the agents that answered keep the step's
+// planned load (the merge alone would add up the shares it has, and pass
+// the step off as a smaller one), lists the lost shares and warns that the
+// figures are the others' only.
+func keepPlanned(m *results.Step, st load.Step, lost []results.LostPart) {
+	var share float64
+	var missing results.LostPart
+	for _, lp := range lost {
+		share += lp.Share
+		missing.TargetRate += lp.TargetRate
+		missing.VUs += lp.VUs
+	}
+	if st.VUs > 0 {
+		m.VUs = st.VUs
+	} else {
+		m.TargetRate = st.TargetRate()
+	}
+	m.LostParts = lost
+	m.Warnings = append(m.Warnings, fmt.Sprintf("%s of the load (%s) was on lost agents: the figures are the other agents' share only, not the whole step",
+		report.Percent(share), shareOf(st, missing)))
 }
 
 // stopAll asks every agent to cut its step short (a Ctrl-C here).

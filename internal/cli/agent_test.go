@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -150,8 +151,10 @@ func TestAgentsMatchOneProcess(t *testing.T) {
 }
 
 // An agent killed during a step makes that step INVALID ("agent ADDR lost
-// after N s"), never a smaller rate passed off as the whole, and the run
-// stops with exit 3, its finished steps kept.
+// after N s"), never a smaller rate passed off as the whole: the step
+// keeps its planned 100/s, lists the lost agent's share (segment 2/2,
+// 50/s) and warns; the run stops with exit 3, its finished steps kept,
+// and the table is printed all the same.
 func TestAgentLost(t *testing.T) {
 	token := tokenFile(t)
 	a1, _ := startAgent(t, token)
@@ -160,14 +163,21 @@ func TestAgentLost(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var once sync.Once
 	go func() {
-		// Kill the second agent 1.5 s into the second step: the first step
-		// (1 s, 200 ms of warm-up, begun about 0.5 s after the run) is over.
-		time.Sleep(3500 * time.Millisecond)
-		once.Do(func() { p2.Kill() })
+		// Kill the second agent (SIGKILL) in the second step's counted
+		// window: once result.json holds the first step, the second starts
+		// half a second later, with 200 ms of warm-up, then 2 s counted;
+		// 1.5 s later is a second into the step.
+		for ctx.Err() == nil {
+			if r, err := results.Read(out); err == nil && len(r.Steps) == 1 {
+				time.Sleep(1500 * time.Millisecond)
+				p2.Kill()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}()
-	code, stdout, stderr := ceiling(t, ctx, "run", "--url", url, "--rate", "50,50,50", "--step", "2s", "--warmup", "200ms",
+	code, stdout, stderr := ceiling(t, ctx, "run", "--url", url, "--rate", "50,100,100", "--step", "2s", "--warmup", "200ms",
 		"--agents", a1+","+a2, "--token-file", token, "--out", out, "--quiet")
 	t.Log(stdout, stderr)
 	if code != ExitCannotRun {
@@ -177,6 +187,34 @@ func TestAgentLost(t *testing.T) {
 	if len(r.Steps) != 2 || r.Steps[0].Verdict != results.Healthy || r.Steps[1].Verdict != results.Invalid ||
 		!strings.Contains(r.Steps[1].VerdictReason, "agent "+a2+" lost after") || r.Passed || r.Unfinished {
 		t.Fatalf("steps %d: %+v; want the first kept, the second INVALID naming the lost agent, the run not passed", len(r.Steps), verdicts(r))
+	}
+	s := r.Steps[1]
+	if s.TargetRate != 100 {
+		t.Errorf("the lost step's target_rate = %v, want the planned 100 (not the surviving agent's 50)", s.TargetRate)
+	}
+	// What was measured is the surviving agent's share: about 50/s.
+	if s.AchievedRate < 40 || s.AchievedRate > 60 || s.Agents != 1 {
+		t.Errorf("achieved %.1f/s from %d agents; want the one surviving agent's 50/s", s.AchievedRate, s.Agents)
+	}
+	want := results.LostPart{Agent: a2, Segment: "2/2", Share: 0.5, TargetRate: 50}
+	if len(s.LostParts) != 1 {
+		t.Fatalf("lost_parts = %+v, want %+v", s.LostParts, want)
+	}
+	got := s.LostParts[0]
+	if after := got.AfterS; after < 0.7 || after > 2.7 {
+		t.Errorf("lost after %.1f s; want within the step (the agent was killed about 1 s after its start)", after)
+	}
+	got.AfterS = 0
+	if got != want {
+		t.Errorf("lost_parts[0] = %+v, want %+v", got, want)
+	}
+	if !slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "50.0% of the load (50/s of the step's 100/s)") }) {
+		t.Errorf("warnings %q; want one saying which share of the load was lost", s.Warnings)
+	}
+	for _, line := range []string{"2      100/s      50/s", "INVALID", a2 + " LOST after"} {
+		if !strings.Contains(stdout, line) {
+			t.Errorf("stdout does not show %q: the table of the run, with the lost step at its planned rate:\n%s", line, stdout)
+		}
 	}
 	if !strings.Contains(stderr, "lost") {
 		t.Errorf("stderr does not say the agent was lost: %s", stderr)
