@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,6 +56,10 @@ type Coordinator struct {
 	fresh  bool
 	// drain bounds an agent's step beyond its window (run.DrainBound).
 	drain time.Duration
+	// beats are the agents' heartbeats, from each one's session opening
+	// to Close.
+	beats     sync.WaitGroup
+	stopBeats context.CancelFunc
 }
 
 // peer is one agent as the coordinator sees it.
@@ -64,6 +69,7 @@ type peer struct {
 	offset    time.Duration // agent clock − coordinator clock
 	rtt       time.Duration
 	session   string
+	lease     time.Duration // the session's, as the agent said
 }
 
 var _ run.Remote = (*Coordinator)(nil)
@@ -78,6 +84,8 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 		return nil, errors.New("agents: none given")
 	}
 	c := &Coordinator{o: o, client: o.Client, drain: run.DrainBound(p)}
+	beats, stop := context.WithCancel(context.Background())
+	c.stopBeats = stop
 	if c.client == nil {
 		c.client = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}}
 	}
@@ -91,10 +99,12 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 		c.agents = append(c.agents, &peer{addr: secret.URL(a), url: u})
 	}
 	if err := c.each(ctx, c.check); err != nil {
+		stop()
 		return nil, err
 	}
 	open, err := c.openRequest(p)
 	if err != nil {
+		stop()
 		return nil, err
 	}
 	octx, cancel := context.WithTimeout(ctx, 2*time.Minute) // an agent checks the target first
@@ -106,7 +116,10 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 		if err := c.call(ctx, a, http.MethodPost, pathSession, o, &out); err != nil {
 			return err
 		}
-		a.session = out.Session
+		a.session, a.lease = out.Session, cmp.Or(out.Lease, DefaultLease)
+		// Heartbeats from now on: the other agents may take a while to
+		// open theirs (each checks the target first).
+		c.beats.Go(func() { c.heartbeat(beats, a) })
 		return nil
 	}); err != nil {
 		c.Close()
@@ -152,22 +165,32 @@ func (c *Coordinator) check(ctx context.Context, _ int, a *peer) error {
 	defer cancel()
 	var last error
 	for {
-		if last = c.call(wctx, a, http.MethodGet, pathHealth, nil, &a.health); last == nil {
-			break
+		last = c.call(wctx, a, http.MethodGet, pathHealth, nil, &a.health)
+		busy := last == nil && a.health.Busy
+		if last == nil {
+			switch {
+			case a.health.API != API:
+				return &run.InputError{Err: fmt.Errorf("it speaks API %q, this coordinator %q", a.health.API, API)}
+			case a.health.Version != c.o.Version:
+				return &run.InputError{Err: fmt.Errorf("it runs ceiling %s, this coordinator %s: run the same version everywhere (figures must mean the same)", a.health.Version, c.o.Version)}
+			}
+			if !a.health.Busy {
+				break
+			}
+			// Another coordinator's session: wait for it to end, as it
+			// does when that coordinator closes it or stops renewing its
+			// lease (a coordinator that died).
+			last = fmt.Errorf("busy with another coordinator's run: its session ends when that coordinator closes it, or %v after its last heartbeat (%v left at the last look); a coordinator that still renews it keeps it",
+				seconds(a.health.LeaseS), seconds(a.health.LeaseLeftS))
 		}
 		select {
 		case <-wctx.Done():
+			if busy {
+				return fmt.Errorf("still busy after %v (--agents-timeout): %w", wait, last)
+			}
 			return fmt.Errorf("no answer to its health check within %v: %w", wait, last)
 		case <-time.After(500 * time.Millisecond):
 		}
-	}
-	switch {
-	case a.health.API != API:
-		return &run.InputError{Err: fmt.Errorf("it speaks API %q, this coordinator %q", a.health.API, API)}
-	case a.health.Version != c.o.Version:
-		return &run.InputError{Err: fmt.Errorf("it runs ceiling %s, this coordinator %s: run the same version everywhere (figures must mean the same)", a.health.Version, c.o.Version)}
-	case a.health.Busy:
-		return errors.New("busy with another coordinator's run")
 	}
 	ctx, cancelClock := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelClock()
@@ -411,8 +434,11 @@ func (c *Coordinator) Agents() []results.Agent {
 // Base implements run.Remote.
 func (c *Coordinator) Base() time.Time { return c.base }
 
-// Close implements run.Remote: it closes every agent's session.
+// Close implements run.Remote: it stops the heartbeats and closes every
+// agent's session.
 func (c *Coordinator) Close() {
+	c.stopBeats()
+	c.beats.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c.each(ctx, func(ctx context.Context, _ int, a *peer) error {
@@ -422,6 +448,32 @@ func (c *Coordinator) Close() {
 		return c.call(ctx, a, http.MethodDelete, pathSession+"/"+a.session, nil, nil)
 	})
 	c.client.CloseIdleConnections()
+}
+
+// seconds is s seconds as a duration, to the millisecond.
+func seconds(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond)
+}
+
+// heartbeat renews a's lease every quarter of it until ctx ends (Close):
+// while this coordinator runs, during steps and between them, the agent
+// stays its own; once it stops (killed, its machine or network gone), the
+// agent is free again a lease later. A heartbeat that fails is not an
+// error here: the next step finds out whether the agent is lost.
+func (c *Coordinator) heartbeat(ctx context.Context, a *peer) {
+	every := max(a.lease/4, 10*time.Millisecond)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		hctx, cancel := context.WithTimeout(ctx, a.lease/2)
+		c.call(hctx, a, http.MethodPost, pathSession+"/"+a.session+"/lease", nil, nil)
+		cancel()
+	}
 }
 
 // call makes one API request: in (if not nil) as JSON, the answer into

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"math"
@@ -218,6 +219,78 @@ func TestAgentLost(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "lost") {
 		t.Errorf("stderr does not say the agent was lost: %s", stderr)
+	}
+}
+
+// agentHealth asks an agent's health check (no token needed).
+func agentHealth(t *testing.T, addr string) (busy bool) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/v1/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h struct {
+		Busy bool `json:"busy"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	return h.Busy
+}
+
+// A coordinator holds its agent by heartbeats, during a long step too;
+// killed (SIGKILL), it stops renewing, and the agent is free a lease
+// later: a second coordinator waiting for it takes it over then, not
+// minutes later.
+func TestAgentTakenOverAfterCoordinatorKilled(t *testing.T) {
+	const lease = 2 * time.Second
+	token := tokenFile(t)
+	addr, _ := startAgent(t, token, "--lease", lease.String())
+	url := slowServer(t, 0) + "/"
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := exec.Command(exe, "run", "--url", url, "--rate", "20", "--step", "60s", "--warmup", "0s",
+		"--agents", addr, "--token-file", token, "--out", filepath.Join(t.TempDir(), "first.json"), "--quiet")
+	first.Env = append(os.Environ(), asCeiling+"=1")
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { first.Process.Kill(); first.Wait() })
+	deadline := time.Now().Add(30 * time.Second)
+	for !agentHealth(t, addr) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first coordinator did not open its session on the agent within 30 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Held past the lease by the heartbeats, in the middle of its step.
+	time.Sleep(lease + lease/2)
+	if !agentHealth(t, addr) {
+		t.Fatalf("the agent is free %v into a live coordinator's 60 s step, want it held by the heartbeats", lease+lease/2)
+	}
+	first.Process.Kill()
+	first.Wait()
+	killed := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "second.json")
+	code, stdout, stderr := ceiling(t, ctx, "run", "--url", url, "--rate", "20", "--step", "300ms", "--warmup", "0s",
+		"--agents", addr, "--token-file", token, "--agents-timeout", "20s", "--out", out, "--quiet")
+	took := time.Since(killed)
+	if code != ExitOK {
+		t.Fatalf("a second coordinator after the first was killed: exit %d after %v\n%s\n%s", code, took, stdout, stderr)
+	}
+	// The lease from the last heartbeat, a look at the health every
+	// 500 ms, then the run's own second or so.
+	t.Logf("the second coordinator's run ended %v after the first was killed (lease %v)", took, lease)
+	if took > lease+8*time.Second {
+		t.Errorf("the second coordinator's run ended %v after the first was killed, want within about the lease (%v) and its own run", took, lease)
+	}
+	if r := readResult(t, out); len(r.Steps) != 1 || r.Steps[0].Sent == 0 {
+		t.Errorf("the second run: %+v, want its one step run on the agent", verdicts(r))
 	}
 }
 
