@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +21,10 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/schedule"
 	"github.com/ceiling-dev/ceiling/internal/secret"
 )
 
@@ -52,6 +56,10 @@ type Coordinator struct {
 	fresh  bool
 	// drain bounds an agent's step beyond its window (run.DrainBound).
 	drain time.Duration
+	// beats are the agents' heartbeats, from each one's session opening
+	// to Close.
+	beats     sync.WaitGroup
+	stopBeats context.CancelFunc
 }
 
 // peer is one agent as the coordinator sees it.
@@ -61,6 +69,7 @@ type peer struct {
 	offset    time.Duration // agent clock − coordinator clock
 	rtt       time.Duration
 	session   string
+	lease     time.Duration // the session's, as the agent said
 }
 
 var _ run.Remote = (*Coordinator)(nil)
@@ -75,6 +84,8 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 		return nil, errors.New("agents: none given")
 	}
 	c := &Coordinator{o: o, client: o.Client, drain: run.DrainBound(p)}
+	beats, stop := context.WithCancel(context.Background())
+	c.stopBeats = stop
 	if c.client == nil {
 		c.client = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}}
 	}
@@ -88,10 +99,12 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 		c.agents = append(c.agents, &peer{addr: secret.URL(a), url: u})
 	}
 	if err := c.each(ctx, c.check); err != nil {
+		stop()
 		return nil, err
 	}
 	open, err := c.openRequest(p)
 	if err != nil {
+		stop()
 		return nil, err
 	}
 	octx, cancel := context.WithTimeout(ctx, 2*time.Minute) // an agent checks the target first
@@ -103,7 +116,10 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 		if err := c.call(ctx, a, http.MethodPost, pathSession, o, &out); err != nil {
 			return err
 		}
-		a.session = out.Session
+		a.session, a.lease = out.Session, cmp.Or(out.Lease, DefaultLease)
+		// Heartbeats from now on: the other agents may take a while to
+		// open theirs (each checks the target first).
+		c.beats.Go(func() { c.heartbeat(beats, a) })
 		return nil
 	}); err != nil {
 		c.Close()
@@ -149,22 +165,32 @@ func (c *Coordinator) check(ctx context.Context, _ int, a *peer) error {
 	defer cancel()
 	var last error
 	for {
-		if last = c.call(wctx, a, http.MethodGet, pathHealth, nil, &a.health); last == nil {
-			break
+		last = c.call(wctx, a, http.MethodGet, pathHealth, nil, &a.health)
+		busy := last == nil && a.health.Busy
+		if last == nil {
+			switch {
+			case a.health.API != API:
+				return &run.InputError{Err: fmt.Errorf("it speaks API %q, this coordinator %q", a.health.API, API)}
+			case a.health.Version != c.o.Version:
+				return &run.InputError{Err: fmt.Errorf("it runs ceiling %s, this coordinator %s: run the same version everywhere (figures must mean the same)", a.health.Version, c.o.Version)}
+			}
+			if !a.health.Busy {
+				break
+			}
+			// Another coordinator's session: wait for it to end, as it
+			// does when that coordinator closes it or stops renewing its
+			// lease (a coordinator that died).
+			last = fmt.Errorf("busy with another coordinator's run: its session ends when that coordinator closes it, or %v after its last heartbeat (%v left at the last look); a coordinator that still renews it keeps it",
+				seconds(a.health.LeaseS), seconds(a.health.LeaseLeftS))
 		}
 		select {
 		case <-wctx.Done():
+			if busy {
+				return fmt.Errorf("still busy after %v (--agents-timeout): %w", wait, last)
+			}
 			return fmt.Errorf("no answer to its health check within %v: %w", wait, last)
 		case <-time.After(500 * time.Millisecond):
 		}
-	}
-	switch {
-	case a.health.API != API:
-		return &run.InputError{Err: fmt.Errorf("it speaks API %q, this coordinator %q", a.health.API, API)}
-	case a.health.Version != c.o.Version:
-		return &run.InputError{Err: fmt.Errorf("it runs ceiling %s, this coordinator %s: run the same version everywhere (figures must mean the same)", a.health.Version, c.o.Version)}
-	case a.health.Busy:
-		return errors.New("busy with another coordinator's run")
 	}
 	ctx, cancelClock := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelClock()
@@ -263,10 +289,14 @@ func (c *Coordinator) Step(ctx context.Context, st load.Step) (results.Step, run
 }
 
 // merge puts the agents' steps together; an agent that did not answer is
-// lost, and the step says so.
+// lost, and the step says so: it keeps its planned load (target rate or
+// users), lists the shares that are missing from its figures (LostParts)
+// and warns that its figures are the other agents' only.
 func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, errs []error, lostAt []time.Duration, win run.Window) (results.Step, run.Window, error) {
 	var steps []results.Step
-	var names, lost []string
+	var names []string
+	var lost []results.LostPart
+	var why []error
 	var refused []error
 	for i, a := range c.agents {
 		var bad *run.InputError
@@ -274,7 +304,8 @@ func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, 
 		case errors.As(errs[i], &bad):
 			refused = append(refused, fmt.Errorf("agent %s: %w", a.addr, errs[i]))
 		case errs[i] != nil:
-			lost = append(lost, fmt.Sprintf("agent %s lost after %.1f s (%v)", a.addr, lostAt[i].Seconds(), errs[i]))
+			lost = append(lost, lostShare(st, a.addr, schedule.Segment{I: i, N: len(c.agents)}, lostAt[i]))
+			why = append(why, errs[i])
 		default:
 			s := parts[i].Step
 			// Seconds counted from the step's start on the agent (each at
@@ -307,10 +338,72 @@ func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, 
 		}
 	}
 	if len(lost) > 0 {
-		m.Lost = strings.Join(lost, "; ")
+		m.Lost = lostLines(st, lost, why)
+		keepPlanned(&m, st, lost)
 		return m, win, fmt.Errorf("%w: %s", run.ErrAgentLost, m.Lost)
 	}
 	return m, win, nil
+}
+
+// lostShare is the share of st that the agent at addr, running segment
+// seg, was running when it was lost after the step's start.
+func lostShare(st load.Step, addr string, seg schedule.Segment, after time.Duration) results.LostPart {
+	lp := results.LostPart{Agent: addr, Segment: fmt.Sprintf("%d/%d", seg.I+1, seg.N), AfterS: after.Seconds()}
+	if st.VUs > 0 {
+		lp.VUs = seg.Users(st.VUs)
+		lp.Share = float64(lp.VUs) / float64(st.VUs)
+	} else {
+		lp.Share = seg.Fraction()
+		lp.TargetRate = st.TargetRate() * lp.Share
+	}
+	return lp
+}
+
+// lostLines says which agents were lost, when, and what share of st each
+// took with it; why holds each one's error.
+func lostLines(st load.Step, lost []results.LostPart, why []error) string {
+	lines := make([]string, len(lost))
+	for i, lp := range lost {
+		cause := why[i]
+		var u *url.Error
+		if errors.As(cause, &u) {
+			cause = u.Err // the request's URL holds nothing the reader needs
+		}
+		lines[i] = fmt.Sprintf("agent %s lost after %.1f s: its share (segment %s, %s) is missing from these figures (%v)",
+			lp.Agent, lp.AfterS, lp.Segment, shareOf(st, lp), cause)
+	}
+	return strings.Join(lines, "; ")
+}
+
+// shareOf says a lost part's share of the step's load: "200/s of the
+// step's 400/s", "2 of the step's 5 users".
+func shareOf(st load.Step, lp results.LostPart) string {
+	if st.VUs > 0 {
+		return fmt.Sprintf("%d of the step's %d users", lp.VUs, st.VUs)
+	}
+	return fmt.Sprintf("%s of the step's %s", report.Rate(lp.TargetRate), report.Rate(st.TargetRate()))
+}
+
+// keepPlanned makes the merge of the agents that answered keep the step's
+// planned load (the merge alone would add up the shares it has, and pass
+// the step off as a smaller one), lists the lost shares and warns that the
+// figures are the others' only.
+func keepPlanned(m *results.Step, st load.Step, lost []results.LostPart) {
+	var share float64
+	var missing results.LostPart
+	for _, lp := range lost {
+		share += lp.Share
+		missing.TargetRate += lp.TargetRate
+		missing.VUs += lp.VUs
+	}
+	if st.VUs > 0 {
+		m.VUs = st.VUs
+	} else {
+		m.TargetRate = st.TargetRate()
+	}
+	m.LostParts = lost
+	m.Warnings = append(m.Warnings, fmt.Sprintf("%s of the load (%s) was on lost agents: the figures are the other agents' share only, not the whole step",
+		report.Percent(share), shareOf(st, missing)))
 }
 
 // stopAll asks every agent to cut its step short (a Ctrl-C here).
@@ -341,8 +434,11 @@ func (c *Coordinator) Agents() []results.Agent {
 // Base implements run.Remote.
 func (c *Coordinator) Base() time.Time { return c.base }
 
-// Close implements run.Remote: it closes every agent's session.
+// Close implements run.Remote: it stops the heartbeats and closes every
+// agent's session.
 func (c *Coordinator) Close() {
+	c.stopBeats()
+	c.beats.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c.each(ctx, func(ctx context.Context, _ int, a *peer) error {
@@ -352,6 +448,32 @@ func (c *Coordinator) Close() {
 		return c.call(ctx, a, http.MethodDelete, pathSession+"/"+a.session, nil, nil)
 	})
 	c.client.CloseIdleConnections()
+}
+
+// seconds is s seconds as a duration, to the millisecond.
+func seconds(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond)
+}
+
+// heartbeat renews a's lease every quarter of it until ctx ends (Close):
+// while this coordinator runs, during steps and between them, the agent
+// stays its own; once it stops (killed, its machine or network gone), the
+// agent is free again a lease later. A heartbeat that fails is not an
+// error here: the next step finds out whether the agent is lost.
+func (c *Coordinator) heartbeat(ctx context.Context, a *peer) {
+	every := max(a.lease/4, 10*time.Millisecond)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		hctx, cancel := context.WithTimeout(ctx, a.lease/2)
+		c.call(hctx, a, http.MethodPost, pathSession+"/"+a.session+"/lease", nil, nil)
+		cancel()
+	}
 }
 
 // call makes one API request: in (if not nil) as JSON, the answer into

@@ -4,9 +4,13 @@
 // Server is an agent. It serves a small versioned HTTP/JSON control API
 // (paths under /v1): a health check without a token, and, behind a bearer
 // token compared in constant time, the clock, opening a session (a plan
-// and this agent's segment of the load), running one step of it at a
-// given instant, stopping that step, and closing the session. It runs one
-// coordinator's session at a time with the same engine as `ceiling run`
+// and this agent's segment of the load), renewing its lease (a heartbeat),
+// running one step of it at a given instant, stopping that step, and
+// closing the session. It runs one coordinator's session at a time, held
+// by a lease that the coordinator's heartbeats renew: a session whose
+// coordinator falls silent for the lease (Server.Lease) has its step
+// stopped and is closed, and the agent is free for another. It runs the
+// session with the same engine as `ceiling run`
 // (run.Session.Measure), and refuses what would reach beyond the load: a
 // plan that starts commands (unless AllowCommands), sinks, a users file it
 // was not sent, and steps beyond its Limits.
@@ -15,8 +19,11 @@
 // (API, version, clock offset from the shortest of five round trips) and
 // opens the plan on each as segment i of N; Step starts every agent's
 // share at one instant on its own clock and merges their figures with
-// results.MergeSteps. An agent that stops answering during a step is
-// lost: the merged step says so and the error matches run.ErrAgentLost.
+// results.MergeSteps; it renews every agent's lease from its own
+// goroutine, and waits (up to Options.Wait) for an agent that another
+// coordinator holds. An agent that stops answering during a step is lost:
+// the merged step keeps the planned load, lists the lost shares and warns,
+// and the error matches run.ErrAgentLost.
 // The session on top (package run) judges, searches and writes as on one
 // machine.
 //
@@ -24,5 +31,8 @@
 // Flags.Apply connects run, find or sweep to agents (or sets a --segment).
 //
 // Concurrency: a Server serves requests concurrently; a session runs one
-// step at a time. A Coordinator is used by one goroutine (the session's).
+// step at a time; a lease's timer expires it from a goroutine of its own.
+// A Coordinator is used by one goroutine (the session's); its heartbeats
+// run in one goroutine per agent, from the agent's session opening to
+// Close, which waits for them.
 package agent

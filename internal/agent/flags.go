@@ -26,7 +26,31 @@ type ServeFlags struct {
 	Listen, TokenFile, TLSCert, TLSKey string
 	AllowCommands, Once                bool
 	Limits                             Limits
+	// Lease is Server.Lease.
+	Lease time.Duration
 }
+
+// The agent command's help, next to its flags'.
+const (
+	Short = "Serve as a remote agent: run the share of each step a coordinator (run/find --agents) sends"
+	Long  = `Serve as a remote agent: run the share of each step a coordinator
+(ceiling run/find --agents) sends, one coordinator at a time
+(docs/distributed.md).
+
+A coordinator holds the agent by a lease it renews with a heartbeat every
+quarter of --lease, during steps and between them. When its heartbeats
+stop (the coordinator was killed, its machine or network went away), the
+agent stops the running step, closes the session and is free again
+--lease after the last heartbeat (10s by default). A coordinator that
+finds the agent busy waits for that, up to its --agents-timeout: to take
+over an agent whose coordinator died, start the new coordinator with an
+--agents-timeout longer than the lease (its default, 30s, is). A
+coordinator that is still alive keeps its agents: stop it (Ctrl-C), or
+restart the agent.`
+	Example = `  openssl rand -hex 32 > token
+  ceiling agent --listen :7070 --token-file token
+  ceiling run plan.yaml --agents 10.0.0.5:7070,10.0.0.6:7070 --token-file token`
+)
 
 // Register adds the flags to fs.
 func (f *ServeFlags) Register(fs *pflag.FlagSet) {
@@ -35,6 +59,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.TLSCert, "tls-cert", "", "serve over TLS with this certificate (PEM), with --tls-key")
 	fs.StringVar(&f.TLSKey, "tls-key", "", "the certificate's key (PEM)")
 	fs.BoolVar(&f.Once, "once", false, "serve one coordinator's run, then exit (a Kubernetes Job's agents)")
+	fs.DurationVar(&f.Lease, "lease", DefaultLease, "free the agent this long after its coordinator's last heartbeat (a coordinator that died)")
 	fs.BoolVar(&f.AllowCommands, "allow-commands", false, "let plans start commands on this machine (monitor.command); refused otherwise")
 	fs.Float64Var(&f.Limits.MaxRate, "max-rate", 0, "refuse steps that ask this agent for more requests a second (0: no bound)")
 	fs.IntVar(&f.Limits.MaxUsers, "max-users", 0, "refuse steps that ask this agent for more users (0: no bound)")
@@ -51,13 +76,16 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 	if (f.TLSCert == "") != (f.TLSKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
 	}
+	if f.Lease < 100*time.Millisecond {
+		return &run.InputError{Err: fmt.Errorf("--lease %v: want 100ms or more (a coordinator renews it every quarter of it)", f.Lease)}
+	}
 	ln, err := net.Listen("tcp", f.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", f.Listen, err)
 	}
 	ended := make(chan struct{})
 	var once sync.Once
-	s := &Server{Token: token, AllowCommands: f.AllowCommands, Limits: f.Limits, Version: version,
+	s := &Server{Token: token, AllowCommands: f.AllowCommands, Limits: f.Limits, Version: version, Lease: f.Lease,
 		Log: func(line string) { fmt.Fprintf(log, "ceiling agent: %s\n", line) }}
 	if f.Once {
 		s.Ended = func() { once.Do(func() { close(ended) }) }

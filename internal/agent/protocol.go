@@ -26,6 +26,11 @@ type Health struct {
 	CPUs    int    `json:"cpus"`
 	// Busy says the agent runs another coordinator's session.
 	Busy bool `json:"busy"`
+	// LeaseS is how long a session outlives its coordinator's last
+	// heartbeat; LeaseLeftS, when busy, how long the session has left
+	// unless its coordinator renews it (0: it is closing).
+	LeaseS     float64 `json:"lease_s"`
+	LeaseLeftS float64 `json:"lease_left_s,omitempty"`
 }
 
 // Clock is what GET /v1/clock answers: the agent's wall clock when it
@@ -51,9 +56,12 @@ type Open struct {
 	} `json:"segment"`
 }
 
-// Opened is the answer to Open.
+// Opened is the answer to Open: the session's id, and its lease: the
+// coordinator renews it (POST /v1/session/ID/lease, a heartbeat) more
+// often than that, or loses the agent.
 type Opened struct {
-	Session string `json:"session"`
+	Session string        `json:"session"`
+	Lease   time.Duration `json:"lease_ns"`
 }
 
 // StepRequest is POST /v1/session/ID/step: one step, its whole load (the

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -48,9 +49,12 @@ type Server struct {
 	Limits        Limits
 	// Version is ceiling's version, which a coordinator must share.
 	Version string
-	// Idle closes a session no coordinator has used for this long (a
-	// coordinator that died). Zero: 10 minutes.
-	Idle time.Duration
+	// Lease is how long a session outlives the last word from its
+	// coordinator (a heartbeat, a step, a stop): a coordinator that died
+	// or lost its network loses the agent this long after its last
+	// heartbeat, its running step stopped, and another coordinator may
+	// then open a session. Zero: DefaultLease.
+	Lease time.Duration
 	// Log, if set, is told what the agent does, a line at a time.
 	Log func(string)
 	// Ended, if set, is called after a session has closed (an agent that
@@ -67,12 +71,13 @@ type session struct {
 	run     *run.Session
 	dir     string // the plan's folder (its users file)
 	segment schedule.Segment
+	lease   *lease
 	mu      sync.Mutex // one step at a time
-	timer   *time.Timer
+	closed  bool       // under mu: the run is closed, no step may use it
 
-	stopMu sync.Mutex
-	stop   context.CancelFunc // cancels the running step (Ctrl-C at the coordinator)
-	closed bool               // under mu: the run is closed, no step may use it
+	stopMu  sync.Mutex
+	stop    context.CancelFunc // cancels the running step (Ctrl-C at the coordinator)
+	closing bool               // under stopMu: the session is ending, no step may start
 }
 
 // maxLead bounds how far ahead of now a step may be set to start.
@@ -86,6 +91,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+pathSession, s.auth(s.open))
 	mux.HandleFunc("POST "+pathSession+"/{id}/step", s.auth(s.step))
 	mux.HandleFunc("POST "+pathSession+"/{id}/stop", s.auth(s.stopStep))
+	mux.HandleFunc("POST "+pathSession+"/{id}/lease", s.auth(s.renew))
 	mux.HandleFunc("DELETE "+pathSession+"/{id}", s.auth(s.close))
 	return mux
 }
@@ -105,9 +111,13 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	host, _ := os.Hostname()
 	s.mu.Lock()
-	busy := s.sess != nil
+	sess := s.sess
 	s.mu.Unlock()
-	answer(w, Health{API: API, Version: s.Version, Host: host, CPUs: runtime.GOMAXPROCS(0), Busy: busy})
+	h := Health{API: API, Version: s.Version, Host: host, CPUs: runtime.GOMAXPROCS(0), Busy: sess != nil, LeaseS: s.lease().Seconds()}
+	if sess != nil {
+		h.LeaseLeftS = sess.lease.left().Seconds()
+	}
+	answer(w, h)
 }
 
 func (s *Server) clock(w http.ResponseWriter, _ *http.Request) {
@@ -131,7 +141,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sess != nil {
-		problem(w, http.StatusConflict, "busy: another coordinator's run is on this agent (it ends when that coordinator closes it, or after it is idle)")
+		problem(w, http.StatusConflict, fmt.Sprintf("busy: another coordinator's run is on this agent (it ends when that coordinator closes it, or %v after that coordinator's last heartbeat)", s.lease()))
 		return
 	}
 	sess, status, err := s.start(r.Context(), &o, seg)
@@ -140,8 +150,8 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.sess = sess
-	s.logf("session %s: segment %s of %s", sess.id, seg, o.PlanFile)
-	answer(w, Opened{Session: sess.id})
+	s.logf("session %s: segment %d/%d of %s, held while its coordinator's heartbeats come (lease %v)", sess.id, seg.I+1, seg.N, cmp.Or(o.PlanFile, "a plan"), s.lease())
+	answer(w, Opened{Session: sess.id, Lease: s.lease()})
 }
 
 // start parses the plan, refuses what this agent does not run, and opens
@@ -194,7 +204,7 @@ func (s *Server) start(ctx context.Context, o *Open, seg schedule.Segment) (*ses
 	b := make([]byte, 8)
 	rand.Read(b)
 	ss := &session{id: hex.EncodeToString(b), run: sess, dir: dir, segment: seg}
-	ss.timer = time.AfterFunc(s.idle(), func() { s.expire(ss) })
+	ss.lease = newLease(s.lease(), func() { s.expire(ss) })
 	return ss, 0, nil
 }
 
@@ -256,17 +266,20 @@ func (s *Server) step(w http.ResponseWriter, r *http.Request) {
 	}
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	if sess.closed {
+	if sess.closed || !sess.lease.renew() {
 		problem(w, http.StatusNotFound, "the session closed")
 		return
 	}
-	sess.timer.Stop()
-	defer sess.timer.Reset(s.idle())
 	// The step's context exists before its start: a stop (Ctrl-C at the
-	// coordinator) while it waits cuts it short too.
+	// coordinator) or the lease's end while it waits cuts it short too.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	sess.stopMu.Lock()
+	if sess.closing {
+		sess.stopMu.Unlock()
+		problem(w, http.StatusNotFound, "the session closed")
+		return
+	}
 	sess.stop = cancel
 	sess.stopMu.Unlock()
 	if req.Fresh {
@@ -304,11 +317,24 @@ func (s *Server) stopStep(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusNotFound, "no such session")
 		return
 	}
+	sess.lease.renew()
 	sess.stopMu.Lock()
 	if sess.stop != nil {
 		sess.stop()
 	}
 	sess.stopMu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// renew is a coordinator's heartbeat: its session's lease runs again from
+// now. A session that has ended (its lease expired) is not found: the
+// coordinator has lost this agent.
+func (s *Server) renew(w http.ResponseWriter, r *http.Request) {
+	sess := s.find(r.PathValue("id"))
+	if sess == nil || !sess.lease.renew() {
+		problem(w, http.StatusNotFound, "no such session (closed, or its lease ended: no heartbeat came for "+s.lease().String()+")")
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -318,7 +344,7 @@ func (s *Server) close(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusNotFound, "no such session")
 		return
 	}
-	s.end(sess)
+	s.end(sess, "its coordinator closed it")
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -332,28 +358,38 @@ func (s *Server) find(id string) *session {
 	return s.sess
 }
 
-// expire closes a session its coordinator left idle.
+// expire closes a session whose coordinator has not been heard from for
+// the lease.
 func (s *Server) expire(sess *session) {
-	s.logf("session %s: idle for %v, closed", sess.id, s.idle())
-	s.end(sess)
+	s.end(sess, fmt.Sprintf("no heartbeat from its coordinator for %v (its lease)", s.lease()))
 }
 
-// end closes a session once its step (if any) is over.
-func (s *Server) end(sess *session) {
-	s.mu.Lock()
-	if s.sess != sess {
-		s.mu.Unlock()
+// end closes a session: it stops its running step, if any, waits for that
+// step's end, closes the run and frees the agent for another coordinator.
+// The agent stays busy until then. why says what ended it, for the log.
+func (s *Server) end(sess *session, why string) {
+	sess.stopMu.Lock()
+	sess.closing = true
+	if sess.stop != nil {
+		sess.stop()
+	}
+	sess.stopMu.Unlock()
+	sess.mu.Lock()
+	if sess.closed {
+		sess.mu.Unlock()
 		return
 	}
-	s.sess = nil
-	s.mu.Unlock()
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
 	sess.closed = true
-	sess.timer.Stop()
+	sess.lease.stop()
 	sess.run.Close()
 	os.RemoveAll(sess.dir)
-	s.logf("session %s: closed", sess.id)
+	sess.mu.Unlock()
+	s.mu.Lock()
+	if s.sess == sess {
+		s.sess = nil
+	}
+	s.mu.Unlock()
+	s.logf("session %s: closed: %s", sess.id, why)
 	if s.Ended != nil {
 		s.Ended()
 	}
@@ -365,15 +401,16 @@ func (s *Server) Close() {
 	sess := s.sess
 	s.mu.Unlock()
 	if sess != nil {
-		s.end(sess)
+		s.end(sess, "the agent is stopping")
 	}
 }
 
-func (s *Server) idle() time.Duration {
-	if s.Idle > 0 {
-		return s.Idle
+// lease is the sessions' lease: Lease, or DefaultLease.
+func (s *Server) lease() time.Duration {
+	if s.Lease > 0 {
+		return s.Lease
 	}
-	return 10 * time.Minute
+	return DefaultLease
 }
 
 func (s *Server) logf(format string, args ...any) {

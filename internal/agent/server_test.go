@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -120,5 +121,66 @@ func TestAgentAddrRedacted(t *testing.T) {
 	_, err := connect(t, quickPlan(t, target(t), ""), token, "http://user:hunter2@127.0.0.1:1")
 	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "<redacted>") {
 		t.Errorf("connect = %v, want the agent named without its password", err)
+	}
+}
+
+// health asks an agent's health.
+func health(t *testing.T, addr string) Health {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + pathHealth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h Health
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// A coordinator holds its agent by heartbeats, through a step two leases
+// long and after it; one that stops renewing (it died) loses the agent a
+// lease after its last heartbeat, and a coordinator waiting for the agent
+// then takes it over.
+func TestAgentLease(t *testing.T) {
+	const lease = time.Second
+	addr := agent(t, &Server{Lease: lease})
+	p := quickPlan(t, target(t), "")
+	first, err := connect(t, p, token, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := run.Level(p, 50)
+	st.Warmup, st.Length = 0, 2*lease
+	res, _, err := first.Step(context.Background(), st)
+	if err != nil || res.Sent < 80 || res.Sent > 120 {
+		t.Fatalf("a step of 50/s for %v: sent %d, %v; want it run to its end (100), held by the heartbeats", st.Length, res.Sent, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := Connect(ctx, Options{Addrs: []string{addr}, Token: token, Version: "test", Wait: lease}, p); err == nil || !strings.Contains(err.Error(), "still busy after 1s") {
+		t.Errorf("a second coordinator while the first renews its lease: %v, want still busy after its wait", err)
+	}
+	if h := health(t, addr); !h.Busy || h.LeaseS != lease.Seconds() || h.LeaseLeftS <= 0 || h.LeaseLeftS > lease.Seconds() {
+		t.Fatalf("health %+v a lease after the step; want busy, held by the heartbeats, with at most %v left", h, lease)
+	}
+
+	// The first coordinator dies: its heartbeats stop, its session stays.
+	first.stopBeats()
+	first.beats.Wait()
+	died := time.Now()
+	second, err := Connect(context.Background(), Options{Addrs: []string{addr}, Token: token, Version: "test", Wait: 10 * time.Second}, p)
+	if err != nil {
+		t.Fatalf("a coordinator after the first stopped renewing: %v, want it to take the agent over", err)
+	}
+	defer second.Close()
+	// The lease from the last heartbeat (at most a quarter of it before),
+	// and the health checks' 500 ms between two looks.
+	if waited := time.Since(died); waited < lease/2 || waited > lease+3*time.Second {
+		t.Errorf("the second coordinator had the agent %v after the first stopped renewing, want about the lease, %v", waited, lease)
+	}
+	if _, _, err := first.Step(context.Background(), st); err == nil || !strings.Contains(err.Error(), "no such session") {
+		t.Errorf("the first coordinator's step after its lease ended: %v, want its session gone", err)
 	}
 }

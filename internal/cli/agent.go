@@ -12,10 +12,12 @@ import (
 func agentCmd(e *env) *cobra.Command {
 	var f agent.ServeFlags
 	c := &cobra.Command{
-		Use:   "agent",
-		Short: "Serve as a remote agent: run the share of each step a coordinator (run/find --agents) sends",
-		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return runError(agent.Serve(e.ctx, f, version(), e.stderr)) },
+		Use:     "agent --listen ADDR --token-file F",
+		Short:   agent.Short,
+		Long:    agent.Long,
+		Example: agent.Example,
+		Args:    cobra.NoArgs,
+		RunE:    func(*cobra.Command, []string) error { return runError(agent.Serve(e.ctx, f, version(), e.stderr)) },
 	}
 	f.Register(c.Flags())
 	return c

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"math"
@@ -19,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -150,8 +152,10 @@ func TestAgentsMatchOneProcess(t *testing.T) {
 }
 
 // An agent killed during a step makes that step INVALID ("agent ADDR lost
-// after N s"), never a smaller rate passed off as the whole, and the run
-// stops with exit 3, its finished steps kept.
+// after N s"), never a smaller rate passed off as the whole: the step
+// keeps its planned 100/s, lists the lost agent's share (segment 2/2,
+// 50/s) and warns; the run stops with exit 3, its finished steps kept,
+// and the table is printed all the same.
 func TestAgentLost(t *testing.T) {
 	token := tokenFile(t)
 	a1, _ := startAgent(t, token)
@@ -160,14 +164,21 @@ func TestAgentLost(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var once sync.Once
 	go func() {
-		// Kill the second agent 1.5 s into the second step: the first step
-		// (1 s, 200 ms of warm-up, begun about 0.5 s after the run) is over.
-		time.Sleep(3500 * time.Millisecond)
-		once.Do(func() { p2.Kill() })
+		// Kill the second agent (SIGKILL) in the second step's counted
+		// window: once result.json holds the first step, the second starts
+		// half a second later, with 200 ms of warm-up, then 2 s counted;
+		// 1.5 s later is a second into the step.
+		for ctx.Err() == nil {
+			if r, err := results.Read(out); err == nil && len(r.Steps) == 1 {
+				time.Sleep(1500 * time.Millisecond)
+				p2.Kill()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}()
-	code, stdout, stderr := ceiling(t, ctx, "run", "--url", url, "--rate", "50,50,50", "--step", "2s", "--warmup", "200ms",
+	code, stdout, stderr := ceiling(t, ctx, "run", "--url", url, "--rate", "50,100,100", "--step", "2s", "--warmup", "200ms",
 		"--agents", a1+","+a2, "--token-file", token, "--out", out, "--quiet")
 	t.Log(stdout, stderr)
 	if code != ExitCannotRun {
@@ -178,8 +189,107 @@ func TestAgentLost(t *testing.T) {
 		!strings.Contains(r.Steps[1].VerdictReason, "agent "+a2+" lost after") || r.Passed || r.Unfinished {
 		t.Fatalf("steps %d: %+v; want the first kept, the second INVALID naming the lost agent, the run not passed", len(r.Steps), verdicts(r))
 	}
+	s := r.Steps[1]
+	if s.TargetRate != 100 {
+		t.Errorf("the lost step's target_rate = %v, want the planned 100 (not the surviving agent's 50)", s.TargetRate)
+	}
+	// What was measured is the surviving agent's share: about 50/s.
+	if s.AchievedRate < 30 || s.AchievedRate > 60 || s.Agents != 1 {
+		t.Errorf("achieved %.1f/s from %d agents; want the one surviving agent's 50/s", s.AchievedRate, s.Agents)
+	}
+	want := results.LostPart{Agent: a2, Segment: "2/2", Share: 0.5, TargetRate: 50}
+	if len(s.LostParts) != 1 {
+		t.Fatalf("lost_parts = %+v, want %+v", s.LostParts, want)
+	}
+	got := s.LostParts[0]
+	if after := got.AfterS; after < 0 || after > 3 {
+		t.Errorf("lost after %.1f s; want within the step (the agent was killed about 1 s after its start, of 2.7 s)", after)
+	}
+	got.AfterS = 0
+	if got != want {
+		t.Errorf("lost_parts[0] = %+v, want %+v", got, want)
+	}
+	if !slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "50.0% of the load (50/s of the step's 100/s)") }) {
+		t.Errorf("warnings %q; want one saying which share of the load was lost", s.Warnings)
+	}
+	row := regexp.MustCompile(`(?m)^2 +100/s +[0-9.]+/s .* INVALID \(agent ` + regexp.QuoteMeta(a2) + ` lost after`)
+	if !row.MatchString(stdout) || !strings.Contains(stdout, a2+" LOST after") {
+		t.Errorf("stdout does not show the table of the run, with the lost step at its planned 100/s, INVALID, and the lost agent:\n%s", stdout)
+	}
 	if !strings.Contains(stderr, "lost") {
 		t.Errorf("stderr does not say the agent was lost: %s", stderr)
+	}
+}
+
+// agentHealth asks an agent's health check (no token needed).
+func agentHealth(t *testing.T, addr string) (busy bool) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/v1/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h struct {
+		Busy bool `json:"busy"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	return h.Busy
+}
+
+// A coordinator holds its agent by heartbeats, during a long step too;
+// killed (SIGKILL), it stops renewing, and the agent is free a lease
+// later: a second coordinator waiting for it takes it over then, not
+// minutes later.
+func TestAgentTakenOverAfterCoordinatorKilled(t *testing.T) {
+	const lease = 2 * time.Second
+	token := tokenFile(t)
+	addr, _ := startAgent(t, token, "--lease", lease.String())
+	url := slowServer(t, 0) + "/"
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := exec.Command(exe, "run", "--url", url, "--rate", "20", "--step", "60s", "--warmup", "0s",
+		"--agents", addr, "--token-file", token, "--out", filepath.Join(t.TempDir(), "first.json"), "--quiet")
+	first.Env = append(os.Environ(), asCeiling+"=1")
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { first.Process.Kill(); first.Wait() })
+	deadline := time.Now().Add(30 * time.Second)
+	for !agentHealth(t, addr) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first coordinator did not open its session on the agent within 30 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Held past the lease by the heartbeats, in the middle of its step.
+	time.Sleep(lease + lease/2)
+	if !agentHealth(t, addr) {
+		t.Fatalf("the agent is free %v into a live coordinator's 60 s step, want it held by the heartbeats", lease+lease/2)
+	}
+	first.Process.Kill()
+	first.Wait()
+	killed := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "second.json")
+	code, stdout, stderr := ceiling(t, ctx, "run", "--url", url, "--rate", "20", "--step", "300ms", "--warmup", "0s",
+		"--agents", addr, "--token-file", token, "--agents-timeout", "20s", "--out", out, "--quiet")
+	took := time.Since(killed)
+	if code != ExitOK {
+		t.Fatalf("a second coordinator after the first was killed: exit %d after %v\n%s\n%s", code, took, stdout, stderr)
+	}
+	// The lease from the last heartbeat, a look at the health every
+	// 500 ms, then the run's own second or so.
+	t.Logf("the second coordinator's run ended %v after the first was killed (lease %v)", took, lease)
+	if took > lease+8*time.Second {
+		t.Errorf("the second coordinator's run ended %v after the first was killed, want within about the lease (%v) and its own run", took, lease)
+	}
+	if r := readResult(t, out); len(r.Steps) != 1 || r.Steps[0].Sent == 0 {
+		t.Errorf("the second run: %+v, want its one step run on the agent", verdicts(r))
 	}
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -71,7 +70,7 @@ func find(e *env, p *plan.Plan, o *outputFlags, cfg search.Config) (*results.Res
 	defer s.Close()
 	res, err := run.Find(e.ctx, s, cfg)
 	if err != nil {
-		return nil, errors.Join(runError(err), o.live.Finish(s.Result()))
+		return res, stopped(e, o, s, res, err)
 	}
 	return res, cmp.Or(show(e, o, res), outcome(res))
 }

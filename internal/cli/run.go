@@ -2,7 +2,6 @@ package cli
 
 import (
 	"cmp"
-	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -94,7 +93,7 @@ func execute(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) error
 	defer s.Close()
 	res, err := s.Run(e.ctx)
 	if err != nil {
-		return errors.Join(runError(err), o.live.Finish(s.Result()))
+		return stopped(e, o, s, res, err)
 	}
 	return cmp.Or(show(e, o, res), outcome(res))
 }

@@ -83,6 +83,18 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 	return nil
 }
 
+// stopped ends a run that returned err. A run stopped after a step (an
+// agent lost, a required event failed) returns its result too: its table
+// is printed and its outputs finished as a finished run's are, and err
+// carries the exit code. Without a result, only the live outputs are
+// finished, with what the session has.
+func stopped(e *env, o *outputFlags, s *run.Session, res *results.Result, err error) error {
+	if res == nil {
+		return errors.Join(runError(err), o.live.Finish(s.Result()))
+	}
+	return errors.Join(runError(err), show(e, o, res))
+}
+
 // outcome is the error that carries a finished run's exit code: interrupted,
 // a failed threshold (or no edge found), or none.
 func outcome(res *results.Result) error {

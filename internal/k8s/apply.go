@@ -171,7 +171,11 @@ func (a *applier) deleteAll(ctx context.Context, o *Options) error {
 
 // deleteCommand is the kubectl command that deletes o's objects.
 func (o *Options) deleteCommand() string {
-	return o.kubectl("delete job,service,configmap,secret -l " + labelInstance + "=" + o.Name)
+	kinds := "job,service,configmap,secret"
+	if o.NetworkPolicy {
+		kinds += ",networkpolicy"
+	}
+	return o.kubectl("delete " + kinds + " -l " + labelInstance + "=" + o.Name)
 }
 
 // kubectl returns the kubectl command of args in o's namespace.

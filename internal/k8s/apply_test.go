@@ -132,7 +132,8 @@ func (r *trial) created() []string {
 	secrets, err2 := r.client.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
 	services, err3 := r.client.CoreV1().Services(ns).List(ctx, metav1.ListOptions{})
 	jobs, err4 := r.client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	policies, err5 := r.client.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{})
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		r.t.Fatal(err)
 	}
 	for _, o := range cms.Items {
@@ -147,11 +148,14 @@ func (r *trial) created() []string {
 	for _, o := range jobs.Items {
 		names = append(names, "job/"+o.Name)
 	}
+	for _, o := range policies.Items {
+		names = append(names, "networkpolicy/"+o.Name)
+	}
 	slices.Sort(names)
 	return names
 }
 
-var all = []string{"configmap/checkout-plan", "job/checkout-agents", "job/checkout-coordinator", "secret/checkout-token", "service/checkout-agents"}
+var all = []string{"configmap/checkout-plan", "job/checkout-agents", "job/checkout-coordinator", "networkpolicy/checkout-agents", "secret/checkout-token", "service/checkout-agents"}
 
 func TestApplyReadsTheResultAndDeletes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -166,7 +170,7 @@ func TestApplyReadsTheResultAndDeletes(t *testing.T) {
 				order = append(order, a.GetResource().Resource)
 			}
 		}
-		if want := []string{"configmaps", "secrets", "services", "jobs", "jobs"}; !slices.Equal(order, want) {
+		if want := []string{"configmaps", "secrets", "services", "networkpolicies", "jobs", "jobs"}; !slices.Equal(order, want) {
 			t.Errorf("created %q in this order, want %q", order, want)
 		}
 
@@ -340,7 +344,7 @@ func TestApplyLeavesAnotherRunAlone(t *testing.T) {
 		theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "checkout-plan", Namespace: "loadtest"}}
 		r := start(t, t.Context(), fake.NewClientset(theirs), fixedLogs(""))
 		r.wait()
-		if r.err == nil || !strings.Contains(r.err.Error(), "already exists") || !strings.Contains(r.err.Error(), "kubectl -n loadtest delete job,service,configmap,secret -l app.kubernetes.io/instance=checkout") {
+		if r.err == nil || !strings.Contains(r.err.Error(), "already exists") || !strings.Contains(r.err.Error(), "kubectl -n loadtest delete job,service,configmap,secret,networkpolicy -l app.kubernetes.io/instance=checkout") {
 			t.Errorf("Apply = %v, want an error saying the run exists and how to delete it", r.err)
 		}
 		if got := r.created(); !slices.Equal(got, []string{"configmap/checkout-plan"}) {

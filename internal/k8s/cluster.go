@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -20,17 +21,18 @@ import (
 // server are client-go's API errors (k8s.io/apimachinery/pkg/api/errors),
 // so that apierrors.IsAlreadyExists and IsNotFound tell them apart.
 //
-// The binary's implementation is restCluster, a REST client of the core/v1
-// and batch/v1 APIs only; the tests' is an adapter over client-go's fake
+// The binary's implementation is restCluster, a REST client of the core/v1,
+// batch/v1 and networking.k8s.io/v1 APIs only; the tests' is an adapter over client-go's fake
 // clientset (fake_test.go), which links the whole typed clientset into the
 // test binary and not into ceiling.
 type Cluster interface {
 	// Create creates obj, a *corev1.ConfigMap, *corev1.Secret,
-	// *corev1.Service or *batchv1.Job, in namespace.
+	// *corev1.Service, *networkingv1.NetworkPolicy or *batchv1.Job, in
+	// namespace.
 	Create(ctx context.Context, namespace string, obj runtime.Object) error
 	// Delete deletes the object of resource ("configmaps", "secrets",
-	// "services" or "jobs") named name, with background propagation: a
-	// Job's pods are deleted after it by the cluster.
+	// "services", "networkpolicies" or "jobs") named name, with background
+	// propagation: a Job's pods are deleted after it by the cluster.
 	Delete(ctx context.Context, resource, namespace, name string) error
 	// Job returns the Job named name, with its status.
 	Job(ctx context.Context, namespace, name string) (*batchv1.Job, error)
@@ -52,20 +54,23 @@ func kindOf(obj runtime.Object) (resource, kind string) {
 		return "secrets", "secret"
 	case *corev1.Service:
 		return "services", "service"
+	case *networkingv1.NetworkPolicy:
+		return "networkpolicies", "networkpolicy"
 	case *batchv1.Job:
 		return "jobs", "job"
 	}
 	return "", ""
 }
 
-// restCluster is a Cluster over two REST clients, one for core/v1
-// (ConfigMaps, Secrets, Services, pods and their logs) and one for
-// batch/v1 (Jobs), which share one HTTP client. Their scheme registers
-// only those two groups (and the meta types they share), rather than
-// client-go's kubernetes.Clientset, whose scheme registers every group of
-// the API and links them all into the binary.
+// restCluster is a Cluster over three REST clients, one for core/v1
+// (ConfigMaps, Secrets, Services, pods and their logs), one for batch/v1
+// (Jobs) and one for networking.k8s.io/v1 (the NetworkPolicy), which share
+// one HTTP client. Their scheme registers only those groups (and the meta
+// types they share), rather than client-go's kubernetes.Clientset, whose
+// scheme registers every group of the API and links them all into the
+// binary.
 type restCluster struct {
-	core, batch *rest.RESTClient
+	core, batch, networking *rest.RESTClient
 }
 
 var _ Cluster = (*restCluster)(nil)
@@ -97,7 +102,7 @@ func newREST(config *rest.Config) (*restCluster, error) {
 	scheme := runtime.NewScheme()
 	// Each group's AddToScheme also registers metav1's Status (the
 	// server's errors), DeleteOptions and the list options in it.
-	if err := errors.Join(corev1.AddToScheme(scheme), batchv1.AddToScheme(scheme)); err != nil {
+	if err := errors.Join(corev1.AddToScheme(scheme), batchv1.AddToScheme(scheme), networkingv1.AddToScheme(scheme)); err != nil {
 		return nil, err
 	}
 	codecs := serializer.NewCodecFactory(scheme).WithoutConversion()
@@ -115,16 +120,20 @@ func newREST(config *rest.Config) (*restCluster, error) {
 	}
 	core, err1 := group("/api", corev1.SchemeGroupVersion)
 	batch, err2 := group("/apis", batchv1.SchemeGroupVersion)
-	if err := errors.Join(err1, err2); err != nil {
+	networking, err3 := group("/apis", networkingv1.SchemeGroupVersion)
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return nil, err
 	}
-	return &restCluster{core: core, batch: batch}, nil
+	return &restCluster{core: core, batch: batch, networking: networking}, nil
 }
 
 // client returns the REST client of resource's group.
 func (c *restCluster) client(resource string) *rest.RESTClient {
-	if resource == "jobs" {
+	switch resource {
+	case "jobs":
 		return c.batch
+	case "networkpolicies":
+		return c.networking
 	}
 	return c.core
 }

@@ -3,12 +3,16 @@
 // created and followed to the result.
 //
 // Manifests builds, from Options: a ConfigMap with the plan, a Secret with
-// the agents' token, a headless Service, an Indexed Job of agents (pod i
+// the agents' token, a headless Service, a NetworkPolicy that admits only
+// the coordinator's pod to the agents (unless left out), an Indexed Job of
+// agents (pod i
 // is NAME-agents-i.NAME-agents, so the coordinator knows every agent's
 // name before any pod exists; each runs `ceiling agent --once`, so the Job
 // completes when the run is over), and a coordinator Job that runs
 // `ceiling run` (or find) with --agents and prints result.json into its
-// log between results.LogBegin and results.LogEnd. Write prints them for
+// log between results.LogBegin and results.LogEnd. Both Jobs end by a
+// deadline (activeDeadlineSeconds) and are deleted a while after they
+// finish (ttlSecondsAfterFinished). Write prints them for
 // `kubectl apply -f -`. Apply creates them, copies the coordinator's log to
 // a writer, reads the result from that log and deletes what it created.
 // Flags are the command's flags; Flags.Run is the whole command but for
@@ -16,8 +20,9 @@
 //
 // Apply talks to the cluster through Cluster, a handful of operations. In
 // the binary, restCluster implements it with client-go's REST client for
-// the core/v1 and batch/v1 APIs only (client-go's rest and clientcmd, with
-// a scheme that registers those two groups), not client-go's typed
+// the core/v1, batch/v1 and networking.k8s.io/v1 APIs only (client-go's
+// rest and clientcmd, with a scheme that registers those groups), not
+// client-go's typed
 // clientset, whose scheme registers every group of the API: with it,
 // ceiling k8s added 51 MB to the binary; with restCluster, 14 MB.
 //
@@ -25,7 +30,8 @@
 // are `ceiling agent` and `ceiling run --agents`), build or push the image
 // (the repository's Dockerfile builds it), or carry files other than the
 // plan: a plan naming a data file, a process, a cgroup or a command on the
-// machine ceiling k8s runs on is refused.
+// machine ceiling k8s runs on is refused, and so is a loopback target,
+// which in a pod is the pod itself.
 //
 // Testing: nothing here has run against a real cluster. Apply's tests use
 // client-go's fake clientset (through an adapter in a test file, so it is
@@ -35,6 +41,10 @@
 // answers the few paths it asks for as the API does. They check what is
 // sent and how Apply reacts to the states a cluster would report, not
 // that a cluster runs it; docs/distributed.md says how to try it on one.
+// The printed objects are decoded back strictly with the API's types (a
+// field unknown where it stands is an error), and both pods are evaluated
+// against the restricted Pod Security Standard with
+// k8s.io/pod-security-admission's own checks, a module of the tests only.
 //
 // Concurrency: Apply and Flags.Run run in the calling goroutine and start
 // none of their own; the only goroutines behind them are net/http's, for

@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -37,6 +38,8 @@ func (f fakeCluster) Create(ctx context.Context, namespace string, obj runtime.O
 		_, err = f.client.CoreV1().Secrets(namespace).Create(ctx, o, create)
 	case *corev1.Service:
 		_, err = f.client.CoreV1().Services(namespace).Create(ctx, o, create)
+	case *networkingv1.NetworkPolicy:
+		_, err = f.client.NetworkingV1().NetworkPolicies(namespace).Create(ctx, o, create)
 	case *batchv1.Job:
 		_, err = f.client.BatchV1().Jobs(namespace).Create(ctx, o, create)
 	default:
@@ -55,6 +58,8 @@ func (f fakeCluster) Delete(ctx context.Context, resource, namespace, name strin
 		return f.client.CoreV1().Secrets(namespace).Delete(ctx, name, opts)
 	case "services":
 		return f.client.CoreV1().Services(namespace).Delete(ctx, name, opts)
+	case "networkpolicies":
+		return f.client.NetworkingV1().NetworkPolicies(namespace).Delete(ctx, name, opts)
 	case "jobs":
 		return f.client.BatchV1().Jobs(namespace).Delete(ctx, name, opts)
 	}

@@ -28,6 +28,8 @@ type Flags struct {
 	Find                   bool
 	TokenFile              string
 	AgentsTimeout          time.Duration
+	Deadline, TTL          time.Duration
+	NetworkPolicy          bool
 	// Apply creates the objects and waits for the result, rather than
 	// printing them; Kubeconfig and Out go with it.
 	Apply           bool
@@ -38,11 +40,21 @@ type Flags struct {
 
 // The command's help, next to its flags'.
 const (
-	Use     = "k8s PLAN.yaml --agents N [-- COORDINATOR FLAGS]"
-	Short   = "Print (or --apply) the Kubernetes objects that run a plan with N agents and a coordinator"
-	Long    = "ConfigMap, Secret, headless Service, Indexed Job of agents (ceiling agent --once), coordinator Job (docs/distributed.md)."
+	Use   = "k8s PLAN.yaml --agents N [-- COORDINATOR FLAGS]"
+	Short = "Print (or --apply) the Kubernetes objects that run a plan with N agents and a coordinator"
+	Long  = `Print (or --apply) the Kubernetes objects that run a plan with N agents and a
+coordinator: a ConfigMap with the plan, a Secret with the token, a headless
+Service, a NetworkPolicy that lets only the coordinator reach the agents, an
+Indexed Job of agents (ceiling agent --once) and a coordinator Job
+(docs/distributed.md).
+
+--image is required: no image of ceiling is published; build one with the
+repository's Dockerfile and give its name as the cluster's nodes pull it.
+The plan's target must be reachable from the pods: a loopback target
+(127.0.0.1, localhost, ::1) is refused. Both Jobs end by --deadline,
+finished or not, and are deleted --ttl after they finish.`
 	Example = `  ceiling k8s plan.yaml --agents 3 --image registry.example/ceiling:v1 | kubectl apply -f -
-  ceiling k8s plan.yaml --agents 3 --find --apply -- --start 50`
+  ceiling k8s plan.yaml --agents 3 --image registry.example/ceiling:v1 --find --apply -- --start 50`
 )
 
 // Register adds the flags to fs, and keeps fs to find "--" in Run's
@@ -52,12 +64,15 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.Agents, "agents", 0, "how many agents share the load (an Indexed Job of that many pods)")
 	fs.StringVar(&f.Name, "name", "ceiling", "prefix of the objects' names, and their app.kubernetes.io/instance label")
 	fs.StringVar(&f.Namespace, "namespace", "", "namespace of the objects (default: none written; with --apply, the kubeconfig's)")
-	fs.StringVar(&f.Image, "image", "ceiling:latest", "ceiling's container image (the repository's Dockerfile builds it)")
+	fs.StringVar(&f.Image, "image", "", "ceiling's container image, as the cluster's nodes pull it (required: none is published; the repository's Dockerfile builds it)")
 	fs.StringVar(&f.CPU, "cpu", "1", "each agent's CPU, requested and its limit (a quantity: 2, 500m; \"\": none)")
 	fs.StringVar(&f.Memory, "memory", "512Mi", "each agent's memory, requested and its limit (a quantity: 1Gi; \"\": none)")
 	fs.BoolVar(&f.Find, "find", false, "the coordinator runs find, not run (give find's flags after --)")
 	fs.StringVar(&f.TokenFile, "token-file", "", "file holding the agents' token (default: 32 random bytes, hex)")
 	fs.DurationVar(&f.AgentsTimeout, "agents-timeout", defaultAgentsTimeout, "how long the coordinator waits for every agent to answer")
+	fs.DurationVar(&f.Deadline, "deadline", DefaultDeadline, "the cluster stops each Job's pods this long after it started, finished or not (activeDeadlineSeconds)")
+	fs.DurationVar(&f.TTL, "ttl", DefaultTTL, "the cluster deletes each Job, its pods and logs this long after it finished (ttlSecondsAfterFinished)")
+	fs.BoolVar(&f.NetworkPolicy, "network-policy", true, "add a NetworkPolicy that lets only the coordinator's pod reach the agents (false: leave it out)")
 	fs.BoolVar(&f.Apply, "apply", false, "create the objects, follow the coordinator's log, write its result, delete them")
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "with --apply: kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&f.Out, "out", "result.json", "with --apply: where to write result.json")
@@ -69,7 +84,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 // when there was none. The plan is read and validated here, so that a
 // wrong plan fails before anything is deployed, and so is any path in it
 // that names the machine ceiling k8s runs on (a data file, a process, a
-// cgroup, a command to start): the pods could not reach them.
+// cgroup, a command to start) and any loopback target (loopbackTargets):
+// the pods could not reach them. Every problem is said at once.
 func (f *Flags) Options(args []string, dash int) (Options, error) {
 	extra := []string(nil)
 	if dash >= 0 {
@@ -86,18 +102,20 @@ func (f *Flags) Options(args []string, dash int) (Options, error) {
 	if err != nil {
 		return Options{}, err
 	}
-	if err := local(p); err != nil {
-		return Options{}, err
-	}
+	unreachable := errors.Join(local(p), loopbackTargets(p, extra))
 	token, err := f.token()
 	if err != nil {
-		return Options{}, err
+		return Options{}, errors.Join(unreachable, err)
 	}
 	o := Options{
 		Name: f.Name, Namespace: f.Namespace, Image: f.Image, Agents: f.Agents, CPU: f.CPU, Memory: f.Memory,
 		Find: f.Find, Args: extra, Plan: data, PlanName: filepath.Base(args[0]), Token: token, AgentsTimeout: f.AgentsTimeout,
+		Deadline: f.Deadline, TTL: f.TTL, NetworkPolicy: f.NetworkPolicy,
 	}
-	return o, o.validate()
+	if !f.Find {
+		o.PlanLoad = p.Duration() // a search's length is not known before it runs
+	}
+	return o, errors.Join(unreachable, o.validate())
 }
 
 // local returns the keys of p that refer to the machine the plan is read

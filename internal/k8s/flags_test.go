@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -41,7 +42,7 @@ func writeFile(t *testing.T, name, data string) string {
 func TestFlagsOptions(t *testing.T) {
 	planFile := writeFile(t, "checkout.yaml", testPlan)
 	tokenFile := writeFile(t, "token", "s3cret\n")
-	f, args, dash := parse(t, planFile, "--agents", "3", "--find", "--namespace", "lt", "--token-file", tokenFile, "--", "--start", "50")
+	f, args, dash := parse(t, planFile, "--agents", "3", "--find", "--namespace", "lt", "--token-file", tokenFile, "--image", "ceiling:dev", "--", "--start", "50")
 	o, err := f.Options(args, dash)
 	if err != nil {
 		t.Fatalf("Options = %v", err)
@@ -50,11 +51,16 @@ func TestFlagsOptions(t *testing.T) {
 		string(o.Plan) != testPlan || !slices.Equal(o.Args, []string{"--start", "50"}) {
 		t.Errorf("Options = %+v, want 3 agents, find, namespace lt, the token without its newline, the plan, --start 50", o)
 	}
-	if o.Name != "ceiling" || o.Image != "ceiling:latest" || o.CPU != "1" || o.Memory != "512Mi" || o.AgentsTimeout != defaultAgentsTimeout {
-		t.Errorf("Options = %+v, want the defaults", o)
+	if o.Name != "ceiling" || o.Image != "ceiling:dev" || o.CPU != "1" || o.Memory != "512Mi" || o.AgentsTimeout != defaultAgentsTimeout ||
+		o.Deadline != DefaultDeadline || o.TTL != DefaultTTL || !o.NetworkPolicy || o.PlanLoad != 0 {
+		t.Errorf("Options = %+v, want the defaults (and no planned length for a search)", o)
+	}
+	f, args, dash = parse(t, planFile, "--agents", "3", "--image", "ceiling:dev", "--deadline", "30m", "--ttl", "1h", "--network-policy=false")
+	if o, err = f.Options(args, dash); err != nil || o.Deadline != 30*time.Minute || o.TTL != time.Hour || o.NetworkPolicy || o.PlanLoad != 70*time.Second {
+		t.Errorf("Options = %+v, %v; want a 30m deadline, a 1h TTL, no network policy, the plan's 1m10s of load (2 steps of 30s after 5s of warm-up)", o, err)
 	}
 
-	f, args, dash = parse(t, planFile, "--agents", "1")
+	f, args, dash = parse(t, planFile, "--agents", "1", "--image", "ceiling:dev")
 	o, err = f.Options(args, dash)
 	if b, herr := hex.DecodeString(o.Token); err != nil || herr != nil || len(b) != 32 {
 		t.Errorf("Options without --token-file: token %q, %v; want 32 random bytes in hex", o.Token, err)
@@ -71,6 +77,10 @@ func TestFlagsOptionsRefuse(t *testing.T) {
 	good := writeFile(t, "plan.yaml", testPlan)
 	local := writeFile(t, "local.yaml", testPlan+"monitor:\n  pid: 42\n")
 	empty := writeFile(t, "token", "\n")
+	withTarget := func(target string) string {
+		return writeFile(t, "loopback.yaml", strings.Replace(testPlan, "http://shop.shop.svc:8080", target, 1))
+	}
+	long := writeFile(t, "long.yaml", strings.Replace(testPlan, "step: 30s", "step: 1h", 1))
 	tests := []struct {
 		name string
 		args []string
@@ -86,9 +96,27 @@ func TestFlagsOptionsRefuse(t *testing.T) {
 		{"no agents", []string{good}, "agents: want 1 or more, not 0"},
 		{"a bad name", []string{good, "--agents", "2", "--name", "Load_Test"}, `name "Load_Test"`},
 		{"one of our flags after --", []string{good, "--agents", "2", "--", "--out", "x.json"}, "coordinator flag --out"},
+		{"no image", []string{good, "--agents", "2", "--image", ""}, "image: required"},
+		{"a target on 127.0.0.1", []string{withTarget("http://127.0.0.1:3000"), "--agents", "2"}, "loopback.yaml:2:9: target: 127.0.0.1 is a loopback address"},
+		{"a target on localhost", []string{withTarget("http://localhost:3000/api"), "--agents", "2"}, "target: localhost is a loopback address"},
+		{"a target on ::1", []string{withTarget("http://[::1]:3000"), "--agents", "2"}, "target: ::1 is a loopback address"},
+		{"a target on 127.1.2.3", []string{withTarget("https://127.1.2.3"), "--agents", "2"}, "target: 127.1.2.3 is a loopback address"},
+		{"a target on 0.0.0.0", []string{withTarget("http://0.0.0.0:3000"), "--agents", "2"}, "target: 0.0.0.0 is a loopback address"},
+		{"a request's absolute url on loopback", []string{writeFile(t, "abs.yaml", testPlan+"  - request: {url: 'http://localhost:9000/x'}\n"), "--agents", "2"},
+			"scenarios[1].request.url: localhost is a loopback address"},
+		{"a websocket url on loopback", []string{writeFile(t, "ws.yaml", testPlan+"  - name: ws\n    websocket: {url: 'ws://127.0.0.1:9000/ws', send: x, ack: {json: id}}\n"), "--agents", "2"},
+			"scenarios[1].websocket.url: 127.0.0.1 is a loopback address"},
+		{"a prometheus url on loopback", []string{writeFile(t, "prom.yaml", testPlan+"monitor:\n  prometheus: {url: 'http://127.0.0.1:9090/metrics', metrics: [up]}\n"), "--agents", "2"},
+			"monitor.prometheus.url: 127.0.0.1 is a loopback address"},
+		{"--target on loopback after --", []string{good, "--agents", "2", "--", "--target", "http://127.0.0.1:3000"}, "coordinator flag --target http://127.0.0.1:3000: 127.0.0.1 is a loopback address"},
+		{"--url= on loopback after --", []string{good, "--agents", "2", "--", "--url=http://localhost/"}, "coordinator flag --url http://localhost/: localhost is a loopback address"},
+		{"a deadline shorter than a run's load", []string{long, "--agents", "2", "--deadline", "2h"}, "deadline 2h0m0s: shorter than the agents' wait (5m0s) and the plan's load (2h0m10s)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if !slices.Contains(tt.args, "--image") {
+				tt.args = append([]string{"--image", "ceiling:dev"}, tt.args...)
+			}
 			f, args, dash := parse(t, tt.args...)
 			_, err := f.Options(args, dash)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -99,11 +127,11 @@ func TestFlagsOptionsRefuse(t *testing.T) {
 }
 
 func TestFlagsRunPrints(t *testing.T) {
-	f, args, _ := parse(t, writeFile(t, "plan.yaml", testPlan), "--agents", "2", "--name", "shop", "--", "--start", "50")
+	f, args, _ := parse(t, writeFile(t, "plan.yaml", testPlan), "--agents", "2", "--name", "shop", "--image", "ceiling:dev", "--", "--start", "50")
 	var stdout, stderr strings.Builder
 	res, err := f.Run(t.Context(), args, &stdout, &stderr)
-	if res != nil || err != nil || strings.Count(stdout.String(), "\n---\n") != 4 || !strings.Contains(stdout.String(), "- --start\n") {
-		t.Errorf("Run = %v, %v with stdout %q; want five objects, the coordinator with --start", res, err, stdout.String())
+	if res != nil || err != nil || strings.Count(stdout.String(), "\n---\n") != 5 || !strings.Contains(stdout.String(), "- --start\n") {
+		t.Errorf("Run = %v, %v with stdout %q; want six objects, the coordinator with --start", res, err, stdout.String())
 	}
 	if !strings.Contains(stderr.String(), "secret/shop-token") {
 		t.Errorf("stderr = %q, want where the token is", stderr.String())
@@ -129,7 +157,7 @@ contexts: [{name: test, context: {cluster: test, user: test, namespace: lt}}]
 current-context: test
 `, a.url))
 	out := filepath.Join(t.TempDir(), "result.json")
-	f, args, _ := parse(t, writeFile(t, "plan.yaml", testPlan), "--agents", "2", "--name", "checkout", "--apply", "--kubeconfig", kubeconfig, "--out", out)
+	f, args, _ := parse(t, writeFile(t, "plan.yaml", testPlan), "--agents", "2", "--name", "checkout", "--image", "ceiling:dev", "--apply", "--kubeconfig", kubeconfig, "--out", out)
 	var stderr strings.Builder
 	res, err := f.Run(t.Context(), args, io.Discard, &stderr)
 	if err != nil || res == nil || res.Command != "applied" {
@@ -145,7 +173,7 @@ current-context: test
 	requests := len(a.seen)
 	a.mu.Unlock()
 
-	f, args, _ = parse(t, writeFile(t, "plan.yaml", testPlan), "--agents", "2", "--apply", "--kubeconfig", kubeconfig, "--out", filepath.Join(out, "missing", "r.json"))
+	f, args, _ = parse(t, writeFile(t, "plan.yaml", testPlan), "--agents", "2", "--image", "ceiling:dev", "--apply", "--kubeconfig", kubeconfig, "--out", filepath.Join(out, "missing", "r.json"))
 	if res, err := f.Run(t.Context(), args, io.Discard, io.Discard); res != nil || err == nil || !strings.Contains(err.Error(), "cannot write") {
 		t.Errorf("Run with an --out that cannot be written = %v, %v; want it refused", res, err)
 	}

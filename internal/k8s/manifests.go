@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"path"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +27,10 @@ type Objects struct {
 	// Service is the agents' headless Service: it gives each agent's pod
 	// a DNS name, and balances nothing.
 	Service *corev1.Service
+	// Policy, when Options.NetworkPolicy asks for it, lets only the
+	// coordinator's pod reach the agents' pods, on the agents' port; nil
+	// otherwise.
+	Policy *networkingv1.NetworkPolicy
 	// Agents is an Indexed Job of Options.Agents pods, each running
 	// `ceiling agent --once`: an agent exits 0 once the coordinator's
 	// session with it has closed, so the Job completes when the run is
@@ -35,9 +41,14 @@ type Objects struct {
 	Coordinator *batchv1.Job
 }
 
-// List returns the objects in the order they are created.
+// List returns the objects in the order they are created: the policy, if
+// any, before the agents, so that they are never open to others.
 func (m *Objects) List() []runtime.Object {
-	return []runtime.Object{m.Plan, m.Token, m.Service, m.Agents, m.Coordinator}
+	objs := []runtime.Object{m.Plan, m.Token, m.Service}
+	if m.Policy != nil {
+		objs = append(objs, m.Policy)
+	}
+	return append(objs, m.Agents, m.Coordinator)
 }
 
 // The labels every object has; the agents' and the coordinator's pods add
@@ -61,7 +72,7 @@ func Manifests(o Options) (*Objects, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	return &Objects{
+	m := &Objects{
 		Plan: &corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: o.meta(o.planName(), ""),
@@ -76,7 +87,11 @@ func Manifests(o Options) (*Objects, error) {
 		Service:     o.service(),
 		Agents:      o.agents(),
 		Coordinator: o.coordinator(),
-	}, nil
+	}
+	if o.NetworkPolicy {
+		m.Policy = o.policy()
+	}
+	return m, nil
 }
 
 // labels returns the labels of o's objects; component, when not empty,
@@ -121,6 +136,37 @@ func (o *Options) service() *corev1.Service {
 	}
 }
 
+// policy selects the agents' pods and admits, on the agents' port, only
+// the coordinator's pod of the run (in the same namespace). With a
+// network plugin that enforces policies, nothing else reaches the agents;
+// the kubelet's probes, from the node, are allowed whatever the policy.
+func (o *Options) policy() *networkingv1.NetworkPolicy {
+	port := intstr.FromInt32(Port)
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: o.meta(o.agentsName(), "agent"),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: o.agentSelector()},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{
+					MatchLabels: map[string]string{labelInstance: o.Name, labelComponent: "coordinator"},
+				}}},
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: new(corev1.ProtocolTCP), Port: &port}},
+			}},
+		},
+	}
+}
+
+// bounds sets a Job's deadline (activeDeadlineSeconds: the cluster stops
+// its pods past it) and how long it is kept once finished
+// (ttlSecondsAfterFinished: then the cluster deletes it, its pods and
+// their logs).
+func (o *Options) bounds(spec *batchv1.JobSpec) {
+	spec.ActiveDeadlineSeconds = new(int64(o.deadline().Seconds()))
+	spec.TTLSecondsAfterFinished = new(int32(min(o.ttl().Seconds(), math.MaxInt32)))
+}
+
 // agents is an Indexed Job: its pod of index i has the hostname
 // NAME-agents-i, in the Service's subdomain. Each agent serves one run
 // (--once) and exits 0 when the coordinator's session with it closes (the
@@ -154,7 +200,7 @@ func (o *Options) agents() *batchv1.Job {
 			c.Resources.Limits[name] = resource.MustParse(q)
 		}
 	}
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: o.meta(o.agentsName(), "agent"),
 		Spec: batchv1.JobSpec{
@@ -165,6 +211,8 @@ func (o *Options) agents() *batchv1.Job {
 			Template:       pod,
 		},
 	}
+	o.bounds(&job.Spec)
+	return job
 }
 
 // coordinator is a Job of one pod, never retried: a second attempt would
@@ -175,7 +223,7 @@ func (o *Options) coordinator() *batchv1.Job {
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
 	}
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: o.meta(o.coordinatorName(), "coordinator"),
 		Spec: batchv1.JobSpec{
@@ -183,6 +231,8 @@ func (o *Options) coordinator() *batchv1.Job {
 			Template:     pod,
 		},
 	}
+	o.bounds(&job.Spec)
+	return job
 }
 
 // pod is the pod template both Jobs share: one container of the image

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -10,12 +11,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -23,18 +28,25 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata")
 
 const testPlan = "name: checkout\ntarget: http://shop.shop.svc:8080\nload:\n  rates: [50, 100]\n  step: 30s\nscenarios:\n  - request: {url: /}\n"
 
-// options are those of `ceiling k8s plan.yaml --agents 3 --find -- --start 50`.
+// options are those of `ceiling k8s plan.yaml --agents 3 --find
+// --network-policy --deadline 1h --ttl 2h -- --start 50`.
 func options() Options {
 	return Options{
 		Name: "checkout", Namespace: "loadtest", Image: "registry.example/ceiling:v1.2.3",
 		Agents: 3, CPU: "2", Memory: "1Gi", Find: true, Args: []string{"--start", "50"},
 		Plan: []byte(testPlan), PlanName: "checkout.yaml", Token: "0123456789abcdef",
+		Deadline: time.Hour, TTL: 2 * time.Hour, NetworkPolicy: true,
 	}
 }
 
+// bare are the fewest options: one agent, no namespace, no network
+// policy, the default deadline and TTL.
+func bare() Options {
+	return Options{Name: "ceiling", Image: "ceiling:dev", Agents: 1, Plan: []byte(testPlan), Token: "t"}
+}
+
 func TestManifestsGolden(t *testing.T) {
-	bare := Options{Name: "ceiling", Image: "ceiling:latest", Agents: 1, Plan: []byte(testPlan), Token: "t"}
-	for name, o := range map[string]Options{"find-3-agents": options(), "run-1-agent-no-namespace": bare} {
+	for name, o := range map[string]Options{"find-3-agents": options(), "run-1-agent-no-namespace": bare()} {
 		t.Run(name, func(t *testing.T) {
 			got := manifestsYAML(t, o)
 			decode(t, got) // every field known to the API's types
@@ -68,42 +80,112 @@ func manifestsYAML(t *testing.T, o Options) []byte {
 	return b.Bytes()
 }
 
-// decoded are the printed documents decoded back, strictly: a field the
-// API types do not know fails the test.
+// decoded are the printed documents decoded back; policy is nil when
+// none was printed.
 type decoded struct {
 	plan        corev1.ConfigMap
 	token       corev1.Secret
 	service     corev1.Service
+	policy      *networkingv1.NetworkPolicy
 	agents      batchv1.Job
 	coordinator batchv1.Job
 }
 
+// strictDecoder decodes a YAML document into the API type its apiVersion
+// and kind name, as the API server does with fieldValidation=Strict: a
+// field the type does not know at that place (a misspelt or misplaced
+// one), a duplicate field, or a kind of no registered group is an error.
+func strictDecoder(t *testing.T) runtime.Decoder {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := errors.Join(corev1.AddToScheme(scheme), batchv1.AddToScheme(scheme), networkingv1.AddToScheme(scheme)); err != nil {
+		t.Fatal(err)
+	}
+	return kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme, scheme, kjson.SerializerOptions{Yaml: true, Strict: true})
+}
+
+// decode decodes every document Write printed with strictDecoder, in
+// the order they are created.
 func decode(t *testing.T, data []byte) decoded {
 	t.Helper()
-	docs := strings.Split(string(data), "\n---\n")
+	dec := strictDecoder(t)
 	var d decoded
-	targets := []any{&d.plan, &d.token, &d.service, &d.agents, &d.coordinator}
-	if len(docs) != len(targets) {
-		t.Fatalf("Write printed %d documents, want %d", len(docs), len(targets))
-	}
-	for i, doc := range docs {
-		if err := yaml.UnmarshalStrict([]byte(doc), targets[i]); err != nil {
+	var kinds []string
+	for i, doc := range strings.Split(string(data), "\n---\n") {
+		obj, gvk, err := dec.Decode([]byte(doc), nil, nil)
+		if err != nil {
 			t.Fatalf("document %d does not decode strictly: %v\n%s", i, err, doc)
 		}
+		kinds = append(kinds, gvk.Kind)
+		switch o := obj.(type) {
+		case *corev1.ConfigMap:
+			d.plan = *o
+		case *corev1.Secret:
+			d.token = *o
+		case *corev1.Service:
+			d.service = *o
+		case *networkingv1.NetworkPolicy:
+			d.policy = o
+		case *batchv1.Job:
+			if o.Labels[labelComponent] == "agent" {
+				d.agents = *o
+			} else {
+				d.coordinator = *o
+			}
+		}
+	}
+	want := []string{"ConfigMap", "Secret", "Service", "Job", "Job"}
+	if d.policy != nil {
+		want = slices.Insert(want, 3, "NetworkPolicy")
+	}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("Write printed %q, want %q", kinds, want)
 	}
 	return d
+}
+
+// The strict decoding that the tests rely on refuses what kubectl's
+// server-side validation would: a field where the type has none (a Job's
+// field put in its pod's spec), an unknown field, a duplicate one.
+func TestStrictDecodingRefuses(t *testing.T) {
+	docs := strings.Split(string(manifestsYAML(t, options())), "\n---\n")
+	job := docs[len(docs)-1] // the coordinator's Job
+	var doc map[string]any
+	if err := yaml.Unmarshal([]byte(job), &doc); err != nil {
+		t.Fatal(err)
+	}
+	spec := doc["spec"].(map[string]any)
+	podSpec := spec["template"].(map[string]any)["spec"].(map[string]any)
+	podSpec["ttlSecondsAfterFinished"] = spec["ttlSecondsAfterFinished"] // misplaced: a Job's field, in the pod's spec
+	misplaced, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct{ doc, want string }{
+		"a Job's field in its pod's spec": {string(misplaced), `unknown field "spec.template.spec.ttlSecondsAfterFinished"`},
+		"a misspelt field":                {strings.Replace(job, "activeDeadlineSeconds:", "activeDeadline:", 1), `unknown field "spec.activeDeadline"`},
+		"a field twice":                   {strings.Replace(job, "  backoffLimit: 0\n", "  backoffLimit: 0\n  backoffLimit: 1\n", 1), "backoffLimit"},
+		"a kind of no group we use":       {strings.Replace(job, "kind: Job", "kind: CronJobs", 1), "no kind"},
+	}
+	dec := strictDecoder(t)
+	for name, tt := range tests {
+		if _, _, err := dec.Decode([]byte(tt.doc), nil, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Decode = %v, want an error naming %s", name, err, tt.want)
+		}
+	}
 }
 
 func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
 	o := options()
 	d := decode(t, manifestsYAML(t, o))
 
-	kinds := []string{d.plan.Kind, d.token.Kind, d.service.Kind, d.agents.Kind, d.coordinator.Kind}
-	versions := []string{d.plan.APIVersion, d.token.APIVersion, d.service.APIVersion, d.agents.APIVersion, d.coordinator.APIVersion}
-	if !slices.Equal(kinds, []string{"ConfigMap", "Secret", "Service", "Job", "Job"}) || !slices.Equal(versions, []string{"v1", "v1", "v1", "batch/v1", "batch/v1"}) {
-		t.Errorf("kinds = %v %v, want ConfigMap, Secret, Service, Job, Job in v1 and batch/v1", kinds, versions)
+	kinds := []string{d.plan.Kind, d.token.Kind, d.service.Kind, d.policy.Kind, d.agents.Kind, d.coordinator.Kind}
+	versions := []string{d.plan.APIVersion, d.token.APIVersion, d.service.APIVersion, d.policy.APIVersion, d.agents.APIVersion, d.coordinator.APIVersion}
+	if !slices.Equal(kinds, []string{"ConfigMap", "Secret", "Service", "NetworkPolicy", "Job", "Job"}) ||
+		!slices.Equal(versions, []string{"v1", "v1", "v1", "networking.k8s.io/v1", "batch/v1", "batch/v1"}) {
+		t.Errorf("kinds = %v %v, want ConfigMap, Secret, Service, NetworkPolicy, Job, Job in v1, networking.k8s.io/v1 and batch/v1", kinds, versions)
 	}
-	for _, ns := range []string{d.plan.Namespace, d.token.Namespace, d.service.Namespace, d.agents.Namespace, d.coordinator.Namespace} {
+	for _, ns := range []string{d.plan.Namespace, d.token.Namespace, d.service.Namespace, d.policy.Namespace, d.agents.Namespace, d.coordinator.Namespace} {
 		if ns != o.Namespace {
 			t.Errorf("namespace = %q, want %q on every object", ns, o.Namespace)
 		}
@@ -149,6 +231,37 @@ func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
 	}
 	if b := d.coordinator.Spec.BackoffLimit; b == nil || *b != 0 || coordPod.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("coordinator backoffLimit = %v, restart %s, want 0 and Never", b, coordPod.Spec.RestartPolicy)
+	}
+	// Both Jobs end by the deadline, finished or not, and are deleted a TTL
+	// after they finish.
+	for _, job := range []batchv1.Job{d.agents, d.coordinator} {
+		if a, ttl := job.Spec.ActiveDeadlineSeconds, job.Spec.TTLSecondsAfterFinished; a == nil || *a != 3600 || ttl == nil || *ttl != 7200 {
+			t.Errorf("job/%s: activeDeadlineSeconds %v, ttlSecondsAfterFinished %v; want 3600 and 7200", job.Name, a, ttl)
+		}
+	}
+
+	// The policy admits the coordinator's pod, and only it, to the agents'
+	// pods, on the agents' port.
+	pol := d.policy.Spec
+	applies := labels.SelectorFromSet(pol.PodSelector.MatchLabels)
+	if !applies.Matches(labels.Set(agentPod.Labels)) || applies.Matches(labels.Set(coordPod.Labels)) ||
+		!slices.Equal(pol.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) || len(pol.Ingress) != 1 {
+		t.Fatalf("NetworkPolicy = %+v, want an ingress policy of the agents' pods %v, not the coordinator's", pol, agentPod.Labels)
+	}
+	rule := pol.Ingress[0]
+	if len(rule.From) != 1 || rule.From[0].PodSelector == nil || rule.From[0].NamespaceSelector != nil || rule.From[0].IPBlock != nil {
+		t.Fatalf("NetworkPolicy from = %+v, want one pod selector of this namespace", rule.From)
+	}
+	from := labels.SelectorFromSet(rule.From[0].PodSelector.MatchLabels)
+	if !from.Matches(labels.Set(coordPod.Labels)) || from.Matches(labels.Set(agentPod.Labels)) {
+		t.Errorf("NetworkPolicy admits pods %v, want the coordinator's %v and not the agents' %v", rule.From[0].PodSelector.MatchLabels, coordPod.Labels, agentPod.Labels)
+	}
+	other := map[string]string{labelName: "ceiling", labelInstance: "another-run", labelComponent: "coordinator"}
+	if from.Matches(labels.Set(other)) {
+		t.Errorf("NetworkPolicy admits another run's coordinator %v", other)
+	}
+	if len(rule.Ports) != 1 || rule.Ports[0].Port.IntVal != Port || *rule.Ports[0].Protocol != corev1.ProtocolTCP {
+		t.Errorf("NetworkPolicy ports = %+v, want TCP %d", rule.Ports, Port)
 	}
 
 	// Agents spread over nodes, get what they ask for, and are probed.
@@ -247,7 +360,11 @@ func TestManifestsRefusesBadOptions(t *testing.T) {
 		{"bad namespace", func(o *Options) { o.Namespace = "Load_Test" }, []string{`namespace "Load_Test"`}},
 		{"bad cpu", func(o *Options) { o.CPU = "two" }, []string{`cpu "two": want a Kubernetes quantity`}},
 		{"zero memory", func(o *Options) { o.Memory = "0" }, []string{`memory "0": want more than zero`}},
-		{"no image", func(o *Options) { o.Image = " " }, []string{"image:"}},
+		{"no image", func(o *Options) { o.Image = " " }, []string{"image: required", "no image is published", "Dockerfile"}},
+		{"a deadline shorter than the run", func(o *Options) { o.Find, o.PlanLoad, o.Deadline = false, time.Hour, time.Hour }, []string{
+			"deadline 1h0m0s: shorter than the agents' wait (5m0s) and the plan's load (1h0m0s)"}},
+		{"a deadline under a second", func(o *Options) { o.Deadline = time.Millisecond }, []string{"deadline: want a duration of a second or more"}},
+		{"a negative ttl", func(o *Options) { o.TTL = -time.Hour }, []string{"ttl: want a duration of a second or more"}},
 		{"no plan", func(o *Options) { o.Plan = nil }, []string{"plan: empty"}},
 		{"plan not UTF-8", func(o *Options) { o.Plan = []byte{0xff, 0xfe} }, []string{"plan: not UTF-8"}},
 		{"no token", func(o *Options) { o.Token = "" }, []string{"token: empty"}},

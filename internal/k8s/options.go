@@ -26,7 +26,9 @@ type Options struct {
 	// the agents by names relative to its own namespace.
 	Namespace string
 	// Image is ceiling's container image, for the agents and the
-	// coordinator (its entry point is the ceiling binary).
+	// coordinator (its entry point is the ceiling binary), as the
+	// cluster's nodes can pull it. Required: no image is published, the
+	// repository's Dockerfile builds it.
 	Image string
 	// Agents is how many agents share the load; at least 1.
 	Agents int
@@ -49,6 +51,22 @@ type Options struct {
 	// AgentsTimeout is how long the coordinator waits for every agent to
 	// answer its health check. Zero: 5 minutes.
 	AgentsTimeout time.Duration
+	// Deadline bounds each Job's run (activeDeadlineSeconds): past it,
+	// the cluster stops its pods and fails it, so that agents no
+	// coordinator reaches do not hold their CPUs for ever. It must leave
+	// room for the agents' wait and the plan's load (PlanLoad). Zero:
+	// DefaultDeadline.
+	Deadline time.Duration
+	// TTL is how long a finished Job (with its pods and their logs) is
+	// kept before the cluster deletes it (ttlSecondsAfterFinished). Zero:
+	// DefaultTTL.
+	TTL time.Duration
+	// PlanLoad is how long the plan's load lasts (plan.Plan.Duration),
+	// checked against Deadline; zero: not known (a search).
+	PlanLoad time.Duration
+	// NetworkPolicy adds a NetworkPolicy that lets only the coordinator's
+	// pod reach the agents' port, and nothing else reach the agents' pods.
+	NetworkPolicy bool
 }
 
 // The paths, port and flags the objects share with the ceiling image.
@@ -64,13 +82,19 @@ const (
 	outPath = "/tmp/result.json"
 	// defaultAgentsTimeout is Options.AgentsTimeout's zero.
 	defaultAgentsTimeout = 5 * time.Minute
+	// DefaultDeadline is Options.Deadline's zero: a run's Jobs end within
+	// two hours, finished or not.
+	DefaultDeadline = 2 * time.Hour
+	// DefaultTTL is Options.TTL's zero: a finished run's Jobs, pods and
+	// logs are kept a day.
+	DefaultTTL = 24 * time.Hour
 )
 
 // ownFlags are the coordinator's flags that Manifests sets itself: Args
 // may not repeat them.
 var ownFlags = []string{"--agents", "--token-file", "--agents-timeout", "--out", "--emit-result"}
 
-// The objects' names.
+// The objects' names (the NetworkPolicy is the agents').
 func (o *Options) planName() string        { return o.Name + "-plan" }
 func (o *Options) tokenName() string       { return o.Name + "-token" }
 func (o *Options) agentsName() string      { return o.Name + "-agents" }
@@ -102,18 +126,38 @@ func (o *Options) command() []string {
 	if o.Find {
 		cmd = "find"
 	}
-	timeout := o.AgentsTimeout
-	if timeout == 0 {
-		timeout = defaultAgentsTimeout
-	}
 	args := []string{cmd, PlanPath,
 		"--agents", strings.Join(o.AgentAddrs(), ","),
 		"--token-file", TokenPath,
-		"--agents-timeout", timeout.String(),
+		"--agents-timeout", o.agentsTimeout().String(),
 		"--out", outPath,
 		"--emit-result",
 	}
 	return append(args, o.Args...)
+}
+
+// agentsTimeout is AgentsTimeout, or its default.
+func (o *Options) agentsTimeout() time.Duration {
+	if o.AgentsTimeout > 0 {
+		return o.AgentsTimeout
+	}
+	return defaultAgentsTimeout
+}
+
+// deadline is Deadline, or its default.
+func (o *Options) deadline() time.Duration {
+	if o.Deadline > 0 {
+		return o.Deadline
+	}
+	return DefaultDeadline
+}
+
+// ttl is TTL, or its default.
+func (o *Options) ttl() time.Duration {
+	if o.TTL > 0 {
+		return o.TTL
+	}
+	return DefaultTTL
 }
 
 // validate returns every problem of o at once.
@@ -136,7 +180,7 @@ func (o *Options) validate() error {
 		bad("agents: want 1 or more, not %d", o.Agents)
 	}
 	if strings.TrimSpace(o.Image) == "" {
-		bad("image: want ceiling's container image, such as ceiling:latest")
+		bad("image: required: ceiling's container image as the cluster's nodes can pull it, such as registry.example/ceiling:v1.2.3; no image is published: build one with the repository's Dockerfile (docs/distributed.md, \"The image\")")
 	}
 	for _, q := range []struct{ name, value string }{{"cpu", o.CPU}, {"memory", o.Memory}} {
 		if q.value == "" {
@@ -158,6 +202,15 @@ func (o *Options) validate() error {
 	}
 	if o.AgentsTimeout < 0 {
 		bad("agents timeout: want a positive duration, not %v", o.AgentsTimeout)
+	}
+	switch deadline, need := o.deadline(), o.agentsTimeout()+o.PlanLoad; {
+	case o.Deadline < 0 || o.Deadline > 0 && o.Deadline < time.Second:
+		bad("deadline: want a duration of a second or more, not %v", o.Deadline)
+	case deadline < need:
+		bad("deadline %v: shorter than the agents' wait (%v) and the plan's load (%v): the cluster would stop the run before its end; give a longer one", deadline, o.agentsTimeout(), o.PlanLoad)
+	}
+	if o.TTL < 0 || o.TTL > 0 && o.TTL < time.Second {
+		bad("ttl: want a duration of a second or more, not %v", o.TTL)
 	}
 	for _, a := range o.Args {
 		flag, _, _ := strings.Cut(a, "=")

@@ -135,10 +135,12 @@ func TestRESTClusterApply(t *testing.T) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	const core, batch = "/api/v1/namespaces/loadtest/", "/apis/batch/v1/namespaces/loadtest/"
+	const networking = "/apis/networking.k8s.io/v1/namespaces/loadtest/"
 	want := []string{
 		"POST " + core + "configmaps",
 		"POST " + core + "secrets",
 		"POST " + core + "services",
+		"POST " + networking + "networkpolicies",
 		"POST " + batch + "jobs",
 		"POST " + batch + "jobs",
 		"GET " + core + "pods?labelSelector=app.kubernetes.io%2Finstance%3Dcheckout",
@@ -146,6 +148,7 @@ func TestRESTClusterApply(t *testing.T) {
 		"GET " + batch + "jobs/checkout-coordinator",
 		"DELETE " + batch + "jobs/checkout-coordinator",
 		"DELETE " + batch + "jobs/checkout-agents",
+		"DELETE " + networking + "networkpolicies/checkout-agents",
 		"DELETE " + core + "services/checkout-agents",
 		"DELETE " + core + "secrets/checkout-token",
 		"DELETE " + core + "configmaps/checkout-plan",

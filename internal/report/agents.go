@@ -10,7 +10,8 @@ import (
 
 // agentLines says which machines ran the load (a coordinator's agents, a
 // merge's segments) and, per step, each one's achieved rate against its
-// share, so that a lagging agent shows. Nothing for a run on one machine.
+// share, so that a lagging agent shows, and the shares of agents lost
+// during a step. Nothing for a run on one machine.
 func agentLines(w io.Writer, r *results.Result, prefix string) {
 	if len(r.Agents) == 0 {
 		return
@@ -29,7 +30,7 @@ func agentLines(w io.Writer, r *results.Result, prefix string) {
 	}
 	fmt.Fprintf(w, "\n%sagents: %d, merged exactly: %s\n", prefix, len(r.Agents), strings.Join(where, "; "))
 	for _, s := range r.Steps {
-		if len(s.Parts) == 0 {
+		if len(s.Parts) == 0 && len(s.LostParts) == 0 {
 			continue
 		}
 		var each []string
@@ -43,6 +44,13 @@ func agentLines(w io.Writer, r *results.Result, prefix string) {
 				lag = " LIMITED"
 			}
 			each = append(each, fmt.Sprintf("%s %s%s%s", p.Agent, Rate(p.AchievedRate), share, lag))
+		}
+		for _, p := range s.LostParts {
+			share := Rate(p.TargetRate)
+			if p.VUs > 0 {
+				share = fmt.Sprintf("%d users", p.VUs)
+			}
+			each = append(each, fmt.Sprintf("%s LOST after %.1f s (its %s not in the figures)", p.Agent, p.AfterS, share))
 		}
 		fmt.Fprintf(w, "%sstep %d per agent: %s\n", prefix, s.Index+1, strings.Join(each, ", "))
 	}

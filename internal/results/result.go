@@ -213,12 +213,33 @@ type Step struct {
 	Agents int    `json:"agents,omitempty"`
 	Parts  []Part `json:"parts,omitempty"`
 	// Lost says which agent was lost during the step, and when: the step
-	// is INVALID, its figures short of that agent's share.
-	Lost string `json:"agent_lost,omitempty"`
+	// is INVALID, its figures short of that agent's share. TargetRate and
+	// VUs stay the step's planned load; LostParts says which shares of it
+	// are missing from the figures.
+	Lost      string     `json:"agent_lost,omitempty"`
+	LostParts []LostPart `json:"lost_parts,omitempty"`
 	// HostBusy says how the plan's control scenario moved across the
 	// repeats, when it did (see ControlMoved); compare then calls nothing
 	// significant.
 	HostBusy string `json:"host_busy,omitempty"`
+}
+
+// LostPart is the share of a step that a lost generator was running: it
+// is not in the step's figures (which are the other generators' only).
+type LostPart struct {
+	// Agent is the generator's address.
+	Agent string `json:"agent"`
+	// Segment is its share of the load, "i/N" (segment i of N).
+	Segment string `json:"segment"`
+	// Share is the fraction of the step's load it was running, in (0, 1].
+	Share float64 `json:"share"`
+	// TargetRate (open model, per second) or VUs (closed model) is that
+	// share of the step's planned load.
+	TargetRate float64 `json:"target_rate,omitempty"`
+	VUs        int     `json:"vus,omitempty"`
+	// AfterS is when it stopped answering, in seconds from the step's
+	// start (its warm-up included).
+	AfterS float64 `json:"after_s"`
 }
 
 // Breakdown is the figures of one scenario, or of one tag value, counted in

@@ -22,8 +22,9 @@ type Remote interface {
 	// Step runs st on every generator, each its share, starting at one
 	// instant, and returns the merged step (results.MergeSteps) and the
 	// wall-clock bounds of its counted window. A generator lost during the
-	// step gives the merge of the others with Lost set, and an error
-	// matching ErrAgentLost.
+	// step gives the merge of the others with Lost and LostParts set and
+	// the step's planned load kept (its target rate or users, not the sum
+	// of the shares that answered), and an error matching ErrAgentLost.
 	Step(ctx context.Context, st load.Step) (results.Step, Window, error)
 	// Fresh makes every generator's next step start with new users and
 	// connections (a repeat).
