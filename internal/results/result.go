@@ -215,10 +215,6 @@ type Step struct {
 	// Lost says which agent was lost during the step, and when: the step
 	// is INVALID, its figures short of that agent's share.
 	Lost string `json:"agent_lost,omitempty"`
-	// HostBusy says how the plan's control scenario moved across the
-	// repeats, when it did (see ControlMoved); compare then calls nothing
-	// significant.
-	HostBusy string `json:"host_busy,omitempty"`
 }
 
 // Breakdown is the figures of one scenario, or of one tag value, counted in
