@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +13,7 @@ import (
 
 func compareCmd(e *env) *cobra.Command {
 	format, threshold, minEffect, fail := "", "", 0.0, false
+	var minAbs time.Duration
 	c := &cobra.Command{
 		Use:   "compare A.json B.json",
 		Short: "Compare a run with a baseline: deltas, and whether they are beyond the noise",
@@ -24,7 +26,7 @@ from A (the baseline) to B, and whether it is beyond the noise (docs/compare.md)
 			if render == nil {
 				return badInput("--format %q: want text, md, json or html", format)
 			}
-			o, err := compare.ParseOptions(threshold, minEffect)
+			o, err := compare.ParseOptions(threshold, minEffect, minAbs)
 			if err != nil {
 				return badInput("%w", err)
 			}
@@ -38,15 +40,19 @@ from A (the baseline) to B, and whether it is beyond the noise (docs/compare.md)
 			if err := render(e.stdout, r); err != nil {
 				return cannotRun("write the comparison: %w", err)
 			}
-			if r.Failed(fail) {
+			switch {
+			case r.Failed(fail):
 				return &codedError{code: ExitThreshold, err: errors.New("compare: " + r.Verdict)}
+			case fail && r.CouldNotTell():
+				return &codedError{code: ExitCouldNotTell, err: errors.New("compare: could not tell: the control moved (host busy)")}
 			}
 			return nil
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", "text, md, json or html")
-	c.Flags().BoolVar(&fail, "fail-on-regression", false, "exit 1 when a significant change is worse")
+	c.Flags().BoolVar(&fail, "fail-on-regression", false, "exit 1 when a significant change is worse, 4 when the control moved (could not tell)")
 	c.Flags().StringVar(&threshold, "threshold", "", "exit 1 past these deltas, e.g. 'p99:+10%,throughput:-5%'")
 	c.Flags().Float64Var(&minEffect, "min-effect", compare.DefaultMinEffect, "smallest change, in percent, that can count")
+	c.Flags().DurationVar(&minAbs, "min-abs", compare.DefaultMinAbs, "smallest move of a latency that can count (or 1 % of its p50, whichever is larger)")
 	return c
 }

@@ -191,3 +191,165 @@ func TestCompareRepeatedRuns(t *testing.T) {
 		t.Errorf("the same endpoint twice: exit %d, verdict %q (%v); want 0, same\n%s", code, got.Verdict, err, stdout)
 	}
 }
+
+// writeControlled writes a result whose one step ran 5 times, an api
+// scenario at these p50s (ms) beside a control "landing" at those: p99 is
+// 1.5 × p50, each scenario 100/s.
+func writeControlled(t *testing.T, path string, api, landing []float64) {
+	t.Helper()
+	repeat := func(p50 []float64) *results.Repeat {
+		rep := &results.Repeat{N: len(p50), Values: map[string][]float64{}, CoVPct: map[string]float64{}}
+		for _, x := range p50 {
+			rep.Values["p50"] = append(rep.Values["p50"], x)
+			rep.Values["p95"] = append(rep.Values["p95"], x*1.2)
+			rep.Values["p99"] = append(rep.Values["p99"], x*1.5)
+			rep.Values["throughput"] = append(rep.Values["throughput"], 100)
+			rep.Values["error_rate"] = append(rep.Values["error_rate"], 0)
+		}
+		for m, v := range rep.Values {
+			rep.CoVPct[m] = results.CoV(v)
+		}
+		return rep
+	}
+	lat := func(p50 []float64) metrics.Latency {
+		m := results.Median(p50)
+		return metrics.Latency{P50: m, P95: m * 1.2, P99: m * 1.5}
+	}
+	n := int64(len(api))
+	r := &results.Result{Schema: results.Schema, Control: "landing", Steps: []results.Step{{Model: "open", TargetRate: 200, DurationS: 10,
+		Throughput: 200, Completed: 2000 * n, LatencyMS: lat(api), Repeat: repeat(api), Scenarios: []results.Breakdown{
+			{Name: "api", Completed: 1000 * n, OK: 1000 * n, LatencyMS: lat(api), Repeat: repeat(api)},
+			{Name: "landing", Completed: 1000 * n, OK: 1000 * n, LatencyMS: lat(landing), Repeat: repeat(landing)},
+		}}}}
+	if err := results.Write(path, r, results.Public); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// When the control moved between the runs, compare cannot tell: with
+// --fail-on-regression it exits 4, neither 0 (as if nothing changed) nor
+// 1; the verdict names what would have been significant. A threshold is a
+// line the user drew: crossing it still exits 1.
+func TestCompareControlExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	base, slower, busy := filepath.Join(dir, "base.json"), filepath.Join(dir, "slower.json"), filepath.Join(dir, "busy.json")
+	page := []float64{2.0, 2.05, 1.95, 2.02, 1.98}
+	writeControlled(t, base, []float64{20.1, 19.8, 20.4, 20.0, 20.6}, page)
+	writeControlled(t, slower, []float64{23.2, 22.9, 23.5, 23.0, 23.6}, page)
+	writeControlled(t, busy, []float64{23.2, 22.9, 23.5, 23.0, 23.6}, []float64{4.0, 4.1, 3.9, 4.05, 3.95})
+	tests := []struct {
+		name   string
+		args   []string
+		code   ExitCode
+		stdout string
+	}{
+		{"steady control, 15 % slower", []string{base, slower, "--fail-on-regression"}, ExitThreshold, "verdict: worse: 6 significant changes"},
+		{"control moved", []string{base, busy, "--fail-on-regression"}, ExitCouldNotTell,
+			"verdict: unknown: host busy: the control moved; regression signal suppressed: 1 (200/s) p50 +15.4 % p=0.0079"},
+		{"control moved, not gated", []string{base, busy}, ExitOK, "verdict: unknown: host busy"},
+		{"control moved, threshold crossed", []string{base, busy, "--fail-on-regression", "--threshold", "p50:+10%"}, ExitThreshold, "threshold crossed: p50:+10%"},
+		{"control moved, markdown", []string{base, busy, "--fail-on-regression", "--format", "md"}, ExitCouldNotTell, "**Could not tell:** the control moved"},
+		{"control moved, html", []string{base, busy, "--format", "html"}, ExitOK, `<tr class="suppressed">`},
+		{"a floor above the control's move", []string{base, busy, "--fail-on-regression", "--min-abs", "5ms"}, ExitOK, "verdict: same"},
+		{"bad min-abs", []string{base, busy, "--min-abs", "-1ms"}, ExitBadInput, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := ceiling(t, context.Background(), append([]string{"compare"}, tt.args...)...)
+			if code != tt.code || !strings.Contains(stdout, tt.stdout) {
+				t.Errorf("compare %v: exit %d, want %d; stdout (want %q):\n%s\nstderr:\n%s", tt.args, code, tt.code, tt.stdout, stdout, stderr)
+			}
+		})
+	}
+}
+
+// pagesServer answers /api after d, and everything else at once with a
+// static 75 KB page (a landing page: the control).
+func pagesServer(t *testing.T, d time.Duration) *httptest.Server {
+	t.Helper()
+	page := []byte("<html>" + strings.Repeat("x", 75*1024-13) + "</html>")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api" {
+			time.Sleep(d)
+			w.Write([]byte("ok"))
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(page)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A plan with a control (a static 75 KB landing page) beside an api, run
+// with --repeat 3 against an api answering after 100 ms and then after
+// 130 ms, in an open weighted mix (where the control's throughput in a
+// repeat is its drawn share of the arrivals, not a measurement) and with
+// --each (where the control runs its own stairs, alone, and is checked
+// there). Before, both runs marked their steps host busy from the
+// control's repeats (its drawn throughput, or a tail of a few dozen
+// exchanges, more than 10 % from the median) and compare answered
+// unknown, exit 0: the regression was hidden. Now compare calls it worse
+// (exit 1); or, when this machine was busy while one run ran and the
+// static page's latency really moved between the runs, it says it could
+// not tell (exit 4) and lists the regression it suppressed. Never exit 0.
+// (The margins are wide, as in TestCompareRepeatedRuns: this runs beside
+// other packages' tests.)
+func TestCompareControlledRuns(t *testing.T) {
+	plans := []struct {
+		name, load string
+	}{
+		{"open mix", "{rates: [160], step: 250ms, warmup: 100ms}"},
+		{"each alone", "{rates: [100], step: 250ms, warmup: 100ms, each: true}"},
+	}
+	movedLatency := regexp.MustCompile(`^note: host busy: the control moved: .*"?landing"?.* p(50|95|99) [\d.]+ m?s → [\d.]+ m?s `)
+	for _, p := range plans {
+		t.Run(p.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ctx := context.Background()
+			run := func(name string, d time.Duration) string {
+				srv := pagesServer(t, d)
+				plan := filepath.Join(dir, "plan.yaml")
+				yaml := "target: " + srv.URL + "\nload: " + p.load + "\ncontrol: landing\n" +
+					"scenarios:\n  - {name: api, request: {url: /api}}\n  - {name: landing, request: {url: /}}\n"
+				if err := os.WriteFile(plan, []byte(yaml), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out := filepath.Join(dir, name)
+				code, stdout, stderr := ceiling(t, ctx, "run", plan, "--repeat", "3", "--out", out, "--quiet")
+				if code != ExitOK || strings.Contains(stdout+stderr, "host busy") {
+					t.Errorf("run against %v: exit %d, want 0 and no host busy\n%s\n%s", d, code, stdout, stderr)
+				}
+				return out
+			}
+			a, b := run("a.json", 100*time.Millisecond), run("b.json", 130*time.Millisecond)
+			code, stdout, stderr := ceiling(t, ctx, "compare", a, b, "--fail-on-regression")
+			t.Logf("ceiling compare a.json b.json --fail-on-regression: exit %d\n%s", code, stdout)
+			switch code {
+			case ExitThreshold:
+				if !strings.Contains(stdout, "verdict: worse") || !strings.Contains(stdout, `note: the control "landing" held`) {
+					t.Errorf("exit 1 without verdict worse and the control held")
+				}
+			case ExitCouldNotTell:
+				// The host was busy in one run: the static page's latency moved
+				// past its spread and its 1 ms floor. The regression is named.
+				if !regexp.MustCompile(`verdict: unknown: host busy: the control moved; regression signal suppressed: .*p50 \+(29|3\d)\.\d %`).MatchString(stdout) {
+					t.Errorf("could not tell, without the api's p50 +30 %% suppressed in the verdict")
+				}
+				for _, line := range strings.Split(stdout, "\n") {
+					if strings.HasPrefix(line, "note: host busy") && !movedLatency.MatchString(line) && p.name == "open mix" {
+						t.Errorf("host busy from something else than the control's latency: %s", line)
+					}
+				}
+			default:
+				t.Errorf("100 ms → 130 ms: exit %d, want 1 (worse) or 4 (could not tell); stderr:\n%s", code, stderr)
+			}
+			if strings.Contains(stdout, "is not among the compared scenarios") {
+				t.Errorf("the control was not checked")
+			}
+			if !regexp.MustCompile(`(?m)^\S.*landing.*\s+p50\s+[\d.]+ ms\s+[\d.]+ ms\s+[+-][\d.]+ %\s+CoV [\d.]+/[\d.]+ %\s+control( moved)?$`).MatchString(stdout) {
+				t.Errorf("the control's p50 row is not marked control")
+			}
+		})
+	}
+}

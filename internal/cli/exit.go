@@ -19,6 +19,10 @@ const (
 	// ExitCannotRun: the run could not be carried out (target unreachable
 	// before the first step, port in use, result not writable).
 	ExitCannotRun ExitCode = 3
+	// ExitCouldNotTell: compare --fail-on-regression could not tell: the
+	// control moved between the runs (the host was busy), so no change
+	// was called significant, nor could one be ruled out.
+	ExitCouldNotTell ExitCode = 4
 	// ExitInterrupted: stopped by SIGINT or SIGTERM; the partial result is written.
 	ExitInterrupted ExitCode = 130
 )

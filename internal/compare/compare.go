@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
@@ -14,11 +16,12 @@ const (
 	Alpha = 0.05
 	// MinRankRepeats is how many repeats each side needs for the rank test.
 	MinRankRepeats = 5
-	// CoVFactor is seed 003's rule with fewer repeats: a change counts when
-	// it exceeds this many times the larger side's CoV. The seed treated
-	// any delta below the CoV as noise (a factor of 1); the difference of
-	// two noisy figures carries about √2 times the noise of one, so a
-	// factor of 2 keeps a one-CoV wobble on each side from counting.
+	// CoVFactor is the CoV rule with fewer repeats: a change counts when
+	// it exceeds this many times the larger side's CoV. Treating any delta
+	// below the CoV as noise would be a factor of 1; the difference of two
+	// noisy figures carries about √2 times the noise of one, so a factor of
+	// 2 keeps a one-CoV wobble on each side from counting. The control is
+	// held to the same band (see control).
 	CoVFactor = 2.0
 	// DefaultMinEffect is the smallest change, in percent, that can count.
 	DefaultMinEffect = 5.0
@@ -29,11 +32,15 @@ const (
 	// ControlTolerance is how far, in percent, a control may move when
 	// there is no CoV (single runs).
 	ControlTolerance = 10.0
-	// ControlFloorMS is the least a control's latency must move, whatever
-	// the percentage, to say the host was busy: a static page answering in
-	// half a millisecond moves by more than 10 % in its tail from timer
-	// jitter alone.
-	ControlFloorMS = 1.0
+	// DefaultMinAbs is the least a latency must move, whatever the
+	// percentage, to count (--min-abs): a static page answering in a
+	// fifth of a millisecond moves by more than 10 % from timer jitter
+	// alone, which says nothing of the target or the host.
+	DefaultMinAbs = time.Millisecond
+	// FloorShareOfP50 is the other part of a latency's floor: a move of
+	// less than this share of the p50 (of the same step and scenario, in
+	// A) never counts, so that the floor grows with slow endpoints.
+	FloorShareOfP50 = 0.01
 )
 
 // The metrics compared, in the order reports show them.
@@ -42,7 +49,7 @@ var Metrics = []string{results.MetricThroughput, results.MetricP50, results.Metr
 // The tests a change can be judged by.
 const (
 	TestRank = "rank" // Mann-Whitney U, at least MinRankRepeats per side
-	TestCoV  = "cov"  // seed 003's CoV rule, 2 to 4 repeats
+	TestCoV  = "cov"  // the CoV rule, 2 to 4 repeats
 	TestNone = "none" // single runs: no noise estimate
 )
 
@@ -59,6 +66,11 @@ type Options struct {
 	// MinEffect is the smallest change, in percent, that can count as
 	// significant (the cli's default is DefaultMinEffect). Zero: any.
 	MinEffect float64
+	// MinAbs is the least a latency must move to count (--min-abs; the
+	// cli's default is DefaultMinAbs): a latency's floor is the largest of
+	// MinAbs, FloorShareOfP50 of its p50 and the histogram's resolution.
+	// Zero: the other two alone.
+	MinAbs time.Duration
 	// Thresholds are hard limits on deltas (--threshold); crossing one
 	// fails the comparison whatever the tests say.
 	Thresholds []Threshold
@@ -82,8 +94,12 @@ type Report struct {
 	// Comparisons counts the changes judged (control excluded).
 	Comparisons  int     `json:"comparisons"`
 	MinEffectPct float64 `json:"min_effect_pct"`
+	// MinAbsMS is Options.MinAbs in milliseconds.
+	MinAbsMS float64 `json:"min_abs_ms"`
 	// Control is the control scenario's name; HostBusy is true when it
-	// moved, and then no other change is significant.
+	// moved between A and B, and then no other change is significant:
+	// those that would have been are marked Suppressed, and the verdict
+	// is unknown (compare could not tell).
 	Control  string `json:"control,omitempty"`
 	HostBusy bool   `json:"host_busy"`
 	// Crossed lists the thresholds crossed, each with where.
@@ -115,9 +131,16 @@ type Change struct {
 	// DeltaPct is (B − A) / A in percent; null when A is 0 and B is not
 	// (or A is so small that the percentage is not finite).
 	DeltaPct *float64 `json:"delta_pct"`
-	// Significant: the test says so and the change exceeds the minimum
-	// effect (and the host was not busy).
+	// Significant: the test says so, the change exceeds the minimum
+	// effect and, for a latency, its floor, and the host was not busy.
 	Significant bool `json:"significant"`
+	// Suppressed marks a change that would have been significant but for
+	// the control moving (the host was busy).
+	Suppressed bool `json:"suppressed,omitempty"`
+	// FloorMS is a latency's floor: a move of less than this many
+	// milliseconds never counts (see Options.MinAbs). Zero for the other
+	// metrics.
+	FloorMS float64 `json:"floor_ms,omitempty"`
 	// PValue and U are the rank test's (null otherwise); U counts the
 	// pairs in which A's value exceeds B's, ties counting one half.
 	PValue *float64 `json:"p_value"`
@@ -131,8 +154,9 @@ type Change struct {
 	NB   int     `json:"n_b"`
 	CoVA float64 `json:"cov_a_pct,omitempty"`
 	CoVB float64 `json:"cov_b_pct,omitempty"`
-	// Control marks the control scenario's changes; Moved is true when it
-	// moved past its tolerance.
+	// Control marks the control scenario's changes (its rows in a mix,
+	// and its own steps with --each); Moved is true when it moved past its
+	// tolerance.
 	Control bool `json:"control,omitempty"`
 	Moved   bool `json:"moved,omitempty"`
 	// Threshold is the --threshold this change crossed, if any.
@@ -146,32 +170,29 @@ type Change struct {
 	VUsB        int       `json:"-"`
 	ValuesA     []float64 `json:"-"`
 	ValuesB     []float64 `json:"-"`
+	// alone says whether the step ran its scenario alone (--each): only
+	// then is a scenario's throughput its own measurement. In an open mix
+	// it is its share of the arrivals, drawn by weight (the same draw with
+	// the same seed), whatever the host; in a closed mix it is the users'
+	// share of their iterations over the mean iteration time, which every
+	// other scenario's latency lengthens: a control there would move with
+	// the change under test.
+	alone bool
 }
 
 // Compare compares B with the baseline A.
 func Compare(a, b *results.Result, o Options) *Report {
 	r := &Report{A: o.A, B: o.B, RepeatsA: a.Repeats(), RepeatsB: b.Repeats(), MinEffectPct: o.MinEffect,
-		Control: b.Control, Crossed: []string{}, Notes: []string{}, Changes: []Change{}}
+		MinAbsMS: ms(o.MinAbs), Control: b.Control, Crossed: []string{}, Notes: []string{}, Changes: []Change{}}
 	if r.Control == "" {
 		r.Control = a.Control
 	} else if a.Control != "" && a.Control != b.Control {
 		r.note("the control differs: %q in A, %q in B; %q is used", a.Control, b.Control, b.Control)
 	}
 	for _, p := range r.pairs(a, b) {
-		r.step(p[0], p[1], o.MinEffect)
-		for i, st := range p {
-			if st.HostBusy != "" { // the control moved across that run's repeats
-				r.HostBusy = true
-				r.note("%s step %d: %s", []string{"A", "B"}[i], st.Index+1, st.HostBusy)
-			}
-		}
+		r.step(p[0], p[1], o)
 	}
 	r.control()
-	if r.HostBusy {
-		for i := range r.Changes {
-			r.Changes[i].Significant = false
-		}
-	}
 	r.thresholds(o.Thresholds)
 	r.verdict()
 	return r
@@ -295,11 +316,14 @@ func cmpLevel(x, y *results.Step) int {
 }
 
 // step compares one pair of steps: the whole step, then each scenario
-// both have when there are several (one scenario is the step).
-func (r *Report) step(a, b *results.Step, minEffect float64) {
-	at := Change{Step: a.Index, StepB: b.Index, StepScenario: a.Scenario, TargetRate: a.TargetRate, VUs: a.VUs, TargetRateB: b.TargetRate, VUsB: b.VUs}
+// both have when there are several (one scenario is the step). A step
+// that ran the control alone (--each) is the control's.
+func (r *Report) step(a, b *results.Step, o Options) {
+	at := Change{Step: a.Index, StepB: b.Index, StepScenario: a.Scenario, TargetRate: a.TargetRate, VUs: a.VUs, TargetRateB: b.TargetRate, VUsB: b.VUs,
+		Control: r.Control != "" && a.Scenario == r.Control, alone: a.Scenario != ""}
+	p50 := sampleOf(a, nil, results.MetricP50).median
 	for _, m := range Metrics {
-		r.add(at, sampleOf(a, nil, m), sampleOf(b, nil, m), m, minEffect)
+		r.add(at, sampleOf(a, nil, m), sampleOf(b, nil, m), m, o, p50)
 	}
 	if len(a.Scenarios) < 2 && len(b.Scenarios) < 2 {
 		return
@@ -312,8 +336,9 @@ func (r *Report) step(a, b *results.Step, minEffect float64) {
 			continue
 		}
 		at.Scenario, at.Control = sa.Name, sa.Name == r.Control
+		p50 := sampleOf(a, sa, results.MetricP50).median
 		for _, m := range Metrics {
-			r.add(at, sampleOf(a, sa, m), sampleOf(b, &b.Scenarios[j], m), m, minEffect)
+			r.add(at, sampleOf(a, sa, m), sampleOf(b, &b.Scenarios[j], m), m, o, p50)
 		}
 	}
 	for _, sb := range b.Scenarios {
@@ -323,8 +348,9 @@ func (r *Report) step(a, b *results.Step, minEffect float64) {
 	}
 }
 
-// add judges one metric and appends the change.
-func (r *Report) add(c Change, a, b sample, metric string, minEffect float64) {
+// add judges one metric and appends the change; p50 is A's p50 of the
+// same step (or scenario), which sets part of a latency's floor.
+func (r *Report) add(c Change, a, b sample, metric string, o Options, p50 float64) {
 	c.Metric, c.A, c.B, c.NA, c.NB = metric, a.median, b.median, a.n, b.n
 	c.ValuesA, c.ValuesB = a.values, b.values
 	delta, defined := deltaPct(a.median, b.median)
@@ -332,9 +358,13 @@ func (r *Report) add(c Change, a, b sample, metric string, minEffect float64) {
 		c.DeltaPct = &delta
 	}
 	c.Direction = direction(metric, b.median-a.median)
-	big := !defined || math.Abs(delta) >= minEffect
-	if metric == results.MetricErrorRate && math.Abs(b.median-a.median) < MinErrorDelta {
+	big := !defined || math.Abs(delta) >= o.MinEffect
+	switch {
+	case metric == results.MetricErrorRate && math.Abs(b.median-a.median) < MinErrorDelta:
 		big = false
+	case isLatency(metric):
+		c.FloorMS = floorMS(o.MinAbs, p50, max(a.median, b.median))
+		big = big && math.Abs(b.median-a.median) >= c.FloorMS
 	}
 	switch {
 	case a.n >= MinRankRepeats && b.n >= MinRankRepeats:
@@ -359,6 +389,25 @@ func (r *Report) add(c Change, a, b sample, metric string, minEffect float64) {
 		c.Significant = false
 	}
 	r.Changes = append(r.Changes, c)
+}
+
+// isLatency reports whether metric is a latency percentile.
+func isLatency(metric string) bool {
+	return metric == results.MetricP50 || metric == results.MetricP95 || metric == results.MetricP99
+}
+
+// floorMS is a latency's floor, in milliseconds: the least it must move to
+// count. It is the largest of minAbs, FloorShareOfP50 of the p50 and the
+// histogram's resolution at the larger of the two figures (values closer
+// than that are recorded as one).
+func floorMS(minAbs time.Duration, p50, larger float64) float64 {
+	res := metrics.Resolution(time.Duration(larger * float64(time.Millisecond)))
+	return max(ms(minAbs), FloorShareOfP50*p50, ms(res))
+}
+
+// ms returns d in milliseconds.
+func ms(d time.Duration) float64 {
+	return float64(d) / float64(time.Millisecond)
 }
 
 // beyondRange is the CoV rule's test of a change from 0, whose delta has

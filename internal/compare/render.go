@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -62,13 +63,23 @@ func Markdown(w io.Writer, r *Report) error {
 	fmt.Fprintf(&b, "**Test:** %s. %s.\n\n", r.Test, r.Tally())
 	var sig []int
 	for i, c := range r.Changes {
-		if c.Significant || c.Moved || c.Threshold != "" {
+		if c.Significant || c.Suppressed || c.Moved || c.Threshold != "" {
 			sig = append(sig, i)
 		}
 	}
-	if len(sig) == 0 {
+	switch {
+	case r.HostBusy:
+		b.WriteString("**Could not tell:** the control moved, so the host was not the same in both runs and no change is called significant" +
+			" (`--fail-on-regression` exits 4). ")
+		if slices.ContainsFunc(r.Changes, func(c Change) bool { return c.Suppressed }) {
+			b.WriteString("The control's moves, and the changes that would have been significant:\n\n")
+		} else {
+			b.WriteString("No change would have been significant either. The control's moves:\n\n")
+		}
+		mdTable(&b, r, sig)
+	case len(sig) == 0:
 		b.WriteString("No significant change.\n\n")
-	} else {
+	default:
 		mdTable(&b, r, sig)
 	}
 	for _, x := range r.Crossed {
@@ -209,7 +220,7 @@ func (r *Report) Headline() string {
 	}
 	switch {
 	case r.HostBusy:
-		return "unknown: host busy: the control moved"
+		return "unknown: host busy: the control moved; " + r.suppressedText()
 	case r.Verdict == Unknown && r.Comparisons == 0:
 		return "unknown: nothing to compare"
 	case r.Verdict == Unknown:
@@ -220,13 +231,49 @@ func (r *Report) Headline() string {
 	return fmt.Sprintf("%s: %s, %d worse, %d better", r.Verdict, plural(worse+better, "significant change"), worse, better)
 }
 
+// suppressedText lists the changes the busy host kept from counting,
+// worse first: "regression signal suppressed: 1 (40/s) api p50 +15.2 %
+// p=0.0079, …" (at most three, then how many more).
+func (r *Report) suppressedText() string {
+	var worse, better []string
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if !c.Suppressed {
+			continue
+		}
+		item := fmt.Sprintf("%s%s %s", levelOf(c), scenarioText(c), deltaText(c))
+		if c.Test == TestRank {
+			item += " " + noiseText(c)
+		}
+		if c.Direction == Worse {
+			worse = append(worse, item)
+		} else {
+			better = append(better, item)
+		}
+	}
+	list := func(items []string) string {
+		if len(items) > 3 {
+			return strings.Join(items[:3], ", ") + fmt.Sprintf(" and %d more", len(items)-3)
+		}
+		return strings.Join(items, ", ")
+	}
+	switch {
+	case len(worse) > 0:
+		return "regression signal suppressed: " + list(worse)
+	case len(better) > 0:
+		return "improvement suppressed: " + list(better)
+	}
+	return "no change would have been significant either"
+}
+
 // Columns head the table of changes; Cells are a change's, in this order.
 var Columns = []string{"step", "scenario", "metric", "A", "B", "Δ", "noise", "change"}
 
 // Cells are the change as the tables show it, under Columns: its step,
 // scenario ("(all)" for the whole step), metric, A and B with their unit,
 // the delta, the noise (p-value or CoVs) and what changed ("worse",
-// "better", "control moved", "crossed p99:+10%"; empty for nothing).
+// "better", "worse, suppressed" (the control moved), "control", "control
+// moved", "crossed p99:+10%"; empty for nothing).
 func (c *Change) Cells() []string {
 	return []string{levelOf(c), orAll(c.Scenario), c.Metric, value(c.Metric, c.A), value(c.Metric, c.B), deltaText(c), noiseText(c), changeText(c)}
 }
@@ -292,11 +339,15 @@ func noiseText(c *Change) string {
 
 func changeText(c *Change) string {
 	var parts []string
-	if c.Significant {
+	switch {
+	case c.Significant:
 		parts = append(parts, c.Direction)
-	}
-	if c.Moved {
+	case c.Suppressed:
+		parts = append(parts, c.Direction+", suppressed")
+	case c.Moved:
 		parts = append(parts, "control moved")
+	case c.Control:
+		parts = append(parts, "control")
 	}
 	if c.Threshold != "" {
 		parts = append(parts, "crossed "+c.Threshold)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
@@ -36,14 +37,17 @@ func (t Threshold) crossed(c *Change) bool {
 }
 
 // ParseOptions returns the Options of compare's flags: --threshold (see
-// ParseThresholds) and --min-effect (a percentage, 0 or more), or an error
-// that says what is wrong with them.
-func ParseOptions(threshold string, minEffect float64) (Options, error) {
+// ParseThresholds), --min-effect (a percentage, 0 or more) and --min-abs
+// (a duration, 0 or more), or an error that says what is wrong with them.
+func ParseOptions(threshold string, minEffect float64, minAbs time.Duration) (Options, error) {
 	ts, err := ParseThresholds(threshold)
 	if minEffect < 0 || math.IsNaN(minEffect) || math.IsInf(minEffect, 0) {
 		err = errors.Join(err, fmt.Errorf("--min-effect %v: want a percentage of 0 or more, such as 5", minEffect))
 	}
-	return Options{Thresholds: ts, MinEffect: minEffect}, err
+	if minAbs < 0 {
+		err = errors.Join(err, fmt.Errorf("--min-abs %v: want a duration of 0 or more, such as 1ms", minAbs))
+	}
+	return Options{Thresholds: ts, MinEffect: minEffect, MinAbs: minAbs}, err
 }
 
 // ParseThresholds reads a comma-separated list such as

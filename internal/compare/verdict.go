@@ -3,52 +3,88 @@ package compare
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
-// control checks the control scenario's changes: when its throughput or a
-// latency percentile moved by more than its own CoV (the larger side's;
-// ControlTolerance without repeats), the host was busy and no other change
-// is significant. The control's own changes are never significant: it
-// gauges the host, it is not judged. Its error rate is not checked: one timeout of a static
-// page is not a busy host.
+// control checks the control scenario's changes between A and B, and
+// when it moved, marks the host busy: every change that would have been
+// significant is Suppressed instead, and the verdict is unknown.
+//
+// The control is judged by what says the host was slower or faster: its
+// latency (p50, p95, p99), and its throughput only where that is its own
+// measurement: when it ran alone (--each). In a mix its throughput is not
+// its own (see Change.alone). Its error rate is not checked: one timeout
+// of a static page is not a busy host.
+//
+// A figure moved when its change passes the same test as any change
+// would: with 5 repeats a side the rank test (A's repeats against B's:
+// the tolerance is their own spread), with 2 to 4 the CoV rule (beyond
+// CoVFactor times the larger CoV), and in both the minimum effect and a
+// latency's floor. Without repeats (no spread) a figure may move
+// ControlTolerance percent, a latency at least its floor. The control's
+// own changes are never significant: it gauges the host, it is not judged.
 func (r *Report) control() {
 	if r.Control == "" {
 		return
 	}
-	seen := false
+	seen, throughput := false, false
 	for i := range r.Changes {
 		c := &r.Changes[i]
 		if !c.Control {
 			continue
 		}
 		seen = true
+		wouldCount := c.Significant
 		c.Significant = false // the control gauges the host; it is not judged
-		if c.Metric == "error_rate" {
+		if c.Metric == results.MetricErrorRate || c.Metric == results.MetricThroughput && !c.alone {
 			continue
 		}
-		tol, why := ControlTolerance, "10 % without repeats"
-		if c.NA >= 2 && c.NB >= 2 {
-			tol, why = max(c.CoVA, c.CoVB), fmt.Sprintf("its CoV %.1f %%", max(c.CoVA, c.CoVB))
+		throughput = throughput || c.Metric == results.MetricThroughput
+		var why string
+		switch c.Test {
+		case TestNone:
+			beyond := c.DeltaPct == nil || math.Abs(*c.DeltaPct) > ControlTolerance
+			if !beyond || isLatency(c.Metric) && math.Abs(c.B-c.A) < c.FloorMS {
+				continue
+			}
+			why = fmt.Sprintf("beyond %s %% without repeats", num(ControlTolerance))
+		case TestRank:
+			if !wouldCount {
+				continue
+			}
+			why = fmt.Sprintf("p=%s over its repeats, CoV %.1f/%.1f %%", strconv.FormatFloat(*c.PValue, 'g', 2, 64), c.CoVA, c.CoVB)
+		default:
+			if !wouldCount {
+				continue
+			}
+			why = fmt.Sprintf("beyond %s × its CoV %.1f %%", num(CoVFactor), max(c.CoVA, c.CoVB))
 		}
-		latency := c.Metric != results.MetricThroughput
-		if latency && math.Abs(c.B-c.A) < ControlFloorMS {
-			continue // jitter, not a busy host
+		if isLatency(c.Metric) {
+			why += ", past its floor " + results.Millis(c.FloorMS)
 		}
-		if c.DeltaPct == nil || math.Abs(*c.DeltaPct) > tol {
-			c.Moved = true
-			r.HostBusy = true
-			r.note("host busy: the control moved: %s %q %s %s → %s (%s, beyond %s)",
-				levelOf(c), c.Scenario, c.Metric, value(c.Metric, c.A), value(c.Metric, c.B), deltaText(c), why)
-		}
+		c.Moved = true
+		r.HostBusy = true
+		r.note("host busy: the control moved: %s%s %s → %s (%s, %s)",
+			levelOf(c), scenarioText(c), value(c.Metric, c.A), value(c.Metric, c.B), deltaText(c), why)
 	}
 	if !seen {
 		r.note("the control %q is not among the compared scenarios: it was not checked", r.Control)
+		return
 	}
-	if r.HostBusy {
-		for i := range r.Changes {
-			r.Changes[i].Significant = false
+	if !r.HostBusy {
+		what := "latency (in a mix its throughput is not its own: it follows the other scenarios)"
+		if throughput {
+			what = "throughput and latency"
+		}
+		r.note("the control %q held: its %s", r.Control, what)
+		return
+	}
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if c.Significant {
+			c.Significant, c.Suppressed = false, true
 		}
 	}
 }
@@ -91,7 +127,7 @@ func (r *Report) verdict() {
 			better++
 		}
 	}
-	r.Test = testText(r.Changes, r.MinEffectPct)
+	r.Test = testText(r.Changes, r.MinEffectPct, r.MinAbsMS)
 	switch {
 	case r.HostBusy || tested == 0:
 		r.Verdict = Unknown
@@ -113,16 +149,23 @@ func (r *Report) Failed(failOnRegression bool) bool {
 	return len(r.Crossed) > 0 || failOnRegression && r.Verdict == Worse
 }
 
+// CouldNotTell reports whether the control moved, so that compare cannot
+// tell whether anything changed: a CI job gated on regressions should
+// neither pass nor fail as if it could (the cli's exit 4).
+func (r *Report) CouldNotTell() bool {
+	return r.HostBusy
+}
+
 // The tests' rules, as reports state them.
 const (
 	rankRule = "Mann-Whitney U rank test (benchstat's), α = 0.05, with ≥ 5 repeats per side"
-	covRule  = "seed 003's CoV rule: |Δ| > 2 × the larger side's CoV (from 0: B's median beyond A's range by more than 2 × the larger standard deviation), with 2–4 repeats per side"
+	covRule  = "the CoV rule: |Δ| > 2 × the larger side's CoV (from 0: B's median beyond A's range by more than 2 × the larger standard deviation), with 2–4 repeats per side"
 	noneRule = "no noise estimate (use --repeat): deltas only"
 )
 
-// testText states the tests the changes were judged by, and the minimum
-// effect.
-func testText(cs []Change, minEffect float64) string {
+// testText states the tests the changes were judged by, the minimum
+// effect and the latencies' floor.
+func testText(cs []Change, minEffect, minAbsMS float64) string {
 	used := map[string]bool{}
 	for _, c := range cs {
 		used[c.Test] = true
@@ -141,7 +184,8 @@ func testText(cs []Change, minEffect float64) string {
 		return "nothing compared"
 	}
 	if used[TestRank] || used[TestCoV] {
-		s += fmt.Sprintf("; a change counts only when it also exceeds %s %% (--min-effect)", num(minEffect))
+		s += fmt.Sprintf("; a change counts only when it also exceeds %s %% (--min-effect), a latency only when it also moves by %s ms (--min-abs) or %s %% of its p50, whichever is larger, and by more than the histogram's resolution",
+			num(minEffect), num(minAbsMS), num(100*FloorShareOfP50))
 	}
 	return s
 }

@@ -183,3 +183,22 @@ func BenchmarkCollect(b *testing.B) {
 		r.Collect(total)
 	}
 }
+
+// Resolution is the histogram's own bucket width: the first and last
+// microsecond of the bucket holding d are recorded as one value, the next
+// microsecond is not.
+func TestResolution(t *testing.T) {
+	h := NewHistogram()
+	for _, d := range []time.Duration{0, 500 * time.Microsecond, 2047 * time.Microsecond, 2048 * time.Microsecond,
+		20 * time.Millisecond, 333 * time.Millisecond, time.Second, 9 * time.Second, 40 * time.Minute} {
+		res := Resolution(d)
+		us, w := int64(d/time.Microsecond), int64(res/time.Microsecond)
+		start := us / w * w
+		if !h.ValuesAreEquivalent(start, start+w-1) || h.ValuesAreEquivalent(start, start+w) {
+			t.Errorf("Resolution(%v) = %v, but the histogram's bucket at %d µs is not %d µs wide", d, res, start, w)
+		}
+	}
+	if got := Resolution(20 * time.Millisecond); got != 16*time.Microsecond {
+		t.Errorf("Resolution(20ms) = %v, want 16µs", got)
+	}
+}

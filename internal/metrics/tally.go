@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math/bits"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -26,6 +27,25 @@ const LateAfter = 10 * time.Millisecond
 // NewHistogram returns an empty histogram with the package's bounds.
 func NewHistogram() *hdrhistogram.Histogram {
 	return hdrhistogram.New(LowestUS, HighestUS, SigFigs)
+}
+
+// Resolution is the width of the histogram's bucket that holds d: the
+// histogram records every latency within it as one value, so two figures
+// closer than this are not told apart. With SigFigs 3 it is 1 µs below
+// 2.048 ms, then d/2048 to d/1024 (a power of two of microseconds): 16 µs
+// at 20 ms, 512 µs at 1 s.
+func Resolution(d time.Duration) time.Duration {
+	us := max(int64(d/time.Microsecond), 0)
+	// The histogram's buckets: 2048 sub-buckets of 1 µs up to 2048 µs,
+	// then each power of two [2^k, 2^(k+1)) µs split in 1024 sub-buckets
+	// of 2^(k-10) µs (hdrhistogram's getBucketIndex with unit magnitude 0
+	// and sub-bucket half count magnitude 10).
+	const subBuckets = 2048
+	if us < subBuckets {
+		return time.Microsecond
+	}
+	k := bits.Len64(uint64(us)) - 1 // 2^k <= us < 2^(k+1)
+	return time.Duration(int64(1)<<(k-10)) * time.Microsecond
 }
 
 // Tally is what a set of exchanges amounted to.

@@ -67,10 +67,11 @@ func CompareHTML(w io.Writer, r *compare.Report) error {
 
 // compareCSS colours the verdict and the table's rows: a significant
 // change worse (or a threshold crossed, a control that moved) in red,
-// better in green; the control's rows, never judged, in grey.
+// better in green, one that would have been significant but for the
+// control moving in amber; the control's rows, never judged, in grey.
 const compareCSS = `
 .worse{color:#a4161a}.better{color:#1b7a2b}.unknown{color:#555}
-tr.worse td{background:#fde4e4}tr.better td{background:#e2f4e5}tr.control td{color:#777;font-style:italic}
+tr.worse td{background:#fde4e4}tr.better td{background:#e2f4e5}tr.suppressed td{background:#fdf1d6}tr.control td{color:#777;font-style:italic}
 th:nth-child(3),td:nth-child(3){text-align:left}.crossed li{color:#a4161a;font-weight:600}`
 
 // rowClass names a change's row for compareCSS.
@@ -81,6 +82,8 @@ func rowClass(c *compare.Change) string {
 		out = append(out, compare.Worse)
 	case c.Significant:
 		out = append(out, c.Direction) // worse or better: a significant change is never "same"
+	case c.Suppressed:
+		out = append(out, "suppressed")
 	}
 	if c.Control {
 		out = append(out, "control")

@@ -184,7 +184,7 @@ func TestCompareHTMLEscapes(t *testing.T) {
 
 func mustThresholds(t *testing.T, s string) []compare.Threshold {
 	t.Helper()
-	o, err := compare.ParseOptions(s, 5)
+	o, err := compare.ParseOptions(s, 5, compare.DefaultMinAbs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,5 +227,33 @@ func TestCompareChartEach(t *testing.T) {
 		if !strings.Contains(s.tips[0], "landing · ") && !strings.Contains(s.tips[0], "dashboard · ") {
 			t.Errorf("tooltip %q does not name the scenario", s.tips[0])
 		}
+	}
+}
+
+// The control's rows are marked on the page: grey when it held, red when
+// it moved; the changes it suppressed are amber, and the verdict says what
+// would have been significant.
+func TestCompareHTMLControl(t *testing.T) {
+	alone := func(base float64, scenario string) *results.Result {
+		r := repeated(base, 100)
+		r.Control = "landing"
+		r.Steps[0].Scenario = scenario
+		return r
+	}
+	both := func(landing, api float64) *results.Result {
+		l, a := alone(landing, "landing"), alone(api, "api")
+		a.Steps[0].Index = 1
+		l.Steps = append(l.Steps, a.Steps[0])
+		return l
+	}
+	opts := compare.Options{A: "a.json", B: "b.json", MinEffect: 5, MinAbs: compare.DefaultMinAbs}
+	page := compareHTML(t, compare.Compare(both(5, 20), both(5, 26), opts))
+	if strings.Count(page, `<tr class="control">`) != 5 || strings.Count(page, `<tr class="worse">`) != 3 {
+		t.Errorf("steady control: want its 5 rows grey and the api's 3 latencies red:\n%s", page)
+	}
+	page = compareHTML(t, compare.Compare(both(5, 20), both(9, 26), opts))
+	if !strings.Contains(page, `<p class="answer unknown">verdict: unknown: host busy: the control moved; regression signal suppressed: 2 (api · 100/s) p50 +28.6 % p=0.0079`) ||
+		strings.Count(page, `<tr class="worse control">`) != 3 || strings.Count(page, `<tr class="suppressed">`) != 3 {
+		t.Errorf("control moved: want the verdict naming what it suppressed, its 3 latencies red, the api's 3 amber:\n%s", page)
 	}
 }

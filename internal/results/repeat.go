@@ -1,10 +1,8 @@
 package results
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 )
@@ -299,45 +297,6 @@ func each[T, U any](xs []T, f func(T) U) []U {
 		out[i] = f(x)
 	}
 	return out
-}
-
-// Control tolerances across repeats: a repeat whose control figure is
-// further than ControlShare from the median of the repeats (and, for a
-// latency, at least ControlFloorMS away) says the host was busy then.
-const (
-	ControlShare   = 0.10
-	ControlFloorMS = 1.0
-)
-
-// ControlMoved says how the control scenario named name moved across the
-// step's repeats, "" when it held (or there is no such scenario or no
-// repeats): the control is a page that should not move, so when it does
-// the host was busy, and the step's figures say as much of the host as of
-// the target.
-func (s *Step) ControlMoved(name string) string {
-	for _, b := range s.Scenarios {
-		if b.Name != name || b.Repeat == nil || b.Repeat.N < 2 {
-			continue
-		}
-		var moved []string
-		for _, m := range []string{MetricThroughput, MetricP50, MetricP99} {
-			v := b.Repeat.Values[m]
-			med := Median(v)
-			for i, x := range v {
-				far := math.Abs(x-med) > ControlShare*math.Abs(med)
-				if m != MetricThroughput {
-					far = far && math.Abs(x-med) >= ControlFloorMS
-				}
-				if far {
-					moved = append(moved, fmt.Sprintf("%s %.4g in repeat %d against a median of %.4g", m, x, i+1, med))
-				}
-			}
-		}
-		if len(moved) > 0 {
-			return fmt.Sprintf("host busy: the control %q moved across the repeats (%s)", name, strings.Join(moved, "; "))
-		}
-	}
-	return ""
 }
 
 // sumDeliveries adds the repeats' delivery counts (each repeat's own ids);

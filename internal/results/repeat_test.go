@@ -79,31 +79,6 @@ func TestCombine(t *testing.T) {
 	}
 }
 
-// A control that moved in one repeat (a static page 10 ms in four repeats
-// and 30 ms in one) says the host was busy; one that held, or moved by
-// less than a millisecond, does not.
-func TestControlMoved(t *testing.T) {
-	step := func(p50 ...float64) Step {
-		r := &Repeat{N: len(p50), Values: map[string][]float64{MetricP50: p50, MetricP99: p50, MetricThroughput: make([]float64, len(p50))}}
-		for i := range p50 {
-			r.Values[MetricThroughput][i] = 10
-		}
-		return Step{Scenarios: []Breakdown{{Name: "static", Repeat: r}}}
-	}
-	s := step(10, 10.2, 30, 9.9, 10.1)
-	if got := s.ControlMoved("static"); !strings.Contains(got, `host busy: the control "static" moved`) || !strings.Contains(got, "p50 30 in repeat 3") {
-		t.Errorf("moved control: %q", got)
-	}
-	for _, held := range []Step{step(10, 10.2, 10.5, 9.9, 10.1), step(0.4, 0.5, 0.9, 0.4, 0.5)} {
-		if got := held.ControlMoved("static"); got != "" {
-			t.Errorf("a control that held: %q", got)
-		}
-	}
-	if got := s.ControlMoved("other"); got != "" {
-		t.Errorf("no such control: %q", got)
-	}
-}
-
 // Fixes from review: a scenario's throughput over repeats is the median
 // rate (its counts are summed); Status4xx folds over repeats; delivery
 // latency terms judge what arrived at all, not only by the step's end; a

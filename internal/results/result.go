@@ -218,10 +218,6 @@ type Step struct {
 	// are missing from the figures.
 	Lost      string     `json:"agent_lost,omitempty"`
 	LostParts []LostPart `json:"lost_parts,omitempty"`
-	// HostBusy says how the plan's control scenario moved across the
-	// repeats, when it did (see ControlMoved); compare then calls nothing
-	// significant.
-	HostBusy string `json:"host_busy,omitempty"`
 }
 
 // LostPart is the share of a step that a lost generator was running: it

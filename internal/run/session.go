@@ -463,9 +463,6 @@ func (s *Session) record(step results.Step) (int, error) {
 	if err != nil {
 		return i, err
 	}
-	if c.HostBusy = c.ControlMoved(s.p.Control); c.HostBusy != "" {
-		c.Warnings = append(c.Warnings, c.HostBusy)
-	}
 	if i < len(s.res.Steps) {
 		s.res.Steps[i] = c
 	} else {
