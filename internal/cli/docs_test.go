@@ -270,7 +270,7 @@ func docArgs(args []string) []string {
 // this process; wait waits for the ceiling commands it started (those put
 // in the background too) once ctx is cancelled, and returns what went
 // wrong with them.
-func docInterp(t *testing.T, ctx context.Context, dir string, out *bytes.Buffer) (*interp.Runner, func() []string) {
+func docInterp(t *testing.T, ctx context.Context, dir string, out *docOutput) (*interp.Runner, func() []string) {
 	var (
 		mu       sync.Mutex
 		wg       sync.WaitGroup
@@ -333,7 +333,7 @@ func docRun(t *testing.T, root string, b docBlock, setup string) {
 	dir := docFolder(t, root)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var out bytes.Buffer
+	var out docOutput
 	r, wait := docInterp(t, ctx, dir, &out)
 	script := b.text
 	if setup != "" {
@@ -401,7 +401,7 @@ func docServe(t *testing.T, root string, b docBlock) {
 	for _, stmt := range file.Stmts {
 		stmt.Background = false
 		ctx, cancel := context.WithCancel(context.Background())
-		var out bytes.Buffer
+		var out docOutput
 		r, wait := docInterp(t, ctx, dir, &out)
 		done := make(chan error, 1)
 		go func() { done <- r.Run(ctx, stmt) }()
@@ -416,6 +416,25 @@ func docServe(t *testing.T, root string, b docBlock) {
 			t.Errorf("%s: %s", b, p)
 		}
 	}
+}
+
+// docOutput is a block's output: its background servers and its
+// foreground commands write to it at once.
+type docOutput struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *docOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *docOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
 }
 
 // docCgroupsWritable reports whether a sweep can put a target under cgroup

@@ -91,8 +91,10 @@ type Report struct {
 	Verdict string `json:"verdict"`
 	// Test states the tests used and their rules.
 	Test string `json:"test"`
-	// Comparisons counts the changes judged (control excluded).
+	// Comparisons counts the changes judged (control excluded); Tested
+	// those of them with a noise estimate (repeats on both sides).
 	Comparisons  int     `json:"comparisons"`
+	Tested       int     `json:"tested"`
 	MinEffectPct float64 `json:"min_effect_pct"`
 	// MinAbsMS is Options.MinAbs in milliseconds.
 	MinAbsMS float64 `json:"min_abs_ms"`

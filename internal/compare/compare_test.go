@@ -462,8 +462,14 @@ func TestControlToleranceWithoutRepeats(t *testing.T) {
 	}{{10, 10.9, false}, {10, 11.1, true}, {10, 8.5, true}, {0.5, 0.8, false}} {
 		a := result("static", step(0, 100, one(20), scenarioSpread{"api", one(20)}, scenarioSpread{"static", one(tt.a)}))
 		b := result("static", step(0, 100, one(20), scenarioSpread{"api", one(20)}, scenarioSpread{"static", one(tt.b)}))
-		if r := Compare(a, b, Options{MinAbs: DefaultMinAbs}); r.HostBusy != tt.busy {
+		r := Compare(a, b, Options{MinAbs: DefaultMinAbs})
+		if r.HostBusy != tt.busy {
 			t.Errorf("control %v ms → %v ms: host busy %v, want %v", tt.a, tt.b, r.HostBusy, tt.busy)
+		}
+		// Single runs tell nothing either way: a moved control is noted,
+		// but is no "could not tell" (exit 4) and no regression (exit 1).
+		if r.CouldNotTell() || r.Failed(true) {
+			t.Errorf("control %v ms → %v ms without repeats: CouldNotTell %v, Failed %v; want false, false", tt.a, tt.b, r.CouldNotTell(), r.Failed(true))
 		}
 	}
 	a := result("gone", step(0, 100, one(20), scenarioSpread{"api", one(20)}, scenarioSpread{"static", one(1)}))

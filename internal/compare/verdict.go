@@ -127,6 +127,7 @@ func (r *Report) verdict() {
 			better++
 		}
 	}
+	r.Tested = tested
 	r.Test = testText(r.Changes, r.MinEffectPct, r.MinAbsMS)
 	switch {
 	case r.HostBusy || tested == 0:
@@ -149,11 +150,13 @@ func (r *Report) Failed(failOnRegression bool) bool {
 	return len(r.Crossed) > 0 || failOnRegression && r.Verdict == Worse
 }
 
-// CouldNotTell reports whether the control moved, so that compare cannot
-// tell whether anything changed: a CI job gated on regressions should
-// neither pass nor fail as if it could (the cli's exit 4).
+// CouldNotTell reports whether the control moved where compare could
+// otherwise have told a change from noise: a CI job gated on regressions
+// should then neither pass nor fail as if it could (the cli's exit 4).
+// Single runs tell nothing either way, control or not: they are never a
+// regression, and never a "could not tell".
 func (r *Report) CouldNotTell() bool {
-	return r.HostBusy
+	return r.HostBusy && r.Tested > 0
 }
 
 // The tests' rules, as reports state them.
