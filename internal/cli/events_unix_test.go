@@ -3,10 +3,17 @@
 package cli
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,21 +31,120 @@ func eventRun(t *testing.T, rate int, step, targetArgs, events string, args ...s
 // command ("sleep 0.5 && exec ": a target slow to start).
 func eventRunWith(t *testing.T, prefix string, rate int, step, targetArgs, events string, args ...string) (ExitCode, *results.Result, string) {
 	t.Helper()
+	return eventRunAt(t, freeLocalPort(t), "/health", prefix, rate, step, targetArgs, events, args...)
+}
+
+// eventRunAt is eventRunWith on a given port, the load asking path.
+func eventRunAt(t *testing.T, port int, path, prefix string, rate int, step, targetArgs, events string, args ...string) (ExitCode, *results.Result, string) {
+	t.Helper()
 	exe := exeAsCeiling(t)
-	port := freeLocalPort(t)
 	plan := writePlan(t, fmt.Sprintf(`target: http://127.0.0.1:%d
 load: {rates: [%d], step: %s, warmup: 500ms}
 http: {timeout: 3s}
 monitor: {command: "%s%s demo-target --addr 127.0.0.1:%d %s", ready: "http://127.0.0.1:%d/health", stop_grace: 2s}
-scenarios: [{request: {url: /health}}]
+scenarios: [{request: {url: "%s"}}]
 events:
-%s`, port, rate, step, prefix, strings.ReplaceAll(exe, `"`, `\"`), port, targetArgs, port, events))
+%s`, port, rate, step, prefix, strings.ReplaceAll(exe, `"`, `\"`), port, targetArgs, port, path, events))
 	out := filepath.Join(t.TempDir(), "result.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	code, stdout, stderr := ceiling(t, ctx, append([]string{"run", plan, "--out", out, "--quiet"}, args...)...)
 	t.Log(stdout, stderr)
 	return code, readResult(t, out), stdout
+}
+
+// probe is what one fresh connection to the target saw: when it was
+// opened, when it ended, and how ("ok", "refused", "reset", "error").
+type probe struct {
+	sent, done time.Time
+	outcome    string
+}
+
+// startProber opens a fresh connection to addr every 5 to 20 ms and asks
+// GET /health on it, each probe on a goroutine of its own (a stalled
+// target does not slow the probing): a view of the target independent of
+// ceiling's. stop ends it (at the latest, it ends by itself after two
+// minutes) and returns every probe, in the order they were opened.
+func startProber(t *testing.T, addr string) (stop func() []probe) {
+	t.Helper()
+	quit := make(chan struct{})
+	var mu sync.Mutex
+	var probes []probe
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); {
+			wg.Go(func() {
+				p := probe{sent: time.Now(), outcome: ask(addr)}
+				p.done = time.Now()
+				mu.Lock()
+				probes = append(probes, p)
+				mu.Unlock()
+			})
+			select {
+			case <-quit:
+				return
+			case <-time.After(time.Duration(5+rng.IntN(16)) * time.Millisecond):
+			}
+		}
+	}()
+	return func() []probe {
+		close(quit)
+		<-done
+		wg.Wait()
+		slices.SortFunc(probes, func(a, b probe) int { return a.sent.Compare(b.sent) })
+		return probes
+	}
+}
+
+// ask opens a connection to addr, asks GET /health and reads the status
+// line.
+func ask(addr string) string {
+	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return "refused"
+	}
+	if err != nil {
+		return "error"
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	_, err = c.Write([]byte("GET /health HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n"))
+	var line string
+	if err == nil {
+		line, err = bufio.NewReader(c).ReadString('\n')
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
+		return "reset"
+	case err != nil || !strings.HasPrefix(line, "HTTP/1.1 200"):
+		return "error"
+	}
+	return "ok"
+}
+
+// failedBetweenAnswers counts, by outcome, the probes that failed after
+// the first answered one and before the last: those of a target that was
+// up, not those before it started or after ceiling stopped it.
+func failedBetweenAnswers(probes []probe) map[string]int {
+	first, last := -1, -1
+	for i, p := range probes {
+		if p.outcome == "ok" {
+			last = i
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	out := map[string]int{}
+	for i := first + 1; i < last; i++ {
+		if probes[i].outcome != "ok" {
+			out[probes[i].outcome]++
+		}
+	}
+	return out
 }
 
 // A pause of 1 s at 200/s: the requests sent during it wait, and their
@@ -117,6 +223,34 @@ func TestEventRolling(t *testing.T) {
 		t.Fatalf("events %+v, want the rolling restart done", r.Events)
 	}
 	if s := r.Steps[0]; s.Failed != 0 || s.Completed < 300 {
+		t.Errorf("failed %d of %d (%v): want none", s.Failed, s.Completed, s.Errors)
+	}
+}
+
+// A rolling deploy of a target whose new copy takes half a second to
+// start. Both copies answer the ready URL, so its answer says nothing of
+// the new one: the old copy is stopped only once the new copy's own
+// socket listens on the port. A prober that opens a fresh connection
+// every 5 to 20 ms all along is never refused, and no request of the
+// load fails.
+func TestEventRollingSlowStart(t *testing.T) {
+	port := freeLocalPort(t)
+	stop := startProber(t, fmt.Sprintf("127.0.0.1:%d", port))
+	_, r, _ := eventRunAt(t, port, "/health", "sleep 0.5; exec ", 100, "4s", "--reuse-port", "  - {name: deploy, at: 1s, action: rolling}\n")
+	probes := stop()
+	failed := failedBetweenAnswers(probes)
+	if len(r.Events) != 1 || r.Events[0].Error != "" {
+		t.Fatalf("events %+v, want the rolling deploy done", r.Events)
+	}
+	e, s := r.Events[0], r.Steps[0]
+	t.Logf("%d probes; failed while the target was up: %v; event lasted %.3f s: %s", len(probes), failed, e.DurationS, e.Handover)
+	if len(probes) < 100 || failed["refused"] != 0 {
+		t.Errorf("%d probes, %d refused between the first and last answered: want none refused (the new copy listened before the old one stopped)", len(probes), failed["refused"])
+	}
+	if e.DurationS < 0.5 || !strings.Contains(e.Handover, fmt.Sprintf("listened on port %d itself", port)) {
+		t.Errorf("event lasted %.3f s, handover %q: want it to wait for the new copy's half-second start, on its own socket", e.DurationS, e.Handover)
+	}
+	if s.Failed != 0 || s.Completed < 300 {
 		t.Errorf("failed %d of %d (%v): want none", s.Failed, s.Completed, s.Errors)
 	}
 }

@@ -33,6 +33,10 @@ type Event struct {
 	Error string `json:"error,omitempty"`
 	// Required says its failure fails the run.
 	Required bool `json:"required,omitempty"`
+	// Handover says how a rolling deploy knew that its new copy was ready
+	// before it stopped the old one: the new copy's own listening socket
+	// (Linux), or, after HandoverNotChecked, why that could not be checked.
+	Handover string `json:"handover,omitempty"`
 
 	// Window is what the exchanges of the seconds from its start until
 	// its recovery did (filled by CostEvents).
@@ -67,6 +71,10 @@ type EventWindow struct {
 	P99MS float64 `json:"p99_ms"`
 	MaxMS float64 `json:"max_ms"`
 }
+
+// HandoverNotChecked begins an Event's Handover when the rolling deploy
+// could not tell its new copy's readiness from the old copy's.
+const HandoverNotChecked = "not checked: "
 
 // How CostEvents judges recovery.
 const (
