@@ -40,6 +40,27 @@ type stepEvents struct {
 	failed []error // required events that failed
 }
 
+// traceLead is how long before a step's first event its trace begins: the
+// exchanges in flight when it fires are in its window.
+const traceLead = time.Second
+
+// traced returns st asking for the trace of its exchanges (load.Step.Trace)
+// from traceLead before its first event, when it has events: what their
+// recovery is measured from, to the millisecond.
+func (s *Session) traced(st load.Step) load.Step {
+	for i := range s.p.Events {
+		ev := &s.p.Events[i]
+		if !slices.Contains(ev.EventSteps(s.p.Steps()), st.Index) {
+			continue
+		}
+		from := max(ev.At.Duration-traceLead, 0)
+		if !st.Trace || from < st.TraceFrom {
+			st.Trace, st.TraceFrom = true, from
+		}
+	}
+	return st
+}
+
 // startEvents starts the plan's events of step st, whose window opens
 // st.Warmup after start; base is the run's clock's origin (series times).
 // An event that has not fired when the step ends does not fire.
