@@ -424,6 +424,42 @@ func TestEventRollingSlowStart(t *testing.T) {
 	}
 }
 
+// A rolling deploy whose new copy never listens (the second start of the
+// command only sleeps): the ready URL answers all along, from the old
+// copy, but the new one is stopped after the ready timeout, the old one
+// goes on serving, and the event fails saying why.
+func TestEventRollingNewCopyNeverListens(t *testing.T) {
+	exe := exeAsCeiling(t)
+	port := freeLocalPort(t)
+	flag := filepath.Join(t.TempDir(), "started")
+	command := fmt.Sprintf(`if [ -e '%s' ]; then exec sleep 60; fi; touch '%s'; exec %s demo-target --addr 127.0.0.1:%d --reuse-port`, flag, flag, exe, port)
+	plan := writePlan(t, fmt.Sprintf(`target: http://127.0.0.1:%d
+load: {rates: [100], step: 3s, warmup: 500ms}
+http: {timeout: 3s}
+monitor: {command: %q, ready: "http://127.0.0.1:%d/health", ready_timeout: 1s, stop_grace: 2s}
+scenarios: [{request: {url: /health}}]
+events:
+  - {name: deploy, at: 500ms, action: rolling}
+`, port, command, port))
+	out := filepath.Join(t.TempDir(), "result.json")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code, stdout, stderr := ceiling(t, ctx, "run", plan, "--out", out, "--quiet")
+	t.Log(stdout, stderr)
+	r := readResult(t, out)
+	if code != ExitOK || len(r.Events) != 1 {
+		t.Fatalf("exit %d, events %+v: want the run passed, one event", code, r.Events)
+	}
+	e, s := r.Events[0], r.Steps[0]
+	t.Logf("event lasted %.3f s: %s", e.DurationS, e.Error)
+	if !strings.Contains(e.Error, fmt.Sprintf("did not listen on port %d within", port)) || e.DurationS < 0.9 || e.DurationS > 3 {
+		t.Errorf("event %+v: want it failed after the 1 s ready timeout, saying the new copy did not listen on port %d", e, port)
+	}
+	if s.Failed != 0 || s.Completed < 250 {
+		t.Errorf("failed %d of %d (%v): want none, the old copy serving on", s.Failed, s.Completed, s.Errors)
+	}
+}
+
 // A command that fails is reported, with its exit code and output, and
 // does not fail the run; required, it stops the run (exit 3), the step
 // kept.

@@ -118,7 +118,7 @@ func (t *Target) WaitListening(ctx context.Context, ports []int, timeout time.Du
 			return fmt.Errorf("target exited (%v) before it listened on port %s", exitText(t.waitErr), portList(ports))
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("target did not listen on port %s within %s (it listens on %s)", portList(ports), timeout, portList(held))
+				return fmt.Errorf("target did not listen on port %s within %s (it listens on %s)", portList(ports), timeout.Round(time.Millisecond), portList(held))
 			}
 			return fmt.Errorf("wait for port %s: %w", portList(ports), context.Cause(ctx))
 		case <-tick.C:

@@ -189,7 +189,7 @@ func (w *watch) relaunch(ctx context.Context, ports []int) (old *monitor.Target,
 	}
 	if len(ports) > 0 {
 		left := cmp.Or(c.ReadyTimeout, monitor.DefaultReadyTimeout) - time.Since(started)
-		if err := t.WaitListening(ctx, ports, left); err != nil {
+		if err := t.WaitListening(ctx, ports, max(left, 0)); err != nil {
 			_ = t.Stop()
 			return nil, fmt.Errorf("%w%s", err, w.logHint())
 		}
