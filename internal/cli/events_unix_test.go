@@ -3,10 +3,23 @@
 package cli
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,15 +37,20 @@ func eventRun(t *testing.T, rate int, step, targetArgs, events string, args ...s
 // command ("sleep 0.5 && exec ": a target slow to start).
 func eventRunWith(t *testing.T, prefix string, rate int, step, targetArgs, events string, args ...string) (ExitCode, *results.Result, string) {
 	t.Helper()
+	return eventRunAt(t, freeLocalPort(t), "/health", prefix, rate, step, targetArgs, events, args...)
+}
+
+// eventRunAt is eventRunWith on a given port, the load asking path.
+func eventRunAt(t *testing.T, port int, path, prefix string, rate int, step, targetArgs, events string, args ...string) (ExitCode, *results.Result, string) {
+	t.Helper()
 	exe := exeAsCeiling(t)
-	port := freeLocalPort(t)
 	plan := writePlan(t, fmt.Sprintf(`target: http://127.0.0.1:%d
 load: {rates: [%d], step: %s, warmup: 500ms}
 http: {timeout: 3s}
 monitor: {command: "%s%s demo-target --addr 127.0.0.1:%d %s", ready: "http://127.0.0.1:%d/health", stop_grace: 2s}
-scenarios: [{request: {url: /health}}]
+scenarios: [{request: {url: "%s"}}]
 events:
-%s`, port, rate, step, prefix, strings.ReplaceAll(exe, `"`, `\"`), port, targetArgs, port, events))
+%s`, port, rate, step, prefix, strings.ReplaceAll(exe, `"`, `\"`), port, targetArgs, port, path, events))
 	out := filepath.Join(t.TempDir(), "result.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -41,12 +59,113 @@ events:
 	return code, readResult(t, out), stdout
 }
 
+// probe is what one fresh connection to the target saw: when it was
+// opened, when it ended, and how ("ok", "refused", "reset", "error").
+type probe struct {
+	sent, done time.Time
+	outcome    string
+}
+
+// startProber opens a fresh connection to addr every 5 to 20 ms and asks
+// GET /health on it, each probe on a goroutine of its own (a stalled
+// target does not slow the probing): a view of the target independent of
+// ceiling's. stop ends it (at the latest, it ends by itself after two
+// minutes) and returns every probe, in the order they were opened.
+func startProber(t *testing.T, addr string) (stop func() []probe) {
+	t.Helper()
+	quit := make(chan struct{})
+	var mu sync.Mutex
+	var probes []probe
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); {
+			wg.Go(func() {
+				p := probe{sent: time.Now(), outcome: ask(addr)}
+				p.done = time.Now()
+				mu.Lock()
+				probes = append(probes, p)
+				mu.Unlock()
+			})
+			select {
+			case <-quit:
+				return
+			case <-time.After(time.Duration(5+rng.IntN(16)) * time.Millisecond):
+			}
+		}
+	}()
+	return func() []probe {
+		close(quit)
+		<-done
+		wg.Wait()
+		slices.SortFunc(probes, func(a, b probe) int { return a.sent.Compare(b.sent) })
+		return probes
+	}
+}
+
+// ask opens a connection to addr, asks GET /health and reads the status
+// line.
+func ask(addr string) string {
+	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return "refused"
+	}
+	if err != nil {
+		return "error"
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	_, err = c.Write([]byte("GET /health HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n"))
+	var line string
+	if err == nil {
+		line, err = bufio.NewReader(c).ReadString('\n')
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
+		return "reset"
+	case err != nil || !strings.HasPrefix(line, "HTTP/1.1 200"):
+		return "error"
+	}
+	return "ok"
+}
+
+// failedBetweenAnswers counts, by outcome, the probes that failed after
+// the first answered one and before the last: those of a target that was
+// up, not those before it started or after ceiling stopped it.
+func failedBetweenAnswers(probes []probe) map[string]int {
+	first, last := -1, -1
+	for i, p := range probes {
+		if p.outcome == "ok" {
+			last = i
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	out := map[string]int{}
+	for i := first + 1; i < last; i++ {
+		if probes[i].outcome != "ok" {
+			out[probes[i].outcome]++
+		}
+	}
+	return out
+}
+
 // A pause of 1 s at 200/s: the requests sent during it wait, and their
-// latency, counted from their intended times, shows the whole pause.
+// latency, counted from their intended times, shows the whole pause. The
+// recovery is the catch-up after it, as a prober opening fresh
+// connections all along sees it: from the moment the target answers
+// again to the first probe sent after it that is answered within the
+// SLO's p99.
 func TestEventPause(t *testing.T) {
 	// Recovery against an SLO, as for the restart: a sub-millisecond
 	// baseline is too fine a limit under the race detector.
-	code, r, _ := eventRun(t, 200, "6s", "", "  - {name: freeze, at: 1s, action: pause, for: 1s}\n", "--slo", "p99<100ms,errors<1%")
+	port := freeLocalPort(t)
+	stop := startProber(t, fmt.Sprintf("127.0.0.1:%d", port))
+	code, r, _ := eventRunAt(t, port, "/health", "", 200, "6s", "", "  - {name: freeze, at: 1s, action: pause, for: 1s}\n", "--slo", "p99<100ms,errors<1%")
+	probes := stop()
 	if code != ExitOK && code != ExitThreshold {
 		t.Fatalf("exit %d", code)
 	}
@@ -61,21 +180,177 @@ func TestEventPause(t *testing.T) {
 	if s.LatencyMS.Max < 900 || s.LatencyMS.P50 > 100 {
 		t.Errorf("latency p50 %.1f, max %.1f ms: want the pause's second in the tail (max near 1 s), not in the median", s.LatencyMS.P50, s.LatencyMS.Max)
 	}
-	if w := e.Window; w == nil || w.P99MS < 800 || w.P99MS > 1500 || e.RecoveryS == nil || *e.RecoveryS > 2 {
-		t.Errorf("window %+v, recovery %v (%s): want the window's p99 near 1 s and recovery within 2 s", w, e.RecoveryS, e.Recovery)
+	truth, ok := proberRecovery(probes, 100*time.Millisecond)
+	if !ok {
+		t.Fatalf("the prober saw no pause in %d probes", len(probes))
+	}
+	t.Logf("recovery: ceiling %s, the prober %.3f s", recovery(e), truth.Seconds())
+	if w := e.Window; w == nil || w.P99MS < 800 || w.P99MS > 1500 || e.RecoveryS == nil || math.Abs(*e.RecoveryS-truth.Seconds()) > 0.15 {
+		t.Errorf("window %+v, recovery %v (%s): want the window's p99 near 1 s and the recovery within 150 ms of the prober's %v", w, e.RecoveryS, e.Recovery, truth)
 	}
 	if len(s.Events) != 1 || s.Events[0] != "freeze" {
 		t.Errorf("the step's events %v, want freeze", s.Events)
 	}
 }
 
+// recovery writes an event's recovery, or why it has none.
+func recovery(e results.Event) string {
+	if e.RecoveryS == nil {
+		return e.Recovery
+	}
+	return fmt.Sprintf("%.3f s", *e.RecoveryS)
+}
+
+// proberRecovery is a pause's recovery as probes saw it: from the first
+// answer to a probe held by the pause (one that took over 300 ms) to the
+// first probe sent after that answer which was answered within limit.
+func proberRecovery(probes []probe, limit time.Duration) (time.Duration, bool) {
+	var resumed time.Time
+	for _, p := range probes {
+		if p.outcome == "ok" && p.done.Sub(p.sent) > 300*time.Millisecond && (resumed.IsZero() || p.done.Before(resumed)) {
+			resumed = p.done
+		}
+	}
+	for _, p := range probes {
+		if !resumed.IsZero() && !p.sent.Before(resumed) && p.outcome == "ok" && p.done.Sub(p.sent) <= limit {
+			return p.sent.Sub(resumed), true
+		}
+	}
+	return 0, false
+}
+
+// slowTarget is an HTTP target on loopback that answers at once, except
+// for period after each SIGUSR1 that this test process receives (an
+// event's command sends it: kill -USR1 <pid>), when each answer takes
+// slow: a target whose recovery the test sets. It returns the target's
+// URL and, when the test is done with it, when each slow period ended.
+func slowTarget(t *testing.T, slow, period time.Duration) (string, func() []time.Time) {
+	t.Helper()
+	var until atomic.Int64 // unix ns
+	var mu sync.Mutex
+	var ends []time.Time
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGUSR1)
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-sig:
+				end := time.Now().Add(period)
+				until.Store(end.UnixNano())
+				mu.Lock()
+				ends = append(ends, end)
+				mu.Unlock()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if time.Now().UnixNano() < until.Load() {
+			time.Sleep(slow)
+		}
+		w.Write([]byte("ok"))
+	}))
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			srv.Close()
+			close(quit)
+			<-done
+			signal.Stop(sig)
+		})
+	}
+	t.Cleanup(stop)
+	return srv.URL, func() []time.Time {
+		stop()
+		mu.Lock()
+		defer mu.Unlock()
+		return ends
+	}
+}
+
+// slowRun runs rate/s against a slowTarget for a step, with events.
+func slowRun(t *testing.T, url string, rate int, step, events string) *results.Result {
+	t.Helper()
+	plan := writePlan(t, fmt.Sprintf(`target: %s
+load: {rates: [%d], step: %s, warmup: 500ms}
+http: {timeout: 3s}
+slo: "p99<100ms, errors<1%%"
+scenarios: [{request: {url: /}}]
+events:
+%s`, url, rate, step, events))
+	out := filepath.Join(t.TempDir(), "result.json")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code, stdout, stderr := ceiling(t, ctx, "run", plan, "--out", out, "--quiet")
+	t.Log(stdout, stderr)
+	if code != ExitOK && code != ExitThreshold {
+		t.Fatalf("exit %d", code)
+	}
+	return readResult(t, out)
+}
+
+// A target slow (200 ms an answer, over the SLO's p99 of 100 ms) for 700 ms
+// after an event's command: the recovery is those 700 ms, to within the
+// spacing of the exchanges and the command's own few milliseconds, not
+// rounded to a second of the series; the window is what those 700 ms
+// cost.
+func TestEventRecoveryToTheMillisecond(t *testing.T) {
+	const period = 700 * time.Millisecond
+	url, ends := slowTarget(t, 200*time.Millisecond, period)
+	r := slowRun(t, url, 200, "3s", fmt.Sprintf("  - {name: slow, at: 1s, run: \"kill -USR1 %d\"}\n", os.Getpid()))
+	if n := len(ends()); n != 1 || len(r.Events) != 1 || r.Events[0].Error != "" {
+		t.Fatalf("%d slow periods, events %+v: want one, done", n, r.Events)
+	}
+	e := r.Events[0]
+	t.Logf("event lasted %.3f s, recovery %s, window %+v", e.DurationS, recovery(e), e.Window)
+	if e.RecoveryS == nil || math.Abs(*e.RecoveryS-period.Seconds()) > 0.1 {
+		t.Errorf("recovery %v (%s), want %v (±100 ms)", e.RecoveryS, e.Recovery, period)
+	}
+	if w := e.Window; w == nil || w.P50MS < 190 || w.P50MS > 400 || w.Completed < 100 || w.Completed > 180 || w.Failed != 0 {
+		t.Errorf("window %+v: want the 140 exchanges of the slow 700 ms (±40), at about 200 ms", w)
+	}
+}
+
+// Events a second apart, and one after which the target never left its
+// SLO: each is measured on its own, until the next one began, and the
+// last one near the step's end is measured to it: 300 ms, 300 ms and 0.
+func TestEventRecoveryCloseEvents(t *testing.T) {
+	url, ends := slowTarget(t, 200*time.Millisecond, 300*time.Millisecond)
+	kill := fmt.Sprintf("kill -USR1 %d", os.Getpid())
+	r := slowRun(t, url, 200, "3500ms", fmt.Sprintf(`  - {name: first, at: 1s, run: "%s"}
+  - {name: second, at: 2s, run: "%s"}
+  - {name: noop, at: 3s, run: "true"}
+`, kill, kill))
+	if n := len(ends()); n != 2 || len(r.Events) != 3 {
+		t.Fatalf("%d slow periods, events %+v: want two, and three events", n, r.Events)
+	}
+	for i, want := range []float64{0.3, 0.3, 0} {
+		e := r.Events[i]
+		t.Logf("event %s: recovery %s, window %+v", e.Name, recovery(e), e.Window)
+		if e.RecoveryS == nil || math.Abs(*e.RecoveryS-want) > 0.1 {
+			t.Errorf("event %s: recovery %v (%s), want %.1f s (±100 ms)", e.Name, e.RecoveryS, e.Recovery, want)
+		}
+	}
+	if e := r.Events[2]; e.RecoveryS != nil && *e.RecoveryS != 0 {
+		t.Errorf("event noop: recovery %v, want 0: the target never left its SLO", *e.RecoveryS)
+	}
+}
+
 // A target that never comes back (killed by a command, which does not
-// start it again): recovery null, "did not recover", and a recovery<
-// threshold fails.
+// start it again: its process group, the shell ceiling started and the
+// server under it): its requests are refused from then on, recovery is
+// null, "did not recover", and a recovery< threshold fails.
 func TestEventNeverRecovers(t *testing.T) {
-	code, r, stdout := eventRun(t, 50, "3s", "", "  - {name: crash, at: 1s, run: \"kill -9 {{.target.pid}}\"}\n", "--slo", "recovery<2s")
+	code, r, stdout := eventRun(t, 50, "3s", "", "  - {name: crash, at: 1s, run: \"kill -9 -{{.target.pid}}\"}\n", "--slo", "recovery<2s")
 	if code != ExitThreshold || len(r.Events) != 1 {
 		t.Fatalf("exit %d, events %+v; want the recovery threshold failed (exit 1)", code, r.Events)
+	}
+	if s := r.Steps[0]; s.Errors["refused"] < 50 {
+		t.Errorf("errors %v: want the requests after the kill refused (about 100)", s.Errors)
 	}
 	if e := r.Events[0]; e.RecoveryS != nil || e.Recovery != "did not recover" {
 		t.Errorf("event %+v: want recovery null, did not recover", e)
@@ -118,6 +393,70 @@ func TestEventRolling(t *testing.T) {
 	}
 	if s := r.Steps[0]; s.Failed != 0 || s.Completed < 300 {
 		t.Errorf("failed %d of %d (%v): want none", s.Failed, s.Completed, s.Errors)
+	}
+}
+
+// A rolling deploy of a target whose new copy takes half a second to
+// start. Both copies answer the ready URL, so its answer says nothing of
+// the new one: the old copy is stopped only once the new copy's own
+// socket listens on the port. A prober that opens a fresh connection
+// every 5 to 20 ms all along is never refused, and no request of the
+// load fails.
+func TestEventRollingSlowStart(t *testing.T) {
+	port := freeLocalPort(t)
+	stop := startProber(t, fmt.Sprintf("127.0.0.1:%d", port))
+	_, r, _ := eventRunAt(t, port, "/health", "sleep 0.5; exec ", 100, "4s", "--reuse-port", "  - {name: deploy, at: 1s, action: rolling}\n")
+	probes := stop()
+	failed := failedBetweenAnswers(probes)
+	if len(r.Events) != 1 || r.Events[0].Error != "" {
+		t.Fatalf("events %+v, want the rolling deploy done", r.Events)
+	}
+	e, s := r.Events[0], r.Steps[0]
+	t.Logf("%d probes; failed while the target was up: %v; event lasted %.3f s: %s", len(probes), failed, e.DurationS, e.Handover)
+	if len(probes) < 100 || failed["refused"] != 0 {
+		t.Errorf("%d probes, %d refused between the first and last answered: want none refused (the new copy listened before the old one stopped)", len(probes), failed["refused"])
+	}
+	if e.DurationS < 0.5 || !strings.Contains(e.Handover, fmt.Sprintf("listened on port %d itself", port)) {
+		t.Errorf("event lasted %.3f s, handover %q: want it to wait for the new copy's half-second start, on its own socket", e.DurationS, e.Handover)
+	}
+	if s.Failed != 0 || s.Completed < 300 {
+		t.Errorf("failed %d of %d (%v): want none", s.Failed, s.Completed, s.Errors)
+	}
+}
+
+// A rolling deploy whose new copy never listens (the second start of the
+// command only sleeps): the ready URL answers all along, from the old
+// copy, but the new one is stopped after the ready timeout, the old one
+// goes on serving, and the event fails saying why.
+func TestEventRollingNewCopyNeverListens(t *testing.T) {
+	exe := exeAsCeiling(t)
+	port := freeLocalPort(t)
+	flag := filepath.Join(t.TempDir(), "started")
+	command := fmt.Sprintf(`if [ -e '%s' ]; then exec sleep 60; fi; touch '%s'; exec %s demo-target --addr 127.0.0.1:%d --reuse-port`, flag, flag, exe, port)
+	plan := writePlan(t, fmt.Sprintf(`target: http://127.0.0.1:%d
+load: {rates: [100], step: 3s, warmup: 500ms}
+http: {timeout: 3s}
+monitor: {command: %q, ready: "http://127.0.0.1:%d/health", ready_timeout: 1s, stop_grace: 2s}
+scenarios: [{request: {url: /health}}]
+events:
+  - {name: deploy, at: 500ms, action: rolling}
+`, port, command, port))
+	out := filepath.Join(t.TempDir(), "result.json")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code, stdout, stderr := ceiling(t, ctx, "run", plan, "--out", out, "--quiet")
+	t.Log(stdout, stderr)
+	r := readResult(t, out)
+	if code != ExitOK || len(r.Events) != 1 {
+		t.Fatalf("exit %d, events %+v: want the run passed, one event", code, r.Events)
+	}
+	e, s := r.Events[0], r.Steps[0]
+	t.Logf("event lasted %.3f s: %s", e.DurationS, e.Error)
+	if !strings.Contains(e.Error, fmt.Sprintf("did not listen on port %d within", port)) || e.DurationS < 0.9 || e.DurationS > 3 {
+		t.Errorf("event %+v: want it failed after the 1 s ready timeout, saying the new copy did not listen on port %d", e, port)
+	}
+	if s.Failed != 0 || s.Completed < 250 {
+		t.Errorf("failed %d of %d (%v): want none, the old copy serving on", s.Failed, s.Completed, s.Errors)
 	}
 }
 

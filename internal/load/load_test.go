@@ -269,7 +269,7 @@ func (nop) Do(_ *transport.Request, out *transport.Outcome) { out.Kind = transpo
 // iteration. It must not allocate.
 func BenchmarkIteration(b *testing.B) {
 	r := NewRunner(Config{Exchanger: nop{}, Scenarios: oneRequest(b)})
-	sr := r.newStepRun(Step{Length: time.Hour})
+	sr := r.newStepRun(Step{Length: time.Hour}, false)
 	t := sr.tap(0)
 	vu := r.vu(0)
 	b.ReportAllocs()

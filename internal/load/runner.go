@@ -30,6 +30,11 @@ type Step struct {
 	Warmup time.Duration
 	// Length is the counted window.
 	Length time.Duration
+	// Trace keeps the window's exchanges that end TraceFrom or later into
+	// it one by one (Result.Trace), besides the step's figures: for
+	// measuring a recovery to the millisecond around an event.
+	Trace     bool
+	TraceFrom time.Duration
 }
 
 // TargetRate returns the mean arrival rate of the window, or 0 in the
@@ -132,6 +137,10 @@ type Result struct {
 	Total *metrics.Tally
 	// Series holds one point per second of the step.
 	Series []Point
+	// Trace is the exchanges Step.Trace asked for, in the order of their
+	// intended starts: every one, up to metrics.TraceCapacity of them, and
+	// one in 2^k beyond (each weighing 2^k); nil when not asked for.
+	Trace []metrics.Traced
 	// Interrupted is true when the context was cancelled before the window
 	// ended; the window is then cut at the cancel, and Total holds what had
 	// finished by the end of the grace.
@@ -298,7 +307,7 @@ func (r *Runner) now() time.Duration { return time.Since(r.base) }
 func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	cpu0, wall0, gc0 := processCPU(), time.Now(), gcPauses()
 	loop := r.loopable(st) // before the step's clock starts: the first call resolves the hosts
-	sr := r.newStepRun(st)
+	sr := r.newStepRun(st, loop)
 	unwatch := sr.watch(ctx)
 	go sr.collect()
 	switch {

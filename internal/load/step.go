@@ -71,19 +71,29 @@ type stepRun struct {
 	done chan struct{} // closed when the collector has ended
 }
 
-func (r *Runner) newStepRun(st Step) *stepRun {
+// newStepRun prepares step st; loop says it runs on the event loop, whose
+// one goroutine records into one shard.
+func (r *Runner) newStepRun(st Step, loop bool) *stepRun {
+	shards := shardCount()
+	if loop {
+		shards = 1
+	}
 	start := r.now()
 	work, giveUp := context.WithCancel(r.stop)
-	return &stepRun{
+	sr := &stepRun{
 		work: work, giveUp: giveUp,
 		r: r, st: st, start: start,
 		winStart: start + st.Warmup,
 		winEnd:   start + st.Warmup + st.Length,
-		rec:      metrics.NewRecorderFor(shardCount(), r.cfg.Scenarios.Layout()),
+		rec:      metrics.NewRecorderFor(shards, r.cfg.Scenarios.Layout()),
 		total:    metrics.NewTallyFor(r.cfg.Scenarios.Layout()),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	if st.Trace {
+		sr.rec.StartTrace(sr.winStart+st.TraceFrom, 0)
+	}
+	return sr
 }
 
 // collect merges the shards once a second until stop is closed.
@@ -243,6 +253,7 @@ func (sr *stepRun) finish() *Result {
 	return &Result{
 		Step: sr.st, WindowStart: sr.winStart, WindowEnd: end,
 		Sent: sr.sent, Started: max(sr.started.Load()-sr.total.Logins.Skipped, 0), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
+		Trace:       sr.rec.Trace(),
 		Interrupted: interrupted, Workers: sr.workers, NotLoggedIn: notLoggedIn,
 	}
 }

@@ -18,6 +18,12 @@
 // Latencies are recorded in microseconds from 1 µs to 1 h with three
 // significant digits; longer values are clamped to the maximum and counted.
 //
+// A Recorder can also keep a trace (StartTrace): every exchange one by one
+// (intended start, response time, outcome), in a buffer each shard
+// allocates once, for measuring an event's recovery to the millisecond.
+// A full shard keeps one exchange in two from then on, evenly, each
+// standing for two (Traced.Weight), so that its memory stays bounded.
+//
 // Concurrency: Shard.Record is safe for concurrent use (per-shard mutex);
 // Collect must be called from one goroutine at a time; a Tally is not safe
 // for concurrent use.

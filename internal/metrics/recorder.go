@@ -4,15 +4,20 @@ import "sync"
 
 // Shard is one worker group's share of a Recorder.
 type Shard struct {
-	mu  sync.Mutex
-	cur *Tally
-	_   [48]byte // fill the 64-byte cache line: neighbouring shards' locks stay apart
+	mu    sync.Mutex
+	cur   *Tally
+	trace *trace   // nil unless Recorder.StartTrace
+	_     [40]byte // fill the 64-byte cache line: neighbouring shards' locks stay apart
 }
 
-// Record adds one finished exchange. It allocates nothing.
+// Record adds one finished exchange, and keeps it in the trace when one
+// was started. It allocates nothing.
 func (s *Shard) Record(x *Sample) {
 	s.mu.Lock()
 	s.cur.add(x)
+	if s.trace != nil {
+		s.trace.add(x)
+	}
 	s.mu.Unlock()
 }
 

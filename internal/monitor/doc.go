@@ -36,6 +36,10 @@
 // ends the group (SIGTERM, then SIGKILL after a grace period). Target.Done
 // and Target.Died tell a target that ended on its own (an exit, a crash,
 // the OOM killer: its exit status or signal) from one ceiling ended.
+// ListeningPorts tells which ports a process tree itself listens on (its
+// descriptors' socket inodes against /proc/PID/net/tcp and tcp6), and
+// Target.WaitListening waits for them: a rolling deploy's new copy, told
+// apart from the old copy that answers on the same port.
 //
 // What it does not do: it does not shell out (everything is read from /proc,
 // /sys/fs/cgroup and HTTP), it does not set cgroup limits (that is the sweep
@@ -45,8 +49,8 @@
 // statm and an fd count for each process of the tree: about 0.4 ms with 70
 // processes on the machine, 0.04 % of a core at 1 Hz.
 //
-// Platforms: Process and Cgroup read /proc and /sys/fs/cgroup, so they work
-// on Linux only; elsewhere they return an error matching
+// Platforms: Process, Cgroup and ListeningPorts read /proc and
+// /sys/fs/cgroup, so they work on Linux only; elsewhere they return an error matching
 // errors.ErrUnsupported, and CPULimit counts the cores (runtime.NumCPU).
 // Launch and the Scraper work everywhere ceiling builds, but on Windows the
 // command runs through cmd.exe and Stop kills only that shell, not the

@@ -68,6 +68,9 @@ func outcome(e results.Event) string {
 	if len(parts) == 0 {
 		parts = append(parts, "done")
 	}
+	if strings.HasPrefix(e.Handover, results.HandoverNotChecked) {
+		parts = append(parts, "overlap not checked")
+	}
 	out := strings.Join(parts, ", ")
 	if line := lastLine(e.Output); failed && line != "" {
 		out += ": " + line

@@ -147,3 +147,19 @@ func TestRecoveryThresholdText(t *testing.T) {
 		}
 	}
 }
+
+// A rolling deploy that could not check its new copy's own readiness (an
+// OS without /proc, a target in a container) says so in its outcome; one
+// that checked it does not need to.
+func TestEventOutcomeOverlapNotChecked(t *testing.T) {
+	for _, c := range []struct {
+		handover, want string
+	}{
+		{results.HandoverNotChecked + "only Linux shows which process listens on a port", "done, overlap not checked"},
+		{"the new copy (pid 42) listened on port 8080 itself 12 ms after it was started; then the old one was stopped", "done"},
+	} {
+		if got := outcome(results.Event{Name: "deploy", Action: "rolling", Handover: c.handover}); got != c.want {
+			t.Errorf("outcome(rolling, handover %q) = %q, want %q", c.handover, got, c.want)
+		}
+	}
+}

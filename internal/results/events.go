@@ -1,7 +1,9 @@
 package results
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
@@ -33,30 +35,36 @@ type Event struct {
 	Error string `json:"error,omitempty"`
 	// Required says its failure fails the run.
 	Required bool `json:"required,omitempty"`
+	// Handover says how a rolling deploy knew that its new copy was ready
+	// before it stopped the old one: the new copy's own listening socket
+	// (Linux), or, after HandoverNotChecked, why that could not be checked.
+	Handover string `json:"handover,omitempty"`
 
-	// Window is what the exchanges of the seconds from its start until
-	// its recovery did (filled by CostEvents).
+	// Window is what the exchanges from its start until its recovery did
+	// (filled by CostEvents).
 	Window *EventWindow `json:"window,omitempty"`
-	// RecoveryS is the seconds from its end until the first of
-	// RecoverySeconds consecutive seconds within the limits (see
-	// CostEvents); nil when that never came within its step, or could not
-	// be measured, and Recovery then says which.
+	// RecoveryS is the seconds from its end until the target was back
+	// within the limits, to the millisecond: the intended start of the
+	// first exchange from which on they held for RecoveryHoldS (see
+	// CostEvents), 0 when that is the first exchange after its end; nil
+	// when that never came within its step, or could not be measured, and
+	// Recovery then says which.
 	RecoveryS *float64 `json:"recovery_s"`
 	Recovery  string   `json:"recovery,omitempty"`
 }
 
-// EventWindow is the figures of an event's seconds: those that ended
-// after its start, up to the start of its recovery (or to its step's last
-// second). Counts are the seconds' sums; the percentiles are the merged
-// seconds' (when every second kept its histogram; otherwise the greatest
-// per-second figure, an upper bound).
+// EventWindow is the figures of what an event cost: its step's exchanges
+// that ended after it began and were meant to start before it recovered
+// (or before the step's window ended), from the step's trace. Its counts
+// are exact while the trace kept every exchange, and otherwise the kept
+// ones' weights (see Trace.Kept).
 type EventWindow struct {
 	// FromS and ToS bound the window on the series clock: the event's
-	// start, and its recovery's (or the step's last second's end).
+	// start, and its recovery (or the end of the step's window).
 	FromS float64 `json:"from_s"`
 	ToS   float64 `json:"to_s"`
 	// Completed and Failed count the window's exchanges; Errors splits
-	// Failed by class, when the series' points have them.
+	// Failed by class.
 	Completed int64            `json:"completed"`
 	Failed    int64            `json:"failed"`
 	Errors    map[string]int64 `json:"errors,omitempty"`
@@ -68,13 +76,19 @@ type EventWindow struct {
 	MaxMS float64 `json:"max_ms"`
 }
 
+// HandoverNotChecked begins an Event's Handover when the rolling deploy
+// could not tell its new copy's readiness from the old copy's.
+const HandoverNotChecked = "not checked: "
+
 // How CostEvents judges recovery.
 const (
-	// RecoverySeconds is how many consecutive seconds within the limits
-	// make a recovery.
-	RecoverySeconds = 3
+	// RecoveryHoldS is how long, in seconds, the exchanges from a recovery
+	// on must keep within the limits together: those meant to start in
+	// that time, cut short by the next event's start and by the end of the
+	// step's window.
+	RecoveryHoldS = 1.0
 	// BaselineSeconds is how many seconds before an event set the limits
-	// a second must meet when the SLO has no term for them, and
+	// an exchange must meet when the SLO has no term for them, and
 	// BaselineFactor how far above those seconds' figures it may be.
 	BaselineSeconds = 5
 	BaselineFactor  = 1.5
@@ -90,41 +104,62 @@ const (
 	NotRecovered      = "did not recover"
 	NotRecoveredYet   = "did not recover before the step was cut short"
 	NoBaseline        = "no baseline before the event"
-	NoSeries          = "its step has no series"
+	NoTrace           = "its step kept no trace of its exchanges"
 	seriesClockSlackS = 1e-6 // float noise on the series clock
 )
 
 // CostEvents fills each event's Window and recovery from its step's
-// series. It is pure: it reads the events and the steps, and writes the
-// events only. Evaluate calls it, so that every judgement recomputes it.
+// trace (Step.Trace), exchange by exchange. It is pure: it reads the
+// events and the steps, and writes the events only. Evaluate calls it, so
+// that every judgement recomputes it.
 //
-// A second counts as recovered when it completed an exchange (a dead
-// target answers nothing) and its p99 and error rate are within the
-// limits: the SLO's terms on them (p99 and errors with < or <=, of the
+// The limits are the SLO's terms on p99 and errors (with < or <=, of the
 // whole step or of the scenario it ran alone), or, for a figure the SLO
 // has no term on, BaselineFactor × that figure over the BaselineSeconds
-// before the event (see baseline). The recovery is the first run of
-// RecoverySeconds consecutive recovered seconds that begin at or after
-// the event's end (StartS + DurationS); RecoveryS is that run's start
-// minus the event's end. A missing second breaks a run.
+// before the event (see baseline).
+//
+// The recovery is the intended start of the first exchange, of those
+// meant to start at or after the event's end (StartS + DurationS), that
+// succeeded within the p99 limits itself and from which on the exchanges
+// meant to start within RecoveryHoldS (cut short by the next event's start
+// and by the end of the step's window) meet the limits together: their
+// p99 and their error rate. RecoveryS is its distance from the event's
+// end, 0 when it is the first exchange after the end: a target that never
+// left the limits recovered at once. Its resolution is the spacing of the
+// exchanges.
+//
+// The Window is what the event cost: the exchanges that ended after it
+// began and were meant to start before its recovery (without one, before
+// the step's window ended).
 func (r *Result) CostEvents(terms []slo.Term) {
+	traces := map[int][]Exchange{} // decoded once per call
 	for i := range r.Events {
 		e := &r.Events[i]
 		e.Window, e.RecoveryS, e.Recovery = nil, nil, ""
 		s := r.stepOf(e.Step)
-		if s == nil || len(s.Series) == 0 {
-			e.Recovery = NoSeries
+		if s == nil || s.Trace == nil {
+			e.Recovery = NoTrace
 			continue
 		}
-		to := s.Series[len(s.Series)-1].T
+		xs, ok := traces[s.Index]
+		if !ok {
+			var err error
+			if xs, err = s.Trace.Decode(); err != nil {
+				e.Recovery = "its step's trace does not read: " + err.Error()
+				continue
+			}
+			traces[s.Index] = xs
+		}
+		end := e.StartS + e.DurationS
+		to := s.StartS + s.WarmupS + s.DurationS // the window's end
 		lim, ok := limitsFor(s, terms, e.StartS)
 		at, found := 0.0, false
 		if ok {
-			at, found = recovery(s.Series, lim, e.StartS+e.DurationS)
+			at, found = recovery(xs, lim, end, r.holdEnd(e, to))
 		}
 		switch {
 		case found:
-			rec := math.Round(max(at-e.StartS-e.DurationS, 0)*1000) / 1000 // to the ms: no float noise
+			rec := math.Round(max(at-end, 0)*1000) / 1000 // to the ms: no float noise
 			e.RecoveryS, to = &rec, at
 		case !ok:
 			e.Recovery = NoBaseline
@@ -133,7 +168,7 @@ func (r *Result) CostEvents(terms []slo.Term) {
 		default:
 			e.Recovery = NotRecovered
 		}
-		w := window(s.Series, e.StartS, max(to, e.StartS))
+		w := window(xs, e.StartS, max(to, e.StartS))
 		e.Window = &w
 	}
 }
@@ -148,69 +183,135 @@ func (r *Result) stepOf(index int) *Step {
 	return nil
 }
 
-// limits are what a second must meet to count as recovered: the SLO's
-// terms, and the baseline's bounds for the figures they leave out.
-type limits struct {
-	terms []slo.Term
-	// p99MS and errRate (a fraction) bound a second's figures when set.
-	p99MS, errRate *float64
+// holdEnd is where the hold of e's recovery is cut at the latest: the
+// start of the next event of its step that begins after e ends (what
+// comes after is that event's), or the end of the step's window.
+func (r *Result) holdEnd(e *Event, windowEnd float64) float64 {
+	cut := windowEnd
+	for _, o := range r.Events {
+		if o.Step == e.Step && o.StartS > e.StartS+e.DurationS {
+			cut = min(cut, o.StartS)
+		}
+	}
+	return cut
 }
 
-// limitsFor returns the limits of the step's seconds after an event that
+// limits are what exchanges must meet to count as recovered: the SLO's
+// terms, and the baseline's bounds for the figures they leave out.
+type limits struct {
+	// p99 bounds the response times: the p99 of exchanges taken together,
+	// and each exchange that starts a recovery.
+	p99 []bound
+	// errs are the SLO's terms on errors.
+	errs []slo.Term
+	// errRate is the baseline's bound on the error rate (a fraction),
+	// when set.
+	errRate *float64
+}
+
+// bound is a response time's limit, in µs: below it, or up to it too.
+type bound struct {
+	us     float64
+	strict bool
+}
+
+func (b bound) admits(us int64) bool {
+	if b.strict {
+		return float64(us) < b.us
+	}
+	return float64(us) <= b.us
+}
+
+// limitsFor returns the limits of the step's exchanges after an event that
 // began at start; false when a figure needs a baseline and there is none.
 func limitsFor(s *Step, terms []slo.Term, start float64) (limits, bool) {
 	var l limits
-	var p99, errs bool
 	for _, t := range terms {
 		if t.Op != "<" && t.Op != "<=" || t.Scenario != "" && t.Scenario != s.Scenario {
 			continue
 		}
 		switch t.Metric {
 		case "p99":
-			p99 = true
+			l.p99 = append(l.p99, bound{us: 1000 * t.Value, strict: t.Op == "<"})
 		case "errors":
-			errs = true
-		default:
-			continue
+			l.errs = append(l.errs, t)
 		}
-		l.terms = append(l.terms, t)
 	}
-	if p99 && errs {
+	if len(l.p99) > 0 && len(l.errs) > 0 {
 		return l, true
 	}
 	b, ok := baseline(s.Series, start)
 	if !ok {
 		return l, false
 	}
-	if !p99 {
-		v := max(BaselineFactor*b.P99MS, b.P99MS+BaselineSlackMS)
-		l.p99MS = &v
+	if len(l.p99) == 0 {
+		l.p99 = []bound{{us: 1000 * max(BaselineFactor*b.P99MS, b.P99MS+BaselineSlackMS)}}
 	}
-	if !errs {
+	if len(l.errs) == 0 {
 		v := BaselineFactor * b.ErrorRate
 		l.errRate = &v
 	}
 	return l, true
 }
 
-// met reports whether second p is within the limits. Baseline bounds
-// admit equality, so a baseline without errors (1.5 × 0) admits a second
-// only without errors: a target that failed nothing before the event has
-// recovered when it fails nothing again.
-func (l limits) met(p Point) bool {
-	if p.Completed == 0 {
+// admits reports whether exchange x may start a recovery: it succeeded
+// within every p99 bound.
+func (l limits) admits(x Exchange) bool {
+	if x.Failed() {
 		return false
 	}
-	f := slo.Figures{Latency: metrics.Latency{P99: p.P99}, Completed: p.Completed, Failed: p.Failed, Limited: p.Limited}
-	for _, t := range l.terms {
+	for _, b := range l.p99 {
+		if !b.admits(x.LatencyUS) {
+			return false
+		}
+	}
+	return true
+}
+
+// hold is a running sum of exchanges, weighed, against the limits.
+type hold struct {
+	total, failed int64
+	within        []int64 // the weight within each of the limits' p99 bounds
+}
+
+func (h *hold) add(l limits, x Exchange, sign int64) {
+	if h.within == nil {
+		h.within = make([]int64, len(l.p99))
+	}
+	h.total += sign * x.Weight
+	if x.Failed() {
+		h.failed += sign * x.Weight
+	}
+	for i, b := range l.p99 {
+		if b.admits(x.LatencyUS) {
+			h.within[i] += sign * x.Weight
+		}
+	}
+}
+
+// met reports whether the exchanges of h, together, are within the
+// limits. Their p99 is the response time of rank round(0.99 × n), as a
+// histogram reads it: it is within a bound when at least that many are.
+// Baseline bounds admit equality, so a baseline without errors (1.5 × 0)
+// admits no error: a target that failed nothing before the event has
+// recovered when it fails nothing again.
+func (l limits) met(h *hold) bool {
+	if h.total == 0 {
+		return false
+	}
+	rank := max(int64(0.99*float64(h.total)+0.5), 1)
+	for i := range l.p99 {
+		if h.within[i] < rank {
+			return false
+		}
+	}
+	f := slo.Figures{Completed: h.total, Failed: h.failed}
+	for _, t := range l.errs {
 		if _, ok := t.Eval(f); !ok {
 			return false
 		}
 	}
-	if l.p99MS != nil && p.P99 > *l.p99MS {
-		return false
-	}
-	return l.errRate == nil || float64(p.Failed)/float64(p.Completed) <= *l.errRate
+	return l.errRate == nil || float64(h.failed)/float64(h.total) <= *l.errRate
 }
 
 // baseline returns the figures of the BaselineSeconds seconds that ended
@@ -229,53 +330,61 @@ func baseline(series []Point, start float64) (EventWindow, bool) {
 	return figures(in), true
 }
 
-// recovery returns the start, on the series clock, of the first run of
-// RecoverySeconds consecutive seconds within l that begin at or after end.
-func recovery(series []Point, l limits, end float64) (float64, bool) {
-	run, first := 0, 0
-	for i, p := range series {
-		if secondStart(series, i) < end-seriesClockSlackS {
-			continue
+// recovery returns the recovery after an event that ended at end (see
+// CostEvents), on the series clock: end itself when the first exchange
+// meant to start at or after it starts the recovery; false when none
+// before cut does.
+func recovery(xs []Exchange, l limits, end, cut float64) (float64, bool) {
+	endUS, cutUS, holdUS := toUS(end), toUS(cut), toUS(RecoveryHoldS)
+	first, _ := slices.BinarySearchFunc(xs, endUS, func(x Exchange, t int64) int { return cmp.Compare(x.IntendedUS, t) })
+	var h hold
+	j := first // xs[i:j] are in h
+	for i := first; i < len(xs) && xs[i].IntendedUS < cutUS; i++ {
+		for until := min(xs[i].IntendedUS+holdUS, cutUS); j < len(xs) && xs[j].IntendedUS < until; j++ {
+			h.add(l, xs[j], 1)
 		}
-		if run > 0 && p.T-series[i-1].T > 1.5 {
-			run = 0 // a missing second: not consecutive
+		if l.admits(xs[i]) && l.met(&h) {
+			if i == first {
+				return end, true
+			}
+			return float64(xs[i].IntendedUS) / 1e6, true
 		}
-		if !l.met(p) {
-			run = 0
-			continue
-		}
-		if run == 0 {
-			first = i
-		}
-		if run++; run == RecoverySeconds {
-			return secondStart(series, first), true
-		}
+		h.add(l, xs[i], -1)
 	}
 	return 0, false
 }
 
-// secondStart is when the i-th second began: a second before its end, or
-// at the end of the one before when that is later (a step's last second
-// can be short).
-func secondStart(series []Point, i int) float64 {
-	s := series[i].T - 1
-	if i > 0 {
-		s = max(s, series[i-1].T)
-	}
-	return s
-}
+// toUS converts seconds on the series clock to µs.
+func toUS(s float64) int64 { return int64(math.Round(s * 1e6)) }
 
-// window returns the figures of the seconds that ended after from and by
-// to.
-func window(series []Point, from, to float64) EventWindow {
-	var in []Point
-	for _, p := range series {
-		if p.T > from+seriesClockSlackS && p.T <= to+seriesClockSlackS {
-			in = append(in, p)
+// window returns the figures of the exchanges that ended after from and
+// were meant to start before to: counts, errors by class and the
+// percentiles of their response times.
+func window(xs []Exchange, from, to float64) EventWindow {
+	w := EventWindow{FromS: from, ToS: to}
+	fromUS, toUS := toUS(from), toUS(to)
+	h := metrics.NewHistogram()
+	for _, x := range xs {
+		if x.IntendedUS >= toUS {
+			break
 		}
+		if x.endUS() <= fromUS {
+			continue
+		}
+		w.Completed += x.Weight
+		if x.Failed() {
+			w.Failed += x.Weight
+			if w.Errors == nil {
+				w.Errors = map[string]int64{}
+			}
+			w.Errors[x.Class] += x.Weight
+		}
+		_ = h.RecordValues(min(max(x.LatencyUS, metrics.LowestUS), metrics.HighestUS), x.Weight)
 	}
-	w := figures(in)
-	w.FromS, w.ToS = from, to
+	if w.Completed > 0 {
+		w.ErrorRate = float64(w.Failed) / float64(w.Completed)
+		w.P50MS, w.P99MS, w.MaxMS = metrics.Quantile(h, 0.50), metrics.Quantile(h, 0.99), metrics.Quantile(h, 1)
+	}
 	return w
 }
 
@@ -283,7 +392,7 @@ func window(series []Point, from, to float64) EventWindow {
 // their merged histograms. When a second that completed something has no
 // histogram (a run that did not keep them) or one does not decode, the
 // percentiles are the greatest of the seconds' own: an upper bound of
-// the window's p50 and p99 (its max is exact either way).
+// their p50 and p99 (their max is exact either way).
 func figures(points []Point) EventWindow {
 	var w EventWindow
 	h := metrics.NewHistogram()

@@ -39,10 +39,11 @@ type Part struct {
 // each its share of the load (agents, --segment), into the step a single
 // generator would have measured: counts, bytes and rates added, every
 // histogram merged (never percentiles averaged) and its percentiles read
-// again, the per-second series added second by second. names names the
-// parts (agents' addresses) for Parts. Verdicts are not merged: the
-// caller judges the merged step, and a part that was generator-limited
-// makes it so (Parts). The parts must be the same step of the same model.
+// again, the per-second series added second by second, the traces'
+// exchanges put together. names names the parts (agents' addresses) for
+// Parts. Verdicts are not merged: the caller judges the merged step, and
+// a part that was generator-limited makes it so (Parts). The parts must
+// be the same step of the same model.
 func MergeSteps(parts []Step, names []string) (Step, error) {
 	if len(parts) == 0 {
 		return Step{}, errors.New("merge: no step to merge")
@@ -200,6 +201,9 @@ func MergeSteps(parts []Step, names []string) (Step, error) {
 		m.Generator = gen
 	}
 	if m.Series, err = mergeSeries(parts); err != nil {
+		return Step{}, err
+	}
+	if m.Trace, err = mergeTraces(parts); err != nil {
 		return Step{}, err
 	}
 	m.Agents = len(parts)

@@ -202,6 +202,9 @@ type Step struct {
 	// Events names the events that happened in this step (Result.Events):
 	// its figures include what they cost.
 	Events []string `json:"events,omitempty"`
+	// Trace is the step's exchanges one by one around its events, which
+	// their recovery is measured from; nil in a step without events.
+	Trace *Trace `json:"trace,omitempty"`
 	// Repeat is the spread over the run's repeats (--repeat N > 1).
 	Repeat *Repeat `json:"repeat,omitempty"`
 	// StartS is when the step began (its warm-up), on the series clock:

@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/template"
@@ -36,6 +38,27 @@ type stepEvents struct {
 	mu     sync.Mutex
 	done   []results.Event
 	failed []error // required events that failed
+}
+
+// traceLead is how long before a step's first event its trace begins: the
+// exchanges in flight when it fires are in its window.
+const traceLead = time.Second
+
+// traced returns st asking for the trace of its exchanges (load.Step.Trace)
+// from traceLead before its first event, when it has events: what their
+// recovery is measured from, to the millisecond.
+func (s *Session) traced(st load.Step) load.Step {
+	for i := range s.p.Events {
+		ev := &s.p.Events[i]
+		if !slices.Contains(ev.EventSteps(s.p.Steps()), st.Index) {
+			continue
+		}
+		from := max(ev.At.Duration-traceLead, 0)
+		if !st.Trace || from < st.TraceFrom {
+			st.Trace, st.TraceFrom = true, from
+		}
+	}
+	return st
 }
 
 // startEvents starts the plan's events of step st, whose window opens
@@ -93,6 +116,8 @@ func eventOutcome(r *results.Event) string {
 		return "failed: " + r.Error
 	case r.ExitCode != nil:
 		return fmt.Sprintf("exit %d after %.1fs", *r.ExitCode, r.DurationS)
+	case r.Handover != "":
+		return fmt.Sprintf("done in %.1fs (%s)", r.DurationS, r.Handover)
 	}
 	return fmt.Sprintf("done in %.1fs", r.DurationS)
 }
@@ -124,7 +149,7 @@ func (s *Session) act(ctx context.Context, ev *plan.Event, r *results.Event) err
 	case plan.ActionKill, plan.ActionRestart, plan.ActionRolling:
 		w.events.Lock() // one replacement of the target at a time
 		defer w.events.Unlock()
-		return s.replace(ev)
+		return s.replace(ev, r)
 	case plan.ActionCPU:
 		restore, err := monitor.LimitCPU(m.Cgroup, ev.CPUs)
 		if err != nil {
@@ -140,8 +165,9 @@ func (s *Session) act(ctx context.Context, ev *plan.Event, r *results.Event) err
 
 // replace kills, restarts or rolls the target: a command target is
 // started again (and waited for until ready); a running process
-// (monitor.pid) can only be killed.
-func (s *Session) replace(ev *plan.Event) error {
+// (monitor.pid) can only be killed. A rolling deploy says in r how it knew
+// that the new copy was ready before it stopped the old one.
+func (s *Session) replace(ev *plan.Event, r *results.Event) error {
 	w := s.watch
 	switch ev.Action {
 	case plan.ActionKill:
@@ -151,20 +177,93 @@ func (s *Session) replace(ev *plan.Event) error {
 		if err := w.current().Kill(); err != nil {
 			return err
 		}
-		_, err := w.relaunch(context.Background())
+		_, err := w.relaunch(context.Background(), nil)
 		return err
 	case plan.ActionRestart:
 		if err := w.current().Stop(); err != nil {
 			return err
 		}
-		_, err := w.relaunch(context.Background())
+		_, err := w.relaunch(context.Background(), nil)
 		return err
 	}
-	old, err := w.relaunch(context.Background()) // rolling: the new copy first, ready, then the old one goes
+	// Rolling: the new copy first, ready, then the old one goes. Both copies
+	// answer the ready URL, so its answer does not say that the new one is
+	// up: the new copy must also hold a listening socket of its own on the
+	// ports where the old one listens.
+	ports, unchecked := s.handoverPorts(w.current())
+	started := time.Now()
+	old, err := w.relaunch(context.Background(), ports)
 	if err != nil {
 		return fmt.Errorf("start the new copy (a rolling deploy needs a target that can share its port, e.g. SO_REUSEPORT): %w", err)
 	}
+	r.Handover = results.HandoverNotChecked + unchecked + "; the new copy was taken as ready when the ready URL answered, which the old copy answers too"
+	if unchecked == "" {
+		r.Handover = fmt.Sprintf("the new copy (pid %d) listened on %s itself %.0f ms after it was started; then the old one was stopped",
+			w.current().PID(), portsText(ports), float64(time.Since(started))/float64(time.Millisecond))
+	}
 	return old.Stop()
+}
+
+// handoverPorts returns the ports on which a rolling deploy's new copy
+// must listen itself before the old copy is stopped: those of the ready
+// URL and of the plan's target on which the old copy's process tree holds
+// a listening socket. With none, it says why the overlap cannot be
+// checked: this OS cannot tell which process listens on a port, or the
+// old copy's processes do not hold those sockets (a container's, or a
+// proxy's in front).
+func (s *Session) handoverPorts(old *monitor.Target) ([]int, string) {
+	var want []int
+	for _, u := range []string{s.p.Monitor.Ready, s.p.Target} {
+		if p := urlPort(u); p > 0 && !slices.Contains(want, p) {
+			want = append(want, p)
+		}
+	}
+	if len(want) == 0 {
+		return nil, "neither the ready URL nor the target names a port"
+	}
+	held, err := monitor.ListeningPorts(old.PID())
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return nil, "only Linux shows which process listens on a port"
+	case err != nil:
+		return nil, err.Error()
+	}
+	ports := slices.DeleteFunc(want, func(p int) bool { return !slices.Contains(held, p) })
+	if len(ports) == 0 {
+		return nil, "the old copy's processes hold no listening socket on " + portsText(want)
+	}
+	return ports, ""
+}
+
+// portsText writes ports as "port 8080" or "ports 8080 and 8443".
+func portsText(ports []int) string {
+	s := make([]string, len(ports))
+	for i, p := range ports {
+		s[i] = strconv.Itoa(p)
+	}
+	if len(s) == 1 {
+		return "port " + s[0]
+	}
+	return "ports " + strings.Join(s, " and ")
+}
+
+// urlPort is the TCP port of an http(s) URL, explicit or by its scheme; 0
+// when there is none.
+func urlPort(raw string) int {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return 0
+	}
+	if p, err := strconv.Atoi(u.Port()); err == nil {
+		return p
+	}
+	switch u.Scheme {
+	case "http", "ws":
+		return 80
+	case "https", "wss":
+		return 443
+	}
+	return 0
 }
 
 // runEvent runs an event's command, templated with the target's pid and

@@ -109,6 +109,13 @@ func Merge(parts []*results.Result, command string) (*results.Result, error) {
 			for j := range st.Series {
 				st.Series[j].T = parts[0].Steps[i].StartS + math.Round(st.Series[j].T-st.StartS)
 			}
+			if st.Trace != nil { // its exchanges, on the first's step start as they are
+				tr := *st.Trace
+				if err := tr.Shift(parts[0].Steps[i].StartS - st.StartS); err != nil {
+					return nil, badInput("merge: step %d of %s: %w", i+1, names[k], err)
+				}
+				st.Trace = &tr
+			}
 		}
 		m, err := results.MergeSteps(steps, names)
 		if err != nil {

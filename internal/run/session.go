@@ -356,6 +356,7 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 		var err error
 		var evs *stepEvents
 		if len(s.p.Events) > 0 {
+			st = s.traced(st)
 			evs = s.startEvents(ctx, st, time.Now(), s.runner.Base())
 		}
 		measure, cancel := ctx, context.CancelFunc(func() {})

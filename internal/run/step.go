@@ -81,6 +81,11 @@ func newStep(res *load.Result, scenarios, tagKeys []string, share float64) (resu
 	if st.Logins, err = logins(res); err != nil {
 		return st, err
 	}
+	if res.Step.Trace {
+		if st.Trace, err = trace(res); err != nil {
+			return st, err
+		}
+	}
 	st.Warnings = stepWarnings(res, &st)
 	return st, nil
 }
@@ -104,6 +109,19 @@ func logins(res *load.Result) (*results.Logins, error) {
 	var err error
 	out.Histogram, err = metrics.Encode(l.Latency)
 	return out, err
+}
+
+// trace is the step's exchanges one by one (Step.Trace) in result.json's
+// form, on the series clock.
+func trace(res *load.Result) (*results.Trace, error) {
+	xs := make([]results.Exchange, len(res.Trace))
+	for i, x := range res.Trace {
+		xs[i] = results.Exchange{
+			IntendedUS: int64(x.Intended / time.Microsecond), LatencyUS: int64(x.Latency / time.Microsecond),
+			Class: x.Kind.String(), Weight: x.Weight,
+		}
+	}
+	return results.NewTrace((res.WindowStart + res.Step.TraceFrom).Seconds(), xs)
 }
 
 // points copies the executor's seconds into result.json's series, with

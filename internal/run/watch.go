@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -187,11 +188,24 @@ func (w *watch) current() *monitor.Target {
 
 // relaunch starts the command target again (a second copy, while the
 // first may still run: rolling), waits until it is ready, and makes it the
-// watched one; it returns the target it replaced.
-func (w *watch) relaunch(ctx context.Context) (old *monitor.Target, err error) {
-	t, err := monitor.Launch(ctx, w.relaunchConfig())
+// watched one; it returns the target it replaced. With ports, the new one
+// is ready only once its own process tree also listens on each of them
+// (monitor.Target.WaitListening), within what is left of the ready
+// timeout: a rolling deploy's new copy, whose ready URL the old copy
+// answers too. A new copy that does not get ready is stopped.
+func (w *watch) relaunch(ctx context.Context, ports []int) (old *monitor.Target, err error) {
+	c := w.relaunchConfig()
+	started := time.Now()
+	t, err := monitor.Launch(ctx, c)
 	if err != nil {
 		return nil, err
+	}
+	if len(ports) > 0 {
+		left := cmp.Or(c.ReadyTimeout, monitor.DefaultReadyTimeout) - time.Since(started)
+		if err := t.WaitListening(ctx, ports, max(left, 0)); err != nil {
+			_ = t.Stop()
+			return nil, fmt.Errorf("%w%s", err, w.logHint())
+		}
 	}
 	if w.tree != nil {
 		src, err := monitor.Process(t.PID())
