@@ -29,6 +29,9 @@ func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run
 	}
 	var err error
 	if o.live, err = o.outs.Apply(p, &opts); err != nil {
+		if opts.Remote != nil {
+			opts.Remote.Close() // the agents' sessions, opened above: not left to their lease
+		}
 		return nil, badInput("%w", err)
 	}
 	s, err := run.Open(e.ctx, p, opts)
