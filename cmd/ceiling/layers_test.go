@@ -24,7 +24,7 @@ func docLayers(t *testing.T) map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile("^\\| *([0-9]+) *\\| *([^|]+)\\|")
+	row := regexp.MustCompile(`^\| *([0-9]+) *\| *([^|]+)\|`)
 	name := regexp.MustCompile("`([a-z0-9/]+)`")
 	layer := map[string]int{}
 	for line := range strings.Lines(string(doc)) {
