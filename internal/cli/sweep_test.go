@@ -66,16 +66,32 @@ func TestSweepLocalCPUQuotas(t *testing.T) {
 	half, one := r.Configs[0], r.Configs[1]
 	ratio := one.Throughput / half.Throughput
 	t.Logf("throughput %.0f/s at 0.5 CPU, %.0f/s at 1 CPU: ratio %.2f; target CPU %.0f%%, %.0f%%", half.Throughput, one.Throughput, ratio, deref(half.CPUPct), deref(one.CPUPct))
-	// Twice the CPU, about twice the throughput; a busy neighbour can take
-	// from the 1-CPU shape, never give the 0.5 one more than its quota.
-	if ratio < 1.4 || ratio > 2.6 {
-		t.Errorf("throughput ratio 1 CPU / 0.5 CPU = %.2f, want about 2", ratio)
+	// The quota holds: the 0.5-CPU target never gets more than its half
+	// core, however idle the host.
+	cpuHalf, cpuOne := deref(half.CPUPct), deref(one.CPUPct)
+	if cpuHalf > 70 || cpuHalf < 25 {
+		t.Errorf("the 0.5-CPU target used %.0f%% CPU, want near its 50%% quota", cpuHalf)
+	}
+	// Throughput follows the CPU each target got (5 ms of CPU a request):
+	// the same requests per CPU-second under either quota.
+	if per := (one.Throughput / cpuOne) / (half.Throughput / cpuHalf); per < 0.65 || per > 1.5 {
+		t.Errorf("requests per CPU: %.2f/s per %% at 1 CPU, %.2f at 0.5 CPU (ratio %.2f), want about the same",
+			one.Throughput/cpuOne, half.Throughput/cpuHalf, per)
+	}
+	// Twice the CPU, about twice the throughput, when the host gave the
+	// 1-CPU shape its core. A busy neighbour (these machines are shared)
+	// can take part of that core, never give the 0.5 shape more than its
+	// quota: then only "more" is checked.
+	switch {
+	case cpuOne >= 85 && (ratio < 1.5 || ratio > 2.6):
+		t.Errorf("throughput ratio 1 CPU / 0.5 CPU = %.2f with the 1-CPU target at %.0f%% CPU, want about 2", ratio, cpuOne)
+	case cpuOne < 85 && ratio <= 1:
+		t.Errorf("throughput ratio 1 CPU / 0.5 CPU = %.2f, want more than 1", ratio)
+	case cpuOne < 85:
+		t.Logf("the host was busy: the 1-CPU target got %.0f%% CPU, so its doubling is not checked (ratio %.2f)", cpuOne, ratio)
 	}
 	if !one.Best || half.Best {
 		t.Errorf("best: 0.5c %v, 1c %v; want the * on 1c", half.Best, one.Best)
-	}
-	if c := deref(half.CPUPct); c > 70 || c < 25 {
-		t.Errorf("the 0.5-CPU target used %.0f%% CPU, want near its 50%% quota", c)
 	}
 	if _, err := os.Stat(half.Result); err != nil {
 		t.Errorf("the shape's own result.json: %v", err)
