@@ -263,7 +263,7 @@ func (w *watch) describe(p *plan.Plan) string {
 	}
 	switch m := &p.Monitor; {
 	case m.Command != "":
-		return fmt.Sprintf("started %q (pid %d, log %s)%s", m.Command, w.target.PID(), w.log, limit)
+		return fmt.Sprintf("started %q (pid %d, log %s)%s", secret.Command(m.Command), w.target.PID(), w.log, limit)
 	case m.Cgroup != "":
 		return "watching cgroup " + m.Cgroup + limit
 	case m.PID > 0:

@@ -1,8 +1,12 @@
 // Package secret keeps credentials out of what ceiling writes: result.json,
-// the reports and the terminal. It redacts the values of sensitive headers
-// (Authorization, Cookie, API keys, and those a plan names), the password of
-// a URL's user information, and well-known secret query parameters, leaving
-// a placeholder that says something was there.
+// the reports, JUnit and the terminal. One rule decides what is a secret
+// for every output: a name (a header, a query parameter, a flag, a
+// variable) that says so by its words (Name: token, secret, signature,
+// password, key, auth, session, credential...), credential headers, and
+// those a plan names. Their values are redacted in URLs (with a user
+// information's password), in argument lists (Args) and inside whole
+// commands (Command), leaving a placeholder that says something was there.
 //
-// It is pure string work: no I/O, safe for concurrent use.
+// It is pure string work (Tail, which reads a log's end, aside): safe for
+// concurrent use.
 package secret

@@ -13,31 +13,55 @@ import (
 // Redacted replaces a secret value.
 const Redacted = "<redacted>"
 
-// headers are the header names whose values are secret, lower case.
-var headers = []string{
-	"authorization", "proxy-authorization", "cookie", "set-cookie",
-	"x-api-key", "api-key", "x-auth-token", "x-access-token", "x-csrf-token",
-}
+// headers are the header names whose values are secret, lower case,
+// beyond those Name finds by their words.
+var headers = []string{"authorization", "proxy-authorization", "cookie", "set-cookie"}
 
-// params are the query parameters whose values are secret, lower case.
-var params = []string{
-	"access_token", "refresh_token", "id_token", "token", "api_key", "apikey", "api-key", "key",
-	"secret", "client_secret", "password", "passwd", "pwd", "auth", "signature", "sig",
-	"session", "sessionid", "session_id", "jwt",
+// words are the parts of a name (a header, a query parameter, a flag, a
+// variable) that say its value is a secret, lower case: X-Vendor-Token,
+// private_token, X-Amz-Signature, --db-password, API_KEY, access-token.
+var words = []string{"token", "secret", "signature", "password", "passwd", "key", "auth", "session",
+	"credential", "cookie", "jwt"}
+
+// exact are short names that are secrets only whole ("sig=", "pwd=").
+var exact = []string{"sig", "pwd", "pass", "sid"}
+
+// public are names that contain a secret word but hold no secret: an
+// idempotency key is a request's id, a file's path is not its content.
+var public = []string{"idempotency-key", "x-idempotency-key", "keep-alive"}
+
+// Name reports whether a value stored under name is a secret: the name
+// contains a secret word (token, secret, signature, password, key, auth,
+// session, credential, cookie, jwt), or is a short secret name whole
+// (sig, pwd, pass, sid). Names of files and paths (--token-file) are not:
+// their values are where a secret is, not the secret.
+func Name(name string) bool {
+	l := strings.ToLower(strings.TrimLeft(name, "-"))
+	switch {
+	case l == "" || slices.Contains(public, l):
+		return false
+	case strings.HasSuffix(l, "-file"), strings.HasSuffix(l, "_file"), strings.HasSuffix(l, "-path"), strings.HasSuffix(l, "_path"):
+		return false
+	case slices.Contains(exact, l):
+		return true
+	}
+	return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(l, w) })
 }
 
 // Names are the header names a run treats as secret beyond the built-in
 // ones (a plan's http.secret_headers). The zero value holds none.
 type Names []string
 
-// Header reports whether the value of the header name is secret.
+// Header reports whether the value of the header name is secret: a
+// credential header (Authorization, Cookie), one whose name says so
+// (Name: PRIVATE-TOKEN, X-Vendor-Token, X-API-Key), or one the plan names.
 func (n Names) Header(name string) bool {
 	l := strings.ToLower(name)
-	return slices.Contains(headers, l) || slices.ContainsFunc(n, func(s string) bool { return strings.EqualFold(s, name) })
+	return slices.Contains(headers, l) || Name(l) || slices.ContainsFunc(n, func(s string) bool { return strings.EqualFold(s, name) })
 }
 
 // URL returns raw with the password of its user information and the values
-// of secret query parameters redacted. What does not parse as a URL with a
+// of secret query parameters (Name) redacted. What does not parse as a URL with a
 // host is returned as it is.
 func URL(raw string) string {
 	u, err := url.Parse(raw)
@@ -58,7 +82,7 @@ func URL(raw string) string {
 			if !found {
 				continue
 			}
-			if n, err := url.QueryUnescape(name); err == nil && slices.Contains(params, strings.ToLower(n)) {
+			if n, err := url.QueryUnescape(name); err == nil && Name(n) {
 				parts[i] = name + "=" + Redacted
 				changed = true
 			}
@@ -73,8 +97,12 @@ func URL(raw string) string {
 	return strings.Replace(u.String(), url.PathEscape(Redacted), Redacted, 1)
 }
 
-// Args returns a command line's arguments with secrets redacted: the values
-// of --header flags that name a secret header, and every URL.
+// Args returns a command line's arguments with secrets redacted: the
+// values of --header flags that name a secret header, of flags whose name
+// says they hold a secret (--password X, --api-token=X), of name=value
+// assignments whose name does (API_TOKEN=...), and every URL's password and
+// secret query parameters, also inside an argument that is a whole command
+// (--monitor-cmd "server --db postgres://app:pw@db/x").
 func (n Names) Args(args []string) []string {
 	out := make([]string, len(args))
 	for i := 0; i < len(args); i++ {
@@ -86,26 +114,70 @@ func (n Names) Args(args []string) []string {
 			out[i] = n.headerArg(args[i])
 		case strings.HasPrefix(a, "--header="):
 			out[i] = "--header=" + n.headerArg(strings.TrimPrefix(a, "--header="))
+		case strings.HasPrefix(a, "-") && !strings.Contains(a, "=") && Name(a) && i+1 < len(args):
+			out[i] = a
+			i++
+			out[i] = Redacted
 		default:
-			out[i] = redactAssignments(redactURLs(a))
+			out[i] = Command(a)
 		}
 	}
 	return out
 }
 
+// Command returns a command (a shell command line, or one argument of
+// one) with its secrets redacted, as Args does: every URL's password and
+// secret query parameters, flags whose name says they hold a secret
+// (--password X, --api-token=X, -p is not: a short flag says nothing), and
+// name=value assignments whose name does. It is what ceiling writes or
+// prints of a command the user gave it: a target's, an event's, a sweep's.
+func Command(c string) string {
+	var b strings.Builder
+	last := 0
+	for _, loc := range urlInText.FindAllStringIndex(c, -1) {
+		b.WriteString(redactFlags(c[last:loc[0]]))
+		b.WriteString(URL(c[loc[0]:loc[1]]))
+		last = loc[1]
+	}
+	b.WriteString(redactFlags(c[last:]))
+	return b.String()
+}
+
+// redactFlags redacts, in a text that holds no URL, the values of flags
+// and assignments whose name says they hold a secret.
+func redactFlags(c string) string {
+	c = flagSpaced.ReplaceAllStringFunc(c, func(m string) string {
+		sub := flagSpaced.FindStringSubmatch(m)
+		if !Name(sub[1]) || sub[3] == Redacted {
+			return m
+		}
+		return sub[1] + sub[2] + Redacted
+	})
+	return redactAssignments(c)
+}
+
+var (
+	// urlInText finds URLs inside a text: a scheme, ://, and what follows
+	// up to a space or a quote.
+	urlInText = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s'"]+`)
+	// flagSpaced finds "--name value", its value a word or a quoted string
+	// that does not start with "-".
+	flagSpaced = regexp.MustCompile(`(--[A-Za-z0-9][A-Za-z0-9_.\-]*)(\s+)('[^']*'|"[^"]*"|[^\s'"\-][^\s'"]*)`)
+)
+
 // assignment matches name=value inside an argument: an --env KEY=value, a
-// --set db.password=value in a command line.
-var assignment = regexp.MustCompile(`([A-Za-z0-9_.\-]+)=([^\s'"]+)`)
+// --set db.password=value, an --api-token=value in a command line.
+var assignment = regexp.MustCompile(`([A-Za-z0-9_.\-]+)=('[^']*'|"[^"]*"|[^\s'"]+)`)
 
 // redactAssignments redacts the value of every name=value in a whose name
-// mentions a secret word (API_TOKEN=..., db.password=...).
+// says it is a secret (API_TOKEN=..., db.password=..., --api-token=...).
 func redactAssignments(a string) string {
 	if !strings.Contains(a, "=") {
 		return a
 	}
 	return assignment.ReplaceAllStringFunc(a, func(m string) string {
-		name, _, _ := strings.Cut(m, "=")
-		if !Mentions([]byte(name)) || strings.Contains(m, Redacted) {
+		name, value, _ := strings.Cut(m, "=")
+		if !(Name(name) || Mentions([]byte(name))) || value == Redacted {
 			return m
 		}
 		return name + "=" + Redacted
@@ -120,16 +192,6 @@ func (n Names) headerArg(h string) string {
 		return h
 	}
 	return name + ": " + Redacted
-}
-
-// redactURLs redacts a flag's value that is a URL, whole ("http://...") or
-// after an "=" ("--url=http://...").
-func redactURLs(a string) string {
-	if i := strings.Index(a, "://"); i > 0 {
-		start := strings.LastIndexByte(a[:i], '=') + 1
-		return a[:start] + URL(a[start:])
-	}
-	return a
 }
 
 // mentioned are the words that make a text (a response body) likely to

@@ -74,3 +74,40 @@ func TestTail(t *testing.T) {
 		t.Errorf("a missing file has a tail")
 	}
 }
+
+// Secrets by other names: a header or query key whose name says it holds
+// a secret, a URL's password anywhere in a command, and flags whose name
+// says so, spaced or with "=".
+func TestSecretsByOtherNames(t *testing.T) {
+	for name, want := range map[string]bool{
+		"PRIVATE-TOKEN": true, "X-Vendor-Token": true, "X-Amz-Signature": true, "access-token": true, "private_token": true,
+		"X-Api-Key": true, "x-session-id": true, "X-Client-Credential": true, "sig": true, "pwd": true,
+		"Accept": false, "X-Request-Id": false, "Idempotency-Key": false, "page": false, "--token-file": false, "design": false,
+	} {
+		if got := Names(nil).Header(name); got != want {
+			t.Errorf("Header(%q) = %v, want %v", name, got, want)
+		}
+	}
+	const url = "http://alice:PW1@127.0.0.1:9/x?token=S5&X-Amz-Signature=S6&access-token=S7&private_token=S8&page=2"
+	if got, want := URL(url), "http://alice:<redacted>@127.0.0.1:9/x?token=<redacted>&X-Amz-Signature=<redacted>&access-token=<redacted>&private_token=<redacted>&page=2"; got != want {
+		t.Errorf("URL = %q,\nwant %q", got, want)
+	}
+	cmd := `./server --db postgres://app:S19@db.local/app --password S20 --api-token=S21 --name 'x y' --secret "S 22" --port 8080 -p 9`
+	want := `./server --db postgres://app:<redacted>@db.local/app --password <redacted> --api-token=<redacted> --name 'x y' --secret <redacted> --port 8080 -p 9`
+	if got := Command(cmd); got != want {
+		t.Errorf("Command =\n%q\nwant\n%q", got, want)
+	}
+	args := []string{"run", "--url", url, "--header", "PRIVATE-TOKEN: S11", "--header=X-Vendor-Token: S10", "--monitor-cmd", cmd,
+		"--token-file", "tok.txt", "--password", "S23"}
+	got := strings.Join(Names(nil).Args(args), " ")
+	for _, s := range []string{"PW1", "S5", "S6", "S7", "S8", "S10", "S11", "S19", "S20", "S21", "S 22", "S23"} {
+		if strings.Contains(got, s) {
+			t.Errorf("Args leaves %q in %s", s, got)
+		}
+	}
+	for _, keep := range []string{"page=2", "tok.txt", "--port 8080", "'x y'"} {
+		if !strings.Contains(got, keep) {
+			t.Errorf("Args lost %q: %s", keep, got)
+		}
+	}
+}
