@@ -505,3 +505,34 @@ func TestDemoEvents(t *testing.T) {
 		t.Errorf("no events table:\n%s", stdout.String())
 	}
 }
+
+// A run command's {{.target.url}} goes in shell-quoted: a target URL that
+// holds $(...) runs nothing, and the command sees the URL as written, as
+// it does in $CEILING_TARGET_URL.
+func TestEventCommandTemplateIsQuoted(t *testing.T) {
+	srv := delayServer(t, 0)
+	dir := t.TempDir()
+	injected, seen := filepath.Join(dir, "INJECTED"), filepath.Join(dir, "seen")
+	target := srv.URL + "/x$(touch${IFS}" + injected + ")'`touch${IFS}" + injected + "`'"
+	plan := writePlan(t, fmt.Sprintf(`target: %q
+load: {rates: [20], step: 1s, warmup: 0s}
+scenarios: [{request: {url: "/ok"}}]
+events:
+  - {name: probe, at: 200ms, run: "echo {{.target.url}} > %s; echo \"$CEILING_TARGET_URL\" >> %s", required: true}
+`, target, seen, seen))
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(injected); err == nil {
+		t.Errorf("the target URL's $(...) ran: %s exists", injected)
+	}
+	got, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := target + "\n" + target + "\n"; string(got) != want {
+		t.Errorf("the command saw\n%q\nwant the URL as written, twice:\n%q", got, want)
+	}
+}

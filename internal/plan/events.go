@@ -23,8 +23,10 @@ type Event struct {
 	For Duration `yaml:"for"`
 	// CPUs is the CPU action's limit, in cores (0.2: a fifth of one).
 	CPUs float64 `yaml:"cpus"`
-	// Run is a shell command, with {{.target.pid}} and {{.target.url}};
-	// its exit code and the tail of its output are recorded.
+	// Run is a shell command, with {{.target.pid}} and {{.target.url}}
+	// (put in shell-quoted; also in its environment as CEILING_TARGET_PID
+	// and CEILING_TARGET_URL); its exit code and the tail of its output
+	// are recorded.
 	Run string `yaml:"run"`
 	// Required makes a failing command (or action) fail the run; otherwise
 	// it is reported.

@@ -267,7 +267,8 @@ func urlPort(raw string) int {
 }
 
 // runEvent runs an event's command, templated with the target's pid and
-// URL, and records its exit code and the tail of its output (a line that
+// URL (shell-quoted: a URL is one word whatever it holds), with both in
+// its environment too, and records its exit code and the tail of its output (a line that
 // mentions a secret withheld).
 func (s *Session) runEvent(ctx context.Context, ev *plan.Event, r *results.Event) error {
 	pid := s.p.Monitor.PID
@@ -278,8 +279,14 @@ func (s *Session) runEvent(ctx context.Context, ev *plan.Event, r *results.Event
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
+	// The values go in shell-quoted, each one word whatever it holds (a
+	// URL with $(...) in it runs nothing), and in the environment too.
+	url, err := monitor.Quote(s.p.Target)
+	if err != nil {
+		return fmt.Errorf("run: {{.target.url}}: %w; use $CEILING_TARGET_URL", err)
+	}
 	var cmd bytes.Buffer
-	if err := t.Execute(&cmd, map[string]any{"target": map[string]any{"pid": pid, "url": s.p.Target}}); err != nil {
+	if err := t.Execute(&cmd, map[string]any{"target": map[string]any{"pid": pid, "url": url}}); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	log, err := os.CreateTemp("", "ceiling-event-*.log")
@@ -290,7 +297,8 @@ func (s *Session) runEvent(ctx context.Context, ev *plan.Event, r *results.Event
 	defer os.Remove(log.Name())
 	// Bounded by the step (and a Ctrl-C): a command still running when the
 	// step ends is stopped, and says so.
-	err = monitor.RunCommand(ctx, monitor.LaunchConfig{Command: cmd.String(), Log: log.Name()}, eventCommandTimeout)
+	env := []string{"CEILING_TARGET_URL=" + s.p.Target, fmt.Sprintf("CEILING_TARGET_PID=%d", pid)}
+	err = monitor.RunCommand(ctx, monitor.LaunchConfig{Command: cmd.String(), Env: env, Log: log.Name()}, eventCommandTimeout)
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
