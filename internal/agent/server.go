@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/goccy/go-yaml"
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
@@ -177,7 +176,11 @@ func (s *Server) start(ctx context.Context, o *Open, seg schedule.Segment) (*ses
 	if len(o.Plan) > plan.MaxPlanBytes {
 		return fail(http.StatusBadRequest, fmt.Errorf("the plan is larger than %d bytes", plan.MaxPlanBytes))
 	}
-	if u := usersIn(o.Plan); u != "" && u != o.UsersName {
+	u, err := usersIn(o.Plan)
+	if err != nil {
+		return fail(http.StatusBadRequest, fmt.Errorf("the plan (%s, as the coordinator sent it): %w", o.PlanFile, err))
+	}
+	if u != "" && u != o.UsersName {
 		// A plan may name only the users file it brought: not a file of
 		// this machine's (an absolute path, a ../).
 		return fail(http.StatusForbidden, fmt.Errorf("the plan reads users from %q: an agent reads only the users file its coordinator sends", u))
@@ -431,16 +434,14 @@ func problem(w http.ResponseWriter, status int, msg string) {
 }
 
 // usersIn reads the data.users a plan's YAML names, before it is parsed
-// (parsing reads the file): "" when none or unreadable (then the parse
-// says why).
-func usersIn(text string) string {
-	var doc struct {
-		Data struct {
-			Users string `yaml:"users"`
-		} `yaml:"data"`
+// (parsing reads the file), through the plan's own bounded decoder (no
+// raw YAML unmarshal: a plan's depth, aliases and merge keys are bounded
+// there). A plan that does not decode is an error: it is refused before
+// any file it names is read.
+func usersIn(text string) (string, error) {
+	var p plan.Plan
+	if err := plan.Decode("plan.yaml", []byte(text), &p); err != nil {
+		return "", err
 	}
-	if yaml.Unmarshal([]byte(text), &doc) != nil {
-		return ""
-	}
-	return doc.Data.Users
+	return p.Data.Users, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -182,5 +183,34 @@ func TestAgentLease(t *testing.T) {
 	}
 	if _, _, err := first.Step(context.Background(), st); err == nil || !strings.Contains(err.Error(), "no such session") {
 		t.Errorf("the first coordinator's step after its lease ended: %v, want its session gone", err)
+	}
+}
+
+// A plan bomb sent to an agent is refused at once, and the agent goes on
+// serving: a merge-key bomb under data: (30 levels, 1.2 KB, which a raw
+// YAML unmarshal expanded without end while the agent held its lock) and
+// lists nested 40,000 deep (80 KB, which ran the parser out of memory).
+func TestAgentRefusesPlanBombs(t *testing.T) {
+	addr := agent(t, &Server{})
+	c := &Coordinator{o: Options{Token: token}, client: http.DefaultClient, agents: []*peer{{addr: addr, url: "http://" + addr}}}
+	var merge strings.Builder
+	merge.WriteString("vars:\n  a0: &a0 {k: v}\n")
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&merge, "  a%d: &a%d {<<: [*a%d, *a%d], x%d: 1}\n", i, i, i-1, i-1, i)
+	}
+	merge.WriteString("data: {users: u.csv, <<: *a30}\ntarget: http://127.0.0.1:1\nscenarios: [{request: {url: /}}]\n")
+	deep := "target: http://127.0.0.1:1\nscenarios: [{request: {url: /, json: " + strings.Repeat("[", 40000) + strings.Repeat("]", 40000) + "}}]\n"
+	for name, text := range map[string]string{"merge-key bomb": merge.String(), "deep lists": deep} {
+		o := Open{Plan: text, PlanFile: "plan.yaml"}
+		o.Segment.N = 1
+		start := time.Now()
+		err := c.call(context.Background(), c.agents[0], http.MethodPost, pathSession, o, &Opened{})
+		if took := time.Since(start); err == nil || took > 5*time.Second {
+			t.Errorf("%s: %v after %v, want refused at once", name, err, took)
+		}
+		t.Logf("%s: refused in %v: %.200v", name, time.Since(start), err)
+	}
+	if h := health(t, addr); h.Busy {
+		t.Errorf("health after the bombs %+v: want the agent free", h)
 	}
 }

@@ -95,7 +95,14 @@ func parseBody(file string, body ast.Node, aliases map[*ast.AliasNode]ast.Node) 
 }
 
 // parseYAML parses data into one document body, nil for an empty file.
+// It is the one way a YAML file of ours is read (plans, sweep files, a
+// plan an agent is sent): a file that nests deeper than MaxDepth is
+// refused before the parser sees it (checkDepth), and what aliases and
+// merge keys expand to is bounded by the decoder (maxValues).
 func parseYAML(file string, data []byte) (body ast.Node, bad *Problem) {
+	if p := checkDepth(file, data); p != nil {
+		return nil, p
+	}
 	defer func() {
 		// The YAML parser is third-party code fed user input; a plan file
 		// must give an error, never crash the command.
