@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
