@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -104,17 +105,38 @@ func rankTest(a, b []float64) (p, u float64) {
 // uStatistic returns the Mann-Whitney U of a: the pairs (x in a, y in b)
 // with x > y, a tie counting one half. U of b is len(a)·len(b) − U of a.
 // It is R's W statistic of wilcox.test(a, b).
+//
+// It is computed from ranks, in O((n+m) log(n+m)): sort a and b together,
+// give tied values their mean rank, and U = (the sum of a's ranks) −
+// n(n+1)/2. Counting pairs would take n·m steps (30,000 repeats a side:
+// a second a metric).
 func uStatistic(a, b []float64) float64 {
-	var u float64
+	type value struct {
+		x    float64
+		from bool // from a
+	}
+	all := make([]value, 0, len(a)+len(b))
 	for _, x := range a {
-		for _, y := range b {
-			switch {
-			case x > y:
-				u++
-			case x == y:
-				u += 0.5
+		all = append(all, value{x, true})
+	}
+	for _, y := range b {
+		all = append(all, value{y, false})
+	}
+	slices.SortFunc(all, func(p, q value) int { return cmp.Compare(p.x, q.x) })
+	var ranks float64 // of a's values, from 1
+	for i := 0; i < len(all); {
+		j := i
+		for j < len(all) && all[j].x == all[i].x {
+			j++
+		}
+		mid := float64(i+1+j) / 2 // the mean of ranks i+1 … j
+		for k := i; k < j; k++ {
+			if all[k].from {
+				ranks += mid
 			}
 		}
+		i = j
 	}
-	return u
+	n := float64(len(a))
+	return ranks - n*(n+1)/2
 }

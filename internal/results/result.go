@@ -443,6 +443,9 @@ func Read(path string) (*Result, error) {
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("read result %s: schema %q, want %q", path, r.Schema, Schema)
 	}
+	if err := r.check(); err != nil {
+		return nil, fmt.Errorf("read result %s: %w", path, err)
+	}
 	return &r, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
@@ -155,5 +156,44 @@ func TestMedianAndCoV(t *testing.T) {
 	}
 	if c := CoV([]float64{5}); c != 0 {
 		t.Errorf("CoV of one value = %v, want 0", c)
+	}
+}
+
+// A result file with figures no run writes is refused on read, saying
+// where: 1.7e308 as a p99 (an HTML page of gigabytes), as a target rate or
+// in a repeat's values (+Inf in compare's JSON), and more repeats than a
+// plan may ask for (a rank test of 30,000 a side). What a run writes reads.
+func TestReadRefusesHostileFigures(t *testing.T) {
+	dir := t.TempDir()
+	write := func(r *Result) string {
+		path := filepath.Join(dir, "r.json")
+		if err := Write(path, r, Public); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := &Result{Schema: Schema, Steps: []Step{step(100, 5)}}
+	good.Steps[0].Repeat = &Repeat{N: 5, Values: map[string][]float64{"p50": {1, 2, 3, 4, 5}}}
+	if _, err := Read(write(good)); err != nil {
+		t.Fatalf("Read(a run's result) = %v", err)
+	}
+	for name, tt := range map[string]struct {
+		edit func(*Result)
+		want string
+	}{
+		"p99":          {func(r *Result) { r.Steps[0].LatencyMS.P99 = 1.7e308 }, "Steps[0].LatencyMS.P99"},
+		"target rate":  {func(r *Result) { r.Steps[0].TargetRate = -1.7e308 }, "Steps[0].TargetRate"},
+		"repeat value": {func(r *Result) { r.Steps[0].Repeat.Values["p50"][2] = 1.7e308 }, "Steps[0].Repeat.Values.p50[2]"},
+		"repeats": {func(r *Result) {
+			r.Steps[0].Repeat.Values["p50"] = make([]float64, 30000)
+		}, "30000 values, more than a plan may ask for (100)"},
+	} {
+		r := &Result{Schema: Schema, Steps: []Step{step(100, 5)}}
+		r.Steps[0].Repeat = &Repeat{N: 5, Values: map[string][]float64{"p50": {1, 2, 3, 4, 5}}}
+		tt.edit(r)
+		_, err := Read(write(r))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Read = %v, want refused naming %q", name, err, tt.want)
+		}
 	}
 }
