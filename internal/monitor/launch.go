@@ -163,7 +163,11 @@ func WaitReady(ctx context.Context, url string, timeout time.Duration) error {
 func waitReady(ctx context.Context, url string, timeout time.Duration, exited <-chan struct{}, exitErr func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+	// A redirect is an answer of the target's: it is not followed (to
+	// another host, a 302 would make that host's answer the target's
+	// readiness, or a dead host's silence its unreadiness).
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	defer client.CloseIdleConnections()
 	tick := time.NewTicker(readyPoll)
 	defer tick.Stop()

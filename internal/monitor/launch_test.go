@@ -6,10 +6,13 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -263,4 +266,23 @@ func running(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(stat), ')')
 	return i > 0 && len(stat) > i+2 && stat[i+2] != 'Z' && stat[i+2] != 'X'
+}
+
+// The ready probe does not follow a redirect: the target's 302 is its
+// answer, whatever answers where it points (or does not: a dead host).
+func TestWaitReadyRedirectIsAnAnswer(t *testing.T) {
+	var other atomic.Int64
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { other.Add(1) }))
+	defer elsewhere.Close()
+	for _, to := range []string{elsewhere.URL + "/ok", "http://" + freeAddr(t) + "/dead"} {
+		target := httptest.NewServer(http.RedirectHandler(to, http.StatusFound))
+		err := WaitReady(context.Background(), target.URL+"/health", 2*time.Second)
+		target.Close()
+		if err != nil {
+			t.Errorf("WaitReady(a 302 to %s) = %v, want ready: the target answered", to, err)
+		}
+	}
+	if n := other.Load(); n != 0 {
+		t.Errorf("the host the redirect named was asked %d times, want never", n)
+	}
 }

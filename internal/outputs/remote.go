@@ -57,7 +57,11 @@ type remote struct {
 
 func newRemote(url string) *remote {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &remote{url: url, client: &http.Client{Timeout: pushTimeout}, wake: make(chan struct{}, 1),
+	// A redirect is not followed: Go's client would repeat a 302's POST as a
+	// GET without its body, which a server can answer 200 to, and the
+	// samples would count as stored. It is the status it is: an error.
+	client := &http.Client{Timeout: pushTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	r := &remote{url: url, client: client, wake: make(chan struct{}, 1),
 		finished: make(chan struct{}), ctx: ctx, cancel: cancel}
 	go r.run()
 	return r

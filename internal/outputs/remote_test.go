@@ -2,9 +2,12 @@ package outputs
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,5 +58,26 @@ func TestErrTextDropsURL(t *testing.T) {
 	err := &url.Error{Op: "Post", URL: "http://h/api/v1/write?token=s3cret", Err: errors.New("connection refused")}
 	if got := errText(err); strings.Contains(got, "s3cret") || !strings.Contains(got, "connection refused") {
 		t.Errorf("errText = %q", got)
+	}
+}
+
+// A remote write answered by a redirect stores nothing: Go's client would
+// follow a 302 with a bodyless GET that a server may answer 200, and the
+// batch would count as stored. The push is refused and said, and nothing
+// reaches the host the redirect names.
+func TestRemoteWriteRedirectIsAnError(t *testing.T) {
+	var elsewhere atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	target := httptest.NewServer(http.RedirectHandler(other.URL+"/api/v1/write", http.StatusFound))
+	defer target.Close()
+	r := newRemote(target.URL + "/api/v1/write")
+	r.push([]sample{{name: TagIterationsTotal, labels: []label{{"run_id", "r"}}, value: 1, at: time.Now()}})
+	warnings := r.close()
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "1 of 1 one-second batches were not stored") || !strings.Contains(warnings[0], "302") {
+		t.Errorf("close = %q, want the batch said not stored, with the 302", warnings)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the redirect's host was asked %d times, want never", n)
 	}
 }

@@ -53,6 +53,18 @@ func TestApplyQuick(t *testing.T) {
 
 // A step or timeout written as 0 in a plan is refused, naming where, rather
 // than silently becoming the default.
+// A step shorter than MinStep (--step 1ns) measures nothing: refused,
+// with the flag named; 100ms is the shortest.
+func TestTinyStepRefused(t *testing.T) {
+	_, err := Parse("p.yaml", []byte("target: http://h\nload: {rates: [1], step: 1ns}\nscenarios: [{request: {url: /}}]\n"))
+	if err == nil || !strings.Contains(err.Error(), "p.yaml:2:") || !strings.Contains(err.Error(), "load.step: want at least 100ms") {
+		t.Errorf("step 1ns: %v, want refused at p.yaml:2 with the minimum", err)
+	}
+	if _, err := Parse("p.yaml", []byte("target: http://h\nload: {rates: [1], step: 100ms}\nscenarios: [{request: {url: /}}]\n")); err != nil {
+		t.Errorf("step 100ms: %v, want accepted", err)
+	}
+}
+
 func TestZeroStepOrTimeoutRefused(t *testing.T) {
 	_, err := Parse("p.yaml", []byte("target: http://h\nload: {rates: [1], step: 0s}\nhttp: {timeout: 0s}\nscenarios: [{request: {url: /}}]\n"))
 	for _, want := range []string{"p.yaml:2:", "load.step: want a positive duration", "http.timeout: want a positive duration"} {

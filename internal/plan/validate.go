@@ -19,6 +19,10 @@ const (
 	MaxRate = 10_000_000
 	// MaxVUs is the most virtual users a step may ask for.
 	MaxVUs = 1_000_000
+	// MinStep is the shortest counted step: its figures come from whole
+	// exchanges and per-second points, and a step of nanoseconds measures
+	// nothing but the generator's start.
+	MinStep = 100 * time.Millisecond
 )
 
 // Defaults that Validate fills in.
@@ -215,6 +219,8 @@ func (c *checker) timings() {
 	l := &c.p.Load
 	if l.Step.Duration < 0 {
 		c.add("load.step", "want a positive duration such as \"60s\", not %s", l.Step)
+	} else if l.Step.Duration > 0 && l.Step.Duration < MinStep {
+		c.add("load.step", "want at least %v, such as \"60s\", not %s: a shorter step measures nothing but the generator's start", MinStep, l.Step)
 	}
 	if l.Warmup.Duration < 0 {
 		c.add("load.warmup", "want a non-negative duration such as \"5s\", not %s", l.Warmup)

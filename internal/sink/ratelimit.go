@@ -63,6 +63,17 @@ const limiterShards = 32
 // whose buckets are full again (forgetting those changes nothing).
 const pruneAt = 4096
 
+// Bounds on what a sender can make the limiter keep: a key longer than
+// maxKeyBytes is kept as its 64-bit hash (a channel name is short; 3000
+// keys of 200 KB once took 850 MB), and a shard holds at most
+// maxShardKeys keys whose buckets are still refilling (524,288 in all): a
+// new key past that is admitted without a bucket, as if seen the first
+// time, rather than grow the sink without end.
+const (
+	maxKeyBytes  = 64
+	maxShardKeys = 1 << 14
+)
+
 // limiter is a set of burst-1 token buckets, one per key, kept as the
 // "theoretical arrival time" of GCRA: tat is the earliest offset at which
 // the key's bucket holds a token again. A request at now is admitted when
@@ -92,7 +103,11 @@ func newLimiter(rps float64) *limiter {
 // allow admits or refuses a request of key at offset now. Refused, it
 // returns how long until the key's bucket holds a token again.
 func (l *limiter) allow(key string, now time.Duration) (bool, time.Duration) {
-	sh := &l.shards[maphash.String(l.seed, key)%limiterShards]
+	h := maphash.String(l.seed, key)
+	if len(key) > maxKeyBytes {
+		key = "\x00" + strconv.FormatUint(h, 16) // no key of a request starts with NUL
+	}
+	sh := &l.shards[h%limiterShards]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	tat, seen := sh.tat[key]
@@ -101,6 +116,9 @@ func (l *limiter) allow(key string, now time.Duration) (bool, time.Duration) {
 	}
 	if !seen && len(sh.tat) >= sh.prune {
 		sh.forget(now)
+	}
+	if !seen && len(sh.tat) >= maxShardKeys {
+		return true, 0 // the shard is full of refilling buckets: admitted, not kept
 	}
 	sh.tat[key] = now + l.interval
 	return true, 0

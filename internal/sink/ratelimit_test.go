@@ -2,6 +2,8 @@ package sink
 
 import (
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -73,5 +75,46 @@ func TestRateLimitKey(t *testing.T) {
 		if got := (&RateLimit{Per: tc.per, RPS: 1}).key(body, h); got != tc.want {
 			t.Errorf("RateLimit{Per: %q}.key = %q, want %q", tc.per, got, tc.want)
 		}
+	}
+}
+
+// A sender cannot make the limiter keep what it sends: 3000 keys of
+// 200 KB each (which once grew the sink by 830 MB) are kept by their hash,
+// still limited each; a flood of distinct keys within one refill stops
+// growing the buckets at the bound, the keys past it admitted.
+func TestLimiterBoundsKeys(t *testing.T) {
+	l := newLimiter(1)
+	long := strings.Repeat("x", 200<<10)
+	for i := range 3000 {
+		k := long + strconv.Itoa(i)
+		if ok, _ := l.allow(k, 0); !ok {
+			t.Fatalf("a new long key %d was refused", i)
+		}
+		if ok, _ := l.allow(k, time.Millisecond); ok {
+			t.Fatalf("long key %d admitted twice within its refill: a long key must still be limited", i)
+		}
+	}
+	kept, bytes := 0, 0
+	for i := range l.shards {
+		for k := range l.shards[i].tat {
+			kept, bytes = kept+1, bytes+len(k)
+		}
+	}
+	if kept != 3000 || bytes > 3000*(maxKeyBytes+1) {
+		t.Errorf("3000 keys of 200 KB: %d kept in %d bytes, want 3000 in at most %d", kept, bytes, 3000*(maxKeyBytes+1))
+	}
+
+	l = newLimiter(1)
+	for i := range 600_000 {
+		if ok, _ := l.allow(strconv.Itoa(i), time.Duration(i)); !ok {
+			t.Fatalf("a new key %d was refused", i)
+		}
+	}
+	kept = 0
+	for i := range l.shards {
+		kept += len(l.shards[i].tat)
+	}
+	if kept > limiterShards*maxShardKeys {
+		t.Errorf("600,000 keys within one refill: %d kept, want at most %d", kept, limiterShards*maxShardKeys)
 	}
 }
