@@ -68,7 +68,13 @@ func gone(pid int) bool {
 // step is in result.json, with the target's pid.
 func runWithTarget(t *testing.T, out, url string) (*os.Process, int, *lockedBuffer) {
 	t.Helper()
-	port := freePort(t)
+	return runWithCommand(t, out, url, freePort(t), "exec %s demo-target --addr 127.0.0.1:%d")
+}
+
+// runWithCommand is runWithTarget with the target's command given as a
+// format of the test binary's path and the port.
+func runWithCommand(t *testing.T, out, url string, port int, command string) (*os.Process, int, *lockedBuffer) {
+	t.Helper()
 	health := fmt.Sprintf("http://127.0.0.1:%d/health", port)
 	if url == "" {
 		url = health
@@ -77,8 +83,8 @@ func runWithTarget(t *testing.T, out, url string) (*os.Process, int, *lockedBuff
 	text := fmt.Sprintf(`
 load: {rates: [20, 20, 20, 20, 20, 20, 20, 20, 20, 20], step: 1s, warmup: 0s}
 scenarios: [{request: {url: %q}}]
-monitor: {command: "exec %s demo-target --addr 127.0.0.1:%d", ready: %q}
-`, url, os.Args[0], port, health)
+monitor: {command: %q, ready: %q}
+`, url, fmt.Sprintf(command, os.Args[0], port), health)
 	if err := os.WriteFile(plan, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +147,42 @@ func TestKilledRunLeavesUnfinishedResultAndNoTarget(t *testing.T) {
 	}
 	if !waitUntil(3*time.Second, func() bool { return gone(target) }) {
 		t.Errorf("the target (pid %d) outlived ceiling's SIGKILL", target)
+	}
+}
+
+// A target whose shell forks rather than execs (a command followed by
+// another, a server put in the background) dies with ceiling's SIGKILL
+// too: the shell keeps the group and kills it when ceiling dies; the
+// server's port refuses afterwards.
+func TestKilledRunLeavesNoForkedTarget(t *testing.T) {
+	for name, command := range map[string]string{
+		"sequence":   "%s demo-target --addr 127.0.0.1:%d; echo stopped",
+		"background": "%s demo-target --addr 127.0.0.1:%d & wait",
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.json")
+			port := freePort(t)
+			proc, _, _ := runWithCommand(t, out, "", port, command)
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			if c, err := net.Dial("tcp", addr); err != nil {
+				t.Fatalf("the target does not serve before the kill: %v", err)
+			} else {
+				c.Close()
+			}
+			proc.Signal(syscall.SIGKILL)
+			proc.Wait()
+			refused := waitUntil(3*time.Second, func() bool {
+				c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+				if err == nil {
+					c.Close()
+				}
+				return err != nil
+			})
+			if !refused {
+				t.Errorf("the target still serves on %s 3 s after ceiling's SIGKILL: orphaned", addr)
+				killOrphans(t, "--addr "+addr)
+			}
+		})
 	}
 }
 
@@ -282,5 +324,22 @@ sinks: [{name: hook, listen: "127.0.0.1:%d", id: {json: id}, drain: 30s}]
 	}
 	if !interrupted(t, out) {
 		t.Errorf("result.json does not say the run was interrupted")
+	}
+}
+
+// killOrphans kills the processes this test's binary started whose command
+// line holds marker: a target a failed test left behind.
+func killOrphans(t *testing.T, marker string) {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), os.Args[0]+" demo-target "+marker) {
+			t.Logf("killing the orphaned target %d", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }

@@ -2,8 +2,8 @@ package monitor
 
 import "syscall"
 
-// parentDeathSignal asks Linux to SIGKILL the started process when ceiling
-// dies, however it dies. The signal survives the shell's exec of the target
-// (`exec server ...`); children the shell forks instead are reached only by
-// Stop and KillAll, which signal the whole group.
-func parentDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
+// parentDeathSignal asks Linux to send sig to the started process when
+// ceiling dies, however it dies: SIGKILL for a program run directly,
+// SIGUSR2 for the shell that keeps a command's process group (it then
+// kills the group: shellCommand).
+func parentDeathSignal(a *syscall.SysProcAttr, sig syscall.Signal) { a.Pdeathsig = sig }

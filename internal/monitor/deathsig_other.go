@@ -5,4 +5,4 @@ package monitor
 import "syscall"
 
 // parentDeathSignal does nothing: only Linux has a parent-death signal.
-func parentDeathSignal(*syscall.SysProcAttr) {}
+func parentDeathSignal(*syscall.SysProcAttr, syscall.Signal) {}

@@ -14,21 +14,29 @@ import (
 )
 
 // shellCommand runs command through /bin/sh -c in a process group of its
-// own, which Stop signals as a whole; on Linux the shell (or what it execs)
-// is killed if ceiling dies.
+// own, which Stop signals as a whole.
+//
+// The shell stays, as the group's keeper: it runs the command in the
+// background and waits for it, and on Linux it gets SIGUSR2 when ceiling
+// dies, however it dies (kill -9 too), on which it kills its whole group.
+// A parent-death signal reaches only the process it is set on: on a shell
+// that forked (`server; echo done`, `a & b & wait`), the server would
+// outlive ceiling. The command's exit status is the shell's (a signal n
+// as 128+n, as shells report it).
 func shellCommand(command string) *exec.Cmd {
-	cmd := exec.Command("/bin/sh", "-c", command)
+	keeper := "trap 'kill -KILL 0' USR2\n{ " + command + "\n} &\nwait $!"
+	cmd := exec.Command("/bin/sh", "-c", keeper)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	parentDeathSignal(cmd.SysProcAttr)
+	parentDeathSignal(cmd.SysProcAttr, syscall.SIGUSR2)
 	return cmd
 }
 
 // argvCommand runs a program directly, in a process group of its own, as
-// shellCommand runs the shell.
+// shellCommand runs the shell; on Linux it is killed if ceiling dies.
 func argvCommand(argv []string) *exec.Cmd {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	parentDeathSignal(cmd.SysProcAttr)
+	parentDeathSignal(cmd.SysProcAttr, syscall.SIGKILL)
 	return cmd
 }
 
