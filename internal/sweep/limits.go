@@ -70,14 +70,18 @@ func (l *Limits) Add(pid int) error {
 // and then execs what follows it, so that the target is in the group from
 // its first instruction:
 //
-//	echo $$ > '/sys/fs/cgroup/cpu/ceiling-x/cgroup.procs' && echo $$ > ... && exec
+//	echo 0 > '/sys/fs/cgroup/cpu/ceiling-x/cgroup.procs' && echo 0 > ... && exec
+//
+// Writing 0 moves the writing process, whatever it is: the shell, or the
+// subshell the command runs in ($$ would name the shell that started it,
+// not a subshell).
 //
 // The caller appends one simple command (sh -c ... for anything else), and
 // the shell running it must be root, as NewLimits' caller was.
 func (l *Limits) Prefix() string {
 	var b strings.Builder
 	for _, d := range l.dirs {
-		fmt.Fprintf(&b, "echo $$ > %s && ", shellQuote(filepath.Join(d, "cgroup.procs")))
+		fmt.Fprintf(&b, "echo 0 > %s && ", shellQuote(filepath.Join(d, "cgroup.procs")))
 	}
 	b.WriteString("exec ")
 	return b.String()

@@ -92,9 +92,9 @@ func TestLimitsV1(t *testing.T) {
 	if got, want := l.Path(), filepath.Join(root, "memory", group); got != want {
 		t.Errorf("Path() = %q, want %q", got, want)
 	}
-	wantPrefix := "echo $$ > '" + filepath.Join(root, "cpu", group, "cgroup.procs") + "' && " +
-		"echo $$ > '" + filepath.Join(root, "cpuacct", group, "cgroup.procs") + "' && " +
-		"echo $$ > '" + filepath.Join(root, "memory", group, "cgroup.procs") + "' && exec "
+	wantPrefix := "echo 0 > '" + filepath.Join(root, "cpu", group, "cgroup.procs") + "' && " +
+		"echo 0 > '" + filepath.Join(root, "cpuacct", group, "cgroup.procs") + "' && " +
+		"echo 0 > '" + filepath.Join(root, "memory", group, "cgroup.procs") + "' && exec "
 	if got := l.Prefix(); got != wantPrefix {
 		t.Errorf("Prefix() = %q, want %q", got, wantPrefix)
 	}
@@ -173,7 +173,7 @@ func TestLimitsV2(t *testing.T) {
 	if err := l.Add(7); err != nil {
 		t.Fatalf("Add(7) = %v", err)
 	}
-	if got, want := l.Prefix(), "echo $$ > '"+filepath.Join(root, group, "cgroup.procs")+"' && exec "; got != want {
+	if got, want := l.Prefix(), "echo 0 > '"+filepath.Join(root, group, "cgroup.procs")+"' && exec "; got != want {
 		t.Errorf("Prefix() = %q, want %q", got, want)
 	}
 	got := written(t, root, l)
