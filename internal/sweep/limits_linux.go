@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -280,9 +281,11 @@ const cfsPeriod = 100_000 // µs
 // minQuota is the smallest CFS quota the kernel accepts: 1 ms.
 const minQuota = 1000 // µs
 
-// groupName returns the name of a new group: ceiling-<name>-<random>, the
-// name reduced to letters, digits, '.', '_' and '-' and at most 48 of
-// them, and 8 random hex digits so that two sweeps never share a group.
+// groupName returns the name of a new group: ceiling-<name>-<random>-pid<N>,
+// the name reduced to letters, digits, '.', '_' and '-' and at most 48 of
+// them, 8 random hex digits so that two sweeps never share a group, and the
+// pid of the ceiling that made it (RemoveStale: a group whose maker is gone
+// was left behind).
 func groupName(name string) (string, error) {
 	var b strings.Builder
 	dash := false
@@ -308,7 +311,67 @@ func groupName(name string) (string, error) {
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return "", fmt.Errorf("name cgroup: %w", err)
 	}
-	return "ceiling-" + clean + "-" + hex.EncodeToString(rnd[:]), nil
+	return "ceiling-" + clean + "-" + hex.EncodeToString(rnd[:]) + "-pid" + strconv.Itoa(os.Getpid()), nil
+}
+
+// staleName matches a group's name and gives its maker's pid.
+var staleName = regexp.MustCompile(`^ceiling-.+-[0-9a-f]{8}-pid([0-9]+)$`)
+
+// RemoveStale removes the groups a ceiling that is no longer running left
+// behind (it was killed before it could remove them: kill -9, a crash),
+// killing what still runs in them, and returns their names. A group whose
+// maker still runs (another sweep at the same time) is left alone, and so
+// is one not named by this version (no maker's pid in its name) unless it
+// is empty.
+func RemoveStale() ([]string, error) {
+	return removeStaleAt(cgroupRoot)
+}
+
+// removeStaleAt is RemoveStale with hierarchies mounted under root.
+func removeStaleAt(root string) ([]string, error) {
+	h, err := detect(root)
+	if err != nil {
+		return nil, nil // no cgroups here: nothing of ours can be left
+	}
+	var removed []string
+	var errs []error
+	for _, parent := range h.parents {
+		entries, err := os.ReadDir(parent)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), "ceiling-") {
+				continue
+			}
+			dir := filepath.Join(parent, e.Name())
+			m := staleName.FindStringSubmatch(e.Name())
+			if m != nil {
+				if pid, _ := strconv.Atoi(m[1]); pid == os.Getpid() || syscall.Kill(pid, 0) == nil || errors.Is(syscall.Kill(pid, 0), syscall.EPERM) {
+					continue // its maker runs: not stale
+				}
+			}
+			procs, _ := readFile(filepath.Join(dir, "cgroup.procs"))
+			if m == nil && procs != "" {
+				continue // not ours to judge: it may be another tool's
+			}
+			for _, f := range strings.Fields(procs) {
+				if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+					_ = syscall.Kill(pid, syscall.SIGKILL) // a target its maker could not stop
+				}
+			}
+			l := &Limits{dirs: []string{dir}, v2: h.v2}
+			if err := l.Remove(); err != nil { // waits for the killed to leave, then rmdir
+				errs = append(errs, err)
+				continue
+			}
+			if !slices.Contains(removed, e.Name()) {
+				removed = append(removed, e.Name())
+			}
+		}
+	}
+	return removed, errors.Join(errs...)
 }
 
 // readFile reads a cgroup file's value without its trailing newline.

@@ -65,7 +65,7 @@ func written(t *testing.T, root string, l *Limits) map[string]string {
 }
 
 // groupRE matches a group's name made from the name "2w / 1c".
-var groupRE = regexp.MustCompile(`^ceiling-2w-1c-[0-9a-f]{8}$`)
+var groupRE = regexp.MustCompile(`^ceiling-2w-1c-[0-9a-f]{8}-pid[0-9]+$`)
 
 func TestLimitsV1(t *testing.T) {
 	root := fakeTree(t, map[string]string{
@@ -80,7 +80,7 @@ func TestLimitsV1(t *testing.T) {
 	}
 	group := filepath.Base(l.Path())
 	if !groupRE.MatchString(group) {
-		t.Errorf("group = %q, want ceiling-2w-1c-<8 hex digits>", group)
+		t.Errorf("group = %q, want ceiling-2w-1c-<8 hex digits>-pid<ceiling's pid>", group)
 	}
 	if l.V2() {
 		t.Errorf("V2() = true, want v1 (the unified hierarchy has no controllers)")
@@ -381,5 +381,72 @@ func TestPin(t *testing.T) {
 	}
 	if prefix, cpus, why := pin(float64(n)); prefix != "" || cpus != 0 || !strings.Contains(why, "not enforced") {
 		t.Errorf("pin(all CPUs) = %q, %q; want nothing pinned, said so", prefix, why)
+	}
+}
+
+// A group a killed ceiling left behind (its maker's pid no longer runs),
+// with its target still running in it, is removed by the next sweep, the
+// target killed; a group whose maker runs (another sweep now) is not.
+func TestRemoveStale(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skipf("cgroup limits need root; running as uid %d", os.Geteuid())
+	}
+	h, err := detect(cgroupRoot)
+	if err != nil {
+		t.Skipf("no cgroup controller here: %v", err)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	mkGroup := func(name string) []string {
+		var dirs []string
+		for _, p := range h.parents {
+			d := filepath.Join(p, name)
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Skipf("cannot make a cgroup here: %v", err)
+			}
+			dirs = append(dirs, d)
+			t.Cleanup(func() { os.Remove(d) })
+		}
+		return dirs
+	}
+	stale := fmt.Sprintf("ceiling-test-stale-0123abcd-pid%d", gone.Process.Pid)
+	live := fmt.Sprintf("ceiling-test-live-0123abcd-pid%d", os.Getppid()) // the go command: running
+	staleDirs, liveDirs := mkGroup(stale), mkGroup(live)
+	target := exec.Command("sleep", "60")
+	target.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { target.Process.Kill() })
+	for _, d := range staleDirs {
+		if err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(target.Process.Pid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- target.Wait() }()
+	removed, err := RemoveStale()
+	if err != nil {
+		t.Errorf("RemoveStale = %v", err)
+	}
+	if !slices.Contains(removed, stale) || slices.Contains(removed, live) {
+		t.Errorf("removed %q, want %s and not %s", removed, stale, live)
+	}
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Errorf("the stale group's target (pid %d) still runs", target.Process.Pid)
+	}
+	for _, d := range staleDirs {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("stale group %s: stat = %v, want removed", d, err)
+		}
+	}
+	for _, d := range liveDirs {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("a running sweep's group %s was removed: %v", d, err)
+		}
 	}
 }

@@ -38,3 +38,6 @@ func (l *Limits) Remove() error { return nil }
 func pin(float64) (prefix string, pinned float64, why string) {
 	return "", 0, "CPU and memory not enforced (limits need Linux)"
 }
+
+// RemoveStale does nothing: without cgroups no group was left behind.
+func RemoveStale() ([]string, error) { return nil, nil }

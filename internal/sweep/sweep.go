@@ -150,6 +150,16 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	if s.Find != nil {
 		r.Mode = "find"
 	}
+	// A sweep killed before it could clean up (kill -9) left its shape's
+	// group, perhaps with its target in it: removed now, and said.
+	if stale, err := RemoveStale(); (len(stale) > 0 || err != nil) && s.Run.OnNote != nil {
+		msg := fmt.Sprintf("removed %d cgroups left by a ceiling that no longer runs (killed before it could remove them), and what ran in them: %s",
+			len(stale), strings.Join(stale, ", "))
+		if err != nil {
+			msg += fmt.Sprintf(" (some could not be removed: %v)", err)
+		}
+		s.Run.OnNote(msg)
+	}
 	done := map[string]Row{}
 	if s.Resume {
 		var err error
