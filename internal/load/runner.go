@@ -158,6 +158,10 @@ type Result struct {
 	// NotLoggedIn counts the step's users (workers in the open model) that
 	// had not logged in by its end, when the plan has a login flow.
 	NotLoggedIn int
+	// LoggedInEarlier counts the step's users that had logged in during an
+	// earlier step (users live across steps): they made no login in this
+	// one, so Total.Logins holds only the others'.
+	LoggedInEarlier int
 }
 
 // gcPauses returns the total stop-the-world pause time of the process so far.

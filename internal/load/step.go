@@ -129,7 +129,13 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 	sr.rec.Collect(sec)
 	defer sec.Reset()
 	if sec.Completed() == 0 && sec.Finished == 0 && to <= sr.winStart {
-		return // a quiet second of warm-up
+		// A quiet second of warm-up: no point, but its logins are the
+		// step's (users log in at their first iteration, mostly in the
+		// warm-up), the one thing a warm-up second counts.
+		sr.mu.Lock()
+		sr.total.Logins.Merge(&sec.Logins)
+		sr.mu.Unlock()
+		return
 	}
 	p := Point{
 		T:         to.Seconds(),
@@ -240,10 +246,13 @@ func (sr *stepRun) finish() *Result {
 	if sr.st.VUs == 0 {
 		sr.sent -= sr.total.Idle + sr.total.Logins.Skipped
 	}
-	notLoggedIn := 0
+	notLoggedIn, earlier := 0, 0
 	for _, v := range sr.r.vus[:min(sr.workers, len(sr.r.vus))] {
-		if !v.LoggedIn() {
+		switch {
+		case !v.LoggedIn():
 			notLoggedIn++
+		case v.LoggedInBefore(sr.start):
+			earlier++
 		}
 	}
 	end := sr.winEnd
@@ -254,6 +263,6 @@ func (sr *stepRun) finish() *Result {
 		Step: sr.st, WindowStart: sr.winStart, WindowEnd: end,
 		Sent: sr.sent, Started: max(sr.started.Load()-sr.total.Logins.Skipped, 0), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
 		Trace:       sr.rec.Trace(),
-		Interrupted: interrupted, Workers: sr.workers, NotLoggedIn: notLoggedIn,
+		Interrupted: interrupted, Workers: sr.workers, NotLoggedIn: notLoggedIn, LoggedInEarlier: earlier,
 	}
 }

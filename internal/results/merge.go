@@ -135,6 +135,7 @@ func MergeSteps(parts []Step, names []string) (Step, error) {
 			loginsOut.Retried += l.Retried
 			loginsOut.Skipped += l.Skipped
 			loginsOut.NotLoggedIn += l.NotLoggedIn
+			loginsOut.LoggedInEarlier += l.LoggedInEarlier
 			addCounts(loginsOut.ByClass, l.ByClass)
 			if err := mergeEncoded(logins.hist, l.Histogram); err != nil {
 				return Step{}, err

@@ -1,6 +1,10 @@
 package results
 
-import "github.com/ceiling-dev/ceiling/internal/slo"
+import (
+	"slices"
+
+	"github.com/ceiling-dev/ceiling/internal/slo"
+)
 
 // Point is one second of a step, in series[].
 type Point struct {
@@ -50,6 +54,10 @@ func (s *Step) FiguresOf(name string) slo.Figures {
 		}
 		return f
 	}
+	if s.readsLogins(name) {
+		l := s.Logins
+		return slo.Figures{Latency: l.LatencyMS, Completed: l.Count, Failed: l.Failed}
+	}
 	for _, b := range s.Scenarios {
 		if b.Name == name {
 			f := slo.Figures{Latency: b.LatencyMS, Completed: b.Completed, Failed: b.Failed, Limited: b.Limited}
@@ -62,10 +70,15 @@ func (s *Step) FiguresOf(name string) slo.Figures {
 			return f
 		}
 	}
-	if l := s.Logins; l != nil && name == LoginName {
-		return slo.Figures{Latency: l.LatencyMS, Completed: l.Count, Failed: l.Failed}
-	}
 	return slo.Figures{}
+}
+
+// readsLogins reports whether terms of scenario name read the step's
+// logins: name is LoginName, the step has logins and no scenario of that
+// name.
+func (s *Step) readsLogins(name string) bool {
+	return name == LoginName && s.Logins != nil &&
+		!slices.ContainsFunc(s.Scenarios, func(b Breakdown) bool { return b.Name == name })
 }
 
 // Figures returns what SLO terms are evaluated against for this step.

@@ -98,7 +98,7 @@ func logins(res *load.Result) (*results.Logins, error) {
 	}
 	out := &results.Logins{
 		Count: l.Attempts(), OK: l.OK(), Failed: l.Failed(), ByClass: map[string]int64{},
-		Retried: l.Retries, Skipped: l.Skipped, NotLoggedIn: int64(res.NotLoggedIn),
+		Retried: l.Retries, Skipped: l.Skipped, NotLoggedIn: int64(res.NotLoggedIn), LoggedInEarlier: int64(res.LoggedInEarlier),
 		LatencyMS: metrics.Summarize(l.Latency),
 	}
 	for k := transport.Kind(0); k < transport.NumKinds; k++ {
