@@ -165,6 +165,8 @@ func wd(t *testing.T) string {
 
 // docs/examples/idle-sockets.yaml against the built-in target: an idle
 // soak's steps are judged on the sockets they held, which the table shows.
+// They send nothing: no achieved rate (0, not the 1/s of arrivals that ran
+// nothing) and no latency, "-" in the table, not "1/s" and "0 ms".
 func TestExampleIdleSockets(t *testing.T) {
 	srv, err := demo.Start(demo.Config{})
 	if err != nil {
@@ -180,6 +182,19 @@ func TestExampleIdleSockets(t *testing.T) {
 	s := readResult(t, out).Steps[0]
 	if s.Verdict != "HEALTHY" || s.WebSocket == nil || s.WebSocket.Open != 50 || !strings.Contains(stdout, "50/50") {
 		t.Errorf("verdict %s (%s), sockets %+v; want HEALTHY with 50/50 held\n%s", s.Verdict, s.VerdictReason, s.WebSocket, stdout)
+	}
+	if s.Sent != 0 || s.Completed != 0 || s.AchievedRate != 0 || s.LatencyMS.Max != 0 {
+		t.Errorf("sent %d, completed %d, achieved %v/s, max %v ms; want nothing sent, no rate, no latency", s.Sent, s.Completed, s.AchievedRate, s.LatencyMS.Max)
+	}
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 6 && f[0] == "1" {
+			if got := strings.Join(f[2:7], " "); got != "- - - - -" {
+				t.Errorf("step 1's achieved, p50, p95, p99, max = %q, want \"-\" each:\n%s", got, stdout)
+			}
+		}
+	}
+	if !strings.Contains(stderr, "achieved -  p50 -  p99 -") {
+		t.Errorf("the step's progress line does not show \"-\" for its rate and latency:\n%s", stderr)
 	}
 }
 

@@ -127,7 +127,8 @@ type Result struct {
 	// handed to a worker (less the idle ones, which send nothing by design).
 	Sent int64
 	// Started counts the open model's arrivals of the window that started
-	// before the window ended: all of them, unless the generator fell behind.
+	// before the window ended: all of them, unless the generator fell behind;
+	// not those that sent nothing (idle ones, or unrun for want of a login).
 	Started int64
 	// NotSent counts the open model's arrivals of the window that could not
 	// be started before it ended (no worker came free, or the generator fell

@@ -177,10 +177,18 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 	sr.mu.Unlock()
 }
 
+// startedSending counts the open model's arrivals of the window that
+// started and sent something: not those that ran nothing for want of a
+// login, nor the idle ones (a soak's, which send nothing by design). The
+// caller holds mu, or the collector has ended.
+func (sr *stepRun) startedSending() int64 {
+	return max(sr.started.Load()-sr.total.Logins.Skipped-sr.total.Idle, 0)
+}
+
 // achievedSoFar is the achieved rate of the window so far (see
 // Result.Achieved). The caller holds mu.
 func (sr *stepRun) achievedSoFar(now time.Duration) float64 {
-	n := max(sr.started.Load()-sr.total.Logins.Skipped, 0)
+	n := sr.startedSending()
 	if sr.st.VUs > 0 {
 		n = sr.total.Finished
 	}
@@ -261,7 +269,7 @@ func (sr *stepRun) finish() *Result {
 	}
 	return &Result{
 		Step: sr.st, WindowStart: sr.winStart, WindowEnd: end,
-		Sent: sr.sent, Started: max(sr.started.Load()-sr.total.Logins.Skipped, 0), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
+		Sent: sr.sent, Started: sr.startedSending(), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
 		Trace:       sr.rec.Trace(),
 		Interrupted: interrupted, Workers: sr.workers, NotLoggedIn: notLoggedIn, LoggedInEarlier: earlier,
 	}

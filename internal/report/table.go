@@ -135,12 +135,16 @@ func rows(r *results.Result) [][]string {
 		if s.Interrupted {
 			index += " (partial)"
 		}
-		row := []string{
-			index, target, Rate(s.AchievedRate) + spread(s.Repeat, results.MetricAchieved),
-			Millis(s.LatencyMS.P50) + spread(s.Repeat, results.MetricP50), Millis(s.LatencyMS.P95) + spread(s.Repeat, results.MetricP95),
-			Millis(s.LatencyMS.P99) + spread(s.Repeat, results.MetricP99), Millis(s.LatencyMS.Max),
-			errs, limited, late,
+		achieved := Rate(s.AchievedRate) + spread(s.Repeat, results.MetricAchieved)
+		if s.Sent == 0 && s.Completed == 0 && s.Model != "closed" {
+			achieved = "-" // nothing sent (an idle soak): no rate was achieved, not 0/s of one asked for
 		}
+		p50, p95, p99, most := "-", "-", "-", "-" // nothing completed: no latency, not a zero one
+		if s.Completed > 0 {
+			p50, p95 = Millis(s.LatencyMS.P50)+spread(s.Repeat, results.MetricP50), Millis(s.LatencyMS.P95)+spread(s.Repeat, results.MetricP95)
+			p99, most = Millis(s.LatencyMS.P99)+spread(s.Repeat, results.MetricP99), Millis(s.LatencyMS.Max)
+		}
+		row := []string{index, target, achieved, p50, p95, p99, most, errs, limited, late}
 		if watched(r) {
 			cpu, rss := "-", "-"
 			if t := s.Target; measured(t) {
