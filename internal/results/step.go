@@ -16,8 +16,15 @@ type Point struct {
 	OK      int64 `json:"ok"`
 	Failed  int64 `json:"failed"`
 	Limited int64 `json:"limited"`
-	// Rate is responses finished in the window per second, in this second.
+	// Rate is responses finished in the window per second, in this second,
+	// over WindowS seconds of the window.
 	Rate float64 `json:"rate"`
+	// WindowS is how much of the counted window Rate covers, in seconds;
+	// 0 (absent) for a second without a rate: outside the window, or
+	// covering only a sliver of it, which is not extrapolated to a rate
+	// (at the window's start the sliver's responses count in the next
+	// second's rate, which then covers a little more than a second).
+	WindowS float64 `json:"window_s,omitempty"`
 	// P50, P99 and Max are response times of this second, in milliseconds.
 	P50 float64 `json:"p50_ms"`
 	P99 float64 `json:"p99_ms"`

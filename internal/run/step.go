@@ -134,7 +134,7 @@ func points(in []load.Point) ([]results.Point, error) {
 	for i, p := range in {
 		out[i] = results.Point{
 			T: p.T, Completed: p.Completed, OK: p.OK, Failed: p.Failed, Limited: p.Limited,
-			Rate: p.Rate, P50: p.P50, P99: p.P99, Max: p.Max,
+			Rate: p.Rate, WindowS: p.WindowS, P50: p.P50, P99: p.P99, Max: p.Max,
 		}
 		if p.Latency != nil && p.Latency.TotalCount() > 0 {
 			var err error
