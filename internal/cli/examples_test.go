@@ -166,7 +166,8 @@ func wd(t *testing.T) string {
 // docs/examples/idle-sockets.yaml against the built-in target: an idle
 // soak's steps are judged on the sockets they held, which the table shows.
 // They send nothing: no achieved rate (0, not the 1/s of arrivals that ran
-// nothing) and no latency, "-" in the table, not "1/s" and "0 ms".
+// nothing), no latency and no error share, "-" in the table, not "1/s",
+// "0 ms" and "0%".
 func TestExampleIdleSockets(t *testing.T) {
 	srv, err := demo.Start(demo.Config{})
 	if err != nil {
@@ -188,12 +189,12 @@ func TestExampleIdleSockets(t *testing.T) {
 	}
 	for _, line := range strings.Split(stdout, "\n") {
 		if f := strings.Fields(line); len(f) > 6 && f[0] == "1" {
-			if got := strings.Join(f[2:7], " "); got != "- - - - -" {
-				t.Errorf("step 1's achieved, p50, p95, p99, max = %q, want \"-\" each:\n%s", got, stdout)
+			if got := strings.Join(f[2:9], " "); got != "- - - - - - -" {
+				t.Errorf("step 1's achieved, p50, p95, p99, max, errors, limited = %q, want \"-\" each:\n%s", got, stdout)
 			}
 		}
 	}
-	if !strings.Contains(stderr, "achieved -  p50 -  p99 -") {
+	if !strings.Contains(stderr, "achieved -  p50 -  p99 -  errors -") {
 		t.Errorf("the step's progress line does not show \"-\" for its rate and latency:\n%s", stderr)
 	}
 }

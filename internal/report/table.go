@@ -123,6 +123,9 @@ func rows(r *results.Result) [][]string {
 		if s.Limited > 0 && s.Completed > 0 {
 			limited = Percent(float64(s.Limited) / float64(s.Completed))
 		}
+		if s.Completed == 0 {
+			errs, limited = "-", "-" // shares of nothing
+		}
 		slo := "-"
 		if s.SLOPassed != nil {
 			slo = map[bool]string{true: "pass", false: "FAIL"}[*s.SLOPassed]
