@@ -93,7 +93,10 @@ func TestExampleFlood(t *testing.T) {
 // steps and a low send limit: logins are measured apart (one per client,
 // none in the step's figures or scenarios), the rate limit's 429s are
 // limited, not failed, and the closed model's thresholds (throughput>=,
-// per scenario, login) are judged.
+// per scenario, login) are judged. The warm-up is longer than a second,
+// as the plan's own: the clients log in during it, and those logins are
+// their step's; the third step adds no client, so it makes no login, says
+// so, and is not judged by login.p99 (nor INVALID for it).
 func TestExampleGateway(t *testing.T) {
 	srv, err := demo.Start(demo.Config{SendLimit: 20})
 	if err != nil {
@@ -102,7 +105,7 @@ func TestExampleGateway(t *testing.T) {
 	defer srv.Close()
 	plan := examplePlan(t, "gateway.yaml", "users: users.csv", "users: "+filepath.Join(wd(t), "..", "..", "docs", "examples", "users.csv"))
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--target", srv.URL(), "--vus", "4,8", "--step", "1s", "--warmup", "200ms", "--think", "20ms", "--out", out)
+	code, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--target", srv.URL(), "--vus", "4,8,8", "--step", "500ms", "--warmup", "1100ms", "--think", "20ms", "--out", out)
 	t.Log(stdout)
 	if code != ExitOK && code != ExitThreshold {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -111,10 +114,27 @@ func TestExampleGateway(t *testing.T) {
 	if len(r.Thresholds) != 5 {
 		t.Errorf("thresholds %+v, want the plan's 5 judged", r.Thresholds)
 	}
+	for _, th := range r.Thresholds {
+		if th.Expr == "login.p99<2s" && (!th.OK || th.Value <= 0) {
+			t.Errorf("threshold %+v, want it held on the logins the first two steps made", th)
+		}
+	}
+	for _, w := range r.Invalid {
+		if strings.Contains(w, "login") {
+			t.Errorf("invalid: %q, want no finding about the logins", w)
+		}
+	}
+	if len(r.Steps) != 3 {
+		t.Fatalf("%d steps, want 3", len(r.Steps))
+	}
 	limited := int64(0)
 	for i, s := range r.Steps {
-		if s.Logins == nil || s.Logins.OK == 0 || s.Logins.Failed != 0 {
+		if s.Logins == nil || s.Logins.Failed != 0 {
 			t.Errorf("step %d: logins %+v, want the clients' logins counted apart", i+1, s.Logins)
+			continue
+		}
+		if want := []int64{4, 4, 0}[i]; s.Logins.OK != want || s.Logins.LoggedInEarlier != []int64{0, 4, 8}[i] {
+			t.Errorf("step %d: logins %+v, want %d made in its warm-up (its new clients), the others logged in earlier", i+1, *s.Logins, want)
 		}
 		for _, b := range s.Scenarios {
 			if b.Name == "login" {
@@ -126,14 +146,11 @@ func TestExampleGateway(t *testing.T) {
 		}
 		limited += s.Limited
 	}
-	if total := r.Steps[0].Logins.OK + r.Steps[1].Logins.OK; total != 8 {
-		t.Errorf("%d logins over both steps, want one per client (8)", total)
-	}
 	if limited == 0 {
 		t.Errorf("no limited answer: the send limit of 20/s should have answered 429s")
 	}
-	if !strings.Contains(stdout, "↳ login") {
-		t.Errorf("no login row in the table:\n%s", stdout)
+	if n := strings.Count(stdout, "↳ login"); n != 3 || !strings.Contains(stdout, "no new login: its 8 users logged in during an earlier step") {
+		t.Errorf("%d login rows in the table, want 3, the last saying its users logged in earlier:\n%s", n, stdout)
 	}
 }
 
@@ -148,6 +165,9 @@ func wd(t *testing.T) string {
 
 // docs/examples/idle-sockets.yaml against the built-in target: an idle
 // soak's steps are judged on the sockets they held, which the table shows.
+// They send nothing: no achieved rate (0, not the 1/s of arrivals that ran
+// nothing), no latency and no error share, "-" in the table, not "1/s",
+// "0 ms" and "0%".
 func TestExampleIdleSockets(t *testing.T) {
 	srv, err := demo.Start(demo.Config{})
 	if err != nil {
@@ -163,6 +183,19 @@ func TestExampleIdleSockets(t *testing.T) {
 	s := readResult(t, out).Steps[0]
 	if s.Verdict != "HEALTHY" || s.WebSocket == nil || s.WebSocket.Open != 50 || !strings.Contains(stdout, "50/50") {
 		t.Errorf("verdict %s (%s), sockets %+v; want HEALTHY with 50/50 held\n%s", s.Verdict, s.VerdictReason, s.WebSocket, stdout)
+	}
+	if s.Sent != 0 || s.Completed != 0 || s.AchievedRate != 0 || s.LatencyMS.Max != 0 {
+		t.Errorf("sent %d, completed %d, achieved %v/s, max %v ms; want nothing sent, no rate, no latency", s.Sent, s.Completed, s.AchievedRate, s.LatencyMS.Max)
+	}
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 6 && f[0] == "1" {
+			if got := strings.Join(f[2:9], " "); got != "- - - - - - -" {
+				t.Errorf("step 1's achieved, p50, p95, p99, max, errors, limited = %q, want \"-\" each:\n%s", got, stdout)
+			}
+		}
+	}
+	if !strings.Contains(stderr, "achieved -  p50 -  p99 -  errors -") {
+		t.Errorf("the step's progress line does not show \"-\" for its rate and latency:\n%s", stderr)
 	}
 }
 

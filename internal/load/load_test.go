@@ -303,3 +303,30 @@ func TestOpenOverdrivenEndsOnTime(t *testing.T) {
 		r.Close()
 	})
 }
+
+// The collector's seconds are timed from the step's start, so the one in
+// which the window starts covers only a sliver of it (here 3 ms): that
+// second is not extrapolated to a rate (at 200/s, the one response or none
+// that ends in those 3 ms reads 333/s or 0/s); its responses count in the
+// next second's rate, over both parts.
+func TestSeriesRateNotFromASliver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{delay: constant(time.Millisecond)}
+		r := newRunner(t, f, nil)
+		res := r.Run(context.Background(), Step{Rate: 200, Warmup: 2*time.Second - 3*time.Millisecond, Length: 3 * time.Second})
+		var covered, finished float64
+		for _, p := range res.Series {
+			if p.WindowS > 0 && p.WindowS < RateWindow.Seconds() || p.WindowS == 0 && p.Rate != 0 {
+				t.Errorf("point at %.3fs: rate %.1f/s over %.3fs of the window, want a rate only over %v or more", p.T, p.Rate, p.WindowS, RateWindow)
+			}
+			if p.WindowS > 0 && !near(p.Rate, 200, 6) {
+				t.Errorf("point at %.3fs: rate %.1f/s over %.3fs, want 200/s", p.T, p.Rate, p.WindowS)
+			}
+			covered += p.WindowS
+			finished += p.Rate * p.WindowS
+		}
+		if !near(covered, 3, 0.01) || !near(finished, float64(res.Total.Finished), 0.01) {
+			t.Errorf("points cover %.3fs of the window and %.1f responses, want 3s and the step's %d", covered, finished, res.Total.Finished)
+		}
+	})
+}

@@ -127,7 +127,8 @@ type Result struct {
 	// handed to a worker (less the idle ones, which send nothing by design).
 	Sent int64
 	// Started counts the open model's arrivals of the window that started
-	// before the window ended: all of them, unless the generator fell behind.
+	// before the window ended: all of them, unless the generator fell behind;
+	// not those that sent nothing (idle ones, or unrun for want of a login).
 	Started int64
 	// NotSent counts the open model's arrivals of the window that could not
 	// be started before it ended (no worker came free, or the generator fell
@@ -158,6 +159,10 @@ type Result struct {
 	// NotLoggedIn counts the step's users (workers in the open model) that
 	// had not logged in by its end, when the plan has a login flow.
 	NotLoggedIn int
+	// LoggedInEarlier counts the step's users that had logged in during an
+	// earlier step (users live across steps): they made no login in this
+	// one, so Total.Logins holds only the others'.
+	LoggedInEarlier int
 }
 
 // gcPauses returns the total stop-the-world pause time of the process so far.

@@ -32,9 +32,12 @@ type Point struct {
 	Late int64
 	// Warming is true for a second of the warm-up.
 	Warming bool
-	// WindowS is how much of the counted window this point covers, in
-	// seconds (Rate is per second of it): a point at the window's edges
-	// covers a sliver, and its Rate is noisy.
+	// WindowS is how much of the counted window Rate covers, in seconds
+	// (Rate is per second of it); 0 when the point has no rate. A point
+	// that covers only a sliver of the window (less than RateWindow) is
+	// not extrapolated to a rate: at the window's start its responses and
+	// its sliver count in the next point's (which then covers a little
+	// more than a second), at its end they have no rate of their own.
 	WindowS float64
 	// Scenarios counts this second's iterations of each scenario by how
 	// they ended, and Tags each tag key's by value (values past the tag
@@ -58,10 +61,15 @@ type stepRun struct {
 	workers          int
 	// work is the context of the step's iterations: cancelled when the step
 	// gives up on its in-flight work, or when the runner is closed.
-	work      context.Context
-	giveUp    context.CancelFunc
-	last      time.Duration // end of the last flushed second, collector's own
-	cancelled atomic.Int64  // 1 + the offset at which the context was cancelled; 0 if not
+	work   context.Context
+	giveUp context.CancelFunc
+	last   time.Duration // end of the last flushed second, collector's own
+	// carried and carriedWin are the responses and the window time of a
+	// sliver at the window's start, left for the next point's rate;
+	// collector's own.
+	carried    int64
+	carriedWin time.Duration
+	cancelled  atomic.Int64 // 1 + the offset at which the context was cancelled; 0 if not
 
 	mu     sync.Mutex // guards total and series against the collector
 	total  *metrics.Tally
@@ -129,7 +137,13 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 	sr.rec.Collect(sec)
 	defer sec.Reset()
 	if sec.Completed() == 0 && sec.Finished == 0 && to <= sr.winStart {
-		return // a quiet second of warm-up
+		// A quiet second of warm-up: no point, but its logins are the
+		// step's (users log in at their first iteration, mostly in the
+		// warm-up), the one thing a warm-up second counts.
+		sr.mu.Lock()
+		sr.total.Logins.Merge(&sec.Logins)
+		sr.mu.Unlock()
+		return
 	}
 	p := Point{
 		T:         to.Seconds(),
@@ -144,9 +158,7 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 		Late:      sec.Late,
 		Warming:   to <= sr.winStart,
 	}
-	if d := (min(to, sr.winEnd) - max(from, sr.winStart)).Seconds(); d > 0 {
-		p.Rate, p.WindowS = float64(sec.Finished)/d, d
-	}
+	p.Rate, p.WindowS = sr.rate(sec.Finished, min(to, sr.winEnd)-max(from, sr.winStart), to < sr.winEnd)
 	if sr.r.cfg.SecondHistograms {
 		p.Latency = metrics.NewHistogram()
 		p.Latency.Merge(sec.Latency)
@@ -171,10 +183,46 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 	sr.mu.Unlock()
 }
 
+// startedSending counts the open model's arrivals of the window that
+// started and sent something: not those that ran nothing for want of a
+// login, nor the idle ones (a soak's, which send nothing by design). The
+// caller holds mu, or the collector has ended.
+func (sr *stepRun) startedSending() int64 {
+	return max(sr.started.Load()-sr.total.Logins.Skipped-sr.total.Idle, 0)
+}
+
+// RateWindow is the least part of the counted window a point of the
+// series must cover to have a rate of its own (or half the window, when
+// that is shorter): the collector's seconds are timed from the step's
+// start, so the one in which the window starts covers only a sliver of it
+// (a millisecond or two after a whole warm-up) and one response in it
+// would read as hundreds a second.
+const RateWindow = 500 * time.Millisecond
+
+// rate returns a point's rate: the finished responses n over the part d
+// of the window it covers, with what an earlier sliver carried; more
+// says whether the window goes on after the point. A sliver (d under
+// RateWindow) has no rate: while the window goes on, its responses and
+// its time are carried to the next point's.
+func (sr *stepRun) rate(n int64, d time.Duration, more bool) (perSec, windowS float64) {
+	if d <= 0 {
+		return 0, 0
+	}
+	n, d = n+sr.carried, d+sr.carriedWin
+	sr.carried, sr.carriedWin = 0, 0
+	if d < min(RateWindow, sr.st.Length/2) {
+		if more {
+			sr.carried, sr.carriedWin = n, d
+		}
+		return 0, 0
+	}
+	return float64(n) / d.Seconds(), d.Seconds()
+}
+
 // achievedSoFar is the achieved rate of the window so far (see
 // Result.Achieved). The caller holds mu.
 func (sr *stepRun) achievedSoFar(now time.Duration) float64 {
-	n := max(sr.started.Load()-sr.total.Logins.Skipped, 0)
+	n := sr.startedSending()
 	if sr.st.VUs > 0 {
 		n = sr.total.Finished
 	}
@@ -240,10 +288,13 @@ func (sr *stepRun) finish() *Result {
 	if sr.st.VUs == 0 {
 		sr.sent -= sr.total.Idle + sr.total.Logins.Skipped
 	}
-	notLoggedIn := 0
+	notLoggedIn, earlier := 0, 0
 	for _, v := range sr.r.vus[:min(sr.workers, len(sr.r.vus))] {
-		if !v.LoggedIn() {
+		switch {
+		case !v.LoggedIn():
 			notLoggedIn++
+		case v.LoggedInBefore(sr.start):
+			earlier++
 		}
 	}
 	end := sr.winEnd
@@ -252,8 +303,8 @@ func (sr *stepRun) finish() *Result {
 	}
 	return &Result{
 		Step: sr.st, WindowStart: sr.winStart, WindowEnd: end,
-		Sent: sr.sent, Started: max(sr.started.Load()-sr.total.Logins.Skipped, 0), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
+		Sent: sr.sent, Started: sr.startedSending(), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
 		Trace:       sr.rec.Trace(),
-		Interrupted: interrupted, Workers: sr.workers, NotLoggedIn: notLoggedIn,
+		Interrupted: interrupted, Workers: sr.workers, NotLoggedIn: notLoggedIn, LoggedInEarlier: earlier,
 	}
 }

@@ -49,7 +49,8 @@ func (l *Logins) reset() {
 	*l = Logins{Latency: h}
 }
 
-func (l *Logins) merge(o *Logins) {
+// Merge adds o into l.
+func (l *Logins) Merge(o *Logins) {
 	if l.Latency != nil && o.Latency != nil {
 		l.Latency.Merge(o.Latency)
 	}

@@ -134,7 +134,7 @@ func (t *Tally) Merge(o *Tally) {
 	t.Status4xx = SameStatus(t.Status4xx, o.Status4xx)
 	t.Finished += o.Finished
 	t.breakdowns.merge(&o.breakdowns)
-	t.Logins.merge(&o.Logins)
+	t.Logins.Merge(&o.Logins)
 }
 
 // Completed counts counted exchanges that ended, whatever the outcome.

@@ -31,6 +31,9 @@ type Progress struct {
 	// response times so far, in milliseconds; ErrorRate the share of
 	// completed exchanges that failed.
 	Achieved, P50, P99, ErrorRate float64
+	// Completed counts the exchanges completed so far: with none, there is
+	// no latency to show (nor a rate, if none was achieved either).
+	Completed int64
 }
 
 // Live writes progress while steps run: on a terminal one line per step,
@@ -100,8 +103,15 @@ func (l *Live) line(p Progress, phase string) string {
 	if p.VUs > 0 {
 		level = fmt.Sprintf("%d users", p.VUs)
 	}
+	achieved, p50, p99, errs := Rate(p.Achieved), Millis(p.P50), Millis(p.P99), Percent(p.ErrorRate)
+	if p.Completed == 0 {
+		p50, p99, errs = "-", "-", "-"
+		if p.Achieved == 0 {
+			achieved = "-" // nothing sent yet, or nothing to send (an idle soak)
+		}
+	}
 	return fmt.Sprintf("step %s  %s  %s  achieved %s  p50 %s  p99 %s  errors %s",
-		n, level, phase, Rate(p.Achieved), Millis(p.P50), Millis(p.P99), Percent(p.ErrorRate))
+		n, level, phase, achieved, p50, p99, errs)
 }
 
 // cpu is the watched target's recent CPU, or nothing.

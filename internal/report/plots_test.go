@@ -172,6 +172,39 @@ func TestTimePlots(t *testing.T) {
 	}
 }
 
+// The achieved rate over time draws only the seconds that have a rate
+// (window_s): not the one in which the window starts, which covers a
+// sliver of it and whose responses count in the next second's rate, even
+// when the ticks at the window's two ends were late by different amounts
+// (here 3.0 and 1.0 ms), which placing the window by its last rate got
+// wrong.
+func TestRateOverTimeSkipsTheSliver(t *testing.T) {
+	r := &results.Result{Steps: []results.Step{{Model: "open", TargetRate: 50, DurationS: 3, Completed: 150, Series: []results.Point{
+		{T: 1.003, Completed: 0},
+		{T: 2.003, Completed: 1}, // the window starts at 2.000: a 3 ms sliver, no rate
+		{T: 3.003, Completed: 50, Rate: 50.9, WindowS: 1.003},
+		{T: 4.003, Completed: 50, Rate: 50, WindowS: 1},
+		{T: 5.001, Completed: 49, Rate: 49, WindowS: 0.997},
+	}}}}
+	var got []xy
+	for _, c := range timeCharts(r, spansOf(r)) {
+		for _, s := range c.chart.series {
+			if strings.HasPrefix(s.name, "achieved") {
+				got = append(got, s.points...)
+			}
+		}
+	}
+	var drawn []float64
+	for _, p := range got {
+		if !math.IsNaN(p.y) {
+			drawn = append(drawn, p.x)
+		}
+	}
+	if want := []float64{3.003, 4.003, 5.001}; !slices.Equal(drawn, want) {
+		t.Errorf("achieved drawn at %v s, want %v: the seconds with a rate", drawn, want)
+	}
+}
+
 // The latency distribution is read from each step's histogram (every
 // percentile up to 99.99% and the maximum) or, without one, from the
 // percentiles the step recorded.

@@ -123,6 +123,9 @@ func rows(r *results.Result) [][]string {
 		if s.Limited > 0 && s.Completed > 0 {
 			limited = Percent(float64(s.Limited) / float64(s.Completed))
 		}
+		if s.Completed == 0 {
+			errs, limited = "-", "-" // shares of nothing
+		}
 		slo := "-"
 		if s.SLOPassed != nil {
 			slo = map[bool]string{true: "pass", false: "FAIL"}[*s.SLOPassed]
@@ -135,12 +138,16 @@ func rows(r *results.Result) [][]string {
 		if s.Interrupted {
 			index += " (partial)"
 		}
-		row := []string{
-			index, target, Rate(s.AchievedRate) + spread(s.Repeat, results.MetricAchieved),
-			Millis(s.LatencyMS.P50) + spread(s.Repeat, results.MetricP50), Millis(s.LatencyMS.P95) + spread(s.Repeat, results.MetricP95),
-			Millis(s.LatencyMS.P99) + spread(s.Repeat, results.MetricP99), Millis(s.LatencyMS.Max),
-			errs, limited, late,
+		achieved := Rate(s.AchievedRate) + spread(s.Repeat, results.MetricAchieved)
+		if s.Sent == 0 && s.Completed == 0 && s.Model != "closed" {
+			achieved = "-" // nothing sent (an idle soak): no rate was achieved, not 0/s of one asked for
 		}
+		p50, p95, p99, most := "-", "-", "-", "-" // nothing completed: no latency, not a zero one
+		if s.Completed > 0 {
+			p50, p95 = Millis(s.LatencyMS.P50)+spread(s.Repeat, results.MetricP50), Millis(s.LatencyMS.P95)+spread(s.Repeat, results.MetricP95)
+			p99, most = Millis(s.LatencyMS.P99)+spread(s.Repeat, results.MetricP99), Millis(s.LatencyMS.Max)
+		}
+		row := []string{index, target, achieved, p50, p95, p99, most, errs, limited, late}
 		if watched(r) {
 			cpu, rss := "-", "-"
 			if t := s.Target; measured(t) {
@@ -167,7 +174,7 @@ func rows(r *results.Result) [][]string {
 			row = append(row, sockets(s))
 		}
 		out = append(out, append(row, slo, verdict(s)))
-		if l := s.Logins; l != nil && (l.Count > 0 || l.Skipped > 0 || l.NotLoggedIn > 0) {
+		if l := s.Logins; l != nil && (l.Count > 0 || l.Skipped > 0 || l.NotLoggedIn > 0 || l.LoggedInEarlier > 0) {
 			out = append(out, loginRow(l, len(row)+2))
 		}
 	}
@@ -177,27 +184,33 @@ func rows(r *results.Result) [][]string {
 // loginRow is the line under a step for its logins, n cells wide: the
 // attempts, their latency and failures, and in the verdict's cell what
 // the step's verdict does not judge (retries, users without a login,
-// arrivals left unrun).
+// arrivals left unrun, users that had logged in during an earlier step).
+// A step that made no attempt has no login latency nor errors: "-".
 func loginRow(l *results.Logins, n int) []string {
-	errs := "0%"
+	errs, p50, p95, p99, most := "-", "-", "-", "-", "-"
 	if l.Count > 0 {
 		errs = Percent(float64(l.Failed) / float64(l.Count))
+		p50, p95, p99, most = Millis(l.LatencyMS.P50), Millis(l.LatencyMS.P95), Millis(l.LatencyMS.P99), Millis(l.LatencyMS.Max)
 	}
 	if l.Failed > 0 {
 		errs = fmt.Sprintf("%s (%s)", errs, topErrors(l.ByClass))
 	}
-	note := []string{fmt.Sprintf("%d retried", l.Retried)}
+	var note []string
+	switch {
+	case l.Earlier():
+		note = append(note, fmt.Sprintf("no new login: its %d users logged in during an earlier step", l.LoggedInEarlier))
+	case l.LoggedInEarlier > 0:
+		note = append(note, fmt.Sprintf("%d retried", l.Retried), fmt.Sprintf("%d users logged in during an earlier step", l.LoggedInEarlier))
+	default:
+		note = append(note, fmt.Sprintf("%d retried", l.Retried))
+	}
 	if l.NotLoggedIn > 0 {
 		note = append(note, fmt.Sprintf("%d users not logged in", l.NotLoggedIn))
 	}
 	if l.Skipped > 0 {
 		note = append(note, fmt.Sprintf("%d arrivals unrun", l.Skipped))
 	}
-	row := []string{
-		"↳ login", fmt.Sprintf("%d logins", l.Count), "-",
-		Millis(l.LatencyMS.P50), Millis(l.LatencyMS.P95), Millis(l.LatencyMS.P99), Millis(l.LatencyMS.Max),
-		errs,
-	}
+	row := []string{"↳ login", fmt.Sprintf("%d logins", l.Count), "-", p50, p95, p99, most, errs}
 	for len(row) < n-1 {
 		row = append(row, "-")
 	}

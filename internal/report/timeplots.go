@@ -17,6 +17,9 @@ type span struct {
 	step             results.Step
 	first, last      float64
 	winStart, winEnd float64
+	// windowed is true when the series says which seconds have a rate
+	// (window_s), as results written since it exists do.
+	windowed bool
 }
 
 // spansOf returns the steps that have a series, in the order they ran.
@@ -32,6 +35,7 @@ func spansOf(r *results.Result) []span {
 			if p.Rate > 0 {
 				sp.winEnd = p.T
 			}
+			sp.windowed = sp.windowed || p.WindowS > 0
 		}
 		if sp.winEnd != sp.last || s.DurationS > 0 {
 			sp.winStart = max(sp.first, sp.winEnd-math.Max(s.DurationS, 1))
@@ -128,6 +132,12 @@ func timeCharts(r *results.Result, spans []span) []captioned {
 		}
 	}
 	inWindow := func(sp span, p results.Point) bool { return p.T > sp.winStart+1e-9 && p.T-1 < sp.winEnd-1e-9 }
+	hasRate := func(sp span, p results.Point) bool {
+		if sp.windowed {
+			return p.WindowS > 0 // a sliver of the window has no rate: not a dip nor a spike
+		}
+		return inWindow(sp, p) // a result written before window_s
+	}
 
 	rate := timeChart(r, spans, "requests per second", perSecondText)
 	target := perStep(spans, func(s results.Step) (float64, bool) { return s.TargetRate, s.Model != "closed" && s.TargetRate > 0 })
@@ -135,7 +145,7 @@ func timeCharts(r *results.Result, spans []span) []captioned {
 		rate.series = append(rate.series, series{name: "target", points: target, dashed: true})
 	}
 	rate.series = append(rate.series, series{name: "achieved (responses finished)", points: perSecond(spans, func(sp span, p results.Point) (float64, bool) {
-		return p.Rate, inWindow(sp, p)
+		return p.Rate, hasRate(sp, p)
 	})})
 	add("Requests per second over time: target and achieved", rate)
 

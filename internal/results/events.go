@@ -460,10 +460,14 @@ func (r *Result) EventFigures(index int) slo.Figures {
 
 // TermFigures returns the figures term t reads in step s: the step's (or
 // its scenario's), or for a recovery term its events'; false when the
-// term has nothing to judge there (a recovery term in a step without
-// events), which is not a failure of the step.
+// term has nothing to judge there, which is not a failure of the step: a
+// recovery term in a step without events, a login term ("login.p99") in a
+// step whose users had all logged in during an earlier step.
 func (r *Result) TermFigures(s *Step, t slo.Term) (slo.Figures, bool) {
 	if !t.OfEvents() {
+		if s.readsLogins(t.Scenario) && s.Logins.Earlier() {
+			return slo.Figures{}, false
+		}
 		return s.FiguresOf(t.Scenario), true
 	}
 	f := r.EventFigures(s.Index)

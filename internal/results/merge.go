@@ -135,6 +135,7 @@ func MergeSteps(parts []Step, names []string) (Step, error) {
 			loginsOut.Retried += l.Retried
 			loginsOut.Skipped += l.Skipped
 			loginsOut.NotLoggedIn += l.NotLoggedIn
+			loginsOut.LoggedInEarlier += l.LoggedInEarlier
 			addCounts(loginsOut.ByClass, l.ByClass)
 			if err := mergeEncoded(logins.hist, l.Histogram); err != nil {
 				return Step{}, err
@@ -324,6 +325,7 @@ func mergeSeries(parts []Step) ([]Point, error) {
 			q.Failed += pt.Failed
 			q.Limited += pt.Limited
 			q.Rate += pt.Rate
+			q.WindowS = max(q.WindowS, pt.WindowS)
 			q.Max = max(q.Max, pt.Max)
 			q.P50, q.P99 = max(q.P50, pt.P50), max(q.P99, pt.P99)
 			if len(pt.Errors) > 0 {

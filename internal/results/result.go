@@ -268,17 +268,27 @@ type Breakdown struct {
 // latency_ms runs from an attempt's intended start to the end of its last
 // request. skipped counts the open model's arrivals of the window whose
 // scenario did not run for want of a login, not_logged_in the step's users
-// (open model: workers) without a login at its end.
+// (open model: workers) without a login at its end, logged_in_earlier
+// those that had logged in during an earlier step (users live across
+// steps) and so made no attempt in this one.
 type Logins struct {
-	Count       int64            `json:"count"`
-	OK          int64            `json:"ok"`
-	Failed      int64            `json:"failed"`
-	ByClass     map[string]int64 `json:"by_class"`
-	Retried     int64            `json:"retried"`
-	Skipped     int64            `json:"skipped"`
-	NotLoggedIn int64            `json:"not_logged_in"`
-	LatencyMS   metrics.Latency  `json:"latency_ms"`
-	Histogram   string           `json:"histogram,omitempty"`
+	Count           int64            `json:"count"`
+	OK              int64            `json:"ok"`
+	Failed          int64            `json:"failed"`
+	ByClass         map[string]int64 `json:"by_class"`
+	Retried         int64            `json:"retried"`
+	Skipped         int64            `json:"skipped"`
+	NotLoggedIn     int64            `json:"not_logged_in"`
+	LoggedInEarlier int64            `json:"logged_in_earlier"`
+	LatencyMS       metrics.Latency  `json:"latency_ms"`
+	Histogram       string           `json:"histogram,omitempty"`
+}
+
+// Earlier reports whether the step made no login because every user it
+// ran had logged in during an earlier step: its logins have no figures of
+// their own, and that is not a failure.
+func (l *Logins) Earlier() bool {
+	return l != nil && l.Count == 0 && l.LoggedInEarlier > 0 && l.NotLoggedIn == 0
 }
 
 // Delivery is what a step's (or the run's) accepted iterations delivered

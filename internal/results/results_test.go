@@ -143,6 +143,47 @@ func TestFiguresOfLogin(t *testing.T) {
 	}
 }
 
+// A step whose users had all logged in during an earlier step made no
+// login: a login term does not judge it (neither a pass nor "no samples",
+// nor INVALID), and is judged on the steps that made logins. A run in
+// which no judged step made one fails the term for want of evidence, and
+// so does a step that made none while a user was not logged in.
+func TestLoginTermSkipsStepsLoggedInEarlier(t *testing.T) {
+	terms, _ := slo.Parse("login.p99<2s")
+	made := step(100, 5)
+	made.Logins = &Logins{Count: 10, OK: 10, LatencyMS: metrics.Latency{P99: 400}}
+	earlier := step(200, 5)
+	earlier.Logins = &Logins{LoggedInEarlier: 10}
+	stuck := step(200, 5)
+	stuck.Logins = &Logins{LoggedInEarlier: 9, NotLoggedIn: 1}
+
+	r := &Result{Steps: []Step{made, earlier}}
+	r.Evaluate(terms)
+	r.Judge(Rules{})
+	if th := r.Thresholds[0]; !th.OK || th.Value != 400 || !r.Passed {
+		t.Errorf("login.p99<2s over a step of logins and one logged in earlier: %+v, passed %v; want ok at 400 ms", th, r.Passed)
+	}
+	if len(r.Invalid) != 0 || r.StepInvalid(1) || r.Steps[1].SLOPassed == nil || !*r.Steps[1].SLOPassed {
+		t.Errorf("invalid %q, step 2 SLO %v; want no finding and step 2 not failed", r.Invalid, r.Steps[1].SLOPassed)
+	}
+	if f, judged := r.TermFigures(&r.Steps[1], terms[0]); judged {
+		t.Errorf("TermFigures(step 2, login.p99) = %+v, judged; want not judged", f)
+	}
+
+	none := &Result{Steps: []Step{earlier}}
+	none.Evaluate(terms)
+	none.Judge(Rules{})
+	if th := none.Thresholds[0]; th.OK || none.Passed || len(none.Invalid) != 1 || !strings.Contains(none.Invalid[0], "no judged step made a login") {
+		t.Errorf("no step made a login: %+v, passed %v, invalid %q; want failed for no samples", th, none.Passed, none.Invalid)
+	}
+
+	partly := &Result{Steps: []Step{made, stuck}}
+	partly.Evaluate(terms)
+	if partly.Thresholds[0].OK || *partly.Steps[1].SLOPassed {
+		t.Errorf("a step with a user not logged in and no attempt: %+v, step SLO %v; want it judged on no samples", partly.Thresholds[0], *partly.Steps[1].SLOPassed)
+	}
+}
+
 func TestMedianAndCoV(t *testing.T) {
 	if m := Median([]float64{3, 1, 2}); m != 2 {
 		t.Errorf("median of 3 1 2 = %v, want 2", m)

@@ -1,6 +1,10 @@
 package results
 
-import "github.com/ceiling-dev/ceiling/internal/slo"
+import (
+	"slices"
+
+	"github.com/ceiling-dev/ceiling/internal/slo"
+)
 
 // Point is one second of a step, in series[].
 type Point struct {
@@ -12,8 +16,15 @@ type Point struct {
 	OK      int64 `json:"ok"`
 	Failed  int64 `json:"failed"`
 	Limited int64 `json:"limited"`
-	// Rate is responses finished in the window per second, in this second.
+	// Rate is responses finished in the window per second, in this second,
+	// over WindowS seconds of the window.
 	Rate float64 `json:"rate"`
+	// WindowS is how much of the counted window Rate covers, in seconds;
+	// 0 (absent) for a second without a rate: outside the window, or
+	// covering only a sliver of it, which is not extrapolated to a rate
+	// (at the window's start the sliver's responses count in the next
+	// second's rate, which then covers a little more than a second).
+	WindowS float64 `json:"window_s,omitempty"`
 	// P50, P99 and Max are response times of this second, in milliseconds.
 	P50 float64 `json:"p50_ms"`
 	P99 float64 `json:"p99_ms"`
@@ -50,6 +61,10 @@ func (s *Step) FiguresOf(name string) slo.Figures {
 		}
 		return f
 	}
+	if s.readsLogins(name) {
+		l := s.Logins
+		return slo.Figures{Latency: l.LatencyMS, Completed: l.Count, Failed: l.Failed}
+	}
 	for _, b := range s.Scenarios {
 		if b.Name == name {
 			f := slo.Figures{Latency: b.LatencyMS, Completed: b.Completed, Failed: b.Failed, Limited: b.Limited}
@@ -62,10 +77,15 @@ func (s *Step) FiguresOf(name string) slo.Figures {
 			return f
 		}
 	}
-	if l := s.Logins; l != nil && name == LoginName {
-		return slo.Figures{Latency: l.LatencyMS, Completed: l.Count, Failed: l.Failed}
-	}
 	return slo.Figures{}
+}
+
+// readsLogins reports whether terms of scenario name read the step's
+// logins: name is LoginName, the step has logins and no scenario of that
+// name.
+func (s *Step) readsLogins(name string) bool {
+	return name == LoginName && s.Logins != nil &&
+		!slices.ContainsFunc(s.Scenarios, func(b Breakdown) bool { return b.Name == name })
 }
 
 // Figures returns what SLO terms are evaluated against for this step.

@@ -39,12 +39,16 @@ func (r *Result) Evaluate(terms []slo.Term) {
 			r.Thresholds = append(r.Thresholds, th)
 			continue
 		}
-		first := true
+		first, earlier := true, 0
 		for _, i := range judged {
 			if st := r.Steps[i].Scenario; t.Scenario != "" && st != "" && st != t.Scenario {
 				continue // load.each: the term's scenario did not run in this step
 			}
-			f := r.Steps[i].FiguresOf(t.Scenario)
+			f, ok := r.TermFigures(&r.Steps[i], t)
+			if !ok {
+				earlier++ // a login term, and the step's users logged in during an earlier step
+				continue
+			}
 			if f.Completed == 0 {
 				r.noSamples = append(r.noSamples, fmt.Sprintf("step %d: threshold %s evaluated on no samples: it fails, as no evidence is not a pass", r.Steps[i].Index+1, t.Text))
 			}
@@ -56,6 +60,11 @@ func (r *Result) Evaluate(terms []slo.Term) {
 				th.OK = false
 				*r.Steps[i].SLOPassed = false
 			}
+		}
+		if first && earlier > 0 {
+			// Every step's users had logged in before it: no login was judged.
+			th.OK = false
+			r.noSamples = append(r.noSamples, fmt.Sprintf("threshold %s evaluated on no samples: no judged step made a login; it fails, as no evidence is not a pass", t.Text))
 		}
 		r.Passed = r.Passed && th.OK
 		r.Thresholds = append(r.Thresholds, th)

@@ -25,7 +25,7 @@ func ticking(on func(report.Progress)) func(load.Progress) {
 			Index: p.Step.Index, Rate: p.Step.TargetRate(), VUs: p.Step.VUs,
 			Warmup: p.Step.Warmup, Length: p.Step.Length, Elapsed: p.Elapsed, Warming: p.Warming,
 			Achieved: p.Achieved, P50: metrics.Quantile(t.Latency, 0.5), P99: metrics.Quantile(t.Latency, 0.99),
-			ErrorRate: errs,
+			ErrorRate: errs, Completed: t.Completed(),
 		})
 	}
 }
@@ -36,5 +36,6 @@ func done(st load.Step, s *results.Step) report.Progress {
 		Index: s.Index, Rate: s.TargetRate, VUs: s.VUs, Warmup: st.Warmup, Length: st.Length,
 		Elapsed: time.Duration(s.DurationS * float64(time.Second)), Done: true,
 		Achieved: s.AchievedRate, P50: s.LatencyMS.P50, P99: s.LatencyMS.P99, ErrorRate: s.ErrorRate,
+		Completed: s.Completed,
 	}
 }

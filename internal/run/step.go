@@ -98,7 +98,7 @@ func logins(res *load.Result) (*results.Logins, error) {
 	}
 	out := &results.Logins{
 		Count: l.Attempts(), OK: l.OK(), Failed: l.Failed(), ByClass: map[string]int64{},
-		Retried: l.Retries, Skipped: l.Skipped, NotLoggedIn: int64(res.NotLoggedIn),
+		Retried: l.Retries, Skipped: l.Skipped, NotLoggedIn: int64(res.NotLoggedIn), LoggedInEarlier: int64(res.LoggedInEarlier),
 		LatencyMS: metrics.Summarize(l.Latency),
 	}
 	for k := transport.Kind(0); k < transport.NumKinds; k++ {
@@ -134,7 +134,7 @@ func points(in []load.Point) ([]results.Point, error) {
 	for i, p := range in {
 		out[i] = results.Point{
 			T: p.T, Completed: p.Completed, OK: p.OK, Failed: p.Failed, Limited: p.Limited,
-			Rate: p.Rate, P50: p.P50, P99: p.P99, Max: p.Max,
+			Rate: p.Rate, WindowS: p.WindowS, P50: p.P50, P99: p.P99, Max: p.Max,
 		}
 		if p.Latency != nil && p.Latency.TotalCount() > 0 {
 			var err error

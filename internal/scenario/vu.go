@@ -280,6 +280,11 @@ func (v *VU) backoff() time.Duration {
 // LoggedIn reports whether the user has logged in, or needs no login.
 func (v *VU) LoggedIn() bool { return v.loggedIn || len(v.set.login) == 0 }
 
+// LoggedInBefore reports whether the user's login succeeded before t (an
+// offset from the run's base): false when it has not logged in, logged in
+// at t or later, or needs no login.
+func (v *VU) LoggedInBefore(t time.Duration) bool { return v.loggedIn && v.login.End < t }
+
 // deliver tells the ledger which id an accepted iteration expects at its
 // sink, or that the iteration was not accepted.
 func (v *VU) deliver(rec Recorder, c *compiled, intended time.Duration, kind transport.Kind) {
