@@ -39,9 +39,11 @@ import (
 // A block is run by a shell interpreter (mvdan.cc/sh) in which `ceiling`
 // (and `go run ./cmd/ceiling`) is ceiling itself, in this process: a
 // command that exits 2 (bad input) or 3 (could not run) fails the test.
-// The blocks run exactly as written, at the addresses they give, with one
-// change: `run`, `find` and `sweep` get short steps (docShort), so that a
-// block of minutes runs in seconds.
+// The blocks run as written, with two changes: `run`, `find` and `sweep`
+// get short steps (docShort), so that a block of minutes runs in seconds,
+// and the fixed addresses of the built-in target (127.0.0.1:8080) and the
+// mock (127.0.0.1:9911) become free ports of the block's own (docPorts),
+// in the block and in the example plans it reads.
 
 // docShort is appended to every run, find and sweep of a block.
 var docShort = []string{"--step", "200ms", "--warmup", "100ms"}
@@ -238,20 +240,52 @@ func docCeilingOnPath(t *testing.T) {
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
-// docFolder makes a fresh folder for a block, with docs/ of the repository
-// in it (the blocks name docs/examples/...), and moves into it.
-func docFolder(t *testing.T, root string) string {
+// docPorts gives a block's fixed addresses free ports of its own: the
+// built-in target's 127.0.0.1:8080 and the mock's 127.0.0.1:9911, in the
+// block, its setup and the example plans it reads. Only the port changes;
+// two test runs on one machine (or a service a user runs on 8080) never
+// collide.
+type docPorts struct {
+	target string // for 127.0.0.1:8080
+	*strings.Replacer
+}
+
+func newDocPorts(t *testing.T) docPorts {
+	target := fmt.Sprintf("127.0.0.1:%d", freeLocalPort(t))
+	sink := fmt.Sprintf("127.0.0.1:%d", freeLocalPort(t))
+	return docPorts{target: target, Replacer: strings.NewReplacer("127.0.0.1:8080", target, "127.0.0.1:9911", sink)}
+}
+
+// docFolder makes a fresh folder for a block, with docs/examples of the
+// repository in it (the blocks name docs/examples/...), their addresses
+// given the block's ports, and moves into it.
+func docFolder(t *testing.T, root string, ports docPorts) string {
 	dir := t.TempDir()
-	if err := os.Symlink(filepath.Join(root, "docs"), filepath.Join(dir, "docs")); err != nil {
+	examples := filepath.Join(dir, "docs", "examples")
+	if err := os.MkdirAll(examples, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	files, err := os.ReadDir(filepath.Join(root, "docs", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(root, "docs", "examples", f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(examples, f.Name()), []byte(ports.Replace(string(data))), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Chdir(dir)
 	return dir
 }
 
 // docArgs turns a command line of a block into ceiling's arguments: nil
-// when it is not ceiling.
-func docArgs(args []string) []string {
+// when it is not ceiling. The built-in target without --addr serves on
+// the block's own port (target) instead of 127.0.0.1:8080.
+func docArgs(args []string, target string) []string {
 	switch {
 	case len(args) > 0 && args[0] == "ceiling":
 		args = args[1:]
@@ -263,6 +297,9 @@ func docArgs(args []string) []string {
 	if len(args) > 0 && slices.Contains([]string{"run", "find", "sweep"}, args[0]) {
 		args = append(slices.Clone(args), docShort...)
 	}
+	if len(args) > 0 && args[0] == "demo-target" && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--addr") }) {
+		args = append(slices.Clone(args), "--addr", target)
+	}
 	return args
 }
 
@@ -270,7 +307,7 @@ func docArgs(args []string) []string {
 // this process; wait waits for the ceiling commands it started (those put
 // in the background too) once ctx is cancelled, and returns what went
 // wrong with them.
-func docInterp(t *testing.T, ctx context.Context, dir string, out *docOutput) (*interp.Runner, func() []string) {
+func docInterp(t *testing.T, ctx context.Context, dir, target string, out *docOutput) (*interp.Runner, func() []string) {
 	var (
 		mu       sync.Mutex
 		wg       sync.WaitGroup
@@ -278,7 +315,7 @@ func docInterp(t *testing.T, ctx context.Context, dir string, out *docOutput) (*
 	)
 	handler := func(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 		return func(hctx context.Context, args []string) error {
-			cargs := docArgs(args)
+			cargs := docArgs(args, target)
 			if cargs == nil {
 				err := next(hctx, args)
 				if err != nil {
@@ -330,14 +367,15 @@ func docInterp(t *testing.T, ctx context.Context, dir string, out *docOutput) (*
 // commands run to their end; what it put in the background (a target)
 // runs until the block ends.
 func docRun(t *testing.T, root string, b docBlock, setup string) {
-	dir := docFolder(t, root)
+	ports := newDocPorts(t)
+	dir := docFolder(t, root, ports)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out docOutput
-	r, wait := docInterp(t, ctx, dir, &out)
-	script := b.text
+	r, wait := docInterp(t, ctx, dir, ports.target, &out)
+	script := ports.Replace(b.text)
 	if setup != "" {
-		script = setup + "\n" + script
+		script = ports.Replace(setup) + "\n" + script
 	}
 	file, err := syntax.NewParser().Parse(strings.NewReader(script), b.String())
 	if err != nil {
@@ -347,7 +385,7 @@ func docRun(t *testing.T, root string, b docBlock, setup string) {
 		// A failing command is a problem the exec handler notes; the
 		// statement's own status is not needed.
 		_ = r.Run(ctx, stmt)
-		if addr := docServerAddr(stmt); stmt.Background && addr != "" {
+		if addr := docServerAddr(stmt, ports.target); stmt.Background && addr != "" {
 			docAwait(t, addr) // the next line loads it
 		}
 	}
@@ -362,15 +400,15 @@ func docRun(t *testing.T, root string, b docBlock, setup string) {
 
 // docServerAddr returns the address a server started by stmt listens
 // on: the first 127.0.0.1 address on its line, or the built-in target's
-// default.
-func docServerAddr(stmt *syntax.Stmt) string {
+// (target: the block's stand-in for 127.0.0.1:8080).
+func docServerAddr(stmt *syntax.Stmt, target string) string {
 	var text strings.Builder
 	syntax.NewPrinter().Print(&text, stmt)
 	if m := regexp.MustCompile(`127\.0\.0\.1:\d+`).FindString(text.String()); m != "" {
 		return m
 	}
 	if strings.Contains(text.String(), "demo-target") {
-		return "127.0.0.1:8080"
+		return target
 	}
 	return ""
 }
@@ -393,8 +431,9 @@ func docAwait(t *testing.T, addr string) {
 // must still be running after a second (a bad flag ends it at once), and
 // is then stopped.
 func docServe(t *testing.T, root string, b docBlock) {
-	dir := docFolder(t, root)
-	file, err := syntax.NewParser().Parse(strings.NewReader(b.text), b.String())
+	ports := newDocPorts(t)
+	dir := docFolder(t, root, ports)
+	file, err := syntax.NewParser().Parse(strings.NewReader(ports.Replace(b.text)), b.String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +441,7 @@ func docServe(t *testing.T, root string, b docBlock) {
 		stmt.Background = false
 		ctx, cancel := context.WithCancel(context.Background())
 		var out docOutput
-		r, wait := docInterp(t, ctx, dir, &out)
+		r, wait := docInterp(t, ctx, dir, ports.target, &out)
 		done := make(chan error, 1)
 		go func() { done <- r.Run(ctx, stmt) }()
 		select {
