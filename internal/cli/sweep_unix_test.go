@@ -127,7 +127,7 @@ func TestSweepOneShapeFailedToStart(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
 	}
-	if r := readSweep(t, out); len(r.Configs) != 2 || r.Configs[0].State != sweep.FailedToStart || r.Configs[1].State != "HEALTHY" {
+	if r := readSweep(t, out); len(r.Configs) != 2 || r.Configs[0].State != sweep.FailedToStart || r.Configs[1].State == sweep.FailedToStart || r.Configs[1].Throughput <= 0 {
 		t.Errorf("rows %+v; want the first FAILED TO START, the second measured", r.Configs)
 	}
 }
