@@ -50,8 +50,8 @@ Writes DIR/result.json, DIR/report.html and DIR/plan.yaml. --events adds a step 
 			return runDemo(e, t, dir, events)
 		},
 	}
-	c.Flags().BoolVar(&quick, "quick", false, "shorter steps and a coarser search: about 20 s instead of under a minute (for CI)")
-	c.Flags().BoolVar(&events, "events", false, "then a step at 90% of the edge with the backend restarted 3 s in: what a deploy costs, which messages are lost")
+	c.Flags().BoolVar(&quick, "quick", false, "shorter steps and a coarser search: about 15 s instead of about 35 s (for CI)")
+	c.Flags().BoolVar(&events, "events", false, "then a step at 90% of the edge with the backend restarted 3 s in: what a deploy costs, which messages are lost (about 12 s more; its thresholds do not change the exit code)")
 	c.Flags().StringVar(&dir, "out", "ceiling-demo", "folder for result.json, report.html and plan.yaml")
 	return c
 }
@@ -100,7 +100,23 @@ func runDemo(e *env, t demoTiming, dir string, events bool) error {
 		fmt.Fprintf(e.stdout, "Run it again with: %s find %s --max %g --precision %g%%\n", exe, planFile, demo.SearchMax, 100*t.precision)
 	}
 	if events && res != nil && res.Edge != nil {
-		return cmp.Or(demoEvents(e, exe, dir, math.Round(0.9*res.Edge.Rate)), err)
+		act := demoEvents(e, exe, dir, math.Round(0.9*res.Edge.Rate))
+		if act != nil && actOutcome(act) == nil {
+			fmt.Fprintln(e.stdout, "\nThe restart failed the act's thresholds above: that is what it cost. The demo's exit code is its search's, which found the edge.")
+		}
+		return cmp.Or(actOutcome(act), err)
+	}
+	return err
+}
+
+// actOutcome is what the second act's error does to the demo's exit code:
+// a threshold the restart failed (errors, recovery) is what the act shows,
+// printed in its table, not the demo failing, whose exit code is the
+// search's; an act that could not run (exit 3) or was interrupted (130)
+// still says so.
+func actOutcome(err error) error {
+	if code, _ := codeOf(err); err != nil && code == ExitThreshold {
+		return nil
 	}
 	return err
 }

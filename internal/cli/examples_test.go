@@ -2,13 +2,17 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 
 	"github.com/ceiling-dev/ceiling/internal/demo"
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -26,66 +30,156 @@ func examplePlan(t *testing.T, name string, replace ...string) string {
 	return writePlan(t, s)
 }
 
-// docs/examples/flood.yaml against the built-in target (the server
-// `ceiling demo-target` runs), with short steps and a brake that trips at
-// once: the flood's rejections are limited with their own latency, the
-// ordinary sites are unharmed, and every saved message reaches the sink,
-// judged at each step's end and counted apart from lost ones after the
-// drain.
-func TestExampleFlood(t *testing.T) {
-	port := freeLocalPort(t)
-	srv, err := demo.Start(demo.Config{Webhook: fmt.Sprintf("http://127.0.0.1:%d/slack", port), FloodRate: 1, FloodBurst: 5})
+// exampleTarget is the built-in target as the comment of a plan of
+// docs/examples starts it (its `go run ./cmd/ceiling demo-target FLAGS &`
+// line), on a free port, posting its webhooks to webhook.
+func exampleTarget(t *testing.T, name, webhook string) *demo.Server {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
-	plan := examplePlan(t, "flood.yaml", "127.0.0.1:9911", fmt.Sprintf("127.0.0.1:%d", port), "drain: 30s", "drain: 5s")
+	m := regexp.MustCompile(`(?m)^#\s+go run \./cmd/ceiling demo-target(.*?)\s*&\s*$`).FindStringSubmatch(string(text))
+	if m == nil {
+		t.Fatalf("%s: no `go run ./cmd/ceiling demo-target ... &` line says how to start the target", name)
+	}
+	var f demo.Flags
+	fs := pflag.NewFlagSet("demo-target", pflag.ContinueOnError)
+	f.Register(fs)
+	if err := fs.Parse(strings.Fields(m[1])); err != nil {
+		t.Fatalf("%s: demo-target%s: %v", name, m[1], err)
+	}
+	cfg, err := f.Config(fs.Changed)
+	if err != nil {
+		t.Fatalf("%s: demo-target%s: %v", name, m[1], err)
+	}
+	cfg.Addr, cfg.Webhook = "", webhook
+	srv, err := demo.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// targetStats reads the built-in target's /stats.
+func targetStats(t *testing.T, srv *demo.Server) map[string]int64 {
+	t.Helper()
+	resp, err := http.Get(srv.URL() + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st map[string]int64
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// docs/examples/flood.yaml against the built-in target started with the
+// brake its comment gives (60 at once, then 1 a second, per site), with
+// short steps at rates that run the flooding site past it, and a quick
+// sink: the brake trips on the flooding site alone, its rejections are
+// limited with their own latency and are exactly the rejections the target
+// counted, the ordinary sites are unharmed, and every saved message reaches
+// the sink. (With the target's default brake the example's flood was never
+// rejected at all.)
+func TestExampleFlood(t *testing.T) {
+	port := freeLocalPort(t)
+	srv := exampleTarget(t, "flood.yaml", fmt.Sprintf("http://127.0.0.1:%d/slack", port))
+	plan := examplePlan(t, "flood.yaml", "127.0.0.1:9911", fmt.Sprintf("127.0.0.1:%d", port), "drain: 30s", "drain: 5s",
+		"latency: {p50: 50ms, p99: 200ms}", "latency: 1ms")
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--target", srv.URL(), "--rate", "40,80", "--step", "1s", "--warmup", "200ms", "--out", out)
+	// 90 flood messages in 2 s (a tenth of 300/s, then of 600/s) against 60
+	// at once and 1 a second: about 28 rejected. Without a warm-up every
+	// message sent is counted, so ceiling's count can equal the target's.
+	code, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--target", srv.URL(), "--rate", "300,600", "--step", "1s", "--warmup", "0s", "--out", out)
 	t.Log(stdout)
 	r := readResult(t, out)
 	if code != ExitOK && code != ExitThreshold {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for _, th := range r.Thresholds {
-		// At 1 s steps, messages in flight at a step's end are not yet
-		// delivered: only delivered>= may fail, and it says so.
-		if !th.OK && th.Expr != "delivered>=99%" {
+		// The latency terms are this machine's (a shared one, under -race,
+		// at 600/s), and at 1 s steps messages in flight at a step's end
+		// are not yet delivered: the sites' errors are the plan's point.
+		if !th.OK && th.Expr == "sites.errors<1%" {
 			t.Errorf("threshold %s failed (worst %v)\n%s", th.Expr, th.Value, stdout)
 		}
 	}
 	if len(r.Invalid) != 0 {
 		t.Errorf("invalid findings %q; want none (two websocket scenarios' acks are alike by design)", r.Invalid)
 	}
-	var flood, sites *results.Breakdown
+	var flood, sites results.Breakdown
 	for i, s := range r.Steps {
-		for j := range s.Scenarios {
-			switch b := &r.Steps[i].Scenarios[j]; b.Name {
-			case "flood":
-				flood = b
-			case "sites":
-				sites = b
+		for _, b := range s.Scenarios {
+			sum := &sites
+			if b.Name == "flood" {
+				sum = &flood
+			}
+			sum.Completed, sum.OK, sum.Failed, sum.Limited = sum.Completed+b.Completed, sum.OK+b.OK, sum.Failed+b.Failed, sum.Limited+b.Limited
+			sum.LatencyMS.P99 = max(sum.LatencyMS.P99, b.LatencyMS.P99)
+			if b.Errors["ws_no_ack"] != 0 {
+				t.Errorf("step %d: %s: %d ws_no_ack; want the brake's answers limited", i+1, b.Name, b.Errors["ws_no_ack"])
 			}
 		}
 		if d := s.Delivery; d == nil || d.AtStepEnd == nil {
 			t.Errorf("step %d: delivery %+v, want what had arrived by its end", i+1, d)
 		}
 	}
-	if flood == nil || flood.Limited == 0 || flood.Errors["ws_no_ack"] != 0 || flood.LatencyMS.P99 > 1000 {
-		t.Errorf("flood = %+v; want the brake's rejections limited, quickly, no ws_no_ack", flood)
+	rejected := targetStats(t, srv)["flood_rejected"]
+	if flood.Limited == 0 || flood.Limited != rejected || flood.LatencyMS.P99 > 4000 {
+		t.Errorf("flood: %d limited of %d (p99 %v ms), the target rejected %d; want the brake's rejections, all of them, limited quickly",
+			flood.Limited, flood.Completed, flood.LatencyMS.P99, rejected)
 	}
-	if sites == nil || sites.Failed != 0 || sites.Limited != 0 {
-		t.Errorf("sites = %+v; want the ordinary sites unharmed", sites)
+	if sites.Completed == 0 || sites.Failed != 0 || sites.Limited != 0 {
+		t.Errorf("sites: %d completed, %d failed, %d limited; want the ordinary sites unharmed", sites.Completed, sites.Failed, sites.Limited)
 	}
 	d := r.Delivery
 	if d == nil || d.Expected == 0 || d.Delivered != d.Expected || d.Lost != 0 || d.Undelivered != 0 || d.DrainComplete == nil || !*d.DrainComplete {
 		t.Errorf("delivery = %+v; want every accepted message delivered after a complete drain", d)
 	}
-	if d != nil && (d.LatencyMS.P50 <= 0 || d.LatencyMS.P99 > 2000) {
-		t.Errorf("send → delivery latency = %+v, want measured and under 2 s", d.LatencyMS)
+	if d != nil && d.Expected != sites.OK+flood.OK {
+		t.Errorf("%d messages expected at the sink, want the %d acked (the limited ones were never saved)", d.Expected, sites.OK+flood.OK)
+	}
+	if d != nil && d.LatencyMS.P50 <= 0 {
+		t.Errorf("send → delivery latency = %+v, want measured", d.LatencyMS)
 	}
 	if !strings.Contains(stdout, "delivery p50/p99") || !strings.Contains(stdout, "the backlog cleared") {
 		t.Errorf("the table lacks the delivery latency or the drain sentence:\n%s", stdout)
+	}
+}
+
+// docs/examples/slack-delivery.yaml against the built-in target started as
+// its comment says, posting each saved message to the plan's sink, with
+// short steps: every request is saved (none refused: the plan's URL and
+// body are the target's), each acked message is expected at the sink and
+// arrives there, and the figures agree with what the target posted.
+func TestExampleSlackDelivery(t *testing.T) {
+	port := freeLocalPort(t)
+	srv := exampleTarget(t, "slack-delivery.yaml", fmt.Sprintf("http://127.0.0.1:%d/", port))
+	plan := examplePlan(t, "slack-delivery.yaml", "127.0.0.1:9911", fmt.Sprintf("127.0.0.1:%d", port), "drain: 60s", "drain: 5s")
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--target", srv.URL(), "--rate", "30,60", "--step", "1s", "--warmup", "200ms", "--out", out)
+	t.Log(stdout)
+	if code != ExitOK && code != ExitThreshold {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	var ok int64
+	for i, s := range r.Steps {
+		if s.Completed == 0 || s.Failed != 0 || s.Limited != 0 || s.Verdict == results.Invalid {
+			t.Errorf("step %d: %d completed, %d failed %v, %d limited, %s; want every message saved", i+1, s.Completed, s.Failed, s.Errors, s.Limited, s.Verdict)
+		}
+		ok += s.OK
+	}
+	d := r.Delivery
+	if d == nil || d.Expected < ok || d.Delivered != d.Expected || d.Lost != 0 || d.Undelivered != 0 || d.Duplicates != 0 {
+		t.Fatalf("delivery = %+v; want each of the %d acked messages (and the warm-ups') delivered once", d, ok)
+	}
+	if posted := targetStats(t, srv)["webhook_ok"]; posted < d.Delivered {
+		t.Errorf("the target posted %d messages, the sink counted %d delivered", posted, d.Delivered)
 	}
 }
 

@@ -19,7 +19,9 @@ func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run
 		return nil, cannotRun("%w", err)
 	}
 	live := report.NewLive(e.stderr, e.terminal, steps)
-	opts := run.Options{Out: o.out, Args: e.args, Version: version()}
+	// A search (steps 0) stops when the preflight saw every scenario
+	// refused with a 4xx: it would spend minutes measuring refusals.
+	opts := run.Options{Out: o.out, Args: e.args, Version: version(), RefusedStops: steps == 0}
 	if !o.quiet {
 		opts.OnProgress = live.Update
 		opts.OnNote = func(note string) { fmt.Fprintf(e.stderr, "ceiling: %s\n", note) }

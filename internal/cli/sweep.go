@@ -22,7 +22,9 @@ func sweepCmd(e *env) *cobra.Command {
 		Short: "Run the same load against the target under several shapes (workers × CPUs × memory): which to deploy?",
 		Long: `Start the target fresh under each shape (local: a cgroup with its CPU quota and memory limit; docker/podman:
 --cpus and --memory; command: your apply and teardown), run the same load (or --find its edge), print the sweep
-table (docs/sweep.md). --cmd, --env, --ready, --url, --target are templates ({{.port}}, {{.workers}}, {{.cpus}}...).`,
+table (docs/sweep.md). --cmd, --env, --ready, --url, --target are templates ({{.port}}, {{.workers}}, {{.cpus}}...).
+Writes sweep.json and a folder sweep/ (each shape's result.json and logs) in the working directory; --out moves both.
+Exits 3 when every shape failed to start, or when the target refused every scenario's request before the first step.`,
 		Example: `  ceiling sweep --configs "1@0.5/256m 1@1/512m 2@1/512m" --cmd 'ceiling demo-target --addr 127.0.0.1:{{.port}}' \
     --ready 'http://127.0.0.1:{{.port}}/health' --url 'http://127.0.0.1:{{.port}}/burn' --vus 8 --step 20s
   ceiling sweep sweep.yaml --need 1500/s --md`,

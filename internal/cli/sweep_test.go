@@ -103,7 +103,8 @@ func TestSweepLocalCPUQuotas(t *testing.T) {
 
 // A shape whose target never gets ready is FAILED TO START with why, and
 // the sweep goes on to the next shape; the command's templates are
-// rendered per shape.
+// rendered per shape. A sweep in which every shape failed so measured
+// nothing: its table says why, and it exits 3.
 func TestSweepFailedToStart(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the test's command is POSIX shell ($WORKERS)")
@@ -112,8 +113,8 @@ func TestSweepFailedToStart(t *testing.T) {
 	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--configs", "1@0.5/64m 2@1/64m",
 		"--cmd", "echo workers=$WORKERS port={{.port}} cpus={{.cpus}}; exit 3", "--ready", "http://127.0.0.1:{{.port}}/health",
 		"--url", "http://127.0.0.1:{{.port}}/", "--rate", "10", "--step", "200ms", "--out", out, "--quiet")
-	if code != ExitOK {
-		t.Fatalf("exit %d, want 0 (a shape that did not start is a row, not a crash)\n%s\n%s", code, stdout, stderr)
+	if code != ExitCannotRun || !strings.Contains(stderr, "every shape failed to start") || strings.Count(stdout, "FAILED TO START") != 2 {
+		t.Fatalf("exit %d, want 3 with both shapes' rows and why\n%s\n%s", code, stdout, stderr)
 	}
 	r := readSweep(t, out)
 	if len(r.Configs) != 2 {

@@ -100,8 +100,8 @@ func TestSweepCommandApplyFails(t *testing.T) {
 	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--launcher", "command", "--configs", "1@1/256m",
 		"--apply", "echo Error: release {{.id}} has no deployed releases; exit 1", "--teardown", "echo torn >> '"+dir+"/log'",
 		"--url", "http://127.0.0.1:{{.port}}/", "--rate", "20", "--step", "200ms", "--out", out, "--quiet")
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != ExitCannotRun { // its one shape did not start: the sweep measured nothing
+		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
 	}
 	r := readSweep(t, out)
 	c := r.Configs[0]
@@ -113,6 +113,42 @@ func TestSweepCommandApplyFails(t *testing.T) {
 	}
 	if log, _ := os.ReadFile(filepath.Join(dir, "log")); string(log) != "torn\n" {
 		t.Errorf("teardown ran %q, want once", log)
+	}
+}
+
+// One shape that failed to start among shapes that ran is a row of the
+// sweep, not its failure: exit 0.
+func TestSweepOneShapeFailedToStart(t *testing.T) {
+	exe := exeAsCeiling(t)
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--configs", "1@1/256m 2@1/256m",
+		"--cmd", `if [ "$WORKERS" = 1 ]; then exit 3; fi; exec `+exe+` demo-target --addr 127.0.0.1:{{.port}}`, "--ready", "http://127.0.0.1:{{.port}}/health",
+		"--url", "http://127.0.0.1:{{.port}}/health", "--rate", "10", "--step", "200ms", "--warmup", "0s", "--out", out, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	}
+	if r := readSweep(t, out); len(r.Configs) != 2 || r.Configs[0].State != sweep.FailedToStart || r.Configs[1].State == sweep.FailedToStart || r.Configs[1].Throughput <= 0 {
+		t.Errorf("rows %+v; want the first FAILED TO START, the second measured", r.Configs)
+	}
+}
+
+// A target that refuses every scenario's request (a 401 for want of a
+// token) stops the sweep at its first shape's preflight, exit 3, saying
+// why, instead of measuring refusals under every shape.
+func TestSweepStopsWhenRefused(t *testing.T) {
+	exe := exeAsCeiling(t)
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	start := time.Now()
+	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--configs", "1@1/256m 2@1/256m 4@1/256m",
+		"--cmd", exe+" demo-target --addr 127.0.0.1:{{.port}}", "--ready", "http://127.0.0.1:{{.port}}/health",
+		"--url", "http://127.0.0.1:{{.port}}/api/messages", "--rate", "10", "--step", "2s", "--warmup", "0s", "--out", out, "--quiet")
+	took := time.Since(start)
+	if code != ExitCannotRun || !strings.Contains(stderr, "1w / 1c / 256Mi: preflight: the target refused the request") ||
+		!strings.Contains(stderr, "401 Unauthorized: check the credentials") {
+		t.Fatalf("exit %d after %v, want 3 naming the shape, the 401 and what to check\n%s\n%s", code, took, stdout, stderr)
+	}
+	if r := readSweep(t, out); len(r.Configs) != 0 || took > 6*time.Second {
+		t.Errorf("%d rows after %v; want the sweep stopped before any shape's step", len(r.Configs), took)
 	}
 }
 
@@ -372,8 +408,8 @@ func TestSweepContainerExits(t *testing.T) {
 		"--configs", "1@1/256m", "--ready", "http://127.0.0.1:{{.port}}/health", "--ready-timeout", "60s",
 		"--url", "http://127.0.0.1:{{.port}}/", "--rate", "20", "--step", "300ms", "--out", out, "--quiet")
 	took := time.Since(start)
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != ExitCannotRun { // its one shape did not start: the sweep measured nothing
+		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
 	}
 	c := readSweep(t, out).Configs[0]
 	if c.State != sweep.FailedToStart || !strings.Contains(c.Error, "the container exited") || !strings.Contains(c.LogTail, "panic: boom") || took > 30*time.Second {

@@ -208,7 +208,8 @@ func runCase(r *results.Result, strict bool) junitCase {
 }
 
 // runReasons lists what failed the run, validity findings aside: its
-// failed thresholds, lost agents and failed required events.
+// failed thresholds, lost agents, INVALID steps and failed required
+// events.
 func runReasons(r *results.Result) []string {
 	var why []string
 	for _, th := range r.Thresholds {
@@ -217,8 +218,11 @@ func runReasons(r *results.Result) []string {
 		}
 	}
 	for _, s := range r.Steps {
-		if s.Lost != "" {
+		switch {
+		case s.Lost != "":
 			why = append(why, fmt.Sprintf("step %d: %s", s.Index+1, s.Lost))
+		case s.Verdict == results.Invalid:
+			why = append(why, fmt.Sprintf("step %d is INVALID: %s", s.Index+1, s.VerdictReason))
 		}
 	}
 	for _, e := range r.Events {
@@ -232,7 +236,8 @@ func runReasons(r *results.Result) []string {
 // strictFailed reports whether the run's validity findings (Invalid)
 // failed it, as a strict run's do. result.json records strictness only for
 // a segment, so otherwise it is read from the run's verdict: it did not
-// pass, and nothing but its findings explains why.
+// pass, and nothing but its findings explains why (an INVALID step fails
+// any run: it explains it).
 func strictFailed(r *results.Result) bool {
 	switch {
 	case len(r.Invalid) == 0:
@@ -244,8 +249,9 @@ func strictFailed(r *results.Result) bool {
 }
 
 // stepCase is a step's case: skipped when it was cut short (not judged),
-// failed when its SLO failed or its figures are INVALID in a run that
-// this fails; its verdict and figures go to its system-out.
+// failed when its SLO failed, its verdict is INVALID, or its figures are
+// INVALID in a run that this fails; its verdict and figures go to its
+// system-out.
 func stepCase(r *results.Result, s *results.Step, terms []slo.Term, strict bool) junitCase {
 	c := junitCase{Name: stepName(s), Classname: JUnitSteps, Time: seconds(s.DurationS)}
 	details := stepDetails(r, s)
@@ -284,10 +290,10 @@ func stepFailure(r *results.Result, s *results.Step, terms []slo.Term, strict bo
 		}
 	}
 	var invalid []string
-	if s.Lost != "" || strict && r.StepInvalid(s.Index) {
+	if s.Lost != "" || s.Verdict == results.Invalid || strict && r.StepInvalid(s.Index) {
 		invalid = stepInvalid(r, s.Index)
-		if len(invalid) == 0 && s.Lost != "" {
-			invalid = []string{s.Lost}
+		if len(invalid) == 0 {
+			invalid = []string{cmp.Or(s.Lost, s.VerdictReason)}
 		}
 		typ = cmp.Or(typ, failInvalid)
 		for _, w := range invalid {

@@ -94,6 +94,14 @@ func wrongURL(i int, rate float64) results.Step {
 	return s
 }
 
+// redirected is a step whose every answer came after following a redirect:
+// HEALTHY by its figures, with a validity finding that fails a strict run.
+func redirected(i int, rate float64) results.Step {
+	s := openStep(i, rate, 3, 0)
+	s.Redirected = 2000
+	return s
+}
+
 // judged judges r as a session does (run.Session.judge): the SLO, the
 // verdicts and validity, a strict run's findings, an unfinished run.
 func judged(t *testing.T, r *results.Result, expr string, strict bool) *results.Result {
@@ -137,16 +145,17 @@ func fixtures(t *testing.T) map[string]*results.Result {
 	closed := &results.Result{Name: "users", Steps: []results.Step{openStep(0, 0, 80, 0)}}
 	closed.Steps[0].Model, closed.Steps[0].VUs = "closed", 50
 	return map[string]*results.Result{
-		"pass":           judged(t, &results.Result{Name: "checkout", Steps: []results.Step{openStep(0, 200, 50, 0), openStep(1, 400, 120, 0)}}, "p99<200ms, errors<1%", false),
-		"slo fails":      judged(t, &results.Result{Name: "checkout", Steps: []results.Step{openStep(0, 200, 50, 0), openStep(1, 400, 312, 0)}}, "p99<200ms, errors<1%", false),
-		"closed":         judged(t, closed, "", false),
-		"invalid":        judged(t, &results.Result{Target: "http://127.0.0.1:8080/nope", Steps: []results.Step{wrongURL(0, 200)}}, "", false),
-		"invalid strict": judged(t, &results.Result{Target: "http://127.0.0.1:8080/nope", Steps: []results.Step{wrongURL(0, 200)}}, "", true),
-		"interrupted":    judged(t, interrupted, "p99<200ms", false),
-		"unfinished":     judged(t, &results.Result{Name: "checkout", Unfinished: true, Steps: []results.Step{openStep(0, 200, 50, 0)}}, "p99<200ms", false),
-		"find":           find,
-		"find no edge":   noEdge,
-		"hostile":        judged(t, hostile, "", false),
+		"pass":              judged(t, &results.Result{Name: "checkout", Steps: []results.Step{openStep(0, 200, 50, 0), openStep(1, 400, 120, 0)}}, "p99<200ms, errors<1%", false),
+		"slo fails":         judged(t, &results.Result{Name: "checkout", Steps: []results.Step{openStep(0, 200, 50, 0), openStep(1, 400, 312, 0)}}, "p99<200ms, errors<1%", false),
+		"closed":            judged(t, closed, "", false),
+		"invalid":           judged(t, &results.Result{Target: "http://127.0.0.1:8080/nope", Steps: []results.Step{wrongURL(0, 200)}}, "", false),
+		"redirected":        judged(t, &results.Result{Target: "http://127.0.0.1:8080/dashboard", Steps: []results.Step{redirected(0, 200)}}, "", false),
+		"redirected strict": judged(t, &results.Result{Target: "http://127.0.0.1:8080/dashboard", Steps: []results.Step{redirected(0, 200)}}, "", true),
+		"interrupted":       judged(t, interrupted, "p99<200ms", false),
+		"unfinished":        judged(t, &results.Result{Name: "checkout", Unfinished: true, Steps: []results.Step{openStep(0, 200, 50, 0)}}, "p99<200ms", false),
+		"find":              find,
+		"find no edge":      noEdge,
+		"hostile":           judged(t, hostile, "", false),
 	}
 }
 
@@ -202,8 +211,9 @@ func TestWriteJUnitCounts(t *testing.T) {
 		{"pass", "checkout", 5, 0, 0, 0, []string{"ceiling.steps/step 1: 200/s", "ceiling.steps/step 2: 400/s", "ceiling.slo/slo: p99<200ms", "ceiling.slo/slo: errors<1%", "ceiling.run/run"}},
 		{"slo fails", "checkout", 5, 3, 0, 0, []string{"ceiling.steps/step 1: 200/s", "ceiling.steps/step 2: 400/s", "ceiling.slo/slo: p99<200ms", "ceiling.slo/slo: errors<1%", "ceiling.run/run"}},
 		{"closed", "users", 2, 0, 0, 0, []string{"ceiling.steps/step 1: 50 VUs", "ceiling.run/run"}},
-		{"invalid", "http://127.0.0.1:8080/nope", 2, 0, 0, 0, []string{"ceiling.steps/step 1: 200/s", "ceiling.run/run"}},
-		{"invalid strict", "http://127.0.0.1:8080/nope", 2, 2, 0, 0, []string{"ceiling.steps/step 1: 200/s", "ceiling.run/run"}},
+		{"invalid", "http://127.0.0.1:8080/nope", 2, 2, 0, 0, []string{"ceiling.steps/step 1: 200/s", "ceiling.run/run"}},
+		{"redirected", "http://127.0.0.1:8080/dashboard", 2, 0, 0, 0, []string{"ceiling.steps/step 1: 200/s", "ceiling.run/run"}},
+		{"redirected strict", "http://127.0.0.1:8080/dashboard", 2, 2, 0, 0, []string{"ceiling.steps/step 1: 200/s", "ceiling.run/run"}},
 		{"interrupted", "checkout", 4, 0, 1, 1, []string{"ceiling.steps/step 1: 200/s", "ceiling.steps/step 2: 400/s", "ceiling.slo/slo: p99<200ms", "ceiling.run/run"}},
 		{"unfinished", "checkout", 3, 0, 1, 0, []string{"ceiling.steps/step 1: 200/s", "ceiling.slo/slo: p99<200ms", "ceiling.run/run"}},
 		{"find", "edge", 3, 0, 0, 0, []string{"ceiling.steps/step 1: 100/s", "ceiling.steps/step 2: 200/s", "ceiling.run/find"}},
@@ -276,24 +286,37 @@ func TestWriteJUnitSLOFailure(t *testing.T) {
 	}
 }
 
+// An INVALID step (every request refused with a 404) fails its case and
+// the run, strict or not, saying why once. A validity finding of a step
+// whose verdict stands (answers that came after a redirect) is said in a
+// passing case, and fails step and run only when the run is strict.
 func TestWriteJUnitInvalid(t *testing.T) {
 	all := fixtures(t)
 	const why = "every request failed with 404 Not Found: check the URL and method"
 	doc, _ := writeJUnit(t, all["invalid"])
 	c := caseNamed(t, doc.Suites[0], "step 1: 200/s")
-	if c.Failure != nil || !strings.Contains(c.SystemOut, "INVALID: "+why) || !strings.Contains(c.SystemOut, "verdict: INVALID") {
-		t.Errorf("INVALID step of a run that passed: failure %+v, system-out %q; want a pass that says INVALID and why", c.Failure, c.SystemOut)
-	}
-	doc, _ = writeJUnit(t, all["invalid strict"])
-	c = caseNamed(t, doc.Suites[0], "step 1: 200/s")
 	if c.Failure == nil || c.Failure.Type != "invalid" || !strings.HasPrefix(c.Failure.Message, "INVALID: "+why) {
-		t.Fatalf("INVALID step of a strict run: failure = %+v, want type invalid, message INVALID: %s", c.Failure, why)
+		t.Fatalf("INVALID step: failure = %+v, want type invalid, message INVALID: %s", c.Failure, why)
 	}
 	if strings.Count(c.Failure.Message, why) != 1 {
 		t.Errorf("failure message = %q: the verdict's reason repeats the finding", c.Failure.Message)
 	}
+	if run := caseNamed(t, doc.Suites[0], "run"); run.Failure == nil || !strings.Contains(run.Failure.Message, "step 1 is INVALID: "+why) || strings.Contains(run.Failure.Message, "strict") {
+		t.Errorf("run with an INVALID step: failure = %+v, want one that names the step and why (not strictness)", run.Failure)
+	}
+	const finding = "2000 answers counted as ok came after following a redirect"
+	doc, _ = writeJUnit(t, all["redirected"])
+	c = caseNamed(t, doc.Suites[0], "step 1: 200/s")
+	if c.Failure != nil || !strings.Contains(c.SystemOut, "INVALID: "+finding) || !strings.Contains(c.SystemOut, "verdict: HEALTHY") {
+		t.Errorf("a finding in a run that is not strict: failure %+v, system-out %q; want a pass that says the finding", c.Failure, c.SystemOut)
+	}
+	doc, _ = writeJUnit(t, all["redirected strict"])
+	c = caseNamed(t, doc.Suites[0], "step 1: 200/s")
+	if c.Failure == nil || c.Failure.Type != "invalid" || !strings.HasPrefix(c.Failure.Message, "INVALID: "+finding) {
+		t.Fatalf("a finding in a strict run: failure = %+v, want type invalid, message INVALID: %s", c.Failure, finding)
+	}
 	if run := caseNamed(t, doc.Suites[0], "run"); run.Failure == nil || !strings.Contains(run.Failure.Message, "strict") {
-		t.Errorf("run of a strict INVALID run: failure = %+v, want one that says the findings failed it", run.Failure)
+		t.Errorf("run of a strict run with findings: failure = %+v, want one that says the findings failed it", run.Failure)
 	}
 }
 

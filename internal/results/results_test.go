@@ -238,3 +238,27 @@ func TestReadRefusesHostileFigures(t *testing.T) {
 		}
 	}
 }
+
+// A step that is INVALID fails the run even without a threshold: every
+// request refused with a 401 measured a wrong request, not a capacity. A
+// run whose steps are all valid passes without thresholds.
+func TestInvalidStepFailsRun(t *testing.T) {
+	refused := step(100, 1)
+	refused.OK, refused.Failed, refused.ErrorRate = 0, 100, 1
+	refused.Errors, refused.Status4xx = map[string]int64{"http_4xx": 100}, 401
+	for _, tt := range []struct {
+		name  string
+		steps []Step
+		want  bool
+	}{
+		{"valid", []Step{step(100, 5), step(200, 5)}, true},
+		{"one invalid", []Step{step(100, 5), refused}, false},
+	} {
+		r := &Result{Steps: tt.steps}
+		r.Evaluate(nil)
+		r.Judge(DefaultRules)
+		if r.Passed != tt.want {
+			t.Errorf("%s: Passed = %v (verdicts %s, %s), want %v", tt.name, r.Passed, r.Steps[0].Verdict, r.Steps[len(r.Steps)-1].Verdict, tt.want)
+		}
+	}
+}

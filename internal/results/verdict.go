@@ -59,7 +59,9 @@ const (
 )
 
 // Judge sets every step's verdict, reason and generator limit, and the
-// run's validity findings (Invalid).
+// run's validity findings (Invalid). Call it after Evaluate: a step that is
+// INVALID (a wrong request, no login, a lost agent, a dead target) fails
+// the run, SLO or not, since what it measured is not the target's capacity.
 func (r *Result) Judge(rules Rules) {
 	r.Invalid = []string{}
 	lagNoted := false
@@ -81,6 +83,9 @@ func (r *Result) Judge(rules Rules) {
 		for _, w := range s.validity(rules) {
 			r.Invalid = append(r.Invalid, fmt.Sprintf("step %d: %s", s.Index+1, w))
 		}
+	}
+	if slices.ContainsFunc(r.Steps, func(s Step) bool { return s.Verdict == Invalid }) {
+		r.Passed = false
 	}
 	r.Invalid = append(r.Invalid, r.sameBodiesAlone()...)
 	r.Invalid = append(r.Invalid, r.noSamples...)
@@ -257,17 +262,25 @@ func (s *Step) wrongRequest() string {
 	if s.Status4xx > 0 {
 		status = fmt.Sprintf("%d %s", s.Status4xx, http.StatusText(s.Status4xx))
 	}
-	check := "check the request"
-	switch s.Status4xx {
+	check := RefusedHint(s.Status4xx)
+	return fmt.Sprintf("every request failed with %s: %s (a request the target refuses says nothing of its capacity)", strings.TrimSpace(status), check)
+}
+
+// RefusedHint says what to check of a request the target answered with
+// status, a 4xx: "check the URL and method" for a 404, "check the
+// credentials (headers, login)" for a 401, "check the request" for a
+// status without a more precise hint (0 among them).
+func RefusedHint(status int) string {
+	switch status {
 	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusGone:
-		check = "check the URL and method"
+		return "check the URL and method"
 	case http.StatusUnauthorized, http.StatusForbidden, http.StatusProxyAuthRequired:
-		check = "check the credentials (headers, login)"
+		return "check the credentials (headers, login)"
 	case http.StatusBadRequest, http.StatusLengthRequired, http.StatusRequestEntityTooLarge,
 		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity:
-		check = "check the body and headers"
+		return "check the body and headers"
 	}
-	return fmt.Sprintf("every request failed with %s: %s (a request the target refuses says nothing of its capacity)", strings.TrimSpace(status), check)
+	return "check the request"
 }
 
 // sameBodiesAlone finds scenarios run alone (load.each) whose bodies have

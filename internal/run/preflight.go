@@ -6,32 +6,54 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/secret"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
+// ErrRefused is matched by the error of a search or a sweep whose preflight
+// saw the target refuse every scenario's request with a 4xx: nothing would
+// be measured but refusals, level after level, so it stops before the
+// first step.
+var ErrRefused = errors.New("stopped before the first step: there would be nothing to measure but refusals")
+
 // preflight sends the run's first request once before the first step: a
 // target that cannot be reached at all is ErrUnreachable, not a table of
-// errors. cookie says the answer set a cookie.
-func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) (cookie bool, err error) {
+// errors. When that request is refused with a 4xx the scenario does not
+// expect, it sends each other scenario's first request too, while they are
+// refused: refused, when every scenario's was, says so and what to check
+// ("" otherwise; a plan with a login or a websocket scenario is never
+// refused here, see scenario.Set.Preflight). cookie says the first answer
+// set a cookie.
+func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) (cookie bool, refused string, err error) {
 	sess := ex.Session()
 	defer sess.Close()
-	out, err := set.Preflight(sess)
+	var outs []transport.Outcome
+	var names []string
+	err = set.Preflight(sess, func(name string, out transport.Outcome) bool {
+		outs, names = append(outs, out), append(names, name)
+		return out.Kind == transport.HTTP4xx // only while every answer so far refused its request
+	})
 	if err != nil {
-		return false, badInput("preflight: %w", err)
+		return false, "", badInput("preflight: %w", err)
 	}
+	if len(outs) == 0 {
+		return false, "", nil // only websocket scenarios: opening the sockets is the preflight
+	}
+	out := outs[0]
 	switch {
 	case out.Kind.Responded():
 		_, cookie = out.HeaderValue("Set-Cookie")
-		return cookie, nil
+		return cookie, refusedAll(p, set, names, outs), nil
 	case out.Kind == transport.Protocol:
-		return false, fmt.Errorf("preflight: %s: the target answered, but not with a valid HTTP response", Describe(p))
+		return false, "", fmt.Errorf("preflight: %s: the target answered, but not with a valid HTTP response", Describe(p))
 	}
 	hint := map[transport.Kind]string{
 		transport.Refused: " (nothing is listening there)",
@@ -40,7 +62,32 @@ func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) (cookie 
 	if out.Kind == transport.TLS {
 		hint = tlsHint(p.RequestURL(firstRequest(p)), p.HTTP.Timeout.Duration)
 	}
-	return false, fmt.Errorf("%w: %s: %s%s", ErrUnreachable, Describe(p), out.Kind, hint)
+	return false, "", fmt.Errorf("%w: %s: %s%s", ErrUnreachable, Describe(p), out.Kind, hint)
+}
+
+// refusedAll says how the target refused every scenario's first request
+// (outs, of the scenarios names), "" unless it did: every scenario
+// preflighted (no login, no websocket), each answered with a 4xx it does
+// not expect.
+func refusedAll(p *plan.Plan, set *scenario.Set, names []string, outs []transport.Outcome) string {
+	if set.HasLogin() || len(set.WebSockets()) > 0 || len(outs) != set.Len() {
+		return ""
+	}
+	status := outs[0].Status
+	parts := make([]string, len(outs))
+	for i, out := range outs {
+		if out.Kind != transport.HTTP4xx {
+			return ""
+		}
+		if out.Status != status {
+			status = 0
+		}
+		parts[i] = fmt.Sprintf("%s %d %s", names[i], out.Status, http.StatusText(out.Status))
+	}
+	if len(outs) == 1 {
+		return fmt.Sprintf("the target refused the request: %s answered %d %s: %s", Describe(p), outs[0].Status, http.StatusText(outs[0].Status), results.RefusedHint(status))
+	}
+	return fmt.Sprintf("the target refused every scenario's first request (%s): %s", strings.Join(parts, ", "), results.RefusedHint(status))
 }
 
 // firstRequest is the request the preflight sends: the login's first, or

@@ -16,8 +16,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
 )
 
 // expiredCert is a self-signed certificate for 127.0.0.1 that expired a
@@ -100,5 +103,87 @@ func TestReproduceRedacts(t *testing.T) {
 	want := "ceiling run --header 'X-Tenant-Key: <redacted>' --header 'Authorization: <redacted>' --url 'http://u:<redacted>@h/'"
 	if r.Command != want {
 		t.Errorf("command = %s, want %s", r.Command, want)
+	}
+}
+
+// The preflight asks each scenario only while the target refuses them
+// with a 4xx: a target that answers the first sees one request, as before.
+// Every scenario refused stops a run that asks for it (find, sweep) with
+// ErrRefused, saying what answered what and what to check; without that
+// the run opens, said at once and in its warnings. An expected 404, a
+// limited 429 or any other answer to one scenario is no refusal.
+func TestPreflightEveryScenarioRefused(t *testing.T) {
+	var hits []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, r.URL.Path)
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/ok":
+			w.Write([]byte("ok"))
+		case "/busy":
+			w.WriteHeader(http.StatusTooManyRequests)
+		case "/gone":
+			w.WriteHeader(http.StatusNotFound)
+		default:
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	defer srv.Close()
+	for _, tt := range []struct {
+		name      string
+		scenarios string
+		refused   bool
+		sent      int
+		want      string
+	}{
+		{"one refused", "[{name: a, request: {url: /a}}]", true, 1, "answered 401 Unauthorized: check the credentials"},
+		{"all refused", "[{name: a, request: {url: /a}}, {name: b, request: {url: /b}}, {name: c, steps: [{request: {url: /gone}}]}]", true, 3,
+			"every scenario's first request (a 401 Unauthorized, b 401 Unauthorized, c 404 Not Found): check the request"},
+		{"first answers", "[{name: a, request: {url: /ok}}, {name: b, request: {url: /b}}]", false, 1, ""},
+		{"a later one answers", "[{name: a, request: {url: /a}}, {name: b, request: {url: /ok}}, {name: c, request: {url: /c}}]", false, 2, ""},
+		{"a 404 expected", "[{name: a, request: {url: /a}}, {name: b, request: {url: /gone}, expect: {status: [404]}}]", false, 2, ""},
+		{"limited", "[{name: a, request: {url: /a}}, {name: b, request: {url: /busy}}]", false, 2, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := plan.Parse("plan.yaml", []byte("target: "+srv.URL+"\nload: {rates: [10], step: 1s}\nscenarios: "+tt.scenarios+"\n"))
+			if err == nil {
+				err = p.Validate()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, stops := range []bool{true, false} {
+				mu.Lock()
+				hits = nil
+				mu.Unlock()
+				var notes []string
+				s, err := Open(context.Background(), p, Options{RefusedStops: stops, OnNote: func(n string) { notes = append(notes, n) }})
+				if err == nil {
+					s.Close()
+				}
+				mu.Lock()
+				sent := len(hits)
+				mu.Unlock()
+				if sent != tt.sent {
+					t.Errorf("stops %v: the preflight sent %d requests %q, want %d", stops, sent, hits, tt.sent)
+				}
+				switch {
+				case tt.refused && stops:
+					if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tt.want) {
+						t.Errorf("Open = %v, want ErrRefused saying %q", err, tt.want)
+					}
+				case tt.refused:
+					if err != nil || len(notes) == 0 || !strings.Contains(notes[0], tt.want) || !strings.Contains(s.Result().Warnings[0], tt.want) {
+						t.Errorf("Open = %v, notes %q; want it open, saying %q at once and in its warnings", err, notes, tt.want)
+					}
+				default:
+					if err != nil || len(notes) != 0 {
+						t.Errorf("Open = %v, notes %q; want it open without a word of refusal", err, notes)
+					}
+				}
+			}
+		})
 	}
 }

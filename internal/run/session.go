@@ -77,6 +77,12 @@ type Options struct {
 	// Finishing, if set, is called before the run's last write; what it
 	// returns is added to the result's warnings (outputs that lost data).
 	Finishing func() []string
+	// RefusedStops makes Open return ErrRefused when the preflight saw the
+	// target refuse every scenario's request with a 4xx (find and sweep:
+	// they would spend minutes measuring refusals). Without it the run
+	// goes on, warned at once through OnNote and in the result's warnings;
+	// a step whose every request is refused is INVALID, and fails it.
+	RefusedStops bool
 }
 
 // Session is one run under way: its transport, compiled scenarios,
@@ -181,16 +187,25 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 		dialer = wsx.New(p.HTTP.Insecure)
 		frameLoop(p, set)
 	}
-	cookie, err := preflight(s.ex, set, p)
+	cookie, refused, err := preflight(s.ex, set, p)
+	if err == nil && refused != "" && o.RefusedStops {
+		err = fmt.Errorf("preflight: %s; %w", refused, ErrRefused)
+	}
 	if err != nil {
 		s.closeTransport()
 		return nil, err
+	}
+	if refused != "" && o.OnNote != nil {
+		o.OnNote("preflight: " + refused + "; a step in which every request is refused is INVALID and fails the run")
 	}
 	if o.Exchanger == nil {
 		s.loop = eventLoop(p, cookie)
 	}
 	s.res = newResult(p, &o)
 	s.res.Unfinished = true // until Finish: a run killed mid-way must not read as a pass
+	if refused != "" {
+		s.res.Warnings = append(s.res.Warnings, "preflight: "+refused)
+	}
 	if n := heldSockets(p); n > 0 && o.OnNote != nil {
 		o.OnNote(fmt.Sprintf("opening %d websocket sockets", n))
 	}

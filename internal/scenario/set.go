@@ -350,39 +350,49 @@ func Mix(seed, i uint64) uint64 {
 // Seed returns the run's seed.
 func (s *Set) Seed() uint64 { return s.seed }
 
-// Preflight performs the run's first request once (the login flow's first
-// step, or the first scenario's) with virtual user 0's data, and returns
-// its outcome. A template that cannot render is an error: the plan asks for
-// something its first request cannot have.
-func (s *Set) Preflight(sess transport.Session) (transport.Outcome, error) {
-	var r *request
-	for _, c := range s.scenarios {
-		if r == nil && len(c.steps) > 0 {
-			r = c.steps[0]
+// Preflight performs the run's first requests, each once with virtual
+// user 0's data: the login flow's first step alone (the scenarios need its
+// session), or else the first request of each scenario that has one, in
+// plan order (a websocket scenario's preflight is opening its sockets). It
+// hands each outcome to next, with the name of its scenario ("login" for
+// the login's), and sends the next request only while next returns true.
+// A template that cannot render is an error: the plan asks for something
+// its first request cannot have.
+func (s *Set) Preflight(sess transport.Session, next func(name string, out transport.Outcome) bool) error {
+	v := s.newVU(0, preflightStream, preflightStream, sess) // user 0's data, its own random draws
+	rendered := false
+	send := func(name string, r *request, login bool) (bool, error) {
+		if !rendered {
+			v.base()
+			if err := v.evalVars(false); err != nil {
+				return false, err
+			}
+			if !login { // with a login, the vars after it are not needed by its first request
+				if err := v.evalVars(true); err != nil {
+					return false, err
+				}
+			}
+			rendered = true
 		}
+		tr, err := v.build(r)
+		if err != nil {
+			return false, fmt.Errorf("render %s: %w", r.name, err)
+		}
+		var out transport.Outcome
+		sess.Do(tr, &out)
+		return next(name, out), nil
 	}
 	if len(s.login) > 0 {
-		r = s.login[0]
+		_, err := send("login", s.login[0], true)
+		return err
 	}
-	var out transport.Outcome
-	if r == nil {
-		out.Kind = transport.OK // only websocket scenarios: opening the sockets is the preflight
-		return out, nil
-	}
-	v := s.newVU(0, preflightStream, preflightStream, sess) // user 0's data, its own random draws
-	v.base()
-	if err := v.evalVars(false); err != nil {
-		return out, err
-	}
-	if len(s.login) == 0 { // with a login, the vars after it are not needed by its first request
-		if err := v.evalVars(true); err != nil {
-			return out, err
+	for _, c := range s.scenarios {
+		if len(c.steps) == 0 {
+			continue
+		}
+		if more, err := send(c.name, c.steps[0], false); err != nil || !more {
+			return err
 		}
 	}
-	tr, err := v.build(r)
-	if err != nil {
-		return out, fmt.Errorf("render %s: %w", r.name, err)
-	}
-	sess.Do(tr, &out)
-	return out, nil
+	return nil
 }

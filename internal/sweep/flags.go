@@ -52,7 +52,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Search.Precision, "precision", "5%", "--find: stop narrowing when pass and fail are this close")
 	fs.StringVar(&f.Need, "need", "", "mark the smallest shape that holds this rate, e.g. 1500/s")
 	fs.Float64Var(&f.UsersPerRPS, "users-per-rps", 0.5, "requests a second one active user makes, for est. users")
-	fs.StringVar(&f.Out, "out", "sweep.json", "where to write sweep.json; each shape's result.json goes in a folder beside it")
+	fs.StringVar(&f.Out, "out", "sweep.json", "where to write sweep.json; each shape's result.json and logs go in the folder named by its stem beside it (./sweep/<shape id>/ by default)")
 	fs.StringVar(&f.HTML, "html", "", "also write the HTML report (bar charts) to this file")
 	fs.BoolVar(&f.Resume, "resume", false, "keep the shapes an earlier sweep.json at --out finished; run the rest")
 	fs.BoolVar(&f.Markdown, "md", false, "print the table as Markdown, with Helm values for each shape")

@@ -137,10 +137,17 @@ func ParseNeed(s string) (float64, error) {
 // does not render, a plan that does not validate): exit 2.
 var ErrInvalid = errors.New("invalid sweep")
 
+// ErrNothingStarted is the error of a sweep in which every shape FAILED TO
+// START: it measured nothing (its table says why each did not start).
+var ErrNothingStarted = errors.New("every shape failed to start: the sweep measured nothing")
+
 // Run starts the target under each shape in turn, runs the plan against
 // it, stops it, and writes sweep.json after every shape, so that an
 // interrupted sweep keeps every finished shape. A shape whose target never
-// became ready is FAILED TO START, and the sweep goes on. It returns
+// became ready is FAILED TO START, and the sweep goes on; when every shape
+// failed so, it returns ErrNothingStarted with the result. A preflight that
+// saw the target refuse every scenario's request (run.ErrRefused) stops
+// the sweep: the next shapes would run the same plan. It returns
 // run.ErrInterrupted when ctx was cancelled.
 func Run(ctx context.Context, s Spec) (*Result, error) {
 	if s.UsersPerRPS <= 0 {
@@ -196,7 +203,13 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		}
 	}
 	r.judge()
-	return r, r.write(s.Out)
+	if err := r.write(s.Out); err != nil {
+		return r, err
+	}
+	if len(r.Configs) > 0 && !slices.ContainsFunc(r.Configs, func(row Row) bool { return row.State != FailedToStart }) {
+		return r, ErrNothingStarted
+	}
+	return r, nil
 }
 
 // shapesDir is the folder beside sweep.json that holds the shapes'
@@ -279,6 +292,7 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	}
 	o := s.Run
 	o.Out = out
+	o.RefusedStops = true // the same plan would be refused under every shape
 	if s.Connect != nil {
 		if err := s.Connect(p, &o); err != nil {
 			var bad *run.InputError
@@ -296,6 +310,8 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 			return nil, run.ErrInterrupted
 		case errors.As(err, &bad):
 			return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
+		case errors.Is(err, run.ErrRefused):
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
 		}
 		row.State, row.Error, row.LogTail = FailedToStart, err.Error(), logTail(out)
 		return row, nil
