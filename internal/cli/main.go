@@ -62,6 +62,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) ExitCode
 		return badInput("%w\nSee '%s --help'.", err, c.CommandPath())
 	})
 	root.AddCommand(runCmd(e), findCmd(e), validateCmd(e), versionCmd(e), demoCmd(e), demoTargetCmd(e), mockCmd(e), reportCmd(e), compareCmd(e), sweepCmd(e), agentCmd(e), mergeCmd(e), k8sCmd(e))
+	groupUsage(root)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK

@@ -30,10 +30,12 @@ func (q *quickFlags) register(c *cobra.Command) { (*plan.Quick)(q).Register(c.Fl
 
 func (o *outputFlags) register(c *cobra.Command) {
 	f := c.Flags()
-	f.StringVar(&o.out, "out", "result.json", "where to write result.json (rewritten after every step)")
-	f.BoolVar(&o.md, "md", false, "print the table as Markdown")
-	f.StringVar(&o.html, "html", "", "also write a self-contained HTML report with plots to this file")
-	f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	plan.InGroup(f, plan.GroupOutput, func() {
+		f.StringVar(&o.out, "out", "result.json", "where to write result.json (rewritten after every step)")
+		f.BoolVar(&o.md, "md", false, "print the table as Markdown")
+		f.StringVar(&o.html, "html", "", "also write a self-contained HTML report with plots to this file")
+		f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	})
 	o.outs.Register(f)
 }
 
@@ -59,6 +61,7 @@ make a quick plan; with one, the quick flags override its values.`,
 		},
 	}
 	q.register(c)
+	(*plan.Quick)(&q).RegisterEach(c.Flags())
 	o.register(c)
 	o.dist.Register(c.Flags(), true)
 	return c
