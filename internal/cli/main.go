@@ -54,13 +54,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) ExitCode
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version(),
+		// an unknown command or flag suggests those this close to it
+		SuggestionsMinimumDistance: 2,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetArgs(args)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return badInput("%w\nSee '%s --help'.", err, c.CommandPath())
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(runCmd(e), findCmd(e), validateCmd(e), versionCmd(e), demoCmd(e), demoTargetCmd(e), mockCmd(e), reportCmd(e), compareCmd(e), sweepCmd(e), agentCmd(e), mergeCmd(e), k8sCmd(e))
 	groupUsage(root)
 	cmd, err := root.ExecuteContextC(ctx)
