@@ -48,20 +48,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) ExitCode
 	if f, ok := stderr.(*os.File); ok {
 		e.terminal = term.IsTerminal(int(f.Fd()))
 	}
-	root := &cobra.Command{
-		Use:           "ceiling",
-		Short:         "Find how far a web service goes before it falls over, and prove the number.",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       version(),
-		// an unknown command or flag suggests those this close to it
-		SuggestionsMinimumDistance: 2,
-	}
+	root := newRoot(e)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(runCmd(e), findCmd(e), validateCmd(e), versionCmd(e), demoCmd(e), demoTargetCmd(e), mockCmd(e), reportCmd(e), compareCmd(e), sweepCmd(e), agentCmd(e), mergeCmd(e), k8sCmd(e))
 	groupUsage(root)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
@@ -75,6 +66,21 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) ExitCode
 		}
 	}
 	return code
+}
+
+// newRoot is the ceiling command with its subcommands, for e.
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "ceiling",
+		Short:         "Find how far a web service goes before it falls over, and prove the number.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version(),
+		// an unknown command or flag suggests those this close to it
+		SuggestionsMinimumDistance: 2,
+	}
+	root.AddCommand(runCmd(e), findCmd(e), validateCmd(e), versionCmd(e), demoCmd(e), demoTargetCmd(e), mockCmd(e), reportCmd(e), compareCmd(e), sweepCmd(e), agentCmd(e), mergeCmd(e), k8sCmd(e))
+	return root
 }
 
 func versionCmd(e *env) *cobra.Command {

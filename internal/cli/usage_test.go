@@ -115,3 +115,12 @@ func TestEachIsRunOnly(t *testing.T) {
 		t.Errorf("run --help: Load flags %q, want --each among them", sections["Load flags:"])
 	}
 }
+
+// ceiling --help lists demo-target, which the README and the example plans
+// start (it was hidden).
+func TestDemoTargetListed(t *testing.T) {
+	code, stdout, _ := ceiling(t, context.Background(), "--help")
+	if code != ExitOK || !regexp.MustCompile(`(?m)^  demo-target +Serve the built-in demo target`).MatchString(stdout) {
+		t.Errorf("ceiling --help: exit %d, want demo-target among the commands:\n%s", code, stdout)
+	}
+}
