@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -39,12 +40,39 @@ type env struct {
 	stderr   io.Writer
 	terminal bool     // stderr is a terminal
 	args     []string // the whole command line, for the reproduce line
+	// columns is how wide the terminal tables may be: stdout's terminal's
+	// width, else $COLUMNS; 0 when neither is known (stdout is a pipe or
+	// a file), and then the tables are whole.
+	columns int
+}
+
+// tableWidth is the width the step table is fitted to (report.TextWidth):
+// e.columns, or 0 (every column) with --wide.
+func (e *env) tableWidth(wide bool) int {
+	if wide {
+		return 0
+	}
+	return e.columns
+}
+
+// columnsOf returns the width of stdout's terminal, else $COLUMNS (a
+// positive number), else 0.
+func columnsOf(stdout io.Writer) int {
+	if f, ok := stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 0
 }
 
 // Main runs the command line args (without the program name) and returns the
 // exit code. ctx is cancelled on the first interrupt.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) ExitCode {
-	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, args: args}
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, args: args, columns: columnsOf(stdout)}
 	if f, ok := stderr.(*os.File); ok {
 		e.terminal = term.IsTerminal(int(f.Fd()))
 	}

@@ -18,6 +18,7 @@ type quickFlags plan.Quick
 type outputFlags struct {
 	out   string
 	md    bool
+	wide  bool // every column of the table, whatever the terminal's width
 	html  string
 	quiet bool
 	dist  agent.Flags                  // --agents, --segment (run and find only)
@@ -33,6 +34,7 @@ func (o *outputFlags) register(c *cobra.Command) {
 	plan.InGroup(f, plan.GroupOutput, func() {
 		f.StringVar(&o.out, "out", "result.json", "where to write result.json (rewritten after every step)")
 		f.BoolVar(&o.md, "md", false, "print the table as Markdown")
+		f.BoolVar(&o.wide, "wide", false, "print every column of the table; on a terminal narrower than the table, columns are otherwise left out")
 		f.StringVar(&o.html, "html", "", "also write a self-contained HTML report with plots to this file")
 		f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	})

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -122,5 +123,40 @@ func TestDemoTargetListed(t *testing.T) {
 	code, stdout, _ := ceiling(t, context.Background(), "--help")
 	if code != ExitOK || !regexp.MustCompile(`(?m)^  demo-target +Serve the built-in demo target`).MatchString(stdout) {
 		t.Errorf("ceiling --help: exit %d, want demo-target among the commands:\n%s", code, stdout)
+	}
+}
+
+// The step table fits the terminal's width when one is known ($COLUMNS
+// here; a terminal's own width when stdout is one): it leaves out columns
+// and says which; --wide prints every column; with no width known (a pipe,
+// a file) the table is whole. It was always whole, 170 to 200 columns
+// wide with a watched target and deliveries.
+func TestTableFitsColumns(t *testing.T) {
+	srv := delayServer(t, 0)
+	out := filepath.Join(t.TempDir(), "r.json")
+	if code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--quiet", "--out", out); code != ExitOK {
+		t.Fatalf("run: exit %d; stderr:\n%s", code, stderr)
+	}
+	head := func(stdout string) []string { return strings.Fields(strings.SplitN(stdout, "\n", 2)[0]) }
+	_, whole, _ := ceiling(t, context.Background(), "report", out)
+	if strings.Contains(whole, "fitted to") || !slices.Contains(head(whole), "max") {
+		t.Fatalf("report without a width: want the whole table:\n%s", whole)
+	}
+	t.Setenv("COLUMNS", "60")
+	_, narrow, _ := ceiling(t, context.Background(), "report", out)
+	lines := strings.Split(narrow, "\n")
+	if slices.Contains(head(narrow), "max") || !strings.Contains(narrow, "(fitted to 60 columns: left out ") {
+		t.Errorf("report with COLUMNS=60: want max left out and said so:\n%s", narrow)
+	}
+	for _, l := range lines[:slices.Index(lines, "")] {
+		if len([]rune(l)) > 60 {
+			t.Errorf("report with COLUMNS=60: a line of %d runes: %q", len([]rune(l)), l)
+		}
+	}
+	if _, all, _ := ceiling(t, context.Background(), "report", out, "--wide"); all != whole {
+		t.Errorf("report --wide with COLUMNS=60:\n%s\nwant the whole table:\n%s", all, whole)
+	}
+	if code, stdout, _ := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--quiet", "--out", out); code != ExitOK || slices.Contains(head(stdout), "max") || !strings.Contains(stdout, "fitted to 60 columns") {
+		t.Errorf("run with COLUMNS=60: exit %d; want the table fitted:\n%s", code, stdout)
 	}
 }
