@@ -85,19 +85,8 @@ func watched(r *results.Result) bool {
 }
 
 // measured reports whether t holds readings of the target's process or
-// cgroup (source_samples), rather than only of its metrics endpoint:
-// showing an endpoint's figures as CPU and memory would claim "0% 0 MB"
-// measured. A result written before source_samples existed counts a
-// process or cgroup as read when it had memory (or had exited).
-func measured(t *results.Target) bool {
-	switch {
-	case t == nil:
-		return false
-	case t.SourceSamples > 0:
-		return true
-	}
-	return t.Samples > 0 && (t.CPUPct != 0 || t.RSSMB != 0 || t.RSSMaxMB != 0 || t.Threads != 0 || t.FDs != 0 || t.Exited)
-}
+// cgroup (results.Target.Measured).
+func measured(t *results.Target) bool { return t.Measured() }
 
 // levelOf is a step's load: its rate, or its users in the closed model.
 func levelOf(s results.Step) string {
