@@ -160,3 +160,18 @@ func TestTableFitsColumns(t *testing.T) {
 		t.Errorf("run with COLUMNS=60: exit %d; want the table fitted:\n%s", code, stdout)
 	}
 }
+
+// Every command that prints the step table takes --wide, which its note
+// under a fitted table names.
+func TestWideWhereTheTableIs(t *testing.T) {
+	for _, cmd := range []string{"run", "find", "merge", "demo", "k8s", "report"} {
+		_, sections := helpSections(t, cmd)
+		found := false
+		for _, flags := range sections {
+			found = found || slices.Contains(flags, "wide")
+		}
+		if !found {
+			t.Errorf("%s --help does not list --wide", cmd)
+		}
+	}
+}
