@@ -20,11 +20,12 @@ func main() {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-sig // first: stop starting work, let in-flight requests finish, write what we have
-		fmt.Fprintln(os.Stderr, "\nceiling: stopping: finishing in-flight requests and writing the result (interrupt again to abort)")
+		s := <-sig // first: stop starting work, let in-flight requests finish, write what we have
+		first, second := cli.StopNotes(os.Args[1:], s)
+		fmt.Fprintf(os.Stderr, "\n%s\n", first)
 		cancel()
 		<-sig // second: abort at once, but leave no started target behind
-		fmt.Fprintln(os.Stderr, "ceiling: aborted; the result holds the steps written so far")
+		fmt.Fprintln(os.Stderr, second)
 		monitor.Abort(5 * time.Second) // containers and cgroups a sweep made too
 		os.Exit(int(cli.ExitInterrupted))
 	}()

@@ -149,9 +149,14 @@ type Flags struct {
 	Emit bool
 }
 
-// Register adds the flags to fs; segment says whether --segment is one
-// (run has it, find not: a search's levels depend on its own steps).
+// Register adds the flags to fs, under the Agents help group; segment
+// says whether --segment is one (run has it, find not: a search's levels
+// depend on its own steps).
 func (f *Flags) Register(fs *pflag.FlagSet, segment bool) {
+	plan.InGroup(fs, plan.GroupAgent, func() { f.register(fs, segment) })
+}
+
+func (f *Flags) register(fs *pflag.FlagSet, segment bool) {
 	fs.StringVar(&f.Agents, "agents", "", "run the load on these agents, host:port,... (see ceiling agent), merged exactly")
 	fs.StringVar(&f.AgentsFile, "agents-file", "", "the agents, one host:port a line")
 	fs.StringVar(&f.TokenFile, "token-file", "", "with --agents: the file holding the agents' bearer token")

@@ -18,7 +18,9 @@ func compareCmd(e *env) *cobra.Command {
 		Use:   "compare A.json B.json",
 		Short: "Compare a run with a baseline: deltas, and whether they are beyond the noise",
 		Long: `The change of throughput, p50, p95, p99 and error rate per step and scenario
-from A (the baseline) to B, and whether it is beyond the noise (docs/compare.md).`,
+from A (the baseline) to B, and whether it is beyond the noise; and of each
+step's deliveries (share delivered, delivery p50 and p99) and watched
+target (CPU, memory) where both have them (docs/compare.md).`,
 		Example: `  ceiling compare base.json new.json --format md --threshold 'p99:+10%,throughput:-5%' --fail-on-regression`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {

@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -351,5 +353,59 @@ func TestCompareControlledRuns(t *testing.T) {
 				t.Errorf("the control's p50 row is not marked control")
 			}
 		})
+	}
+}
+
+// A before/after of a gateway whose posts to an outside service were
+// slow (one worker, 20 ms a post: about half the messages of a 100/s
+// step delivered by its end) and then fast (four workers, 1 ms), the target
+// (this process) watched: compare shows the share delivered, the
+// delivery latency and the target's CPU and memory next to the latency
+// (it compared throughput, latency and errors only).
+func TestCompareDeliveryAndTarget(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i, w := range []struct {
+		workers int
+		work    time.Duration
+	}{{1, 20 * time.Millisecond}, {4, time.Millisecond}} {
+		port := freeLocalPort(t)
+		srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), w.workers, w.work, 0, 0)
+		plan := writePlan(t, fmt.Sprintf(`
+target: %s
+load: {rates: [100], step: 1500ms, warmup: 0s}
+vars: {msgid: "{{uuid}}"}
+monitor: {pid: %d}
+sinks: [{name: hook, listen: "127.0.0.1:%d", id: {json: text}, drain: 3s}]
+scenarios:
+  - request: {method: POST, url: /msg, json: {id: "{{.msgid}}"}}
+    expect: {status: [202]}
+    delivery: {sink: hook, id: "{{.msgid}}"}
+`, srv.URL, os.Getpid(), port))
+		out := filepath.Join(dir, []string{"before.json", "after.json"}[i])
+		if code, _, stderr := ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet"); code != ExitOK {
+			t.Fatalf("run %d: exit %d; stderr:\n%s", i, code, stderr)
+		}
+		files = append(files, out)
+	}
+	code, stdout, stderr := ceiling(t, context.Background(), "compare", files[0], files[1])
+	if code != ExitOK {
+		t.Fatalf("compare: exit %d; stderr:\n%s", code, stderr)
+	}
+	row := regexp.MustCompile(`(?m)^1 \(100/s\)\s+\(all\)\s+(delivered|delivery_p50|delivery_p99|target_cpu|target_rss)\s+([0-9.]+) (%|ms|s|MB)\s+([0-9.]+) (%|ms|s|MB)`)
+	got := map[string][2]float64{}
+	for _, m := range row.FindAllStringSubmatch(stdout, -1) {
+		a, _ := strconv.ParseFloat(m[2], 64)
+		b, _ := strconv.ParseFloat(m[4], 64)
+		got[m[1]] = [2]float64{a, b}
+	}
+	if len(got) != 5 {
+		t.Fatalf("rows %v; want delivered, delivery_p50, delivery_p99, target_cpu and target_rss:\n%s", got, stdout)
+	}
+	if d := got["delivered"]; d[0] > 80 || d[1] < 90 {
+		t.Errorf("delivered by the step's end %.2f %% → %.2f %%; want about half → nearly all:\n%s", d[0], d[1], stdout)
+	}
+	if rss := got["target_rss"]; rss[0] <= 0 || rss[1] <= 0 {
+		t.Errorf("target RSS %v MB; want this process's, measured on both sides", rss)
 	}
 }

@@ -33,7 +33,7 @@ var (
 )
 
 func demoCmd(e *env) *cobra.Command {
-	var quick, events bool
+	var quick, events, wide bool
 	var dir string
 	c := &cobra.Command{
 		Use:   "demo",
@@ -47,12 +47,16 @@ Writes DIR/result.json, DIR/report.html and DIR/plan.yaml. --events adds a step 
 			if quick {
 				t = demoQuick
 			}
+			if wide {
+				e.columns = 0 // every column, as when stdout is not a terminal
+			}
 			return runDemo(e, t, dir, events)
 		},
 	}
 	c.Flags().BoolVar(&quick, "quick", false, "shorter steps and a coarser search: about 15 s instead of about 35 s (for CI)")
 	c.Flags().BoolVar(&events, "events", false, "then a step at 90% of the edge with the backend restarted 3 s in: what a deploy costs, which messages are lost (about 12 s more; its thresholds do not change the exit code)")
 	c.Flags().StringVar(&dir, "out", "ceiling-demo", "folder for result.json, report.html and plan.yaml")
+	c.Flags().BoolVar(&wide, "wide", false, "print every column of the table, however narrow the terminal")
 	return c
 }
 

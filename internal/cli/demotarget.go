@@ -14,10 +14,9 @@ import (
 func demoTargetCmd(e *env) *cobra.Command {
 	var f demo.Flags
 	c := &cobra.Command{
-		Use:    "demo-target",
-		Short:  "Serve the built-in demo target (the example plans load it)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
+		Use:   "demo-target",
+		Short: "Serve the built-in demo target in the foreground (the example plans and the README load it)",
+		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cfg, err := f.Config(c.Flags().Changed)
 			if err != nil {

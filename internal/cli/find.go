@@ -52,9 +52,11 @@ reached", never a server edge.`,
 	o.register(c)
 	o.dist.Register(c.Flags(), false)
 	fl := c.Flags()
-	fl.StringVar(&f.Start, "start", "", "first level: a rate per second (or users with --vus); default the plan's first level")
-	fl.StringVar(&f.Max, "max", "", "highest level to try (default: no cap)")
-	fl.StringVar(&f.Precision, "precision", "5%", "stop narrowing when the pass and the fail are this close")
+	plan.InGroup(fl, plan.GroupSearch, func() {
+		fl.StringVar(&f.Start, "start", "", "first level: a rate per second (or users with --vus); default the plan's first level")
+		fl.StringVar(&f.Max, "max", "", "highest level to try (default: no cap)")
+		fl.StringVar(&f.Precision, "precision", "5%", "stop narrowing when the pass and the fail are this close")
+	})
 	return c
 }
 

@@ -17,7 +17,7 @@ func k8sCmd(e *env) *cobra.Command {
 			if res == nil {
 				return runError(err)
 			}
-			return cmp.Or(show(e, &outputFlags{out: f.Out}, res), outcome(res))
+			return cmp.Or(show(e, &outputFlags{out: f.Out, wide: f.Wide}, res), outcome(res))
 		}}
 	f.Register(c.Flags())
 	return c

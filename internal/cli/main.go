@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -39,29 +40,48 @@ type env struct {
 	stderr   io.Writer
 	terminal bool     // stderr is a terminal
 	args     []string // the whole command line, for the reproduce line
+	// columns is how wide the terminal tables may be: stdout's terminal's
+	// width, else $COLUMNS; 0 when neither is known (stdout is a pipe or
+	// a file), and then the tables are whole.
+	columns int
+}
+
+// tableWidth is the width the step table is fitted to (report.TextWidth):
+// e.columns, or 0 (every column) with --wide.
+func (e *env) tableWidth(wide bool) int {
+	if wide {
+		return 0
+	}
+	return e.columns
+}
+
+// columnsOf returns the width of stdout's terminal, else $COLUMNS (a
+// positive number), else 0.
+func columnsOf(stdout io.Writer) int {
+	if f, ok := stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 0
 }
 
 // Main runs the command line args (without the program name) and returns the
 // exit code. ctx is cancelled on the first interrupt.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) ExitCode {
-	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, args: args}
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, args: args, columns: columnsOf(stdout)}
 	if f, ok := stderr.(*os.File); ok {
 		e.terminal = term.IsTerminal(int(f.Fd()))
 	}
-	root := &cobra.Command{
-		Use:           "ceiling",
-		Short:         "Find how far a web service goes before it falls over, and prove the number.",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       version(),
-	}
+	root := newRoot(e)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetArgs(args)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return badInput("%w\nSee '%s --help'.", err, c.CommandPath())
-	})
-	root.AddCommand(runCmd(e), findCmd(e), validateCmd(e), versionCmd(e), demoCmd(e), demoTargetCmd(e), mockCmd(e), reportCmd(e), compareCmd(e), sweepCmd(e), agentCmd(e), mergeCmd(e), k8sCmd(e))
+	root.SetFlagErrorFunc(flagError)
+	groupUsage(root)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
@@ -74,6 +94,21 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) ExitCode
 		}
 	}
 	return code
+}
+
+// newRoot is the ceiling command with its subcommands, for e.
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "ceiling",
+		Short:         "Find how far a web service goes before it falls over, and prove the number.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version(),
+		// an unknown command or flag suggests those this close to it
+		SuggestionsMinimumDistance: 2,
+	}
+	root.AddCommand(runCmd(e), findCmd(e), validateCmd(e), versionCmd(e), demoCmd(e), demoTargetCmd(e), mockCmd(e), reportCmd(e), compareCmd(e), sweepCmd(e), agentCmd(e), mergeCmd(e), k8sCmd(e))
+	return root
 }
 
 func versionCmd(e *env) *cobra.Command {

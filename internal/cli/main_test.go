@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(int(code))
 	}
+	// The tables of the tests' runs are whole, whatever terminal runs them.
+	os.Unsetenv("COLUMNS")
 	os.Exit(m.Run())
 }
 

@@ -11,6 +11,7 @@ import (
 
 func reportCmd(e *env) *cobra.Command {
 	var format string
+	var wide bool
 	c := &cobra.Command{
 		Use:   "report RESULT.json",
 		Short: "Render a result as a terminal table, Markdown or a self-contained HTML page",
@@ -24,8 +25,9 @@ with the command that reproduces the run) or html (a self-contained page with pl
 			if err != nil {
 				return badInput("%w", err)
 			}
+			text := func(w io.Writer, r *results.Result) error { return report.TextWidth(w, r, e.tableWidth(wide)) }
 			render := map[string]func(io.Writer, *results.Result) error{
-				"text": report.Text, "md": report.Markdown, "markdown": report.Markdown, "html": report.HTML,
+				"text": text, "md": report.Markdown, "markdown": report.Markdown, "html": report.HTML,
 			}[format]
 			if render == nil {
 				return badInput("--format %q: want text, md or html", format)
@@ -37,5 +39,6 @@ with the command that reproduces the run) or html (a self-contained page with pl
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", "text, md or html")
+	c.Flags().BoolVar(&wide, "wide", false, "text: every column of the table; on a terminal narrower than the table, columns are otherwise left out")
 	return c
 }

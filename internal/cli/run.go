@@ -18,6 +18,7 @@ type quickFlags plan.Quick
 type outputFlags struct {
 	out   string
 	md    bool
+	wide  bool // every column of the table, whatever the terminal's width
 	html  string
 	quiet bool
 	dist  agent.Flags                  // --agents, --segment (run and find only)
@@ -30,10 +31,13 @@ func (q *quickFlags) register(c *cobra.Command) { (*plan.Quick)(q).Register(c.Fl
 
 func (o *outputFlags) register(c *cobra.Command) {
 	f := c.Flags()
-	f.StringVar(&o.out, "out", "result.json", "where to write result.json (rewritten after every step)")
-	f.BoolVar(&o.md, "md", false, "print the table as Markdown")
-	f.StringVar(&o.html, "html", "", "also write a self-contained HTML report with plots to this file")
-	f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	plan.InGroup(f, plan.GroupOutput, func() {
+		f.StringVar(&o.out, "out", "result.json", "where to write result.json (rewritten after every step)")
+		f.BoolVar(&o.md, "md", false, "print the table as Markdown")
+		f.BoolVar(&o.wide, "wide", false, "print every column of the table; on a terminal narrower than the table, columns are otherwise left out")
+		f.StringVar(&o.html, "html", "", "also write a self-contained HTML report with plots to this file")
+		f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	})
 	o.outs.Register(f)
 }
 
@@ -59,6 +63,7 @@ make a quick plan; with one, the quick flags override its values.`,
 		},
 	}
 	q.register(c)
+	(*plan.Quick)(&q).RegisterEach(c.Flags())
 	o.register(c)
 	o.dist.Register(c.Flags(), true)
 	return c

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
@@ -56,7 +57,7 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 	if !o.quiet {
 		fmt.Fprintln(e.stderr)
 	}
-	render := report.Text
+	render := func(w io.Writer, r *results.Result) error { return report.TextWidth(w, r, e.tableWidth(o.wide)) }
 	if o.md {
 		render = report.Markdown
 	}

@@ -43,8 +43,32 @@ const (
 	FloorShareOfP50 = 0.01
 )
 
-// The metrics compared, in the order reports show them.
+// The metrics compared for every step and scenario, in the order reports
+// show them.
 var Metrics = []string{results.MetricThroughput, results.MetricP50, results.MetricP95, results.MetricP99, results.MetricErrorRate}
+
+// The figures of a whole step compared besides Metrics, where both results
+// have them: its deliveries (with sinks) and its watched target's CPU and
+// memory. A repeated step keeps them once (its deliveries summed over its
+// repeats, its target's from the last repeat), so they are compared as
+// deltas, with no noise estimate, unless the repeats carry their values.
+const (
+	// MetricDelivered is the share of the step's accepted ids delivered
+	// by its end (a fraction), as the SLO's delivered term reads it.
+	MetricDelivered = "delivered"
+	// MetricDeliveryP50 and MetricDeliveryP99 are the send → delivery
+	// latency's percentiles, in milliseconds.
+	MetricDeliveryP50 = "delivery_p50"
+	MetricDeliveryP99 = "delivery_p99"
+	// MetricTargetCPU is the watched target's CPU in percent of one core:
+	// less for the same load is better.
+	MetricTargetCPU = "target_cpu"
+	// MetricTargetRSS is its resident memory at the window's end, in MB.
+	MetricTargetRSS = "target_rss"
+)
+
+// StepMetrics are those figures, in the order reports show them.
+var StepMetrics = []string{MetricDelivered, MetricDeliveryP50, MetricDeliveryP99, MetricTargetCPU, MetricTargetRSS}
 
 // The tests a change can be judged by.
 const (
@@ -109,6 +133,9 @@ type Report struct {
 	// Notes are what the reader should know: unmatched steps, the control.
 	Notes   []string `json:"notes"`
 	Changes []Change `json:"changes"`
+	// oneSided holds the step figures found in one result only, each
+	// noted once.
+	oneSided map[string]bool
 }
 
 // Change is one metric of one step (and scenario) in A and in B.
@@ -327,6 +354,15 @@ func (r *Report) step(a, b *results.Step, o Options) {
 	for _, m := range Metrics {
 		r.add(at, sampleOf(a, nil, m), sampleOf(b, nil, m), m, o, p50)
 	}
+	for _, m := range StepMetrics {
+		inA, inB := has(a, m), has(b, m)
+		switch {
+		case inA && inB:
+			r.add(at, sampleOf(a, nil, m), sampleOf(b, nil, m), m, o, p50)
+		case inA != inB:
+			r.oneSidedNote(m, inA)
+		}
+	}
 	if len(a.Scenarios) < 2 && len(b.Scenarios) < 2 {
 		return
 	}
@@ -350,6 +386,42 @@ func (r *Report) step(a, b *results.Step, o Options) {
 	}
 }
 
+// has reports whether step s has the step figure metric: deliveries
+// expected (delivered), some arrived (their latency), or its target's
+// process or cgroup measured.
+func has(s *results.Step, metric string) bool {
+	f := s.FiguresOf("")
+	switch metric {
+	case MetricDelivered:
+		return f.Expected > 0
+	case MetricDeliveryP50, MetricDeliveryP99:
+		return f.Arrived > 0
+	case MetricTargetCPU, MetricTargetRSS:
+		return s.Target.Measured()
+	}
+	return false
+}
+
+// oneSidedNote says, once for each kind of step figure, that only A (inA)
+// or only B has it, so it is not compared.
+func (r *Report) oneSidedNote(metric string, inA bool) {
+	what := "deliveries"
+	if metric == MetricTargetCPU || metric == MetricTargetRSS {
+		what = "the target's CPU and memory"
+	}
+	side, other := "A", "B"
+	if !inA {
+		side, other = "B", "A"
+	}
+	if r.oneSided == nil {
+		r.oneSided = map[string]bool{}
+	}
+	if key := what + side; !r.oneSided[key] {
+		r.oneSided[key] = true
+		r.note("%s: measured in %s's steps, not in %s's: not compared", what, side, other)
+	}
+}
+
 // add judges one metric and appends the change; p50 is A's p50 of the
 // same step (or scenario), which sets part of a latency's floor.
 func (r *Report) add(c Change, a, b sample, metric string, o Options, p50 float64) {
@@ -362,7 +434,7 @@ func (r *Report) add(c Change, a, b sample, metric string, o Options, p50 float6
 	c.Direction = direction(metric, b.median-a.median)
 	big := !defined || math.Abs(delta) >= o.MinEffect
 	switch {
-	case metric == results.MetricErrorRate && math.Abs(b.median-a.median) < MinErrorDelta:
+	case (metric == results.MetricErrorRate || metric == MetricDelivered) && math.Abs(b.median-a.median) < MinErrorDelta:
 		big = false
 	case isLatency(metric):
 		c.FloorMS = floorMS(o.MinAbs, p50, max(a.median, b.median))
@@ -455,7 +527,8 @@ func deltaPct(a, b float64) (float64, bool) {
 }
 
 // direction says whether a change of d in metric is worse or better: up
-// is worse for latencies and errors, down for throughput.
+// is worse for latencies, errors and the target's CPU and memory (more of
+// them for the same load), down for throughput and the share delivered.
 func direction(metric string, d float64) string {
 	if d == 0 {
 		return Same
@@ -467,5 +540,5 @@ func direction(metric string, d float64) string {
 }
 
 func upIsWorse(metric string) bool {
-	return metric != results.MetricThroughput && metric != results.MetricAchieved
+	return metric != results.MetricThroughput && metric != results.MetricAchieved && metric != MetricDelivered
 }

@@ -526,7 +526,7 @@ func TestParseThresholds(t *testing.T) {
 	}
 	bad := []struct{ in, want string }{
 		{"p99+10%", `--threshold "p99+10%": want METRIC:±N%, e.g. p99:+10% or throughput:-5%`},
-		{"p98:+10%", `--threshold "p98:+10%": unknown metric "p98" (want throughput, p50, p95, p99 or error_rate)`},
+		{"p98:+10%", `--threshold "p98:+10%": unknown metric "p98" (want throughput, p50, p95, p99, error_rate, delivered, delivery_p50, delivery_p99, target_cpu or target_rss)`},
 		{"p99:10%", `--threshold "p99:10%": give the sign of the bad direction: p99:+10% (p99 is worse up)`},
 		{"p99:-10%", `--threshold "p99:-10%": p99 gets worse going up: want p99:+10%`},
 		{"throughput:+5%", `--threshold "throughput:+5%": throughput gets worse going down: want throughput:-5%`},

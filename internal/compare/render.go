@@ -179,28 +179,37 @@ func runs(n int) string {
 }
 
 // Tally says how many comparisons were made and what chance alone would
-// do to them.
+// do to those the rank test judged.
 func (r *Report) Tally() string {
-	var steps, scenarios int
+	var steps, scenarios, figures, ranked int
 	for _, c := range r.Changes {
-		if c.Metric == Metrics[0] && !c.Control {
-			if c.Scenario == "" {
-				steps++
-			} else {
-				scenarios++
-			}
+		if c.Control {
+			continue
+		}
+		switch {
+		case c.Metric == Metrics[0] && c.Scenario == "":
+			steps++
+		case c.Metric == Metrics[0]:
+			scenarios++
+		case slices.Contains(StepMetrics, c.Metric):
+			figures++
+		}
+		if c.Test == TestRank {
+			ranked++
 		}
 	}
 	of := plural(steps, "step")
 	if scenarios > 0 {
 		of = "(" + of + " + " + plural(scenarios, "scenario") + ")"
 	}
-	s := fmt.Sprintf("%s (%d metrics × %s)", plural(r.Comparisons, "comparison"), len(Metrics), of)
-	for _, c := range r.Changes {
-		if c.Test == TestRank {
-			return s + fmt.Sprintf("; by chance alone about %.1f of them would pass the rank test at α = %v, so each must also move at least %s %%",
-				float64(r.Comparisons)*Alpha, Alpha, num(r.MinEffectPct))
-		}
+	s := fmt.Sprintf("%s (%d metrics × %s", plural(r.Comparisons, "comparison"), len(Metrics), of)
+	if figures > 0 {
+		s += fmt.Sprintf(" + %d of the steps' deliveries and target", figures)
+	}
+	s += ")"
+	if ranked > 0 {
+		s += fmt.Sprintf("; by chance alone about %.1f of them would pass the rank test at α = %v, so each must also move at least %s %%",
+			float64(ranked)*Alpha, Alpha, num(r.MinEffectPct))
 	}
 	return s
 }
@@ -314,8 +323,12 @@ func value(metric string, v float64) string {
 	switch metric {
 	case results.MetricThroughput, results.MetricAchieved:
 		return strconv.FormatFloat(v, 'f', 1, 64) + "/s"
-	case results.MetricErrorRate:
+	case results.MetricErrorRate, MetricDelivered:
 		return strconv.FormatFloat(100*v, 'f', 2, 64) + " %"
+	case MetricTargetCPU:
+		return strconv.FormatFloat(v, 'f', 1, 64) + " %"
+	case MetricTargetRSS:
+		return strconv.FormatFloat(v, 'f', 1, 64) + " MB"
 	}
 	return results.Millis(v)
 }

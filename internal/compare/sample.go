@@ -55,6 +55,16 @@ func single(s *results.Step, b *results.Breakdown, metric string) float64 {
 			return s.AchievedRate
 		case results.MetricErrorRate:
 			return s.ErrorRate
+		case MetricDelivered, MetricDeliveryP50, MetricDeliveryP99:
+			return deliveryFigure(s, metric)
+		case MetricTargetCPU, MetricTargetRSS:
+			if s.Target == nil {
+				return math.NaN()
+			}
+			if metric == MetricTargetCPU {
+				return s.Target.CPUPct
+			}
+			return s.Target.RSSMB
 		}
 		return percentile(s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99, metric)
 	}
@@ -71,6 +81,23 @@ func single(s *results.Step, b *results.Breakdown, metric string) float64 {
 		return float64(b.Failed) / float64(b.Completed)
 	}
 	return percentile(b.LatencyMS.P50, b.LatencyMS.P95, b.LatencyMS.P99, metric)
+}
+
+// deliveryFigure is a step's delivered share (a fraction) or delivery
+// latency percentile, as its SLO terms read them (results.Step.FiguresOf):
+// delivered counts what had arrived by the step's end.
+func deliveryFigure(s *results.Step, metric string) float64 {
+	f := s.FiguresOf("")
+	switch metric {
+	case MetricDelivered:
+		if f.Expected == 0 {
+			return math.NaN()
+		}
+		return float64(f.Delivered) / float64(f.Expected)
+	case MetricDeliveryP50:
+		return f.Delivery.P50
+	}
+	return f.Delivery.P99
 }
 
 func percentile(p50, p95, p99 float64, metric string) float64 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,12 +85,8 @@ func parseThreshold(item string) (Threshold, error) {
 	if !upIsWorse(name) {
 		bad = "-"
 	}
-	known := false
-	for _, m := range Metrics {
-		known = known || m == name
-	}
-	if !known {
-		return t, fmt.Errorf("unknown metric %q (want throughput, p50, p95, p99 or error_rate)", name)
+	if !slices.Contains(Metrics, name) && !slices.Contains(StepMetrics, name) {
+		return t, fmt.Errorf("unknown metric %q (want throughput, p50, p95, p99, error_rate, delivered, delivery_p50, delivery_p99, target_cpu or target_rss)", name)
 	}
 	limit = strings.TrimSpace(limit)
 	number, pct := strings.CutSuffix(limit, "%")

@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -38,8 +39,8 @@ func (r *Report) control() {
 		seen = true
 		wouldCount := c.Significant
 		c.Significant = false // the control gauges the host; it is not judged
-		if c.Metric == results.MetricErrorRate || c.Metric == results.MetricThroughput && !c.alone {
-			continue
+		if c.Metric == results.MetricErrorRate || c.Metric == results.MetricThroughput && !c.alone || !slices.Contains(Metrics, c.Metric) {
+			continue // not the host's speed: errors, a share of a mix, deliveries, the target's CPU and memory
 		}
 		throughput = throughput || c.Metric == results.MetricThroughput
 		var why string
@@ -140,7 +141,7 @@ func (r *Report) verdict() {
 		r.Verdict = Same
 	}
 	if tested > 0 && tested < r.Comparisons {
-		r.note("%d of %d comparisons had no noise estimate (a side with a single run): deltas only", r.Comparisons-tested, r.Comparisons)
+		r.note("%d of %d comparisons had no noise estimate (a side with a single run, or a step's deliveries or target, kept once for all its repeats): deltas only", r.Comparisons-tested, r.Comparisons)
 	}
 }
 
@@ -164,17 +165,29 @@ const (
 	rankRule = "Mann-Whitney U rank test (benchstat's), α = 0.05, with ≥ 5 repeats per side"
 	covRule  = "the CoV rule: |Δ| > 2 × the larger side's CoV (from 0: B's median beyond A's range by more than 2 × the larger standard deviation), with 2–4 repeats per side"
 	noneRule = "no noise estimate (use --repeat): deltas only"
+	// figuresRule is for the step figures (StepMetrics) of repeated runs,
+	// which keep one value per step.
+	figuresRule = "deliveries and the target's CPU and memory, one figure per step: deltas only"
 )
 
 // testText states the tests the changes were judged by, the minimum
 // effect and the latencies' floor.
 func testText(cs []Change, minEffect, minAbsMS float64) string {
 	used := map[string]bool{}
+	figures := false
 	for _, c := range cs {
+		if c.Test == TestNone && slices.Contains(StepMetrics, c.Metric) {
+			figures = true // stated apart, unless single runs leave everything untested
+			continue
+		}
 		used[c.Test] = true
 	}
+	none := noneRule
+	if figures && !used[TestNone] {
+		used[TestNone], none = true, figuresRule
+	}
 	s := ""
-	for _, t := range []struct{ name, rule string }{{TestRank, rankRule}, {TestCoV, covRule}, {TestNone, noneRule}} {
+	for _, t := range []struct{ name, rule string }{{TestRank, rankRule}, {TestCoV, covRule}, {TestNone, none}} {
 		if !used[t.name] {
 			continue
 		}

@@ -31,9 +31,11 @@ type Flags struct {
 	Deadline, TTL          time.Duration
 	NetworkPolicy          bool
 	// Apply creates the objects and waits for the result, rather than
-	// printing them; Kubeconfig and Out go with it.
+	// printing them; Kubeconfig and Out go with it, and Wide: the table
+	// printed then has every column, however narrow the terminal.
 	Apply           bool
 	Kubeconfig, Out string
+	Wide            bool
 
 	fs *pflag.FlagSet // Register's, which says where "--" was
 }
@@ -76,6 +78,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.Apply, "apply", false, "create the objects, follow the coordinator's log, write its result, delete them")
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "with --apply: kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&f.Out, "out", "result.json", "with --apply: where to write result.json")
+	fs.BoolVar(&f.Wide, "wide", false, "with --apply: print every column of the table, however narrow the terminal")
 }
 
 // Options builds the Options of a command line: args are the command's

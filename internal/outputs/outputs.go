@@ -26,11 +26,13 @@ type Flags struct {
 	JUnit string
 }
 
-// Register adds the flags to fs.
+// Register adds the flags to fs, under the Outputs help group.
 func (f *Flags) Register(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&f.Outputs, "output", nil, "live output, repeatable: prometheus=URL (remote write, every second) or json=FILE (JSON lines); also outputs: in a plan")
-	fs.StringVar(&f.Listen, "metrics-listen", "", "serve the live series in Prometheus text format at ADDR/metrics (a port alone listens on 127.0.0.1)")
-	fs.StringVar(&f.JUnit, "junit", "", "write a JUnit XML report (a test case per step and per SLO term) to FILE when the run ends")
+	plan.InGroup(fs, plan.GroupOutput, func() {
+		fs.StringArrayVar(&f.Outputs, "output", nil, "live output, repeatable: prometheus=URL (remote write, every second) or json=FILE (JSON lines); also outputs: in a plan")
+		fs.StringVar(&f.Listen, "metrics-listen", "", "serve the live series in Prometheus text format at ADDR/metrics (a port alone listens on 127.0.0.1)")
+		fs.StringVar(&f.JUnit, "junit", "", "write a JUnit XML report (a test case per step and per SLO term) to FILE when the run ends")
+	})
 }
 
 // Outputs are a run's live outputs under way.

@@ -3,16 +3,20 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
+	"html"
 	"image"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/compare"
+	"github.com/ceiling-dev/ceiling/internal/metrics"
 )
 
 // shotOf is a report page for TestHTMLInChromium to open instead of the
@@ -154,4 +158,84 @@ func drawnIn(img image.Image, rect image.Rectangle) (drawn, total int) {
 		}
 	}
 	return drawn, (rect.Dx() / 2) * (rect.Dy() / 2)
+}
+
+// measureScript, appended to a page for TestHTMLTableIn1400px, measures
+// each table box (.wide) once the page is laid out: its visible and its
+// scrolled width, and where the right edges of its last two headings are.
+// It writes them as JSON into a <pre id="measure"> that --dump-dom shows.
+const measureScript = `<script>
+addEventListener('load', () => {
+  const out = [];
+  document.querySelectorAll('.wide').forEach(d => {
+    const th = d.querySelectorAll('th');
+    const right = i => Math.round(th[i].getBoundingClientRect().right);
+    out.push({client: d.clientWidth, scroll: d.scrollWidth, slo: right(th.length - 2), verdict: right(th.length - 1), window: innerWidth,
+      heads: Array.from(th).map(h => h.textContent)});
+  });
+  const p = document.createElement('pre');
+  p.id = 'measure';
+  p.textContent = JSON.stringify(out);
+  document.body.appendChild(p);
+});
+</script>`
+
+// The step table of a demo-like find (watched target, deliveries behind
+// by their step's end, sockets, an OVERLOADED step with its reason) in
+// headless Chromium at a 1400 px wide window: it does not scroll
+// sideways, and its slo and verdict columns end inside the window. The
+// table was 1440 px wide in a 1100 px box, slo and verdict behind a
+// scrollbar.
+func TestHTMLTableIn1400px(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed (Debian package chromium; .ci/run installs it)")
+	}
+	r := narrowSample()
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		s.Delivery.LatencyMS = metrics.Latency{P50: 684, P99: 1090}
+		s.WebSocket.Wanted = 50
+		s.Late, s.MaxLagMS = 12, 31.5
+	}
+	var b bytes.Buffer
+	if err := HTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(page, bytes.Replace(b.Bytes(), []byte("</body>"), []byte(measureScript+"</body>"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+filepath.Join(t.TempDir(), "profile"), "--window-size=1400,1000", "--virtual-time-budget=2000",
+		"--dump-dom", "file://"+page).Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	m := regexp.MustCompile(`<pre id="measure">(.*?)</pre>`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no measurement in the page Chromium laid out:\n%s", out)
+	}
+	var boxes []struct {
+		Client, Scroll, SLO, Verdict, Window int
+		Heads                                []string
+	}
+	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &boxes); err != nil {
+		t.Fatal(err)
+	}
+	if len(boxes) == 0 || len(boxes[0].Heads) < 17 || boxes[0].Heads[len(boxes[0].Heads)-2] != "slo" {
+		t.Fatalf("the first table is not the step table with every column: %+v", boxes)
+	}
+	step := boxes[0]
+	t.Logf("the step table at a %d px window: %d px shown of %d, slo ends at %d px, verdict at %d px", step.Window, step.Client, step.Scroll, step.SLO, step.Verdict)
+	if step.Scroll > step.Client {
+		t.Errorf("the step table scrolls sideways: %d px wide in a %d px box", step.Scroll, step.Client)
+	}
+	if step.SLO > step.Window || step.Verdict > step.Window {
+		t.Errorf("slo ends at %d px and verdict at %d px, past the %d px window", step.SLO, step.Verdict, step.Window)
+	}
 }

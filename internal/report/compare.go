@@ -44,8 +44,10 @@ func CompareHTML(w io.Writer, r *compare.Report) error {
 	}
 	list("crossed", "threshold crossed: ", r.Crossed)
 	list("notes", "", r.Notes)
-	if svg := compareChart(r).svg(); svg != "" {
-		fmt.Fprintf(&b, "<figure><figcaption>%s</figcaption>%s</figure>\n", e(compareCaption(r)), svg)
+	for _, f := range compareFigures {
+		if svg := compareChartOf(r, f).svg(); svg != "" {
+			fmt.Fprintf(&b, "<figure><figcaption>%s</figcaption>%s</figure>\n", e(compareCaption(r, f)), svg)
+		}
 	}
 	b.WriteString("<h2>Every comparison</h2>\n<div class=\"wide\"><table><thead><tr>")
 	for _, h := range compare.Columns {
@@ -91,8 +93,28 @@ func rowClass(c *compare.Change) string {
 	return strings.Join(out, " ")
 }
 
-func compareCaption(r *compare.Report) string {
-	s := fmt.Sprintf("Load against latency: A (%s, the baseline) dashed, B (%s) solid", r.A, r.B)
+// compareFigure is a plot of the compare page: the whole-step figures it
+// draws against the load, its y axis, and what a figure is multiplied by
+// to be read on it (a share's fraction, in percent).
+type compareFigure struct {
+	what    string
+	metrics []string
+	yTitle  string
+	yText   func(float64) string
+	scale   float64
+}
+
+// compareFigures are the compare page's plots, each drawn when the
+// comparison has its figures: latency always, the target's CPU when both
+// runs watched it, the share delivered when both had sinks.
+var compareFigures = []compareFigure{
+	{"latency", []string{results.MetricP50, results.MetricP99}, "response time (ms)", Millis, 1},
+	{"the target's CPU", []string{compare.MetricTargetCPU}, "target CPU (% of one core)", func(v float64) string { return fmt.Sprintf("%.1f%%", v) }, 1},
+	{"the share delivered by each step's end", []string{compare.MetricDelivered}, "delivered (% of accepted)", func(v float64) string { return fmt.Sprintf("%.1f%%", v) }, 100},
+}
+
+func compareCaption(r *compare.Report, f compareFigure) string {
+	s := fmt.Sprintf("Load against %s: A (%s, the baseline) dashed, B (%s) solid", f.what, r.A, r.B)
 	if r.RepeatsA > 1 || r.RepeatsB > 1 {
 		s += "; each point the median of the repeats, its whisker their range"
 	}
@@ -106,18 +128,22 @@ type comparePoint struct {
 	tip      string
 }
 
-// compareChart plots both runs' p50 and p99 (the medians over repeats)
+// compareChart plots both runs' p50 and p99 against the load
+// (compareChartOf the latency).
+func compareChart(r *compare.Report) *chart { return compareChartOf(r, compareFigures[0]) }
+
+// compareChartOf plots both runs' figures of f (the medians over repeats)
 // against the load, from the whole-step changes: A dashed, B solid, a
-// percentile in one colour, every level ticked; with repeats, each point
-// has a whisker from the least to the greatest repeat, A's to the left,
-// B's to the right.
-func compareChart(r *compare.Report) *chart {
-	c := &chart{xTitle: "target rate (requests/s)", xText: Rate, yTitle: "response time (ms)", yText: Millis}
+// figure in one colour, every level ticked; with repeats, each point has
+// a whisker from the least to the greatest repeat, A's to the left, B's
+// to the right. It has no series when no change is of f's figures.
+func compareChartOf(r *compare.Report, f compareFigure) *chart {
+	c := &chart{xTitle: "target rate (requests/s)", xText: Rate, yTitle: f.yTitle, yText: f.yText}
 	users := slices.ContainsFunc(r.Changes, func(ch compare.Change) bool { return ch.VUs > 0 })
 	if users {
 		c.xTitle, c.xText = "virtual users", func(v float64) string { return fmt.Sprintf("%.0f", v) }
 	}
-	figures := []string{results.MetricP50, results.MetricP99}
+	figures := f.metrics
 	// One line per side, figure and scenario run alone (load.each; "" for
 	// the mix): A's lines first, then B's, each figure in one colour.
 	type line struct {
@@ -142,8 +168,8 @@ func compareChart(r *compare.Report) *chart {
 		if users {
 			la, lb = float64(ch.VUs), float64(ch.VUsB)
 		}
-		pa := sidePoint("A", ch.Metric, ch.Step, la, ch.A, ch.ValuesA, c.xText)
-		pb := sidePoint("B", ch.Metric, ch.StepB, lb, ch.B, ch.ValuesB, c.xText)
+		pa := sidePoint("A", ch.Metric, ch.Step, la, f.scale*ch.A, scaled(f.scale, ch.ValuesA), c.xText, f.yText)
+		pb := sidePoint("B", ch.Metric, ch.StepB, lb, f.scale*ch.B, scaled(f.scale, ch.ValuesB), c.xText, f.yText)
 		if sc := ch.StepScenario; sc != "" {
 			pa.tip, pb.tip = sc+" · "+pa.tip, sc+" · "+pb.tip
 		}
@@ -184,16 +210,25 @@ func compareChart(r *compare.Report) *chart {
 }
 
 // sidePoint is one side's figure of a step: its median y, its repeats'
-// range, and a tooltip that says them ("step 2, 200/s: B p99 26.1 ms, 5
-// repeats from 25.9 ms to 26.8 ms").
-func sidePoint(side, metric string, step int, level, y float64, values []float64, xText func(float64) string) comparePoint {
+// range, and a tooltip that says them in yText ("step 2, 200/s: B p99
+// 26.1 ms, 5 repeats from 25.9 ms to 26.8 ms").
+func sidePoint(side, metric string, step int, level, y float64, values []float64, xText, yText func(float64) string) comparePoint {
 	p := comparePoint{level: level, y: y, lo: y, hi: y}
 	for _, v := range values {
 		p.lo, p.hi = min(p.lo, v), max(p.hi, v)
 	}
-	p.tip = fmt.Sprintf("step %d, %s: %s %s %s", step+1, xText(level), side, metric, Millis(y))
+	p.tip = fmt.Sprintf("step %d, %s: %s %s %s", step+1, xText(level), side, metric, yText(y))
 	if len(values) > 1 {
-		p.tip += fmt.Sprintf(", %d repeats from %s to %s", len(values), Millis(p.lo), Millis(p.hi))
+		p.tip += fmt.Sprintf(", %d repeats from %s to %s", len(values), yText(p.lo), yText(p.hi))
 	}
 	return p
+}
+
+// scaled returns v, each value multiplied by k.
+func scaled(k float64, v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = k * x
+	}
+	return out
 }

@@ -257,3 +257,39 @@ func TestCompareHTMLControl(t *testing.T) {
 		t.Errorf("control moved: want the verdict naming what it suppressed, its 3 latencies red, the api's 3 amber:\n%s", page)
 	}
 }
+
+// With deliveries and a watched target on both sides, the compare page
+// also plots the target's CPU and the share delivered against the load,
+// A dashed and B solid, and its table has their rows; without them it
+// has neither plot.
+func TestCompareHTMLStepFigures(t *testing.T) {
+	levels := []float64{100, 200}
+	withFigures := func(r *results.Result, cpu float64, atEnd int64) *results.Result {
+		for i := range r.Steps {
+			s := &r.Steps[i]
+			s.Target = &results.Target{CPUPct: cpu * s.TargetRate / 100, RSSMB: 30, Samples: 3, SourceSamples: 3}
+			n := atEnd
+			s.Delivery = &results.Delivery{Expected: 1000, Delivered: 1000, AtStepEnd: &n, LatencyMS: metrics.Latency{P50: 60, P99: 90}}
+		}
+		return r
+	}
+	page := compareHTML(t, compare.Compare(withFigures(repeated(20, levels...), 48, 678), withFigures(repeated(20, levels...), 31, 1000), compare.Options{A: "before.json", B: "after.json"}))
+	for _, want := range []string{
+		"<figcaption>Load against the target&#39;s CPU: A (before.json, the baseline) dashed, B (after.json) solid",
+		"<figcaption>Load against the share delivered by each step&#39;s end: A (before.json, the baseline) dashed, B (after.json) solid",
+		"<title>step 2, 200/s: A target_cpu 96.0%</title>", "<title>step 2, 200/s: B target_cpu 62.0%</title>",
+		"<title>step 1, 100/s: A delivered 67.8%</title>", "<title>step 1, 100/s: B delivered 100.0%</title>",
+		"<td>target_cpu</td><td>96.0 %</td><td>62.0 %</td><td>-35.4 %</td>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if n := strings.Count(page, "<svg"); n != 3 {
+		t.Errorf("%d plots, want latency, CPU and delivered", n)
+	}
+	plain := compareHTML(t, compare.Compare(repeated(20, levels...), repeated(26, levels...), compare.Options{}))
+	if n := strings.Count(plain, "<svg"); n != 1 || strings.Contains(plain, "target_cpu") {
+		t.Errorf("without deliveries and a target: %d plots; want the latency's alone", n)
+	}
+}

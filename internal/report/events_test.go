@@ -112,7 +112,7 @@ func TestEventsHTML(t *testing.T) {
 	if steps < 0 || events < steps {
 		t.Fatalf("the events' table is not after the steps' (at %d, %d)", steps, events)
 	}
-	for _, want := range []string{"<td>STRESSED (events: restart-api, smoke)</td>", "<td>restart-api</td><td>restart</td><td>2</td><td>10.0 s</td><td>2.40 s</td><td>310 (refused 300, reset 10)</td><td>25.8%</td><td>2.40 s / 2.95 s</td><td>1.50 s</td><td>done</td>",
+	for _, want := range []string{"<td>STRESSED (events: restart-api, smoke)</td>", "<td>restart-api</td><td>restart</td><td>2</td><td>10.0 s</td><td>2.40 s</td><td class=\"w\"><span>310</span> <span>(refused 300,</span> <span>reset 10)</span></td><td>25.8%</td><td class=\"w\"><span>2.40 s /</span> <span>2.95 s</span></td><td>1.50 s</td><td>done</td>",
 		"<td>exit 2: GET /health: connection refused (required)</td>", "<td>no baseline before the event</td>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)

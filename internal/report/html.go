@@ -87,30 +87,67 @@ func Page(w io.Writer, title, style, body string) error {
 	return err
 }
 
+// css is the run report's style sheet. A table may be wider than the
+// text: its box (.wide) grows to the window's width, centred on the page,
+// and scrolls sideways only past that; a table's headings wrap, and so
+// does a cell at the places cellHTML marks (td.w: its pieces stay whole)
+// and its last column (a verdict and its reason). In a table still too
+// wide for the window (.fit), the first and the last column stay in view
+// while the rest scrolls under them.
 const css = `body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:13px}.wide{overflow-x:auto}th,td{padding:.25em .5em;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
+table{border-collapse:collapse;margin:1em 0;font-size:13px}th,td{padding:.25em .5em;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
+.wide{overflow-x:auto;position:relative;left:50%;transform:translateX(-50%);width:max-content;min-width:100%;max-width:calc(100vw - 2em)}
+th,td.w{white-space:normal}td.w span{white-space:nowrap}
+.fit th:first-child,.fit td:first-child{position:sticky;left:0;background:#fff}.fit th:last-child,.fit td:last-child{position:sticky;right:0;background:#fff}
 td:last-child,th:last-child{text-align:left;white-space:normal}
 th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap}
 figure{margin:1.5em 0}figcaption{font-weight:600}.answer{font-size:1.3em;font-weight:600}.story{font-size:1.1em;border-left:4px solid #d62728;padding-left:.7em}
 svg{max-width:100%;height:auto}`
 
 // HTMLTable writes a table in the page's style: head as its header, a row
-// per rows, every cell escaped; it scrolls sideways when wider than the
-// page.
+// per rows, every cell escaped. It takes the window's width when wider
+// than the page, wraps its cells where cellHTML marks them, and scrolls
+// sideways, its first and last columns in view, only when wider still.
+// The first column (a step, a shape, an event: the row's name) never
+// wraps.
 func HTMLTable(b *strings.Builder, head []string, rows [][]string) {
-	b.WriteString("<div class=\"wide\"><table><thead><tr>")
+	b.WriteString("<div class=\"wide fit\"><table><thead><tr>")
 	for _, h := range head {
 		fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(h))
 	}
 	b.WriteString("</tr></thead><tbody>\n")
 	for _, row := range rows {
 		b.WriteString("<tr>")
-		for _, c := range row {
-			fmt.Fprintf(b, "<td>%s</td>", html.EscapeString(c))
+		for i, c := range row {
+			if i == 0 || i == len(row)-1 { // a row's name stays whole; the last column wraps anywhere
+				fmt.Fprintf(b, "<td>%s</td>", html.EscapeString(c))
+				continue
+			}
+			b.WriteString(cellHTML(c))
 		}
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</tbody></table></div>\n")
+}
+
+// cellBreaks marks where a cell may wrap: before details in parentheses
+// ("552/600 (+48 later)"), after a comma between them ("timeout 10,
+// ws_no_ack 5") and after a slash between two figures ("0.58 ms / 0.93
+// ms"). The pieces between stay whole: a figure never parts from its unit.
+var cellBreaks = strings.NewReplacer(" (", "\x00(", ", ", ",\x00", " / ", " /\x00")
+
+// cellHTML is a table cell with its text escaped: a <td> as it is, or,
+// when it has places to wrap (cellBreaks), a <td class="w"> of pieces that
+// each stay whole, joined by spaces where it may wrap. Its text is c's.
+func cellHTML(c string) string {
+	pieces := strings.Split(cellBreaks.Replace(c), "\x00")
+	if len(pieces) == 1 {
+		return "<td>" + html.EscapeString(c) + "</td>"
+	}
+	for i, p := range pieces {
+		pieces[i] = "<span>" + html.EscapeString(p) + "</span>"
+	}
+	return "<td class=\"w\">" + strings.Join(pieces, " ") + "</td>"
 }
 
 // WriteHTML writes r's HTML page to the file at path (WriteFile), with

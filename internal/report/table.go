@@ -85,19 +85,8 @@ func watched(r *results.Result) bool {
 }
 
 // measured reports whether t holds readings of the target's process or
-// cgroup (source_samples), rather than only of its metrics endpoint:
-// showing an endpoint's figures as CPU and memory would claim "0% 0 MB"
-// measured. A result written before source_samples existed counts a
-// process or cgroup as read when it had memory (or had exited).
-func measured(t *results.Target) bool {
-	switch {
-	case t == nil:
-		return false
-	case t.SourceSamples > 0:
-		return true
-	}
-	return t.Samples > 0 && (t.CPUPct != 0 || t.RSSMB != 0 || t.RSSMaxMB != 0 || t.Threads != 0 || t.FDs != 0 || t.Exited)
-}
+// cgroup (results.Target.Measured).
+func measured(t *results.Target) bool { return t.Measured() }
 
 // levelOf is a step's load: its rate, or its users in the closed model.
 func levelOf(s results.Step) string {
@@ -267,8 +256,16 @@ func topErrors(errs map[string]int64) string {
 // what each event cost (when the plan had events), the thresholds and
 // warnings, and a run's summary line (Summary). It returns the first error writing to w.
 func Text(w io.Writer, r *results.Result) error {
+	return TextWidth(w, r, 0)
+}
+
+// TextWidth is Text with the step table fitted to a terminal width runes
+// wide (0: no limit, every column): it leaves out the columns that say
+// least, then wraps the verdict (stepTable.fit), and says what it left
+// out. The other tables are as Text writes them.
+func TextWidth(w io.Writer, r *results.Result, width int) error {
 	c := &checked{w: w}
-	text(c, r)
+	text(c, r, width)
 	return c.err
 }
 
@@ -288,37 +285,10 @@ func (c *checked) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func text(w io.Writer, r *results.Result) {
-	rs := rows(r)
-	columns := columnsOf(r)
-	width := make([]int, len(columns))
-	for i, c := range columns {
-		width[i] = len(c)
-	}
-	for _, row := range rs {
-		for i, c := range row {
-			width[i] = max(width[i], len([]rune(c)))
-		}
-	}
-	line := func(cells []string) {
-		var b strings.Builder
-		for i, c := range cells {
-			pad := width[i] - len([]rune(c))
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			if i == 0 || i >= len(cells)-1 {
-				b.WriteString(c + strings.Repeat(" ", pad))
-			} else {
-				b.WriteString(strings.Repeat(" ", pad) + c)
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
-	line(columns)
-	for _, row := range rs {
-		line(row)
-	}
+func text(w io.Writer, r *results.Result, width int) {
+	t := &stepTable{head: columnsOf(r), rows: rows(r)}
+	t.fit(width, judgedColumns(r))
+	t.print(w, width)
 	eventTable(w, r, EventsTitle+":", textEventTable)
 	breakdownTables(w, r, textTable)
 	footer(w, r, "")

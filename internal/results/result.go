@@ -367,6 +367,21 @@ type Target struct {
 	ScrapeError  string `json:"scrape_error,omitempty"`
 }
 
+// Measured reports whether t holds readings of the target's process or
+// cgroup (source_samples), rather than only of its metrics endpoint:
+// showing an endpoint's figures as CPU and memory would claim "0% 0 MB"
+// measured. A result written before source_samples existed counts a
+// process or cgroup as read when it had memory (or had exited).
+func (t *Target) Measured() bool {
+	switch {
+	case t == nil:
+		return false
+	case t.SourceSamples > 0:
+		return true
+	}
+	return t.Samples > 0 && (t.CPUPct != 0 || t.RSSMB != 0 || t.RSSMaxMB != 0 || t.Threads != 0 || t.FDs != 0 || t.Exited)
+}
+
 // Metric is one Prometheus series over a step's window: gauges give last,
 // max and mean; counters their rate per second.
 type Metric struct {

@@ -33,30 +33,36 @@ type Flags struct {
 	Resume, Markdown, Quiet                     bool
 }
 
-// Register adds the flags to fs.
+// Register adds the flags to fs, each under its help group.
 func (f *Flags) Register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Configs, "configs", "", `the shapes, workers@cpus/memory: "1@0.5/256m 2@1/512m 4@2/1g"`)
-	fs.StringVar(&f.Launcher, "launcher", "", "how each shape's target starts: local (default), docker, podman or command")
-	fs.StringVar(&f.Cmd, "cmd", "", "local: the command that starts the target (a template)")
-	fs.StringArrayVar(&f.Env, "env", []string{"WORKERS={{.workers}}"}, "the target's environment, KEY=template (repeatable)")
-	fs.StringVar(&f.Ready, "ready", "", "a URL that answers once the target is up (a template)")
-	fs.StringVar(&f.ReadyTimeout, "ready-timeout", "", "how long the target may take to answer --ready (default 30s)")
-	fs.StringVar(&f.Image, "image", "", "docker, podman: the image to run")
-	fs.IntVar(&f.Port, "port", 0, "docker, podman: the port the target listens on in the container")
-	fs.StringVar(&f.Apply, "apply", "", "command: your command that applies a shape, e.g. helm upgrade ... --wait (a template)")
-	fs.StringVar(&f.Teardown, "teardown", "", "command: your command that removes it after the run (a template)")
-	fs.StringVar(&f.Plan, "plan", "", "the plan file each shape runs (without a sweep file)")
-	fs.BoolVar(&f.Find, "find", false, "search each shape for its edge under the SLO instead of running the stairs")
-	fs.StringVar(&f.Search.Start, "start", "", "--find: the first level (default the plan's first)")
-	fs.StringVar(&f.Search.Max, "max", "", "--find: the highest level to try")
-	fs.StringVar(&f.Search.Precision, "precision", "5%", "--find: stop narrowing when pass and fail are this close")
-	fs.StringVar(&f.Need, "need", "", "mark the smallest shape that holds this rate, e.g. 1500/s")
-	fs.Float64Var(&f.UsersPerRPS, "users-per-rps", 0.5, "requests a second one active user makes, for est. users")
-	fs.StringVar(&f.Out, "out", "sweep.json", "where to write sweep.json; each shape's result.json and logs go in the folder named by its stem beside it (./sweep/<shape id>/ by default)")
-	fs.StringVar(&f.HTML, "html", "", "also write the HTML report (bar charts) to this file")
-	fs.BoolVar(&f.Resume, "resume", false, "keep the shapes an earlier sweep.json at --out finished; run the rest")
-	fs.BoolVar(&f.Markdown, "md", false, "print the table as Markdown, with Helm values for each shape")
-	fs.BoolVar(&f.Quiet, "quiet", false, "no notes on stderr")
+	plan.InGroup(fs, plan.GroupShape, func() {
+		fs.StringVar(&f.Configs, "configs", "", `the shapes, workers@cpus/memory: "1@0.5/256m 2@1/512m 4@2/1g"`)
+		fs.StringVar(&f.Launcher, "launcher", "", "how each shape's target starts: local (default), docker, podman or command")
+		fs.StringVar(&f.Cmd, "cmd", "", "local: the command that starts the target (a template)")
+		fs.StringArrayVar(&f.Env, "env", []string{"WORKERS={{.workers}}"}, "the target's environment, KEY=template (repeatable)")
+		fs.StringVar(&f.Ready, "ready", "", "a URL that answers once the target is up (a template)")
+		fs.StringVar(&f.ReadyTimeout, "ready-timeout", "", "how long the target may take to answer --ready (default 30s)")
+		fs.StringVar(&f.Image, "image", "", "docker, podman: the image to run")
+		fs.IntVar(&f.Port, "port", 0, "docker, podman: the port the target listens on in the container")
+		fs.StringVar(&f.Apply, "apply", "", "command: your command that applies a shape, e.g. helm upgrade ... --wait (a template)")
+		fs.StringVar(&f.Teardown, "teardown", "", "command: your command that removes it after the run (a template)")
+		fs.StringVar(&f.Plan, "plan", "", "the plan file each shape runs (without a sweep file)")
+	})
+	plan.InGroup(fs, plan.GroupSearch, func() {
+		fs.BoolVar(&f.Find, "find", false, "search each shape for its edge under the SLO instead of running the stairs")
+		fs.StringVar(&f.Search.Start, "start", "", "--find: the first level (default the plan's first)")
+		fs.StringVar(&f.Search.Max, "max", "", "--find: the highest level to try")
+		fs.StringVar(&f.Search.Precision, "precision", "5%", "--find: stop narrowing when pass and fail are this close")
+	})
+	plan.InGroup(fs, plan.GroupOutput, func() {
+		fs.StringVar(&f.Need, "need", "", "mark the smallest shape that holds this rate, e.g. 1500/s")
+		fs.Float64Var(&f.UsersPerRPS, "users-per-rps", 0.5, "requests a second one active user makes, for est. users")
+		fs.StringVar(&f.Out, "out", "sweep.json", "where to write sweep.json; each shape's result.json and logs go in the folder named by its stem beside it (./sweep/<shape id>/ by default)")
+		fs.StringVar(&f.HTML, "html", "", "also write the HTML report (bar charts) to this file")
+		fs.BoolVar(&f.Resume, "resume", false, "keep the shapes an earlier sweep.json at --out finished; run the rest")
+		fs.BoolVar(&f.Markdown, "md", false, "print the table as Markdown, with Helm values for each shape")
+		fs.BoolVar(&f.Quiet, "quiet", false, "no notes on stderr")
+	})
 }
 
 // Spec builds the sweep from a sweep file (none when file is "") and the
