@@ -57,8 +57,11 @@ func TestEngineChosen(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := res.Steps[0]
-			if st.Generator == nil || st.Generator.Engine != tc.want || st.OK != 15 {
-				t.Errorf("engine %+v, ok %d; want %s, 15", st.Generator, st.OK, tc.want)
+			// 15 arrivals in the window; on a starved machine the last few
+			// may go unsent (counted in not_sent, and warned): every one
+			// that went out is ok.
+			if st.Generator == nil || st.Generator.Engine != tc.want || st.Failed != 0 || st.OK < 8 || st.OK+st.NotSent != 15 {
+				t.Errorf("engine %+v, ok %d, failed %d, not sent %d; want %s, 15 ok (or the rest not sent)", st.Generator, st.OK, st.Failed, st.NotSent, tc.want)
 			}
 		})
 	}
@@ -114,8 +117,10 @@ func TestFramesEngineChosen(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := res.Steps[0]
-			if st.Generator == nil || st.Generator.Engine != tc.want || st.OK != 30 || st.Failed != 0 {
-				t.Errorf("engine %+v, ok %d, failed %d %v; want %s, 30 ok", st.Generator, st.OK, st.Failed, st.Errors, tc.want)
+			// 30 frames in the window; on a starved machine the last few
+			// may go unsent (counted, and warned): every one sent is acked.
+			if st.Generator == nil || st.Generator.Engine != tc.want || st.Failed != 0 || st.OK < 15 || st.OK+st.NotSent != 30 {
+				t.Errorf("engine %+v, ok %d, failed %d %v, not sent %d; want %s, 30 ok (or the rest not sent)", st.Generator, st.OK, st.Failed, st.Errors, st.NotSent, tc.want)
 			}
 			if ws := st.WebSocket; ws == nil || ws.Open != 4 || ws.UnknownAcks != 0 {
 				t.Errorf("sockets %+v, want 4 open and no unknown acks", ws)
