@@ -143,8 +143,8 @@ type hooks struct {
 	// afterStep runs after a step's outputs have it, before the next
 	// step (and before the outputs finish).
 	afterStep func(*results.Step)
-	ready  func()
-	tagged bool // the scenario is tagged tier: gold, and tier is a label
+	ready     func()
+	tagged    bool // the scenario is tagged tier: gold, and tier is a label
 }
 
 // runWith runs a plan of one GET at rates, steps of step, with the output
