@@ -441,3 +441,91 @@ func TestActionRunsTheGate(t *testing.T) {
 		t.Errorf("the script writes output %s, which action.yml does not declare", name)
 	}
 }
+
+// The workflows in the documentation give the action only inputs it
+// has and read only outputs it has; the GitLab job's ceiling commands
+// are those of a shell block that is run (TestDocShellBlocks).
+func TestCIDocsMatchTheAction(t *testing.T) {
+	root := filepath.Join("..", "..")
+	raw, err := os.ReadFile(filepath.Join(root, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var action struct {
+		Inputs, Outputs map[string]any
+	}
+	if err := yaml.Unmarshal(raw, &action); err != nil {
+		t.Fatal(err)
+	}
+	tested := map[string]bool{}
+	for _, b := range docBlocks(t, root) {
+		if m, err := parseDocMarker(b.marker); err == nil && m.kind == "run" && b.file == "docs/ci.md" {
+			for line := range strings.Lines(b.text) {
+				tested[strings.TrimSpace(line)] = true
+			}
+		}
+	}
+	uses, gitlab := 0, 0
+	for _, file := range []string{"README.md", "docs/ci.md"} {
+		data, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, block := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(data), -1) {
+			text := block[1]
+			if !strings.Contains(text, "ceiling-dev/ceiling@") && !strings.Contains(text, "script:") {
+				continue
+			}
+			var doc any
+			if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+				t.Errorf("%s: a YAML block does not parse: %v\n%s", file, err, text)
+				continue
+			}
+			walkYAML(doc, func(m map[string]any) {
+				if u, _ := m["uses"].(string); strings.HasPrefix(u, "ceiling-dev/ceiling@") {
+					uses++
+					with, _ := m["with"].(map[string]any)
+					for k := range with {
+						if _, ok := action.Inputs[k]; !ok {
+							t.Errorf("%s: the action is given %s:, which is not one of its inputs", file, k)
+						}
+					}
+					if id, _ := m["id"].(string); id != "" {
+						for _, o := range regexp.MustCompile(`steps\.`+regexp.QuoteMeta(id)+`\.outputs\.([A-Za-z0-9_-]+)`).FindAllStringSubmatch(text, -1) {
+							if _, ok := action.Outputs[o[1]]; !ok {
+								t.Errorf("%s: reads the action's output %s, which it does not have", file, o[1])
+							}
+						}
+					}
+				}
+				script, _ := m["script"].([]any)
+				for _, line := range script {
+					if s, _ := line.(string); strings.HasPrefix(s, "ceiling ") {
+						gitlab++
+						if !tested[s] {
+							t.Errorf("%s: the GitLab job runs %q, which no run block of docs/ci.md runs", file, s)
+						}
+					}
+				}
+			})
+		}
+	}
+	if uses < 2 || gitlab < 3 {
+		t.Errorf("found the action used %d times and %d GitLab ceiling commands: the check checked nothing", uses, gitlab)
+	}
+}
+
+// walkYAML calls f with every mapping in a decoded YAML document.
+func walkYAML(v any, f func(map[string]any)) {
+	switch v := v.(type) {
+	case map[string]any:
+		f(v)
+		for _, e := range v {
+			walkYAML(e, f)
+		}
+	case []any:
+		for _, e := range v {
+			walkYAML(e, f)
+		}
+	}
+}
