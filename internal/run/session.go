@@ -42,6 +42,9 @@ type Options struct {
 	// OnNote, if set, is told what the session is doing when it waits for
 	// something other than a step (late deliveries), in a sentence.
 	OnNote func(string)
+	// OnDrain, if set, is told how the wait for late deliveries after the
+	// load stands, about once a second, and once with Done when it ends.
+	OnDrain func(report.Draining)
 	// Exchanger performs the HTTP exchanges; nil: the plan's (package
 	// httpx). The session closes it.
 	Exchanger transport.Exchanger
@@ -213,7 +216,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 		return nil, err
 	}
 	cfg := loadConfig(p, &o)
-	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(o.OnProgress)
+	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(o.OnProgress, s.sinks)
 	cfg.OnSecond = s.onSecond()
 	s.runner = load.NewRunner(cfg)
 	return s, nil
@@ -335,7 +338,10 @@ func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) 
 func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) {
 	var before *results.Delivery // a repeat's deliveries are its own: what earlier repeats of the step had is taken off
 	if s.sinks != nil && st.Index < len(s.raw) && len(s.raw[st.Index]) > 0 {
-		before = s.sinks.stepFigures(st.Index)
+		before = s.sinks.stepFigures(st.Index, time.Time{}, time.Time{})
+	}
+	if s.sinks != nil {
+		s.sinks.begin(st.Index)
 	}
 	var step results.Step
 	var win Window
@@ -390,7 +396,7 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 		}
 	}
 	if s.sinks != nil {
-		step.Delivery = s.sinks.stepFigures(step.Index)
+		step.Delivery = s.sinks.stepFigures(step.Index, win.Start, win.End)
 		if d := step.Delivery; before != nil {
 			d.Expected, d.Delivered = d.Expected-before.Expected, max(d.Delivered-before.Delivered, 0)
 			d.Rejected, d.Duplicates = d.Rejected-before.Rejected, max(d.Duplicates-before.Duplicates, 0)
@@ -536,7 +542,14 @@ func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
 		if s.o.OnNote != nil {
 			s.o.OnNote(fmt.Sprintf("waiting up to %v for late deliveries", s.sinks.drain))
 		}
-		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base())
+		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base(), draining(s.o.OnDrain))
+		if s.o.OnDrain != nil {
+			d := s.res.Delivery
+			s.o.OnDrain(report.Draining{
+				Elapsed: time.Duration(d.DrainS * float64(time.Second)), Timeout: s.sinks.drain,
+				Missing: d.Missing(), Done: true, Complete: d.DrainComplete != nil && *d.DrainComplete,
+			})
+		}
 		if ctx.Err() != nil && !s.res.Interrupted {
 			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("interrupted while waiting for late deliveries (after %.1fs of up to %v): ids still on their way are counted as undelivered", s.res.Delivery.DrainS, s.sinks.drain))
 		}
