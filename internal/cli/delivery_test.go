@@ -186,7 +186,8 @@ func TestDeliveryUndeliveredWhenDrainEnds(t *testing.T) {
 // percentiles at their wait so far, which makes p99 a lower bound
 // ("≥"), and delivery_p99<5s fails on it (it passed on the p99 of the ids
 // that made it, about 1.5 s). The step's backlog grew by about 150 (200
-// accepted, 50 delivered). The live line shows the deliveries and the backlog, and the drain says
+// accepted, 50 delivered): it is OVERLOADED, though every ack was fast.
+// The live line shows the deliveries and the backlog, and the drain says
 // how it ended.
 func TestDeliveryPercentilesCountTheMissing(t *testing.T) {
 	port := freeLocalPort(t)
@@ -217,6 +218,9 @@ func TestDeliveryPercentilesCountTheMissing(t *testing.T) {
 	}
 	if grew := *sd.BacklogEnd - *sd.BacklogStart; grew < 110 || grew > 175 {
 		t.Errorf("backlog %d → %d, want it to grow by about 150 (200 accepted, 50 delivered)", *sd.BacklogStart, *sd.BacklogEnd)
+	}
+	if s.Verdict != "OVERLOADED" || !strings.Contains(s.VerdictReason, "delivery fell behind") {
+		t.Errorf("verdict %s (%s), want OVERLOADED: delivery fell behind", s.Verdict, s.VerdictReason)
 	}
 	if !regexp.MustCompile(`step 1/1 .* delivered \d+/\d+  backlog \d+`).MatchString(stderr) {
 		t.Errorf("the live line does not show deliveries and backlog:\n%s", stderr)
@@ -360,5 +364,33 @@ func TestDeliveryPerRepeat(t *testing.T) {
 	}
 	if d := s.Delivery; d == nil || d.Expected < 300 || d.AtStepEnd == nil || float64(*d.AtStepEnd) > 0.8*float64(d.Expected) {
 		t.Errorf("delivery %+v, want both repeats' ids expected and about half at the steps' ends", d)
+	}
+}
+
+// A forwarder of one worker × 10 ms delivers at most 100 messages a second.
+// A step above that accepts faster than it delivers and its backlog grows
+// through the step, which fails it even when most of its messages arrive
+// by its end (delivered>=60% held up to about 150/s): find's edge is at
+// or below the forwarder's capacity.
+func TestFindEdgeAtDeliveryCapacity(t *testing.T) {
+	port := freeLocalPort(t)
+	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 1, 10*time.Millisecond, 0, 0)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "find", deliveryPlan(t, srv.URL, port, "10s"),
+		"--slo", "delivered>=60%", "--start", "60", "--max", "160", "--precision", "10%", "--out", out, "--quiet")
+	if code != ExitOK {
+		if strings.Contains(stdout, "generator limit reached") {
+			t.Skipf("this machine was too busy to hold the rates (another test's load?):\n%s", stdout)
+		}
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	if r.Edge == nil || r.Edge.Rate < 60 || r.Edge.Rate > 105 {
+		t.Fatalf("edge = %+v, want at most the forwarder's 100/s\n%s", r.Edge, stdout)
+	}
+	for _, s := range r.Steps {
+		if s.TargetRate > 110 && !strings.Contains(s.VerdictReason, "delivery fell behind") {
+			t.Errorf("step %d at %v/s: verdict %s (%s), want delivery fell behind", s.Index+1, s.TargetRate, s.Verdict, s.VerdictReason)
+		}
 	}
 }
