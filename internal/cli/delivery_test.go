@@ -397,3 +397,37 @@ func TestFindEdgeAtDeliveryCapacity(t *testing.T) {
 		}
 	}
 }
+
+// A find with a delivery latency term judges each step once its ids have
+// arrived or waited as long as the term allows: the ids in flight when a
+// 1 s step ends (a tenth of them, with deliveries taking 100 ms) would
+// otherwise leave its p99 without an upper bound, and no step could pass
+// delivery_p99<2s however well the target kept up.
+func TestFindJudgesDeliveryLatencyOnceKnown(t *testing.T) {
+	port := freeLocalPort(t)
+	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 8, 100*time.Millisecond, 0, 0) // 80/s
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := ceiling(t, context.Background(), "find", deliveryPlan(t, srv.URL, port, "10s"),
+		"--slo", "delivery_p99<2s", "--start", "10", "--max", "20", "--out", out, "--quiet")
+	if code != ExitOK {
+		if strings.Contains(stdout, "generator limit reached") {
+			t.Skipf("this machine was too busy to hold the rates (another test's load?):\n%s", stdout)
+		}
+		t.Fatalf("exit %d, want 0: every step kept up with deliveries of about 100 ms\n%s\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, out)
+	if r.Edge == nil || r.Edge.Rate != 20 {
+		t.Errorf("edge = %+v, want 20/s (the search's max, far under the forwarder's 80/s)\n%s", r.Edge, stdout)
+	}
+	inFlight := false
+	for _, s := range r.Steps {
+		d := s.Delivery
+		if d == nil || d.AtStepEnd == nil || d.Delivered != d.Expected {
+			t.Fatalf("step %d delivery %+v: want every id delivered", s.Index+1, d)
+		}
+		inFlight = inFlight || *d.AtStepEnd < d.Expected
+	}
+	if !inFlight {
+		t.Errorf("no step had ids in flight at its end: the test proves nothing\n%s", stdout)
+	}
+}

@@ -309,6 +309,61 @@ func (l *Ledger) Backlog(times ...time.Time) []int64 {
 	return out
 }
 
+// Await polls until every id of step has arrived or been waited for at
+// least wait since its intended start, deadline passes or ctx ends: then
+// each id's latency is either known or known to be at least wait, which
+// is what a threshold of wait on a delivery percentile needs to judge the
+// step.
+func (l *Ledger) Await(ctx context.Context, step int, wait time.Duration, deadline time.Time) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		l.Poll()
+		now := time.Now()
+		if !now.Before(deadline) || !l.waiting(step, now.Add(-wait)) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// waiting reports whether an id of step meant to be sent after since has
+// not arrived yet.
+func (l *Ledger) waiting(step int, since time.Time) bool {
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for _, s := range sh.expected {
+			if s.step == step && s.arrivals == 0 && s.at.After(since) {
+				sh.mu.Unlock()
+				return true
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return false
+}
+
+// DeliveredBy counts the ids of step first delivered by t.
+func (l *Ledger) DeliveredBy(step int, t time.Time) int64 {
+	var n int64
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for _, s := range sh.expected {
+			if s.step == step && s.arrivals > 0 && !s.first.After(t) {
+				n++
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return n
+}
+
 // quietFor reports whether the drain, from stop to now, saw no delivery
 // for quiet: only time it watched counts (a drain of 0, or one ended at
 // once, proves nothing lost).

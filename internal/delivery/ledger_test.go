@@ -394,3 +394,29 @@ func TestDrainTellsHowItStands(t *testing.T) {
 		t.Errorf("last = %+v, want 1 missing, 1 arrived", last)
 	}
 }
+
+// Await waits until each of the step's ids has arrived or waited as long
+// as asked, not for the whole deadline; DeliveredBy counts the step's ids
+// by their first arrival's time, however late they were read.
+func TestAwaitAndDeliveredBy(t *testing.T) {
+	f := &fakeSink{}
+	l := New([]string{"slack"}, []Source{f})
+	t0 := time.Now()
+	l.Expect(0, "a", t0, 0)
+	l.Expect(0, "b", t0, 0)
+	l.Expect(0, "c", t0, 1) // another step: not awaited
+	f.add(sink.Arrival{ID: "a", At: t0.Add(10 * time.Millisecond), Status: 200})
+	l.Await(context.Background(), 0, 300*time.Millisecond, t0.Add(5*time.Second))
+	if took := time.Since(t0); took < 300*time.Millisecond || took > 2*time.Second {
+		t.Errorf("Await took %v, want about 300ms: b waited that long, c is another step's", took)
+	}
+	f.add(sink.Arrival{ID: "b", At: t0.Add(400 * time.Millisecond), Status: 200})
+	start := time.Now()
+	l.Await(context.Background(), 0, time.Hour, start.Add(5*time.Second))
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("Await with every id arrived took %v, want at once", took)
+	}
+	if got := []int64{l.DeliveredBy(0, t0), l.DeliveredBy(0, t0.Add(100*time.Millisecond)), l.DeliveredBy(0, t0.Add(time.Second)), l.DeliveredBy(1, t0.Add(time.Second))}; !slices.Equal(got, []int64{0, 1, 2, 0}) {
+		t.Errorf("DeliveredBy = %v, want [0 1 2 0]", got)
+	}
+}

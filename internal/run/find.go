@@ -30,6 +30,7 @@ var _ search.Runner = (*Finder)(nil)
 // NewFinder prepares s for a search: strict unless the plan says not.
 func NewFinder(s *Session) *Finder {
 	s.strict = s.p.Strict == nil || *s.p.Strict
+	s.await = deliveryWait(s.terms) // each step is judged as it ends
 	return &Finder{s: s}
 }
 

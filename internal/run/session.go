@@ -86,11 +86,17 @@ type Options struct {
 // executor, sinks, watched target and result. Steps are run one at a time,
 // by the plan (Run) or by a search (Find).
 type Session struct {
-	p       *plan.Plan
-	o       Options
-	terms   []slo.Term
-	rules   results.Rules
-	strict  bool // a validity finding fails the run
+	p      *plan.Plan
+	o      Options
+	terms  []slo.Term
+	rules  results.Rules
+	strict bool // a validity finding fails the run
+	// await is how long a step's ids may take to arrive before its
+	// delivery figures are taken, when each step is judged as it ends (a
+	// search, repeats): the SLO's longest "<" delivery latency bound, so
+	// that the ids in flight at the step's end are known to be under it or
+	// not. Zero: the figures are taken at once.
+	await   time.Duration
 	set     *scenario.Set
 	ex      transport.Exchanger
 	loop    transport.Loop // nil: no event loop (see eventLoop)
@@ -162,6 +168,9 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 		}
 	}
 	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict}
+	if p.Repeat > 1 {
+		s.await = deliveryWait(terms)
+	}
 	if s.sinks, err = startSinks(p); err != nil {
 		return nil, err
 	}
@@ -396,13 +405,20 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 		}
 	}
 	if s.sinks != nil {
+		if s.await > 0 && !win.End.IsZero() {
+			s.sinks.ledger.Await(ctx, step.Index, s.await, win.End.Add(min(s.await, s.sinks.drain)))
+		}
 		step.Delivery = s.sinks.stepFigures(step.Index, win.Start, win.End)
+		n := step.Delivery.Delivered
+		if !win.End.IsZero() {
+			n = s.sinks.ledger.DeliveredBy(step.Index, win.End)
+		}
 		if d := step.Delivery; before != nil {
 			d.Expected, d.Delivered = d.Expected-before.Expected, max(d.Delivered-before.Delivered, 0)
 			d.Rejected, d.Duplicates = d.Rejected-before.Rejected, max(d.Duplicates-before.Duplicates, 0)
 			d.Lost, d.Undelivered = 0, max(d.Expected-d.Delivered, 0)
+			n = max(n-before.Delivered, 0)
 		}
-		n := step.Delivery.Delivered
 		step.Delivery.AtStepEnd = &n
 	}
 	step.SettleS, s.settled = s.settled.Seconds(), 0

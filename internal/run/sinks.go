@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/sink"
+	"github.com/ceiling-dev/ceiling/internal/slo"
 )
 
 // sinks are the plan's mock outside services and the ledger that matches
@@ -93,6 +95,18 @@ func (s *sinks) now(step int) delivery.Count {
 	c.Expected -= s.base.Expected
 	c.Delivered -= s.base.Delivered
 	return c
+}
+
+// deliveryWait is the longest bound of the terms' "<" delivery latency
+// terms (delivery_p99<2s: 2s), zero without one.
+func deliveryWait(terms []slo.Term) time.Duration {
+	var d time.Duration
+	for _, t := range terms {
+		if (t.Metric == "delivery_p50" || t.Metric == "delivery_p99") && strings.HasPrefix(t.Op, "<") {
+			d = max(d, time.Duration(t.Value*float64(time.Millisecond)))
+		}
+	}
+	return d
 }
 
 func figures(f delivery.Figures) *results.Delivery {
