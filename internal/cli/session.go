@@ -25,6 +25,7 @@ func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run
 	opts := run.Options{Out: o.out, Args: e.args, Version: version(), RefusedStops: steps == 0}
 	if !o.quiet {
 		opts.OnProgress = live.Update
+		opts.OnDrain = live.Drain
 		opts.OnNote = func(note string) { fmt.Fprintf(e.stderr, "ceiling: %s\n", note) }
 	}
 	if err := o.dist.Apply(e.ctx, p, version(), &opts); err != nil {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/sink"
 )
@@ -28,8 +30,11 @@ type Ledger struct {
 	seed   maphash.Seed
 	sinks  []*track
 	shards [32]shard
+	// polling serialises Poll: the live line polls once a second from a
+	// step's collector, the run between steps and while it drains.
+	polling sync.Mutex
 	// progress is when the last first delivery of an expected id arrived
-	// (zero: none yet). Poll, its only writer, runs on one goroutine.
+	// (zero: none yet). Poll, its only writer, holds polling.
 	progress time.Time
 	// drained is set when Drain ended: from then on Step counts the ids
 	// still missing as lost when the drain was complete, as undelivered
@@ -41,6 +46,10 @@ type shard struct {
 	mu       sync.Mutex
 	expected map[key]*sent
 	rejected map[rejectKey]int64
+	// counts holds, per step (-1: warm-up), the ids expected and those
+	// delivered so far: what the live line shows, without a pass over
+	// every id.
+	counts map[int]*Count
 }
 
 type key struct {
@@ -81,6 +90,7 @@ func New(names []string, srcs []Source) *Ledger {
 	for i := range l.shards {
 		l.shards[i].expected = map[key]*sent{}
 		l.shards[i].rejected = map[rejectKey]int64{}
+		l.shards[i].counts = map[int]*Count{}
 	}
 	l.Poll()
 	return l
@@ -100,8 +110,18 @@ func (l *Ledger) Expect(sinkIdx int, id string, at time.Time, step int) {
 	sh.mu.Lock()
 	if _, dup := sh.expected[k]; !dup {
 		sh.expected[k] = &sent{at: at, step: step}
+		sh.count(step).Expected++
 	}
 	sh.mu.Unlock()
+}
+
+func (sh *shard) count(step int) *Count {
+	c := sh.counts[step]
+	if c == nil {
+		c = &Count{}
+		sh.counts[step] = c
+	}
+	return c
 }
 
 // Reject notes an iteration of step that the target did not accept: its id
@@ -113,8 +133,11 @@ func (l *Ledger) Reject(sinkIdx, step int) {
 	sh.mu.Unlock()
 }
 
-// Poll reads the sinks' new arrivals and matches them.
+// Poll reads the sinks' new arrivals and matches them. It is safe from
+// several goroutines: one polls at a time.
 func (l *Ledger) Poll() {
+	l.polling.Lock()
+	defer l.polling.Unlock()
 	for i, t := range l.sinks {
 		arrivals, next := t.src.Arrivals(t.since)
 		if gap := next - t.since - len(arrivals); gap > 0 {
@@ -154,6 +177,9 @@ func (l *Ledger) arrive(i int, t *track, id string, at time.Time) {
 		if s.arrivals == 1 || at.Before(s.first) {
 			s.first = at
 		}
+		if s.arrivals == 1 {
+			sh.count(s.step).Delivered++
+		}
 	}
 	sh.mu.Unlock()
 	if s != nil && s.arrivals == 1 && at.After(l.progress) {
@@ -170,8 +196,10 @@ func (l *Ledger) arrive(i int, t *track, id string, at time.Time) {
 // complete: every id arrived, or none had arrived for quiet before it
 // ended. The ids still missing after a complete drain are lost; after an
 // incomplete one (arrivals were still coming when the timeout or ctx ended
-// it) they are undelivered: queued, perhaps, not proven lost.
-func (l *Ledger) Drain(ctx context.Context, stop time.Time, timeout, quiet time.Duration) (time.Duration, bool) {
+// it) they are undelivered: queued, perhaps, not proven lost. each, if not
+// nil, is told how the drain stands about once a second, on the caller's
+// goroutine.
+func (l *Ledger) Drain(ctx context.Context, stop time.Time, timeout, quiet time.Duration, each func(Draining)) (time.Duration, bool) {
 	deadline := stop.Add(timeout)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -179,6 +207,7 @@ func (l *Ledger) Drain(ctx context.Context, stop time.Time, timeout, quiet time.
 		l.drained, l.complete = true, complete
 		return took, complete
 	}
+	told, before := stop, l.delivered()
 	for {
 		l.Poll()
 		last, missing := l.lastArrival()
@@ -189,6 +218,10 @@ func (l *Ledger) Drain(ctx context.Context, stop time.Time, timeout, quiet time.
 		if !now.Before(deadline) {
 			return end(now.Sub(stop), l.quietFor(quiet, stop, now))
 		}
+		if each != nil && now.Sub(told) >= time.Second {
+			told = now
+			each(Draining{Elapsed: now.Sub(stop), Timeout: timeout, Missing: int64(missing), Arrived: l.delivered() - before})
+		}
 		select {
 		case <-ctx.Done():
 			now := time.Now()
@@ -198,11 +231,147 @@ func (l *Ledger) Drain(ctx context.Context, stop time.Time, timeout, quiet time.
 	}
 }
 
+// Draining is how a drain stands.
+type Draining struct {
+	// Elapsed is the time since the load stopped; Timeout the longest the
+	// drain waits.
+	Elapsed, Timeout time.Duration
+	// Missing counts the counted ids not delivered yet; Arrived those
+	// first delivered since the drain began.
+	Missing, Arrived int64
+}
+
+// delivered counts the counted ids delivered so far.
+func (l *Ledger) delivered() int64 {
+	var n int64
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for step, c := range sh.counts {
+			if step >= 0 {
+				n += c.Delivered
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// Count is how a step's delivery stands while it runs.
+type Count struct {
+	// Expected and Delivered count the step's accepted ids and those of
+	// them delivered so far.
+	Expected, Delivered int64
+	// Backlog counts every accepted id not delivered yet, warm-ups' and
+	// earlier steps' included: the queue behind the target, as the sinks
+	// see it.
+	Backlog int64
+}
+
+// Now polls the sinks and returns how step's delivery stands.
+func (l *Ledger) Now(step int) Count {
+	l.Poll()
+	var out Count
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for st, c := range sh.counts {
+			if st == step {
+				out.Expected += c.Expected
+				out.Delivered += c.Delivered
+			}
+			out.Backlog += c.Expected - c.Delivered
+		}
+		sh.mu.Unlock()
+	}
+	return out
+}
+
+// Backlog returns, for each of times, how many accepted ids (of every
+// step, warm-ups included) had been sent by then and not yet delivered:
+// the queue behind the target at that moment, read back from when each id
+// was meant to be sent and when it first arrived. Call it after a Poll
+// later than the last of times.
+func (l *Ledger) Backlog(times ...time.Time) []int64 {
+	out := make([]int64, len(times))
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for _, s := range sh.expected {
+			for j, t := range times {
+				if !s.at.After(t) && (s.arrivals == 0 || s.first.After(t)) {
+					out[j]++
+				}
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return out
+}
+
+// Await polls until every id of step has arrived or been waited for at
+// least wait since its intended start, deadline passes or ctx ends: then
+// each id's latency is either known or known to be at least wait, which
+// is what a threshold of wait on a delivery percentile needs to judge the
+// step.
+func (l *Ledger) Await(ctx context.Context, step int, wait time.Duration, deadline time.Time) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		l.Poll()
+		now := time.Now()
+		if !now.Before(deadline) || !l.waiting(step, now.Add(-wait)) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// waiting reports whether an id of step meant to be sent after since has
+// not arrived yet.
+func (l *Ledger) waiting(step int, since time.Time) bool {
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for _, s := range sh.expected {
+			if s.step == step && s.arrivals == 0 && s.at.After(since) {
+				sh.mu.Unlock()
+				return true
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return false
+}
+
+// DeliveredBy counts the ids of step first delivered by t.
+func (l *Ledger) DeliveredBy(step int, t time.Time) int64 {
+	var n int64
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for _, s := range sh.expected {
+			if s.step == step && s.arrivals > 0 && !s.first.After(t) {
+				n++
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return n
+}
+
 // quietFor reports whether the drain, from stop to now, saw no delivery
 // for quiet: only time it watched counts (a drain of 0, or one ended at
 // once, proves nothing lost).
 func (l *Ledger) quietFor(quiet time.Duration, stop, now time.Time) bool {
-	return quiet > 0 && now.Sub(maxTime(l.progress, stop)) >= quiet
+	l.polling.Lock()
+	last := l.progress
+	l.polling.Unlock()
+	return quiet > 0 && now.Sub(maxTime(last, stop)) >= quiet
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -283,8 +452,17 @@ type Figures struct {
 	// LostIDs lists the first MaxLostIDs missing ids (lost or
 	// undelivered), in the order they were sent.
 	LostIDs []string
-	// Latency summarises intended send → first delivery.
+	// Latency summarises intended send → first delivery. A missing id
+	// counts in it at its wait so far (a censored sample: its latency is
+	// at least that), so that a percentile the missing ids reach is a
+	// lower bound rather than the figure of the ids that made it.
 	Latency metrics.Latency
+	// Upper holds, when ids are missing, each percentile's upper bound
+	// (keys as Latency's JSON names: p50, p90, p95, p99, p999): its value
+	// if every missing id were never delivered. A percentile whose rank
+	// falls among the missing ids has none and is absent; one equal to its
+	// Latency value is exact. Nil when no id is missing: Latency is exact.
+	Upper map[string]float64
 	// Missed counts the arrivals the sinks recorded but did not keep for
 	// the ledger (their unread log was full: sink.MaxUnread arrivals
 	// between two polls), over the whole run so far whatever the step.
@@ -293,10 +471,27 @@ type Figures struct {
 	Missed int64
 }
 
-// Step returns the figures of step (-1: every counted step).
-func (l *Ledger) Step(step int) Figures {
+// quantiles are the percentiles of metrics.Latency that have upper bounds,
+// by their JSON names.
+var quantiles = []struct {
+	name string
+	q    float64
+}{{"p50", 0.50}, {"p90", 0.90}, {"p95", 0.95}, {"p99", 0.99}, {"p999", 0.999}}
+
+// Step returns the figures of step (-1: every counted step) as they stand
+// at now: an id not delivered by then counts in the latency at its wait
+// until now.
+func (l *Ledger) Step(step int, now time.Time) Figures {
 	var f Figures
-	h := metrics.NewHistogram()
+	all, arrived := metrics.NewHistogram(), metrics.NewHistogram()
+	record := func(d time.Duration, hs ...*hdrhistogram.Histogram) {
+		// The histogram's range bounds the value; nothing else does: a
+		// delivery before its own request's answer is a real one.
+		us := min(max(int64(d/time.Microsecond), metrics.LowestUS), metrics.HighestUS)
+		for _, h := range hs {
+			_ = h.RecordValue(us)
+		}
+	}
 	type lost struct {
 		id string
 		at time.Time
@@ -318,13 +513,11 @@ func (l *Ledger) Step(step int) Figures {
 					f.Undelivered++
 				}
 				lostIDs = append(lostIDs, lost{k.id, s.at})
+				record(now.Sub(s.at), all)
 			default:
 				f.Delivered++
 				f.Duplicates += int64(s.arrivals - 1)
-				// The histogram's range bounds the value; nothing else does:
-				// a delivery before its own request's answer is a real one.
-				us := int64(s.first.Sub(s.at) / time.Microsecond)
-				_ = h.RecordValue(min(max(us, metrics.LowestUS), metrics.HighestUS))
+				record(s.first.Sub(s.at), all, arrived)
 			}
 		}
 		for rk, n := range sh.rejected {
@@ -338,11 +531,39 @@ func (l *Ledger) Step(step int) Figures {
 	for _, x := range lostIDs[:min(len(lostIDs), MaxLostIDs)] {
 		f.LostIDs = append(f.LostIDs, x.id)
 	}
-	f.Latency = metrics.Summarize(h)
+	f.Latency = metrics.Summarize(all)
+	f.Upper = upper(all.TotalCount(), arrived)
 	for _, t := range l.sinks {
 		f.Missed += t.missed
 	}
 	return f
+}
+
+// upper returns each percentile's upper bound over n ids of which those in
+// arrived were delivered (nil when all were): the value at the same rank
+// with every missing id ranked last, as if it never arrived; absent where
+// that rank falls among the missing.
+func upper(n int64, arrived *hdrhistogram.Histogram) map[string]float64 {
+	d := arrived.TotalCount()
+	if d == n {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, x := range quantiles {
+		// The rank hdrhistogram reads the percentile at over all n ids
+		// (its percentileRank, the same arithmetic).
+		rank := n
+		if r := (x.q*100/100)*float64(n) + 0.5; r < 1 {
+			rank = 1
+		} else if r < float64(n) {
+			rank = int64(r)
+		}
+		if rank > d {
+			continue
+		}
+		out[x.name] = metrics.Quantile(arrived, float64(rank)/float64(d))
+	}
+	return out
 }
 
 // Point is one second of deliveries.

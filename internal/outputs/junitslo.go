@@ -84,6 +84,10 @@ func termFailure(t slo.Term, f slo.Figures, v float64) string {
 	if why := noEvidence(t, f); why != "" {
 		return name + ": " + why
 	}
+	if t.LowerBound(f) {
+		return fmt.Sprintf("%s ≥ %s (%d of %d ids delivered, the missing counted at their wait so far): not proven %s %s",
+			name, report.TermValue(t.Metric, v), f.Arrived, f.Expected, t.Op, report.TermValue(t.Metric, t.Value))
+	}
 	rel := "="
 	switch {
 	case v > t.Value:
@@ -119,7 +123,7 @@ func noEvidence(t slo.Term, f slo.Figures) string {
 		return ""
 	case t.Metric == "delivered" && f.Expected == 0:
 		return "no delivery expected"
-	case strings.HasPrefix(t.Metric, "delivery_") && f.Arrived == 0:
+	case strings.HasPrefix(t.Metric, "delivery_") && f.Arrived == 0 && f.DeliveryUpper == nil:
 		return "nothing delivered"
 	case t.Metric == "rate" && f.Target <= 0:
 		return "no target rate"

@@ -103,7 +103,7 @@ func (a Answer) whyFailed(level float64) string {
 	var why []string
 	for _, t := range a.Terms {
 		f, judged := a.Result.TermFigures(st, t)
-		if v, ok := t.Eval(f); judged && !ok && t.OfEvents() {
+		if v, ok := t.Eval(f); judged && !ok && (t.OfEvents() || t.LowerBound(f)) {
 			why = append(why, termText(t, f, v))
 		} else if judged && !ok {
 			why = append(why, fmt.Sprintf("%s %s", t.Metric, TermValue(t.Metric, v)))

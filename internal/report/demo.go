@@ -42,7 +42,9 @@ func DemoStory(r *results.Result, d Demo) string {
 		worstAck = max(worstAck, s.LatencyMS.P99)
 	}
 	del := fail.Delivery
-	deliveryFailed := del != nil && del.AtStepEnd != nil && del.Expected > 0 && 100*float64(*del.AtStepEnd)/float64(del.Expected) < d.DeliveredPct
+	short := del != nil && del.AtStepEnd != nil && del.Expected > 0 && 100*float64(*del.AtStepEnd)/float64(del.Expected) < d.DeliveredPct
+	behind := fail.FellBehind()
+	deliveryFailed := del != nil && del.AtStepEnd != nil && (short || behind != "")
 	ackFailed := fail.LatencyMS.P99 >= d.AckP99MS || fail.ErrorRate >= 0.01
 	if !deliveryFailed || ackFailed {
 		return fmt.Sprintf("What broke first, at %.0f/s: acks p99 %.1f ms, errors %.1f%%, not the delivery lanes; on a machine this busy the search measures the machine (see the warnings above).",
@@ -50,8 +52,14 @@ func DemoStory(r *results.Result, d Demo) string {
 	}
 	capacity := float64(d.Lanes) / d.SinkLatency.Seconds()
 	var b strings.Builder
-	fmt.Fprintf(&b, "What broke first: the target posts each saved message to the Slack-like sink from %d lanes, and the sink answers after %v, so at most %d ÷ %v = %.0f messages a second can be delivered. At %.0f/s only %d of %d messages had arrived by the step's end",
-		d.Lanes, d.SinkLatency, d.Lanes, d.SinkLatency, capacity, fail.TargetRate, *del.AtStepEnd, del.Expected)
+	fmt.Fprintf(&b, "What broke first: the target posts each saved message to the Slack-like sink from %d lanes, and the sink answers after %v, so at most %d ÷ %v = %.0f messages a second can be delivered. At %.0f/s",
+		d.Lanes, d.SinkLatency, d.Lanes, d.SinkLatency, capacity, fail.TargetRate)
+	if del.BacklogStart != nil && del.BacklogEnd != nil && behind != "" {
+		fmt.Fprintf(&b, " the backlog of undelivered messages grew from %d to %d during the step (%d of %d messages had arrived by its end)",
+			*del.BacklogStart, *del.BacklogEnd, *del.AtStepEnd, del.Expected)
+	} else {
+		fmt.Fprintf(&b, " only %d of %d messages had arrived by the step's end", *del.AtStepEnd, del.Expected)
+	}
 	if fail.Target != nil {
 		if m, ok := fail.Target.Metrics["demo_queue_depth"]; ok {
 			fmt.Fprintf(&b, " and the job queue held up to %.0f", m.Max)

@@ -34,6 +34,34 @@ type Progress struct {
 	// Completed counts the exchanges completed so far: with none, there is
 	// no latency to show (nor a rate, if none was achieved either).
 	Completed int64
+	// Delivery is how the step's deliveries stand, nil when the plan has
+	// no sinks.
+	Delivery *Delivery
+}
+
+// Delivery is how a step's deliveries stand on the live line.
+type Delivery struct {
+	// Expected counts the step's accepted ids so far, Delivered those of
+	// them that reached a sink (for a finished step: by its end).
+	Expected, Delivered int64
+	// Backlog counts every accepted id not delivered yet, earlier steps'
+	// and warm-ups' included: the queue behind the target.
+	Backlog int64
+}
+
+// Draining is how the wait for late deliveries after the load stands.
+type Draining struct {
+	// Elapsed is the time since the load stopped; Timeout the longest the
+	// wait lasts.
+	Elapsed, Timeout time.Duration
+	// Missing counts the accepted ids not delivered yet.
+	Missing int64
+	// Arrived counts the ids first delivered since the last Draining.
+	Arrived int64
+	// Done marks the end of the wait; Complete then says it saw every id
+	// arrive or deliveries stop (the missing ones are then lost), rather
+	// than running out while they were still coming.
+	Done, Complete bool
 }
 
 // Live writes progress while steps run: on a terminal one line per step,
@@ -44,6 +72,10 @@ type Live struct {
 	terminal bool
 	steps    int
 	plain    time.Duration // the window time of the last plain line
+	// shown is the drain time of the last drain line, and arrived the
+	// arrivals since it.
+	shown   time.Duration
+	arrived int64
 	// TargetCPU, if set, returns the watched target's CPU (in percent of
 	// one core) over the last seconds, and whether it is known.
 	TargetCPU func() (float64, bool)
@@ -110,8 +142,52 @@ func (l *Live) line(p Progress, phase string) string {
 			achieved = "-" // nothing sent yet, or nothing to send (an idle soak)
 		}
 	}
-	return fmt.Sprintf("step %s  %s  %s  achieved %s  p50 %s  p99 %s  errors %s",
+	line := fmt.Sprintf("step %s  %s  %s  achieved %s  p50 %s  p99 %s  errors %s",
 		n, level, phase, achieved, p50, p99, errs)
+	if d := p.Delivery; d != nil {
+		line += fmt.Sprintf("  delivered %d/%d  backlog %d", d.Delivered, d.Expected, d.Backlog)
+	}
+	return line
+}
+
+// Drain shows the wait for late deliveries after the load: on a terminal
+// one line rewritten in place, a countdown with the ids still missing and
+// what arrived in the last second; elsewhere a plain line every
+// PlainEvery; and a last line when it is Done.
+func (l *Live) Drain(d Draining) {
+	if d.Done {
+		prefix := ""
+		if l.terminal {
+			prefix = "\r\x1b[K"
+		}
+		l.shown, l.arrived = 0, 0
+		fmt.Fprintf(l.w, "%sdeliveries: %s\n", prefix, drainEnd(d))
+		return
+	}
+	l.arrived += d.Arrived
+	prefix, end := "\r\x1b[K", ""
+	if !l.terminal {
+		if d.Elapsed < l.shown+PlainEvery-PlainEvery/10 { // about every PlainEvery, as the calls come about once a second
+			return
+		}
+		prefix, end = "", "\n"
+	}
+	left := max(d.Timeout-d.Elapsed, 0).Round(time.Second)
+	fmt.Fprintf(l.w, "%swaiting for late deliveries  %s left of %s  %d missing  %d arrived in the last %s%s",
+		prefix, left, d.Timeout, d.Missing, l.arrived, (d.Elapsed - l.shown).Round(time.Second), end)
+	l.shown, l.arrived = d.Elapsed, 0
+}
+
+// drainEnd says how the wait for late deliveries ended.
+func drainEnd(d Draining) string {
+	took := d.Elapsed.Seconds()
+	switch {
+	case d.Missing == 0:
+		return fmt.Sprintf("every accepted id arrived, the last %.1fs after the load stopped", took)
+	case d.Complete:
+		return fmt.Sprintf("%d missing after %.1fs, nothing arrived in its last seconds: lost", d.Missing, took)
+	}
+	return fmt.Sprintf("%d still missing when the wait ended after %.1fs, arrivals still coming", d.Missing, took)
 }
 
 // cpu is the watched target's recent CPU, or nothing.

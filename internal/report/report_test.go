@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +158,45 @@ func TestLiveLines(t *testing.T) {
 	}
 	if n := strings.Count(term.String(), "\n"); n != 1 {
 		t.Errorf("terminal output has %d newlines, want 1 (the step's end)", n)
+	}
+}
+
+// With sinks, the live line shows the step's ids delivered so far and the
+// backlog behind the target; the wait for late deliveries counts down on a
+// terminal each second (every PlainEvery elsewhere) with what arrived, and
+// ends with a line that says how it ended.
+func TestLiveDeliveries(t *testing.T) {
+	var b bytes.Buffer
+	l := NewLive(&b, false, 1)
+	l.Update(Progress{Rate: 160, Length: 20 * time.Second, Elapsed: 20 * time.Second, Done: true, Achieved: 160,
+		Delivery: &Delivery{Expected: 3200, Delivered: 1404, Backlog: 1796}})
+	if !strings.Contains(b.String(), "delivered 1404/3200  backlog 1796") {
+		t.Errorf("live line = %q, want the deliveries and the backlog", b.String())
+	}
+	drain := func(l *Live) {
+		for s := 1; s <= 12; s++ {
+			l.Drain(Draining{Elapsed: time.Duration(s) * time.Second, Timeout: time.Minute, Missing: int64(1800 - 80*s), Arrived: 80})
+		}
+		l.Drain(Draining{Elapsed: 12500 * time.Millisecond, Timeout: time.Minute, Missing: 840, Done: true})
+	}
+	var term bytes.Buffer
+	drain(NewLive(&term, true, 1))
+	if n := strings.Count(term.String(), "\r\x1b[K"); n != 13 {
+		t.Errorf("terminal drain rewrote its line %d times, want 13 (12 seconds and the end)", n)
+	}
+	if !strings.Contains(term.String(), "waiting for late deliveries  48s left of 1m0s  840 missing  80 arrived in the last 1s") {
+		t.Errorf("terminal drain = %q, want a countdown with the missing ids and the arrivals", term.String())
+	}
+	var plain bytes.Buffer
+	drain(NewLive(&plain, false, 1))
+	lines := strings.Split(strings.TrimSuffix(plain.String(), "\n"), "\n")
+	want := []string{
+		"waiting for late deliveries  55s left of 1m0s  1400 missing  400 arrived in the last 5s",
+		"waiting for late deliveries  50s left of 1m0s  1000 missing  400 arrived in the last 5s",
+		"deliveries: 840 still missing when the wait ended after 12.5s, arrivals still coming",
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("plain drain lines = %q, want %q", lines, want)
 	}
 }
 

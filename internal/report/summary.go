@@ -162,6 +162,9 @@ func termText(t slo.Term, f slo.Figures, v float64) string {
 	if t.OfEvents() && f.Unrecovered > 0 {
 		return fmt.Sprintf("%s: %d of %d events did not recover", name, f.Unrecovered, f.Events)
 	}
+	if t.LowerBound(f) {
+		return fmt.Sprintf("%s ≥ %s (%d of %d delivered)", name, TermValue(t.Metric, v), f.Arrived, f.Expected)
+	}
 	return name + " " + TermValue(t.Metric, v)
 }
 

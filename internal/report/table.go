@@ -154,8 +154,8 @@ func rows(r *results.Result) [][]string {
 				}
 			}
 			lat := "-"
-			if x := s.Delivery; x != nil && x.Delivered > 0 {
-				lat = Millis(x.LatencyMS.P50) + " / " + Millis(x.LatencyMS.P99)
+			if x := s.Delivery; x != nil && x.Expected > 0 {
+				lat = deliveryMillis(x, "p50") + " / " + deliveryMillis(x, "p99")
 			}
 			row = append(row, d, lat)
 		}
@@ -323,10 +323,10 @@ func footer(w io.Writer, r *results.Result, prefix string) {
 		}
 	}
 	if d := r.Delivery; d != nil {
-		fmt.Fprintf(w, "\n%sdelivery: %d of %d accepted ids delivered, %d duplicates, send→delivery p50 %s p99 %s; %s\n",
-			prefix, d.Delivered, d.Expected, d.Duplicates, Millis(d.LatencyMS.P50), Millis(d.LatencyMS.P99), drained(d))
+		fmt.Fprintf(w, "\n%sdelivery: %d of %d accepted ids delivered, %d duplicates, send→delivery p50 %s p99 %s%s; %s\n",
+			prefix, d.Delivered, d.Expected, d.Duplicates, deliveryMillis(d, "p50"), deliveryMillis(d, "p99"), censored(d), drained(d))
 		if len(d.LostIDs) > 0 {
-			fmt.Fprintf(w, "%slost ids (first %d): %s\n", prefix, len(d.LostIDs), strings.Join(d.LostIDs[:min(len(d.LostIDs), 5)], ", ")+ellipsis(len(d.LostIDs) > 5))
+			fmt.Fprintf(w, "%s%s (first %d): %s\n", prefix, missingIDs(d), len(d.LostIDs), strings.Join(d.LostIDs[:min(len(d.LostIDs), 5)], ", ")+ellipsis(len(d.LostIDs) > 5))
 		}
 	}
 	noted := false
@@ -378,6 +378,9 @@ func value(th results.Threshold) string {
 		expr = expr[i+1:]
 	}
 	metric := expr[:strings.IndexFunc(expr+"<", func(r rune) bool { return strings.ContainsRune("<>=!", r) })]
+	if th.AtLeast {
+		return "≥ " + TermValue(strings.TrimSpace(metric), th.Value) + ", ids still missing"
+	}
 	return TermValue(strings.TrimSpace(metric), th.Value)
 }
 
@@ -396,6 +399,34 @@ func TermValue(metric string, v float64) string {
 	return Millis(v)
 }
 
+// deliveryMillis writes a delivery percentile (p50 … p999): "≥ 13.7 s"
+// when the ids still missing make it a lower bound.
+func deliveryMillis(d *results.Delivery, name string) string {
+	v := map[string]float64{"p50": d.LatencyMS.P50, "p90": d.LatencyMS.P90, "p95": d.LatencyMS.P95, "p99": d.LatencyMS.P99, "p999": d.LatencyMS.P999}[name]
+	if d.AtLeast(name) {
+		return "≥ " + Millis(v)
+	}
+	return Millis(v)
+}
+
+// censored says how the missing ids are counted in the delivery
+// percentiles, when some are and any percentile shown is a lower bound.
+func censored(d *results.Delivery) string {
+	if !d.AtLeast("p50") && !d.AtLeast("p99") {
+		return ""
+	}
+	return fmt.Sprintf(" (the %d missing counted at their wait so far)", d.Missing())
+}
+
+// missingIDs names the listed ids: lost when every missing id is proven
+// lost, missing otherwise (not arrived, perhaps still queued).
+func missingIDs(d *results.Delivery) string {
+	if d.Undelivered == 0 && d.Lost > 0 {
+		return "lost ids"
+	}
+	return "missing ids"
+}
+
 // drained says how the wait for late deliveries ended: the backlog
 // cleared, ids lost (nothing arrived for the drain's last seconds), or ids
 // still undelivered when it ran out while deliveries were still coming.
@@ -404,9 +435,9 @@ func drained(d *results.Delivery) string {
 	case d.Lost == 0 && d.Undelivered == 0:
 		return fmt.Sprintf("the backlog cleared %.1fs after the load stopped", d.DrainS)
 	case d.DrainComplete != nil && !*d.DrainComplete:
-		return fmt.Sprintf("%d still undelivered when the %.1fs drain ended; arrivals were still coming (a longer drain may see them)", d.Undelivered, d.DrainS)
+		return fmt.Sprintf("%d still missing when the %.1fs drain ended; arrivals were still coming (a longer drain may see them): missing, not proven lost", d.Undelivered, d.DrainS)
 	case d.Undelivered > 0:
-		return fmt.Sprintf("%d not delivered yet", d.Undelivered)
+		return fmt.Sprintf("%d missing, not delivered yet", d.Undelivered)
 	}
 	return fmt.Sprintf("%d lost: nothing arrived in the last seconds of the %.1fs drain", d.Lost, d.DrainS)
 }

@@ -299,7 +299,8 @@ func each[T, U any](xs []T, f func(T) U) []U {
 	return out
 }
 
-// sumDeliveries adds the repeats' delivery counts (each repeat's own ids);
+// sumDeliveries adds the repeats' delivery counts (each repeat's own ids)
+// and their backlogs at the windows' starts and ends;
 // the latency and lost ids are the last repeat's until the drain's final
 // figures replace them.
 func sumDeliveries(done []Step) *Delivery {
@@ -309,11 +310,18 @@ func sumDeliveries(done []Step) *Delivery {
 	}
 	out := *last
 	out.Expected, out.Delivered, out.Lost, out.Undelivered, out.Duplicates, out.Rejected = 0, 0, 0, 0, 0, 0
-	var atEnd int64
+	var atEnd, backlogStart, backlogEnd int64
+	backlog := true
 	for _, s := range done {
 		d := s.Delivery
 		if d == nil {
 			continue
+		}
+		if d.BacklogStart != nil && d.BacklogEnd != nil {
+			backlogStart += *d.BacklogStart
+			backlogEnd += *d.BacklogEnd
+		} else {
+			backlog = false
 		}
 		out.Expected += d.Expected
 		out.Delivered += d.Delivered
@@ -327,6 +335,10 @@ func sumDeliveries(done []Step) *Delivery {
 	}
 	if last.AtStepEnd != nil {
 		out.AtStepEnd = &atEnd
+	}
+	out.BacklogStart, out.BacklogEnd = nil, nil
+	if backlog { // each repeat's growth, added up
+		out.BacklogStart, out.BacklogEnd = &backlogStart, &backlogEnd
 	}
 	return &out
 }

@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -141,6 +142,9 @@ type Threshold struct {
 	Expr  string  `json:"expr"`
 	Value float64 `json:"value"`
 	OK    bool    `json:"ok"`
+	// AtLeast says Value is a lower bound: a delivery percentile that the
+	// ids still missing reach, each counted at its wait so far.
+	AtLeast bool `json:"at_least,omitempty"`
 }
 
 // Step is one step's figures. Rates are per second; error_rate is a
@@ -299,18 +303,31 @@ func (l *Logins) Earlier() bool {
 type Delivery struct {
 	Expected  int64 `json:"expected"`
 	Delivered int64 `json:"delivered"`
-	Lost      int64 `json:"lost"`
+	// Lost counts ids proven lost: still missing after a drain that saw no
+	// arrival for its quiet period.
+	Lost int64 `json:"lost"`
 	// Undelivered counts ids missing but not proven lost: in flight during
 	// the run, or still coming when the drain ended (drain_complete false).
-	Undelivered int64    `json:"undelivered"`
-	Duplicates  int64    `json:"duplicates"`
-	Rejected    int64    `json:"rejected"`
-	LostIDs     []string `json:"lost_ids"`
+	Undelivered int64 `json:"undelivered"`
+	Duplicates  int64 `json:"duplicates"`
+	Rejected    int64 `json:"rejected"`
+	// LostIDs lists the first 100 missing ids, lost or undelivered, in the
+	// order they were sent.
+	LostIDs []string `json:"lost_ids"`
 	// Missed counts arrivals the sinks recorded but could not keep for
 	// matching (their bounds); when not zero, every figure is incomplete.
-	Missed    int64           `json:"missed,omitempty"`
+	Missed int64 `json:"missed,omitempty"`
+	// LatencyMS is the send → delivery latency, each missing id counted at
+	// its wait so far (until the drain's end, or the step's while it
+	// runs): a percentile the missing ids reach is a lower bound.
 	LatencyMS metrics.Latency `json:"latency_ms"`
-	DrainS    float64         `json:"drain_s,omitempty"`
+	// LatencyUpperMS, when ids are missing, is each percentile's upper
+	// bound (p50 to p999): its value if no missing id ever arrived. A
+	// percentile equal to its bound is exact; one without a bound (its rank
+	// falls among the missing ids) is known only to be at least
+	// latency_ms's.
+	LatencyUpperMS map[string]float64 `json:"latency_upper_ms,omitempty"`
+	DrainS         float64            `json:"drain_s,omitempty"`
 	// DrainComplete (run level) is false when the drain ended while
 	// deliveries were still arriving: the ids missing then are undelivered,
 	// not lost.
@@ -318,6 +335,52 @@ type Delivery struct {
 	// AtStepEnd is how many had been delivered when the step ended: what
 	// the step's delivered>= thresholds are judged on.
 	AtStepEnd *int64 `json:"delivered_at_step_end,omitempty"`
+	// BacklogStart and BacklogEnd count the accepted ids not yet delivered
+	// at the start and the end of the step's window, every step's and
+	// warm-up's included: the queue behind the target. A backlog that grew
+	// through the window means the target accepted faster than it
+	// delivered (the step's verdict says so).
+	BacklogStart *int64 `json:"backlog_at_start,omitempty"`
+	BacklogEnd   *int64 `json:"backlog_at_end,omitempty"`
+}
+
+// Missing counts the expected ids not delivered (lost or undelivered).
+func (d *Delivery) Missing() int64 { return max(d.Expected-d.Delivered, 0) }
+
+// LatencyBounds returns latency_ms's figures as an SLO term reads them:
+// the values (lower bounds where ids are missing) and, when ids are
+// missing, their upper bounds (+Inf where there is none; max and mean
+// have none).
+func (d *Delivery) LatencyBounds() (metrics.Latency, *metrics.Latency) {
+	if d.Missing() == 0 {
+		return d.LatencyMS, nil
+	}
+	inf := math.Inf(1)
+	bound := func(name string) float64 {
+		if v, ok := d.LatencyUpperMS[name]; ok {
+			return v
+		}
+		return inf
+	}
+	return d.LatencyMS, &metrics.Latency{
+		P50: bound("p50"), P90: bound("p90"), P95: bound("p95"), P99: bound("p99"), P999: bound("p999"),
+		Max: inf, Mean: inf,
+	}
+}
+
+// AtLeast reports whether latency_ms's figure name (p50 … p999, max,
+// mean) is only a lower bound: ids are missing and it is not known to be
+// exact.
+func (d *Delivery) AtLeast(name string) bool {
+	if d.Missing() == 0 {
+		return false
+	}
+	v, ok := d.LatencyUpperMS[name]
+	if !ok {
+		return true
+	}
+	lower := map[string]float64{"p50": d.LatencyMS.P50, "p90": d.LatencyMS.P90, "p95": d.LatencyMS.P95, "p99": d.LatencyMS.P99, "p999": d.LatencyMS.P999}
+	return v > lower[name]
 }
 
 // Generator is what ceiling itself used during a step.

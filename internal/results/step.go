@@ -54,7 +54,8 @@ func (s *Step) FiguresOf(name string) slo.Figures {
 	if name == "" {
 		f := s.Figures()
 		if d := s.Delivery; d != nil {
-			f.Expected, f.Delivered, f.Arrived, f.Delivery = d.Expected, d.Delivered, d.Delivered, d.LatencyMS
+			f.Expected, f.Delivered, f.Arrived = d.Expected, d.Delivered, d.Delivered
+			f.Delivery, f.DeliveryUpper = d.LatencyBounds()
 			if d.AtStepEnd != nil {
 				f.Delivered = *d.AtStepEnd // delivered>= judges what had arrived by the step's end
 			}

@@ -39,7 +39,7 @@ func (r *Result) Evaluate(terms []slo.Term) {
 			r.Thresholds = append(r.Thresholds, th)
 			continue
 		}
-		first, earlier := true, 0
+		first, shownOK, earlier := true, true, 0
 		for _, i := range judged {
 			if st := r.Steps[i].Scenario; t.Scenario != "" && st != "" && st != t.Scenario {
 				continue // load.each: the term's scenario did not run in this step
@@ -53,8 +53,11 @@ func (r *Result) Evaluate(terms []slo.Term) {
 				r.noSamples = append(r.noSamples, fmt.Sprintf("step %d: threshold %s evaluated on no samples: it fails, as no evidence is not a pass", r.Steps[i].Index+1, t.Text))
 			}
 			v, ok := t.Eval(f)
-			if first || worse(t.Op, v, th.Value) {
-				th.Value, first = v, false
+			// The worst step's value, a failing step's before a passing
+			// one's: a lower bound under the threshold fails, yet can be
+			// below a passing step's exact value.
+			if first || (shownOK && !ok) || (shownOK == ok && worse(t.Op, v, th.Value)) {
+				th.Value, th.AtLeast, shownOK, first = v, t.LowerBound(f), ok, false
 			}
 			if !ok {
 				th.OK = false

@@ -34,6 +34,10 @@ type Rules struct {
 	MinRate float64 `json:"min_rate"`
 	// TimeoutMS is the exchange timeout: percentiles at it were shaped by it.
 	TimeoutMS float64 `json:"timeout_ms"`
+	// MinDelivered is the SLO's delivered>= bound, a fraction (0: none): a
+	// step whose deliveries by its end fall short of it is at best
+	// STRESSED.
+	MinDelivered float64 `json:"min_delivered,omitempty"`
 	// Strict says validity findings fail the run (their hints then say how
 	// to accept them).
 	Strict bool `json:"strict,omitempty"`
@@ -140,13 +144,82 @@ func (s *Step) verdict(rules Rules) (string, []string) {
 	if s.TargetRate > 0 && s.AchievedRate < rules.MinRate*s.TargetRate {
 		over = append(over, fmt.Sprintf("achieved %.0f/s < %.0f%% of %.0f/s", s.AchievedRate, 100*rules.MinRate, s.TargetRate))
 	}
-	switch {
-	case len(over) > 0:
+	if why := s.FellBehind(); why != "" {
+		over = append(over, why)
+	}
+	if len(over) > 0 {
 		return Overloaded, over
-	case p95 >= rules.HealthyP95MS:
-		return Stressed, []string{fmt.Sprintf("p95 %s ≥ %s", ms(p95), ms(rules.HealthyP95MS))}
+	}
+	var stressed []string
+	if p95 >= rules.HealthyP95MS {
+		stressed = append(stressed, fmt.Sprintf("p95 %s ≥ %s", ms(p95), ms(rules.HealthyP95MS)))
+	}
+	if why := s.shortOfDelivered(rules.MinDelivered); why != "" {
+		stressed = append(stressed, why)
+	}
+	if len(stressed) > 0 {
+		return Stressed, stressed
 	}
 	return Healthy, []string{}
+}
+
+// A step's delivery fell behind when its backlog (accepted ids not yet
+// delivered) grew during its window by more than BacklogGrowthShare of
+// the ids it accepted and more than BacklogGrowthMin: the target accepted
+// faster than it delivered, and a queue that grows for as long as the
+// load lasts has no bound, however well a drain clears it afterwards.
+// The margins keep a queue's ordinary jitter (the posts in flight at each
+// end, a pause of the target) from counting.
+const (
+	BacklogGrowthShare = 0.01
+	BacklogGrowthMin   = 5
+)
+
+// FellBehind says how the step's delivery fell behind ("delivery fell
+// behind: backlog 4 → 15 (accepted 161/s, delivered 157/s)"), "" when it
+// kept up or was not measured.
+func (s *Step) FellBehind() string {
+	d := s.Delivery
+	if d == nil || d.BacklogStart == nil || d.BacklogEnd == nil {
+		return ""
+	}
+	start, end := *d.BacklogStart, *d.BacklogEnd
+	grew := end - start
+	if grew <= BacklogGrowthMin || float64(grew) <= BacklogGrowthShare*float64(d.Expected) {
+		return ""
+	}
+	why := fmt.Sprintf("delivery fell behind: backlog %d → %d", start, end)
+	if s.DurationS > 0 && s.Repeat == nil {
+		accepted := float64(d.Expected) / s.DurationS
+		why += fmt.Sprintf(" (accepted %s/s, delivered %s/s)", rate(accepted), rate(accepted-float64(grew)/s.DurationS))
+	}
+	return why
+}
+
+// shortOfDelivered says how the step's deliveries by its end fell short
+// of the SLO's delivered>= bound min (a fraction), "" when they did not.
+func (s *Step) shortOfDelivered(bound float64) string {
+	d := s.Delivery
+	if bound <= 0 || d == nil || d.Expected == 0 {
+		return ""
+	}
+	n, when := d.Delivered, ""
+	if d.AtStepEnd != nil {
+		n, when = *d.AtStepEnd, " by the step's end"
+	}
+	share := float64(n) / float64(d.Expected)
+	if share >= bound {
+		return ""
+	}
+	return fmt.Sprintf("delivered %.1f%%%s < %g%%", 100*share, when, 100*bound)
+}
+
+// rate writes a rate per second with the precision its size needs.
+func rate(v float64) string {
+	if v >= 100 || v <= -100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
 }
 
 func (s *Step) generatorReason() string {
@@ -384,9 +457,9 @@ func (s *Step) timerLagShows() bool {
 func (s *Step) notes(prev *Step, rules Rules) []string {
 	var n []string
 	if d := s.Delivery; d != nil && d.Lost > 0 {
-		n = append(n, fmt.Sprintf("delivery lost messages: %d of %d accepted ids never reached the sink", d.Lost, d.Expected))
+		n = append(n, fmt.Sprintf("delivery lost messages: %d of %d accepted ids never reached the sink (nothing arrived in the drain's last seconds)", d.Lost, d.Expected))
 	} else if d != nil && d.Undelivered > 0 {
-		n = append(n, fmt.Sprintf("delivery fell behind: %d of %d accepted ids had not reached the sink", d.Undelivered, d.Expected))
+		n = append(n, fmt.Sprintf("delivery: %d of %d accepted ids are missing (not delivered yet, not proven lost)", d.Undelivered, d.Expected))
 	}
 	t := s.Target
 	if t == nil || t.Samples == 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/load"
@@ -80,6 +81,13 @@ func rulesOf(p *plan.Plan) results.Rules {
 		r.MinRate = v.MinRate.Value / 100
 	}
 	r.TimeoutMS = ms(p.HTTP.Timeout.Duration)
+	if terms, err := slo.Parse(p.SLO); err == nil { // a bad SLO is refused elsewhere (Terms)
+		for _, t := range terms {
+			if t.Metric == "delivered" && t.Scenario == "" && strings.HasPrefix(t.Op, ">") {
+				r.MinDelivered = max(r.MinDelivered, t.Value/100) // the verdict minds the SLO's delivery too
+			}
+		}
+	}
 	return r
 }
 

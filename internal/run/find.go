@@ -30,6 +30,7 @@ var _ search.Runner = (*Finder)(nil)
 // NewFinder prepares s for a search: strict unless the plan says not.
 func NewFinder(s *Session) *Finder {
 	s.strict = s.p.Strict == nil || *s.p.Strict
+	s.await = deliveryWait(s.terms) // each step is judged as it ends
 	return &Finder{s: s}
 }
 
@@ -45,7 +46,7 @@ func (f *Finder) Run(ctx context.Context, level float64, _ bool) (search.Step, e
 	if f.last != nil && s.sinks != nil {
 		s.settled, _ = s.sinks.ledger.Settle(ctx, settleQuiet, s.sinks.drain)
 		// The previous step's ids still missing: lost, or still queued.
-		if prev := s.sinks.ledger.Step(f.last.Index); prev.Lost+prev.Undelivered > 0 {
+		if prev := s.sinks.ledger.Step(f.last.Index, time.Now()); prev.Lost+prev.Undelivered > 0 {
 			s.settleWarning = fmt.Sprintf("%d ids accepted in the step before had not reached the sinks when this step began (after waiting %.1fs for them): lost, or still queued, in which case this step's deliveries wait behind them",
 				prev.Lost+prev.Undelivered, s.settled.Seconds())
 		}

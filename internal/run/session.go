@@ -42,6 +42,9 @@ type Options struct {
 	// OnNote, if set, is told what the session is doing when it waits for
 	// something other than a step (late deliveries), in a sentence.
 	OnNote func(string)
+	// OnDrain, if set, is told how the wait for late deliveries after the
+	// load stands, about once a second, and once with Done when it ends.
+	OnDrain func(report.Draining)
 	// Exchanger performs the HTTP exchanges; nil: the plan's (package
 	// httpx). The session closes it.
 	Exchanger transport.Exchanger
@@ -89,11 +92,17 @@ type Options struct {
 // executor, sinks, watched target and result. Steps are run one at a time,
 // by the plan (Run) or by a search (Find).
 type Session struct {
-	p       *plan.Plan
-	o       Options
-	terms   []slo.Term
-	rules   results.Rules
-	strict  bool // a validity finding fails the run
+	p      *plan.Plan
+	o      Options
+	terms  []slo.Term
+	rules  results.Rules
+	strict bool // a validity finding fails the run
+	// await is how long a step's ids may take to arrive before its
+	// delivery figures are taken, when each step is judged as it ends (a
+	// search, repeats): the SLO's longest "<" delivery latency bound, so
+	// that the ids in flight at the step's end are known to be under it or
+	// not. Zero: the figures are taken at once.
+	await   time.Duration
 	set     *scenario.Set
 	ex      transport.Exchanger
 	loop    transport.Loop // nil: no event loop (see eventLoop)
@@ -165,6 +174,9 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 		}
 	}
 	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict}
+	if p.Repeat > 1 {
+		s.await = deliveryWait(terms)
+	}
 	if s.sinks, err = startSinks(p); err != nil {
 		return nil, err
 	}
@@ -228,7 +240,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 		return nil, err
 	}
 	cfg := loadConfig(p, &o)
-	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(o.OnProgress)
+	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(o.OnProgress, s.sinks)
 	cfg.OnSecond = s.onSecond()
 	s.runner = load.NewRunner(cfg)
 	return s, nil
@@ -350,7 +362,10 @@ func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) 
 func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) {
 	var before *results.Delivery // a repeat's deliveries are its own: what earlier repeats of the step had is taken off
 	if s.sinks != nil && st.Index < len(s.raw) && len(s.raw[st.Index]) > 0 {
-		before = s.sinks.stepFigures(st.Index)
+		before = s.sinks.stepFigures(st.Index, time.Time{}, time.Time{})
+	}
+	if s.sinks != nil {
+		s.sinks.begin(st.Index)
 	}
 	var step results.Step
 	var win Window
@@ -405,13 +420,20 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 		}
 	}
 	if s.sinks != nil {
-		step.Delivery = s.sinks.stepFigures(step.Index)
+		if s.await > 0 && !win.End.IsZero() {
+			s.sinks.ledger.Await(ctx, step.Index, s.await, win.End.Add(min(s.await, s.sinks.drain)))
+		}
+		step.Delivery = s.sinks.stepFigures(step.Index, win.Start, win.End)
+		n := step.Delivery.Delivered
+		if !win.End.IsZero() {
+			n = s.sinks.ledger.DeliveredBy(step.Index, win.End)
+		}
 		if d := step.Delivery; before != nil {
 			d.Expected, d.Delivered = d.Expected-before.Expected, max(d.Delivered-before.Delivered, 0)
 			d.Rejected, d.Duplicates = d.Rejected-before.Rejected, max(d.Duplicates-before.Duplicates, 0)
 			d.Lost, d.Undelivered = 0, max(d.Expected-d.Delivered, 0)
+			n = max(n-before.Delivered, 0)
 		}
-		n := step.Delivery.Delivered
 		step.Delivery.AtStepEnd = &n
 	}
 	step.SettleS, s.settled = s.settled.Seconds(), 0
@@ -551,7 +573,14 @@ func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
 		if s.o.OnNote != nil {
 			s.o.OnNote(fmt.Sprintf("waiting up to %v for late deliveries", s.sinks.drain))
 		}
-		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base())
+		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base(), draining(s.o.OnDrain))
+		if s.o.OnDrain != nil {
+			d := s.res.Delivery
+			s.o.OnDrain(report.Draining{
+				Elapsed: time.Duration(d.DrainS * float64(time.Second)), Timeout: s.sinks.drain,
+				Missing: d.Missing(), Done: true, Complete: d.DrainComplete != nil && *d.DrainComplete,
+			})
+		}
 		if ctx.Err() != nil && !s.res.Interrupted {
 			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("interrupted while waiting for late deliveries (after %.1fs of up to %v): ids still on their way are counted as undelivered", s.res.Delivery.DrainS, s.sinks.drain))
 		}

@@ -165,8 +165,16 @@ type Figures struct {
 	// those that arrived (by the step's end, for delivered>=); Arrived
 	// counts those that arrived at all, which delivery latency terms need.
 	Expected, Delivered, Arrived int64
-	// Delivery summarises the send → delivery latency in milliseconds.
+	// Delivery summarises the send → delivery latency in milliseconds,
+	// the ids still missing counted at their wait so far: where they reach
+	// a percentile, it is a lower bound.
 	Delivery metrics.Latency
+	// DeliveryUpper, when ids are missing, holds each percentile's upper
+	// bound (+Inf where the missing ids leave it none); nil when none is
+	// missing and Delivery is exact. A delivery latency term with "<" or
+	// "<=" passes only when the upper bound does: a lower bound under the
+	// threshold proves nothing.
+	DeliveryUpper *metrics.Latency
 	// Events counts the events (plan events: a pause, a restart) the
 	// recovery terms judge, Unrecovered those of them that did not recover
 	// (or whose recovery could not be measured), and RecoveryMS is the
@@ -217,12 +225,13 @@ func (t Term) Eval(f Figures) (float64, bool) {
 		}
 		v = share(f.Delivered, f.Expected)
 	case "delivery_p50", "delivery_p99":
-		if f.Arrived == 0 {
-			return 0, false // nothing delivered: no evidence
+		if f.Arrived == 0 && f.DeliveryUpper == nil {
+			return 0, false // nothing delivered, nothing waiting: no evidence
 		}
-		v = f.Delivery.P50
-		if t.Metric == "delivery_p99" {
-			v = f.Delivery.P99
+		v = deliveryPercentile(t.Metric, f.Delivery)
+		if f.DeliveryUpper != nil && strings.HasPrefix(t.Op, "<") {
+			// Under the bound only if the missing ids cannot lift it over.
+			return v, f.Completed > 0 && compare(t.Op, deliveryPercentile(t.Metric, *f.DeliveryUpper), t.Value)
 		}
 	case "rate":
 		if f.Target <= 0 {
@@ -236,6 +245,23 @@ func (t Term) Eval(f Figures) (float64, bool) {
 		return v, false
 	}
 	return v, compare(t.Op, v, t.Value)
+}
+
+// LowerBound reports whether the value Eval gives for the term in f is
+// only a lower bound: a delivery percentile that the ids still missing
+// reach, so that the true figure may be higher.
+func (t Term) LowerBound(f Figures) bool {
+	if t.Metric != "delivery_p50" && t.Metric != "delivery_p99" || f.DeliveryUpper == nil {
+		return false
+	}
+	return deliveryPercentile(t.Metric, *f.DeliveryUpper) > deliveryPercentile(t.Metric, f.Delivery)
+}
+
+func deliveryPercentile(metric string, l metrics.Latency) float64 {
+	if metric == "delivery_p50" {
+		return l.P50
+	}
+	return l.P99
 }
 
 // compare reports whether v op bound holds.

@@ -2,6 +2,7 @@ package slo
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -144,6 +145,46 @@ func TestDeliveryLatencyTerms(t *testing.T) {
 	f.Arrived = 0
 	if _, ok := terms[1].Eval(f); ok {
 		t.Errorf("delivery_p50 with nothing delivered passed")
+	}
+}
+
+// A delivery percentile that the ids still missing reach is a lower bound:
+// under a "<" threshold it proves nothing and fails (p99 ≥ 13.7 s with 1412
+// of 3200 ids missing passed delivery_p99<20s), over it the failure is
+// proven, and a ">" term passes on it; a percentile whose upper bound is
+// under the threshold passes however many ids are missing above it.
+func TestDeliveryLatencyLowerBounds(t *testing.T) {
+	inf := math.Inf(1)
+	f := Figures{Completed: 3200, Expected: 3200, Delivered: 1788, Arrived: 1788,
+		Delivery:      metrics.Latency{P50: 2.2, P99: 13700},
+		DeliveryUpper: &metrics.Latency{P50: 2.2, P99: inf, Max: inf, Mean: inf}}
+	for _, tc := range []struct {
+		term        string
+		ok, atLeast bool
+	}{
+		{"delivery_p99<20s", false, true},
+		{"delivery_p99<=20s", false, true},
+		{"delivery_p99<10s", false, true},
+		{"delivery_p99>10s", true, true},
+		{"delivery_p99>20s", false, true},
+		{"delivery_p50<10ms", true, false},
+		{"delivery_p50<1ms", false, false},
+	} {
+		terms, err := Parse(tc.term)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, ok := terms[0].Eval(f)
+		if ok != tc.ok || terms[0].LowerBound(f) != tc.atLeast {
+			t.Errorf("%s = %v, %v (lower bound %v); want %v (lower bound %v)", tc.term, v, ok, terms[0].LowerBound(f), tc.ok, tc.atLeast)
+		}
+	}
+	// Nothing delivered yet, ids waiting: "<" cannot pass, the wait is a lower bound.
+	f.Arrived, f.Delivered = 0, 0
+	f.DeliveryUpper = &metrics.Latency{P50: inf, P90: inf, P95: inf, P99: inf, P999: inf, Max: inf, Mean: inf}
+	terms, _ := Parse("delivery_p50<1h")
+	if v, ok := terms[0].Eval(f); ok || v != 2.2 {
+		t.Errorf("delivery_p50<1h with nothing delivered = %v, %v; want 2.2, fail", v, ok)
 	}
 }
 
