@@ -219,7 +219,11 @@ func mdTable(w io.Writer, head []string, rows [][]string) {
 // mdAlignedTable writes a Markdown table, the columns left says
 // left-aligned, the rest right-aligned.
 func mdAlignedTable(w io.Writer, head []string, rows [][]string, left func(i int) bool) {
-	fmt.Fprintf(w, "| %s |\n", strings.Join(head, " | "))
+	cells := make([]string, len(head))
+	for i, h := range head {
+		cells[i] = mdEscape(h) // a tag key is the plan's text
+	}
+	fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	align := make([]string, len(head))
 	for i := range align {
 		align[i] = "---:"

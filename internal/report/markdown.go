@@ -67,7 +67,18 @@ func markdown(w io.Writer, r *results.Result) {
 	if len(r.Steps) > 0 && r.Steps[0].Model == "open" {
 		fmt.Fprintf(w, "\nLatency is measured from each request's intended start, so queueing in the target or in the generator shows in the percentiles.\n")
 	}
-	footer(w, r, "- ")
+	// The findings quote what the target sent (a failed check's body) and
+	// what the plan named (tags, scenarios): each line is text, never
+	// Markdown or HTML of its own.
+	var notes strings.Builder
+	footer(&notes, r, "")
+	for line := range strings.Lines(notes.String()) {
+		if line = strings.TrimRight(line, "\r\n"); line == "" {
+			fmt.Fprintln(w)
+			continue
+		}
+		fmt.Fprintf(w, "- %s\n", mdEscape(line))
+	}
 	if u := Unmeasured(r); len(u) > 0 {
 		fmt.Fprintf(w, "\n### What this run did not measure\n\n")
 		for _, line := range u {

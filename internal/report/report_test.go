@@ -266,6 +266,31 @@ func TestMarkdownEscapes(t *testing.T) {
 	}
 }
 
+// What the target sent (a failed check's body, in a step's warning), the
+// findings and a tag key are text in the Markdown report, as in the job
+// summary: no HTML, no closing of <details>, no link, no new table row.
+func TestMarkdownEscapesFindings(t *testing.T) {
+	body := "<img src=x onerror=alert(1)> </details><script>alert(2)</script> [click](http://evil.test/)"
+	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{
+		Model: "open", TargetRate: 10, Completed: 10, Failed: 10, ErrorRate: 1,
+		Warnings: []string{"check failed on the body: " + body},
+		Tags:     map[string]map[string]results.Breakdown{"<b>site</b> | x": {"a": {Completed: 10}}},
+	}}, Invalid: []string{"step 1: " + body}, Warnings: []string{body}}
+	var b bytes.Buffer
+	if err := Markdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, bad := range []string{"<img", "</details>", "<script>", "[click](", "<b>", "</b> | x"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("the Markdown holds %q:\n%s", bad, md)
+		}
+	}
+	if !strings.Contains(md, "WARNING step 1: check failed on the body: &lt;img") {
+		t.Errorf("the warning is not there, escaped:\n%s", md)
+	}
+}
+
 // The HTML report is written whole or not at all: through a temporary file
 // renamed over the path, which leaves nothing else behind.
 func TestWriteHTMLAtomic(t *testing.T) {
