@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +55,8 @@ type Coordinator struct {
 	agents []*peer
 	base   time.Time
 	fresh  bool
+	// steps counts the steps sent: each step's id (StepRequest.ID).
+	steps int
 	// drain bounds an agent's step beyond its window (run.DrainBound).
 	drain time.Duration
 	// beats are the agents' heartbeats, from each one's session opening
@@ -248,7 +251,8 @@ func (c *Coordinator) Step(ctx context.Context, st load.Step) (results.Step, run
 		lead = max(lead, 500*time.Millisecond+2*a.rtt)
 	}
 	start := time.Now().Add(lead)
-	req := StepRequest{Index: st.Index, Rate: st.Rate, VUs: st.VUs, Warmup: st.Warmup, Length: st.Length, Fresh: c.fresh}
+	c.steps++
+	req := StepRequest{ID: strconv.Itoa(c.steps), Index: st.Index, Rate: st.Rate, VUs: st.VUs, Warmup: st.Warmup, Length: st.Length, Fresh: c.fresh}
 	if st.Ramp != nil {
 		req.Ramp, req.RampFrom, req.RampTo = true, st.Ramp.From, st.Ramp.To
 	}

@@ -91,7 +91,8 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 		s.Ended = func() { once.Do(func() { close(ended) }) }
 	}
 	defer s.Close()
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := s.HTTPServer()
+	ln = s.Listener(ln)
 	scheme := "http"
 	if f.TLSCert != "" {
 		scheme = "https"
