@@ -79,6 +79,15 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 	if f.Lease < 100*time.Millisecond {
 		return &run.InputError{Err: fmt.Errorf("--lease %v: want 100ms or more (a coordinator renews it every quarter of it)", f.Lease)}
 	}
+	// Session folders left by agents killed before they could remove them
+	// hold plans and users files.
+	removed, err := RemoveStale("")
+	if len(removed) > 0 {
+		fmt.Fprintf(log, "ceiling agent: removed the session folders of agents that died: %s\n", strings.Join(removed, ", "))
+	}
+	if err != nil {
+		fmt.Fprintf(log, "ceiling agent: warning: %v\n", err)
+	}
 	ln, err := net.Listen("tcp", f.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", f.Listen, err)

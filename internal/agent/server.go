@@ -209,7 +209,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 // start parses the plan, refuses what this agent does not run, and opens
 // the run (which checks the target, as ceiling run does).
 func (s *Server) start(ctx context.Context, o *Open, seg schedule.Segment) (*session, int, error) {
-	dir, err := os.MkdirTemp("", "ceiling-agent-*")
+	dir, err := os.MkdirTemp("", folderPrefix())
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
