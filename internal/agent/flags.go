@@ -25,7 +25,10 @@ import (
 type ServeFlags struct {
 	Listen, TokenFile, TLSCert, TLSKey string
 	AllowCommands, Once                bool
-	Limits                             Limits
+	// AllowTargets is Server.AllowTargets as written: a comma-separated
+	// list (ParseTargets).
+	AllowTargets string
+	Limits       Limits
 	// Lease is Server.Lease.
 	Lease time.Duration
 }
@@ -61,6 +64,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.Once, "once", false, "serve one coordinator's run, then exit (a Kubernetes Job's agents)")
 	fs.DurationVar(&f.Lease, "lease", DefaultLease, "free the agent this long after its coordinator's last heartbeat (a coordinator that died)")
 	fs.BoolVar(&f.AllowCommands, "allow-commands", false, "let plans start commands on this machine (monitor.command); refused otherwise")
+	fs.StringVar(&f.AllowTargets, "allow-targets", "", "send load only to these hosts: networks, addresses, names and *.suffix, e.g. 10.0.0.0/8,*.svc (names as written, not resolved; default: any)")
 	fs.Float64Var(&f.Limits.MaxRate, "max-rate", 0, "refuse steps that ask this agent for more requests a second (0: no bound)")
 	fs.IntVar(&f.Limits.MaxUsers, "max-users", 0, "refuse steps that ask this agent for more users (0: no bound)")
 	fs.DurationVar(&f.Limits.MaxDuration, "max-duration", 0, "refuse steps longer than this, warm-up included (0: no bound)")
@@ -79,6 +83,10 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 	if f.Lease < 100*time.Millisecond {
 		return &run.InputError{Err: fmt.Errorf("--lease %v: want 100ms or more (a coordinator renews it every quarter of it)", f.Lease)}
 	}
+	allow, err := ParseTargets(f.AllowTargets)
+	if err != nil {
+		return &run.InputError{Err: err}
+	}
 	// Session folders left by agents killed before they could remove them
 	// hold plans and users files.
 	removed, err := RemoveStale("")
@@ -94,7 +102,7 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 	}
 	ended := make(chan struct{})
 	var once sync.Once
-	s := &Server{Token: token, AllowCommands: f.AllowCommands, Limits: f.Limits, Version: version, Lease: f.Lease,
+	s := &Server{Token: token, AllowCommands: f.AllowCommands, AllowTargets: allow, Limits: f.Limits, Version: version, Lease: f.Lease,
 		Log: func(line string) { fmt.Fprintf(log, "ceiling agent: %s\n", line) }}
 	if f.Once {
 		s.Ended = func() { once.Do(func() { close(ended) }) }
@@ -107,6 +115,12 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 		scheme = "https"
 	}
 	fmt.Fprintf(log, "ceiling agent: serving API %s on %s://%s\n", API, scheme, ln.Addr())
+	if w := exposed(ln.Addr(), f.TLSCert != ""); w != "" {
+		fmt.Fprintf(log, "ceiling agent: %s\n", w)
+	}
+	if !allow.Any() {
+		fmt.Fprintf(log, "ceiling agent: sending load only to %s (--allow-targets)\n", allow)
+	}
 	done := make(chan error, 1)
 	go func() {
 		if f.TLSCert != "" {

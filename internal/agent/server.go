@@ -44,7 +44,11 @@ type Server struct {
 	// AllowCommands lets a plan start commands on this machine
 	// (monitor.command); refused otherwise.
 	AllowCommands bool
-	Limits        Limits
+	// AllowTargets, when not empty, are the only hosts a plan may send
+	// load to: a plan that names another, or a host it cannot check (a
+	// template, redirects followed), is refused.
+	AllowTargets Targets
+	Limits       Limits
 	// Version is ceiling's version, which a coordinator must share.
 	Version string
 	// Lease is how long a session outlives the last word from its
@@ -272,7 +276,7 @@ func (s *Server) refuse(p *plan.Plan) error {
 	case len(p.Sinks) > 0:
 		return errors.New("the plan has sinks, which an agent does not run: delivery accounting needs one machine")
 	}
-	return nil
+	return s.AllowTargets.refuse(p)
 }
 
 // maxStepID bounds a step's id.

@@ -43,7 +43,12 @@ func target(t *testing.T) string {
 
 func quickPlan(t *testing.T, url, extra string) *plan.Plan {
 	t.Helper()
-	p, err := plan.Parse("plan.yaml", []byte("target: "+url+"\nload: {rates: [50], step: 300ms, warmup: 100ms}\nscenarios: [{request: {url: /}}]\n"+extra))
+	return planText(t, "target: "+url+"\nload: {rates: [50], step: 300ms, warmup: 100ms}\nscenarios: [{request: {url: /}}]\n"+extra)
+}
+
+func planText(t *testing.T, text string) *plan.Plan {
+	t.Helper()
+	p, err := plan.Parse("plan.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
