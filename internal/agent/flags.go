@@ -49,10 +49,21 @@ finds the agent busy waits for that, up to its --agents-timeout: to take
 over an agent whose coordinator died, start the new coordinator with an
 --agents-timeout longer than the lease (its default, 30s, is). A
 coordinator that is still alive keeps its agents: stop it (Ctrl-C), or
-restart the agent.`
+restart the agent.
+
+What it accepts is bounded: a request's header must come within 10s and
+the whole request within 30s (a second more a MiB of a plan), an idle
+connection is closed after 30s, one IP address holds at most 16
+connections, and a step asks for at most 10,000,000/s or 1,000,000 users
+(the plan's own maxima) and runs once (a replayed step is refused).
+--allow-targets refuses plans that send load to hosts outside the list
+(names as the plan writes them; a host that is a template, or redirects
+followed, cannot be checked and are refused). Listening beyond loopback
+without --tls-cert, the agent warns: the token and the plans then cross
+the network in clear.`
 	Example = `  openssl rand -hex 32 > token
-  ceiling agent --listen :7070 --token-file token
-  ceiling run plan.yaml --agents 10.0.0.5:7070,10.0.0.6:7070 --token-file token`
+  ceiling agent --listen :7070 --token-file token --tls-cert cert.pem --tls-key key.pem --allow-targets 10.0.0.0/8,*.svc
+  ceiling run plan.yaml --agents https://10.0.0.5:7070,https://10.0.0.6:7070 --token-file token --agents-ca cert.pem`
 )
 
 // Register adds the flags to fs.
