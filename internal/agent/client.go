@@ -481,8 +481,8 @@ func (c *Coordinator) heartbeat(ctx context.Context, a *peer) {
 }
 
 // call makes one API request: in (if not nil) as JSON, the answer into
-// out. An error answer is a *Problem (a refused plan, 400 or 403, is also
-// a run.InputError).
+// out. An error answer is a *Problem (a refused plan or request, 400, 401,
+// 403 or 413, is also a run.InputError).
 func (c *Coordinator) call(ctx context.Context, a *peer, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
@@ -512,7 +512,8 @@ func (c *Coordinator) call(ctx context.Context, a *peer, method, path string, in
 		if json.Unmarshal(data, p) != nil || p.Message == "" {
 			p.Message = fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(data[:min(len(data), 200)])))
 		}
-		if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized {
+		switch resp.StatusCode {
+		case http.StatusBadRequest, http.StatusForbidden, http.StatusUnauthorized, http.StatusRequestEntityTooLarge:
 			return &run.InputError{Err: p}
 		}
 		return p

@@ -1,12 +1,18 @@
 package agent
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/run"
 )
 
 // holdConn opens a connection to addr, sends what, and returns a channel
@@ -121,5 +127,37 @@ func TestAgentCapsConnectionsPerClient(t *testing.T) {
 	}
 	if err != nil {
 		t.Errorf("a health check once a connection closed: %v, want it answered", err)
+	}
+}
+
+// A body larger than the agent reads is refused before it is read (413),
+// and the connection closed: a session's past 64 MiB, any other request's
+// past 1 MiB. A coordinator takes it as bad input.
+func TestAgentRefusesLargeBodies(t *testing.T) {
+	addr := agent(t, &Server{})
+	for _, tt := range []struct{ path, length string }{
+		{"/v1/session", "70000000"},
+		{"/v1/session/x/step", "2000000"},
+	} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: agent\r\nAuthorization: Bearer %s\r\nContent-Length: %s\r\n\r\n{", tt.path, token, tt.length)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		answer, err := io.ReadAll(c) // to the end: the agent closes the connection
+		if err != nil || !strings.HasPrefix(string(answer), "HTTP/1.1 413 ") {
+			t.Errorf("POST %s of %s bytes: %.60q, %v; want 413 and the connection closed", tt.path, tt.length, answer, err)
+		}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		problem(w, http.StatusRequestEntityTooLarge, "too large")
+	}))
+	t.Cleanup(srv.Close)
+	c := &Coordinator{client: http.DefaultClient, agents: []*peer{{url: srv.URL}}}
+	var bad *run.InputError
+	if err := c.call(context.Background(), c.agents[0], http.MethodPost, pathSession, Open{}, nil); !errors.As(err, &bad) {
+		t.Errorf("a 413 answer: %v, want a run.InputError", err)
 	}
 }
