@@ -272,6 +272,7 @@ func TestAgentHealthWhileOpening(t *testing.T) {
 	if err != nil || took > 2*time.Second {
 		t.Fatalf("health while a session opens: %v after %v, want an answer at once", err, took)
 	}
+	t.Logf("health while a session opens: answered in %v", took)
 	var h Health
 	json.NewDecoder(resp.Body).Decode(&h)
 	resp.Body.Close()
