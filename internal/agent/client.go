@@ -90,7 +90,7 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 	beats, stop := context.WithCancel(context.Background())
 	c.stopBeats = stop
 	if c.client == nil {
-		c.client = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}}
+		c.client = &http.Client{Transport: newTransport()}
 	}
 	for _, a := range o.Addrs {
 		u := strings.TrimRight(a, "/")
@@ -130,6 +130,18 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 	}
 	c.base = time.Now()
 	return c, nil
+}
+
+// idleConns is how long a coordinator keeps an idle connection to an
+// agent: less than an agent's idle timeout (Conns.Idle, 30s), so that the
+// coordinator drops it first, and never sends a request on a connection
+// the agent is closing.
+const idleConns = 20 * time.Second
+
+// newTransport is the coordinator's HTTP transport: no proxy, a few idle
+// connections per agent, kept idleConns.
+func newTransport() *http.Transport {
+	return &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: idleConns}
 }
 
 // each runs f for every agent at once and joins their errors, each

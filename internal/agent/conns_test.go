@@ -161,3 +161,12 @@ func TestAgentRefusesLargeBodies(t *testing.T) {
 		t.Errorf("a 413 answer: %v, want a run.InputError", err)
 	}
 }
+
+// A coordinator drops an idle connection before an agent closes it (its
+// idle timeout): a request sent on a connection the agent is closing
+// would fail, and a step's is not sent again.
+func TestCoordinatorDropsIdleConnectionsFirst(t *testing.T) {
+	if got, agent := newTransport().IdleConnTimeout, (Conns{}).idle(); got <= 0 || got >= agent {
+		t.Errorf("the coordinator keeps idle connections %v, want less than an agent's idle timeout, %v", got, agent)
+	}
+}

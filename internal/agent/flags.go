@@ -251,7 +251,7 @@ func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.
 // clientFor is the coordinator's HTTP client: no proxy, and with ca (a
 // PEM file) as the roots of https:// agents' certificates when given.
 func clientFor(ca string) (*http.Client, error) {
-	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}
+	tr := newTransport()
 	if ca != "" {
 		pem, err := os.ReadFile(ca)
 		if err != nil {
