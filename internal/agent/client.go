@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +55,8 @@ type Coordinator struct {
 	agents []*peer
 	base   time.Time
 	fresh  bool
+	// steps counts the steps sent: each step's id (StepRequest.ID).
+	steps int
 	// drain bounds an agent's step beyond its window (run.DrainBound).
 	drain time.Duration
 	// beats are the agents' heartbeats, from each one's session opening
@@ -87,7 +90,7 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 	beats, stop := context.WithCancel(context.Background())
 	c.stopBeats = stop
 	if c.client == nil {
-		c.client = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}}
+		c.client = &http.Client{Transport: newTransport()}
 	}
 	for _, a := range o.Addrs {
 		u := strings.TrimRight(a, "/")
@@ -127,6 +130,18 @@ func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error)
 	}
 	c.base = time.Now()
 	return c, nil
+}
+
+// idleConns is how long a coordinator keeps an idle connection to an
+// agent: less than an agent's idle timeout (Conns.Idle, 30s), so that the
+// coordinator drops it first, and never sends a request on a connection
+// the agent is closing.
+const idleConns = 20 * time.Second
+
+// newTransport is the coordinator's HTTP transport: no proxy, a few idle
+// connections per agent, kept idleConns.
+func newTransport() *http.Transport {
+	return &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: idleConns}
 }
 
 // each runs f for every agent at once and joins their errors, each
@@ -248,7 +263,8 @@ func (c *Coordinator) Step(ctx context.Context, st load.Step) (results.Step, run
 		lead = max(lead, 500*time.Millisecond+2*a.rtt)
 	}
 	start := time.Now().Add(lead)
-	req := StepRequest{Index: st.Index, Rate: st.Rate, VUs: st.VUs, Warmup: st.Warmup, Length: st.Length, Fresh: c.fresh}
+	c.steps++
+	req := StepRequest{ID: strconv.Itoa(c.steps), Index: st.Index, Rate: st.Rate, VUs: st.VUs, Warmup: st.Warmup, Length: st.Length, Fresh: c.fresh}
 	if st.Ramp != nil {
 		req.Ramp, req.RampFrom, req.RampTo = true, st.Ramp.From, st.Ramp.To
 	}
@@ -477,8 +493,8 @@ func (c *Coordinator) heartbeat(ctx context.Context, a *peer) {
 }
 
 // call makes one API request: in (if not nil) as JSON, the answer into
-// out. An error answer is a *Problem (a refused plan, 400 or 403, is also
-// a run.InputError).
+// out. An error answer is a *Problem (a refused plan or request, 400, 401,
+// 403 or 413, is also a run.InputError).
 func (c *Coordinator) call(ctx context.Context, a *peer, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
@@ -508,7 +524,8 @@ func (c *Coordinator) call(ctx context.Context, a *peer, method, path string, in
 		if json.Unmarshal(data, p) != nil || p.Message == "" {
 			p.Message = fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(data[:min(len(data), 200)])))
 		}
-		if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized {
+		switch resp.StatusCode {
+		case http.StatusBadRequest, http.StatusForbidden, http.StatusUnauthorized, http.StatusRequestEntityTooLarge:
 			return &run.InputError{Err: p}
 		}
 		return p

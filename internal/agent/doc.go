@@ -13,7 +13,14 @@
 // session with the same engine as `ceiling run`
 // (run.Session.Measure), and refuses what would reach beyond the load: a
 // plan that starts commands (unless AllowCommands), sinks, a users file it
-// was not sent, and steps beyond its Limits.
+// was not sent, a plan that sends load outside AllowTargets, steps beyond
+// a plan's own maxima or its Limits, and a step id it already ran (a
+// replay). What one client holds of it is bounded (Conns: timeouts for
+// reading, writing and idling, bodies bounded, connections per IP
+// address capped); its lock is never held while a session opens or a
+// step runs, so the health check answers at once. A session's folder is
+// named after the agent's pid: RemoveStale removes those of agents that
+// died.
 //
 // Coordinator is the other side, a run.Remote: Connect checks every agent
 // (API, version, clock offset from the shortest of five round trips) and

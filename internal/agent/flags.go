@@ -25,7 +25,10 @@ import (
 type ServeFlags struct {
 	Listen, TokenFile, TLSCert, TLSKey string
 	AllowCommands, Once                bool
-	Limits                             Limits
+	// AllowTargets is Server.AllowTargets as written: a comma-separated
+	// list (ParseTargets).
+	AllowTargets string
+	Limits       Limits
 	// Lease is Server.Lease.
 	Lease time.Duration
 }
@@ -46,10 +49,21 @@ finds the agent busy waits for that, up to its --agents-timeout: to take
 over an agent whose coordinator died, start the new coordinator with an
 --agents-timeout longer than the lease (its default, 30s, is). A
 coordinator that is still alive keeps its agents: stop it (Ctrl-C), or
-restart the agent.`
+restart the agent.
+
+What it accepts is bounded: a request's header must come within 10s and
+the whole request within 30s (a second more a MiB of a plan), an idle
+connection is closed after 30s, one IP address holds at most 16
+connections, and a step asks for at most 10,000,000/s or 1,000,000 users
+(the plan's own maxima) and runs once (a replayed step is refused).
+--allow-targets refuses plans that send load to hosts outside the list
+(names as the plan writes them; a host that is a template, or redirects
+followed, cannot be checked and are refused). Listening beyond loopback
+without --tls-cert, the agent warns: the token and the plans then cross
+the network in clear.`
 	Example = `  openssl rand -hex 32 > token
-  ceiling agent --listen :7070 --token-file token
-  ceiling run plan.yaml --agents 10.0.0.5:7070,10.0.0.6:7070 --token-file token`
+  ceiling agent --listen :7070 --token-file token --tls-cert cert.pem --tls-key key.pem --allow-targets 10.0.0.0/8,*.svc
+  ceiling run plan.yaml --agents https://10.0.0.5:7070,https://10.0.0.6:7070 --token-file token --agents-ca cert.pem`
 )
 
 // Register adds the flags to fs.
@@ -61,6 +75,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.Once, "once", false, "serve one coordinator's run, then exit (a Kubernetes Job's agents)")
 	fs.DurationVar(&f.Lease, "lease", DefaultLease, "free the agent this long after its coordinator's last heartbeat (a coordinator that died)")
 	fs.BoolVar(&f.AllowCommands, "allow-commands", false, "let plans start commands on this machine (monitor.command); refused otherwise")
+	fs.StringVar(&f.AllowTargets, "allow-targets", "", "send load only to these hosts: networks, addresses, names and *.suffix, e.g. 10.0.0.0/8,*.svc (names as written, not resolved; default: any)")
 	fs.Float64Var(&f.Limits.MaxRate, "max-rate", 0, "refuse steps that ask this agent for more requests a second (0: no bound)")
 	fs.IntVar(&f.Limits.MaxUsers, "max-users", 0, "refuse steps that ask this agent for more users (0: no bound)")
 	fs.DurationVar(&f.Limits.MaxDuration, "max-duration", 0, "refuse steps longer than this, warm-up included (0: no bound)")
@@ -79,24 +94,44 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 	if f.Lease < 100*time.Millisecond {
 		return &run.InputError{Err: fmt.Errorf("--lease %v: want 100ms or more (a coordinator renews it every quarter of it)", f.Lease)}
 	}
+	allow, err := ParseTargets(f.AllowTargets)
+	if err != nil {
+		return &run.InputError{Err: err}
+	}
+	// Session folders left by agents killed before they could remove them
+	// hold plans and users files.
+	removed, err := RemoveStale("")
+	if len(removed) > 0 {
+		fmt.Fprintf(log, "ceiling agent: removed the session folders of agents that died: %s\n", strings.Join(removed, ", "))
+	}
+	if err != nil {
+		fmt.Fprintf(log, "ceiling agent: warning: %v\n", err)
+	}
 	ln, err := net.Listen("tcp", f.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", f.Listen, err)
 	}
 	ended := make(chan struct{})
 	var once sync.Once
-	s := &Server{Token: token, AllowCommands: f.AllowCommands, Limits: f.Limits, Version: version, Lease: f.Lease,
+	s := &Server{Token: token, AllowCommands: f.AllowCommands, AllowTargets: allow, Limits: f.Limits, Version: version, Lease: f.Lease,
 		Log: func(line string) { fmt.Fprintf(log, "ceiling agent: %s\n", line) }}
 	if f.Once {
 		s.Ended = func() { once.Do(func() { close(ended) }) }
 	}
 	defer s.Close()
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := s.HTTPServer()
+	ln = s.Listener(ln)
 	scheme := "http"
 	if f.TLSCert != "" {
 		scheme = "https"
 	}
 	fmt.Fprintf(log, "ceiling agent: serving API %s on %s://%s\n", API, scheme, ln.Addr())
+	if w := exposed(ln.Addr(), f.TLSCert != ""); w != "" {
+		fmt.Fprintf(log, "ceiling agent: %s\n", w)
+	}
+	if !allow.Any() {
+		fmt.Fprintf(log, "ceiling agent: sending load only to %s (--allow-targets)\n", allow)
+	}
 	done := make(chan error, 1)
 	go func() {
 		if f.TLSCert != "" {
@@ -216,7 +251,7 @@ func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.
 // clientFor is the coordinator's HTTP client: no proxy, and with ca (a
 // PEM file) as the roots of https:// agents' certificates when given.
 func clientFor(ca string) (*http.Client, error) {
-	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}
+	tr := newTransport()
 	if ca != "" {
 		pem, err := os.ReadFile(ca)
 		if err != nil {

@@ -67,8 +67,11 @@ type Opened struct {
 // StepRequest is POST /v1/session/ID/step: one step, its whole load (the
 // agent runs its segment's share), to start at StartUnixNano on the
 // agent's clock. Fresh asks for new users and connections first (a
-// repeat).
+// repeat). ID is the step's, unique in its session (the coordinator
+// numbers them): an agent runs a step of an id once, and answers the
+// same request again (a replay) 409.
 type StepRequest struct {
+	ID            string        `json:"id"`
 	Index         int           `json:"index"`
 	Rate          float64       `json:"rate,omitempty"`
 	RampFrom      float64       `json:"ramp_from,omitempty"`

@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -44,7 +44,11 @@ type Server struct {
 	// AllowCommands lets a plan start commands on this machine
 	// (monitor.command); refused otherwise.
 	AllowCommands bool
-	Limits        Limits
+	// AllowTargets, when not empty, are the only hosts a plan may send
+	// load to: a plan that names another, or a host it cannot check (a
+	// template, redirects followed), is refused.
+	AllowTargets Targets
+	Limits       Limits
 	// Version is ceiling's version, which a coordinator must share.
 	Version string
 	// Lease is how long a session outlives the last word from its
@@ -58,9 +62,17 @@ type Server struct {
 	// Ended, if set, is called after a session has closed (an agent that
 	// serves one run, --once, stops then).
 	Ended func()
+	// Conns bound what a client's connections may hold (HTTPServer and
+	// Listener apply them).
+	Conns Conns
 
-	mu   sync.Mutex
-	sess *session
+	// mu guards the fields below; it is held for moments only, never
+	// while a session opens (which checks the target) or a step runs: the
+	// health check answers at once whatever the agent does.
+	mu      sync.Mutex
+	sess    *session
+	opening bool // a session is opening: the agent is busy
+	stopped bool // Close was called: no session may open
 }
 
 // session is the coordinator's run on this agent.
@@ -69,6 +81,7 @@ type session struct {
 	run     *run.Session
 	dir     string // the plan's folder (its users file)
 	segment schedule.Segment
+	drain   time.Duration // how long a step may go on after its window (run.DrainBound)
 	lease   *lease
 	mu      sync.Mutex // one step at a time
 	closed  bool       // under mu: the run is closed, no step may use it
@@ -76,12 +89,19 @@ type session struct {
 	stopMu  sync.Mutex
 	stop    context.CancelFunc // cancels the running step (Ctrl-C at the coordinator)
 	closing bool               // under stopMu: the session is ending, no step may start
+	ran     map[string]bool    // under stopMu: the ids of the steps accepted, each runs once
 }
 
 // maxLead bounds how far ahead of now a step may be set to start.
 const maxLead = time.Minute
 
-// Handler returns the API's HTTP handler.
+// maxRequest bounds the body of every request but a session's opening
+// (maxOpen): a step is a few hundred bytes.
+const maxRequest = 1 << 20
+
+// Handler returns the API's HTTP handler. A request's body is bounded
+// (maxOpen for a session's opening, maxRequest for the others): a larger
+// one is refused (413) before it is read.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+pathHealth, s.health)
@@ -91,7 +111,19 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+pathSession+"/{id}/stop", s.auth(s.stopStep))
 	mux.HandleFunc("POST "+pathSession+"/{id}/lease", s.auth(s.renew))
 	mux.HandleFunc("DELETE "+pathSession+"/{id}", s.auth(s.close))
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit := int64(maxRequest)
+		if r.Method == http.MethodPost && r.URL.Path == pathSession {
+			limit = maxOpen
+		}
+		if r.ContentLength > limit {
+			w.Header().Set("Connection", "close") // its body is not read
+			problem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request's body is %d bytes: this agent reads at most %d", r.ContentLength, limit))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // auth checks the bearer token, in constant time.
@@ -99,6 +131,7 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || s.Token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
+			w.Header().Set("Connection", "close") // its body is not read
 			problem(w, http.StatusUnauthorized, "a valid bearer token is required (the agent's --token-file)")
 			return
 		}
@@ -109,9 +142,9 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	host, _ := os.Hostname()
 	s.mu.Lock()
-	sess := s.sess
+	sess, opening := s.sess, s.opening
 	s.mu.Unlock()
-	h := Health{API: API, Version: s.Version, Host: host, CPUs: runtime.GOMAXPROCS(0), Busy: sess != nil, LeaseS: s.lease().Seconds()}
+	h := Health{API: API, Version: s.Version, Host: host, CPUs: runtime.GOMAXPROCS(0), Busy: sess != nil || opening, LeaseS: s.lease().Seconds()}
 	if sess != nil {
 		h.LeaseLeftS = sess.lease.left().Seconds()
 	}
@@ -125,29 +158,54 @@ func (s *Server) clock(w http.ResponseWriter, _ *http.Request) {
 // maxOpen bounds an Open request: a plan and its users file.
 const maxOpen = 64 << 20
 
+// open opens a session: one at a time. The agent is busy from the
+// moment it accepts one to open, while it checks the target, without
+// holding its lock (the health check answers meanwhile).
 func (s *Server) open(w http.ResponseWriter, r *http.Request) {
+	// A plan and its users file may take longer to come than another
+	// request; the token was checked.
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.Conns.readBody(r.ContentLength)))
 	var o Open
-	if err := json.NewDecoder(io.LimitReader(r.Body, maxOpen)).Decode(&o); err != nil {
-		problem(w, http.StatusBadRequest, "read the session: "+err.Error())
+	if err := json.NewDecoder(r.Body).Decode(&o); err != nil {
+		bodyProblem(w, "read the session", err)
 		return
 	}
+	hold(w, openWrite)
 	seg := segmentOf(&o)
 	if seg.N < 1 || seg.I < 0 || seg.I >= seg.N {
 		problem(w, http.StatusBadRequest, fmt.Sprintf("segment %d of %d: want 0 ≤ i < n", seg.I, seg.N))
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sess != nil {
+	switch {
+	case s.stopped:
+		s.mu.Unlock()
+		problem(w, http.StatusServiceUnavailable, "the agent is stopping")
+		return
+	case s.sess != nil || s.opening:
+		s.mu.Unlock()
 		problem(w, http.StatusConflict, fmt.Sprintf("busy: another coordinator's run is on this agent (it ends when that coordinator closes it, or %v after that coordinator's last heartbeat)", s.lease()))
 		return
 	}
+	s.opening = true
+	s.mu.Unlock()
 	sess, status, err := s.start(r.Context(), &o, seg)
+	s.mu.Lock()
+	s.opening = false
+	stopped := s.stopped
+	if err == nil && !stopped {
+		s.sess = sess
+	}
+	s.mu.Unlock()
 	if err != nil {
 		problem(w, status, err.Error())
 		return
 	}
-	s.sess = sess
+	if stopped { // Close came while it opened
+		s.end(sess, "the agent is stopping")
+		problem(w, http.StatusServiceUnavailable, "the agent is stopping")
+		return
+	}
 	s.logf("session %s: segment %d/%d of %s, held while its coordinator's heartbeats come (lease %v)", sess.id, seg.I+1, seg.N, cmp.Or(o.PlanFile, "a plan"), s.lease())
 	answer(w, Opened{Session: sess.id, Lease: s.lease()})
 }
@@ -155,7 +213,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 // start parses the plan, refuses what this agent does not run, and opens
 // the run (which checks the target, as ceiling run does).
 func (s *Server) start(ctx context.Context, o *Open, seg schedule.Segment) (*session, int, error) {
-	dir, err := os.MkdirTemp("", "ceiling-agent-*")
+	dir, err := os.MkdirTemp("", folderPrefix())
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
@@ -205,7 +263,7 @@ func (s *Server) start(ctx context.Context, o *Open, seg schedule.Segment) (*ses
 	}
 	b := make([]byte, 8)
 	rand.Read(b)
-	ss := &session{id: hex.EncodeToString(b), run: sess, dir: dir, segment: seg}
+	ss := &session{id: hex.EncodeToString(b), run: sess, dir: dir, segment: seg, drain: run.DrainBound(p), ran: map[string]bool{}}
 	ss.lease = newLease(s.lease(), func() { s.expire(ss) })
 	return ss, 0, nil
 }
@@ -218,7 +276,32 @@ func (s *Server) refuse(p *plan.Plan) error {
 	case len(p.Sinks) > 0:
 		return errors.New("the plan has sinks, which an agent does not run: delivery accounting needs one machine")
 	}
-	return nil
+	return s.AllowTargets.refuse(p)
+}
+
+// maxStepID bounds a step's id.
+const maxStepID = 64
+
+// stepProblem says what makes a step request wrong whatever the agent's
+// limits, or "": a step asks for what a plan may (plan.MaxRate,
+// plan.MaxVUs, plan.MinStep), and carries an id.
+func stepProblem(req *StepRequest) string {
+	badRate := func(r float64) bool { return !(r >= 0 && r <= plan.MaxRate) } // NaN too
+	switch {
+	case req.ID == "" || len(req.ID) > maxStepID:
+		return fmt.Sprintf("a step wants an id, unique in its session, of at most %d bytes", maxStepID)
+	case req.Index < 0:
+		return fmt.Sprintf("step index %d: want 0 or more", req.Index)
+	case req.VUs < 0 || req.VUs > plan.MaxVUs:
+		return fmt.Sprintf("step %d asks for %d users: want 0 to %d (a plan's most)", req.Index+1, req.VUs, plan.MaxVUs)
+	case badRate(req.Rate) || req.Ramp && (badRate(req.RampFrom) || badRate(req.RampTo)):
+		return fmt.Sprintf("step %d asks for a rate of %v/s (a ramp from %v/s to %v/s): want 0 to %d/s (a plan's most)", req.Index+1, req.Rate, req.RampFrom, req.RampTo, plan.MaxRate)
+	case req.Length < plan.MinStep || req.Warmup < 0:
+		return fmt.Sprintf("step %d lasts %v after a warm-up of %v: want at least %v, and no negative warm-up", req.Index+1, req.Length, req.Warmup, plan.MinStep)
+	case req.Warmup > math.MaxInt64-req.Length:
+		return fmt.Sprintf("step %d lasts %v after a warm-up of %v: too long", req.Index+1, req.Length, req.Warmup)
+	}
+	return ""
 }
 
 // bound checks a step against the agent's limits.
@@ -246,15 +329,16 @@ func (s *Server) step(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req StepRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
-		problem(w, http.StatusBadRequest, "read the step: "+err.Error())
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		bodyProblem(w, "read the step", err)
 		return
 	}
-	if req.VUs < 0 || req.Rate < 0 || req.Warmup < 0 || req.Length <= 0 || req.Index < 0 {
-		problem(w, http.StatusBadRequest, "a step wants a length, and no negative users, rate or warm-up")
+	if msg := stepProblem(&req); msg != "" {
+		problem(w, http.StatusBadRequest, msg)
 		return
 	}
-	if ahead := time.Until(time.Unix(0, req.StartUnixNano)); ahead > maxLead {
+	ahead := time.Until(time.Unix(0, req.StartUnixNano))
+	if ahead > maxLead {
 		problem(w, http.StatusBadRequest, fmt.Sprintf("the step starts %v from now, more than %v: the coordinator's clock or request is wrong", ahead.Round(time.Second), maxLead))
 		return
 	}
@@ -266,6 +350,18 @@ func (s *Server) step(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusForbidden, err.Error())
 		return
 	}
+	// A step runs once: the same request again (replayed) is refused.
+	sess.stopMu.Lock()
+	if sess.ran[req.ID] {
+		sess.stopMu.Unlock()
+		problem(w, http.StatusConflict, fmt.Sprintf("step %d (id %q): this session already ran a step of that id: a step runs once", st.Index+1, req.ID))
+		return
+	}
+	sess.ran[req.ID] = true
+	sess.stopMu.Unlock()
+	// The answer comes after the start, the warm-up, the window and the
+	// drain; a margin for the figures.
+	hold(w, addSat(max(ahead, 0), st.Warmup, st.Length, sess.drain, time.Minute))
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if sess.closed || !sess.lease.renew() {
@@ -397,9 +493,10 @@ func (s *Server) end(sess *session, why string) {
 	}
 }
 
-// Close ends the open session, if any.
+// Close ends the open session, if any; no session opens after it.
 func (s *Server) Close() {
 	s.mu.Lock()
+	s.stopped = true
 	sess := s.sess
 	s.mu.Unlock()
 	if sess != nil {
@@ -424,6 +521,30 @@ func (s *Server) logf(format string, args ...any) {
 func answer(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(v)
+}
+
+// bodyProblem answers a request whose body could not be read as JSON:
+// 413 when it was larger than the agent reads, 400 otherwise.
+func bodyProblem(w http.ResponseWriter, what string, err error) {
+	status := http.StatusBadRequest
+	var big *http.MaxBytesError
+	if errors.As(err, &big) {
+		status = http.StatusRequestEntityTooLarge
+	}
+	problem(w, status, what+": "+err.Error())
+}
+
+// addSat adds durations, saturating at the largest instead of
+// overflowing.
+func addSat(ds ...time.Duration) time.Duration {
+	var sum time.Duration
+	for _, d := range ds {
+		if d > math.MaxInt64-sum {
+			return math.MaxInt64
+		}
+		sum += d
+	}
+	return sum
 }
 
 func problem(w http.ResponseWriter, status int, msg string) {

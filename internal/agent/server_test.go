@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,11 +21,15 @@ import (
 
 const token = "0123456789abcdef0123"
 
-// agent starts an agent on loopback.
+// agent starts an agent on loopback, served as `ceiling agent` serves it
+// (its http.Server and listener).
 func agent(t *testing.T, s *Server) string {
 	t.Helper()
 	s.Token, s.Version = token, "test"
-	srv := httptest.NewServer(s.Handler())
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config = s.HTTPServer()
+	srv.Listener = s.Listener(srv.Listener)
+	srv.Start()
 	t.Cleanup(func() { srv.Close(); s.Close() })
 	return strings.TrimPrefix(srv.URL, "http://")
 }
@@ -37,7 +43,12 @@ func target(t *testing.T) string {
 
 func quickPlan(t *testing.T, url, extra string) *plan.Plan {
 	t.Helper()
-	p, err := plan.Parse("plan.yaml", []byte("target: "+url+"\nload: {rates: [50], step: 300ms, warmup: 100ms}\nscenarios: [{request: {url: /}}]\n"+extra))
+	return planText(t, "target: "+url+"\nload: {rates: [50], step: 300ms, warmup: 100ms}\nscenarios: [{request: {url: /}}]\n"+extra)
+}
+
+func planText(t *testing.T, text string) *plan.Plan {
+	t.Helper()
+	p, err := plan.Parse("plan.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,5 +223,152 @@ func TestAgentRefusesPlanBombs(t *testing.T) {
 	}
 	if h := health(t, addr); h.Busy {
 		t.Errorf("health after the bombs %+v: want the agent free", h)
+	}
+}
+
+// The health check answers at once while a session opens, however long
+// the agent's check of the target takes (it held the agent's lock: a
+// slow target kept the health check waiting as long), and says busy.
+func TestAgentHealthWhileOpening(t *testing.T) {
+	addr := agent(t, &Server{})
+	asked, release := make(chan struct{}, 1), make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(slow.Close)
+	p := quickPlan(t, slow.URL, "")
+	opened := make(chan error, 1)
+	go func() {
+		c, err := connect(t, p, token, addr)
+		if err == nil {
+			c.Close()
+		}
+		opened <- err
+	}()
+	var once sync.Once
+	done := func() {
+		once.Do(func() { close(release) })
+		if err := <-opened; err != nil {
+			t.Errorf("the session, once the target answered: %v", err)
+		}
+	}
+	defer done()
+	select {
+	case <-asked: // the agent checks the target: the session is opening
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent did not check the target")
+	}
+	start := time.Now()
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + addr + pathHealth)
+	took := time.Since(start)
+	if err != nil || took > 2*time.Second {
+		t.Fatalf("health while a session opens: %v after %v, want an answer at once", err, took)
+	}
+	t.Logf("health while a session opens: answered in %v", took)
+	var h Health
+	json.NewDecoder(resp.Body).Decode(&h)
+	resp.Body.Close()
+	if !h.Busy {
+		t.Errorf("health while a session opens = %+v, want busy", h)
+	}
+	if _, err := connect(t, quickPlan(t, target(t), ""), token, addr); err == nil || !strings.Contains(err.Error(), "busy") {
+		t.Errorf("a second coordinator while the first one's session opens: %v, want busy", err)
+	}
+}
+
+// A step asks for what a plan may: at most plan.MaxRate a second (a
+// ramp's both ends too) and plan.MaxVUs users, no negative rate, a
+// length of plan.MinStep or more, and an id. Anything else is refused at
+// once (a rate of 1e300 or 10^8 users ran the agent out of memory), and
+// the session goes on.
+func TestAgentRefusesStepsBeyondAPlan(t *testing.T) {
+	addr := agent(t, &Server{})
+	c, err := connect(t, quickPlan(t, target(t), ""), token, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Far enough ahead that a step let through waits, rather than runs,
+	// until the test's client gives up.
+	later := time.Now().Add(50 * time.Second).UnixNano()
+	ok := StepRequest{ID: "x", Rate: 10, Length: time.Second, StartUnixNano: later}
+	tests := []struct {
+		name   string
+		change func(*StepRequest)
+		want   string
+	}{
+		{"a rate of 1e300", func(r *StepRequest) { r.Rate = 1e300 }, "want 0 to 10000000/s"},
+		{"a ramp to 1e300", func(r *StepRequest) { r.Ramp, r.RampFrom, r.RampTo = true, 10, 1e300 }, "want 0 to 10000000/s"},
+		{"a ramp from -1e9", func(r *StepRequest) { r.Ramp, r.RampFrom, r.RampTo = true, -1e9, 10 }, "want 0 to 10000000/s"},
+		{"a negative rate", func(r *StepRequest) { r.Rate = -1 }, "want 0 to 10000000/s"},
+		{"10^8 users", func(r *StepRequest) { r.Rate, r.VUs = 0, 100_000_000 }, "want 0 to 1000000"},
+		{"a step of 1ns", func(r *StepRequest) { r.Length = time.Nanosecond }, "want at least 100ms"},
+		{"a negative warm-up", func(r *StepRequest) { r.Warmup = -time.Second }, "no negative warm-up"},
+		{"no id", func(r *StepRequest) { r.ID = "" }, "wants an id"},
+	}
+	a := c.agents[0]
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := ok
+			tt.change(&req)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			err := c.call(ctx, a, http.MethodPost, pathSession+"/"+a.session+"/step", req, &StepResult{})
+			var p *Problem
+			if !errors.As(err, &p) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("a step with %s: %v, want refused at once saying %q", tt.name, err, tt.want)
+			}
+		})
+	}
+	st := run.Level(quickPlan(t, target(t), ""), 20)
+	if res, _, err := c.Step(context.Background(), st); err != nil || res.Sent == 0 {
+		t.Errorf("a step after those: sent %d, %v; want it run", res.Sent, err)
+	}
+}
+
+// A step runs once: the same request sent again (replayed by whoever saw
+// it) is refused, 409, and the agent does not load the target again.
+func TestAgentRunsAStepOnce(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	t.Cleanup(srv.Close)
+	addr := agent(t, &Server{})
+	c, err := connect(t, quickPlan(t, srv.URL, ""), token, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a := c.agents[0]
+	req := StepRequest{ID: "7", Rate: 20, Length: 300 * time.Millisecond, StartUnixNano: time.Now().UnixNano()}
+	var first StepResult
+	if err := c.call(context.Background(), a, http.MethodPost, pathSession+"/"+a.session+"/step", req, &first); err != nil || first.Step.Sent == 0 {
+		t.Fatalf("the step: sent %d, %v", first.Step.Sent, err)
+	}
+	before := hits.Load()
+	for range 2 {
+		req.StartUnixNano = time.Now().UnixNano()
+		var again StepResult
+		err := c.call(context.Background(), a, http.MethodPost, pathSession+"/"+a.session+"/step", req, &again)
+		var p *Problem
+		if !errors.As(err, &p) || !strings.Contains(err.Error(), "already ran a step of that id") {
+			t.Errorf("the same step again: sent %d, %v; want refused as a replay", again.Step.Sent, err)
+		}
+	}
+	if after := hits.Load(); after != before {
+		t.Errorf("the target got %d more requests after the replays, want none", after-before)
+	}
+	// The coordinator's own steps each have an id of their own.
+	for range 2 {
+		if res, _, err := c.Step(context.Background(), run.Level(quickPlan(t, srv.URL, ""), 20)); err != nil || res.Sent == 0 {
+			t.Errorf("a coordinator's step: sent %d, %v", res.Sent, err)
+		}
 	}
 }

@@ -510,3 +510,28 @@ func TestAgentTLS(t *testing.T) {
 		t.Errorf("without --agents-ca: exit %d, %q; want the unknown certificate refused", code, stderr)
 	}
 }
+
+// An agent started with --allow-targets refuses a run whose target is
+// outside its list (exit 2, naming the host and the list), and runs one
+// whose target is in it; a list that does not read is bad input.
+func TestAgentAllowTargets(t *testing.T) {
+	token := tokenFile(t)
+	url := slowServer(t, 0) + "/"
+	args := func(addr string) []string {
+		return []string{"run", "--url", url, "--rate", "10", "--step", "300ms", "--warmup", "100ms",
+			"--agents", addr, "--token-file", token, "--agents-timeout", "5s", "--out", filepath.Join(t.TempDir(), "r.json"), "--quiet"}
+	}
+	elsewhere, _ := startAgent(t, token, "--allow-targets", "10.0.0.0/8,*.svc")
+	code, _, stderr := ceiling(t, context.Background(), args(elsewhere)...)
+	if code != ExitBadInput || !strings.Contains(stderr, "127.0.0.1 is outside this agent's --allow-targets 10.0.0.0/8,*.svc") {
+		t.Errorf("a target outside the agent's list: exit %d, %q; want refused (exit 2)", code, stderr)
+	}
+	here, _ := startAgent(t, token, "--allow-targets", "127.0.0.1")
+	if code, stdout, stderr := ceiling(t, context.Background(), args(here)...); code != ExitOK {
+		t.Errorf("a target in the agent's list: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, _, stderr = ceiling(t, context.Background(), "agent", "--token-file", token, "--allow-targets", "shop.example:8080")
+	if code != ExitBadInput || !strings.Contains(stderr, "a port is not part of it") {
+		t.Errorf("--allow-targets shop.example:8080: exit %d, %q; want bad input", code, stderr)
+	}
+}

@@ -171,7 +171,7 @@ func (a *applier) deleteAll(ctx context.Context, o *Options) error {
 
 // deleteCommand is the kubectl command that deletes o's objects.
 func (o *Options) deleteCommand() string {
-	kinds := "job,service,configmap,secret"
+	kinds := "job,service,secret"
 	if o.NetworkPolicy {
 		kinds += ",networkpolicy"
 	}

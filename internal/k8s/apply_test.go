@@ -128,7 +128,7 @@ func (r *trial) created() []string {
 	r.t.Helper()
 	ctx, ns := context.Background(), r.o.Namespace
 	var names []string
-	cms, err1 := r.client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	cms, err1 := r.client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}) // none: ceiling k8s creates none
 	secrets, err2 := r.client.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
 	services, err3 := r.client.CoreV1().Services(ns).List(ctx, metav1.ListOptions{})
 	jobs, err4 := r.client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
@@ -155,7 +155,7 @@ func (r *trial) created() []string {
 	return names
 }
 
-var all = []string{"configmap/checkout-plan", "job/checkout-agents", "job/checkout-coordinator", "networkpolicy/checkout-agents", "secret/checkout-token", "service/checkout-agents"}
+var all = []string{"job/checkout-agents", "job/checkout-coordinator", "networkpolicy/checkout-agents", "secret/checkout-plan", "secret/checkout-token", "service/checkout-agents"}
 
 func TestApplyReadsTheResultAndDeletes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -170,7 +170,7 @@ func TestApplyReadsTheResultAndDeletes(t *testing.T) {
 				order = append(order, a.GetResource().Resource)
 			}
 		}
-		if want := []string{"configmaps", "secrets", "services", "networkpolicies", "jobs", "jobs"}; !slices.Equal(order, want) {
+		if want := []string{"secrets", "secrets", "services", "networkpolicies", "jobs", "jobs"}; !slices.Equal(order, want) {
 			t.Errorf("created %q in this order, want %q", order, want)
 		}
 
@@ -186,7 +186,7 @@ func TestApplyReadsTheResultAndDeletes(t *testing.T) {
 			t.Errorf("after Apply the namespace holds %q, want nothing", got)
 		}
 		out := r.progress.String()
-		for _, want := range []string{"step 1/2 at 50/s", "ceiling: result: /tmp/result.json", "created configmap/checkout-plan", "deleted "} {
+		for _, want := range []string{"step 1/2 at 50/s", "ceiling: result: /tmp/result.json", "created secret/checkout-plan", "deleted "} {
 			if !strings.Contains(out, want) {
 				t.Errorf("progress = %q, want it to say %q", out, want)
 			}
@@ -341,14 +341,14 @@ func TestApplyNotesAnUnscheduledPodOnce(t *testing.T) {
 
 func TestApplyLeavesAnotherRunAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "checkout-plan", Namespace: "loadtest"}}
+		theirs := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "checkout-plan", Namespace: "loadtest"}}
 		r := start(t, t.Context(), fake.NewClientset(theirs), fixedLogs(""))
 		r.wait()
-		if r.err == nil || !strings.Contains(r.err.Error(), "already exists") || !strings.Contains(r.err.Error(), "kubectl -n loadtest delete job,service,configmap,secret,networkpolicy -l app.kubernetes.io/instance=checkout") {
+		if r.err == nil || !strings.Contains(r.err.Error(), "already exists") || !strings.Contains(r.err.Error(), "kubectl -n loadtest delete job,service,secret,networkpolicy -l app.kubernetes.io/instance=checkout") {
 			t.Errorf("Apply = %v, want an error saying the run exists and how to delete it", r.err)
 		}
-		if got := r.created(); !slices.Equal(got, []string{"configmap/checkout-plan"}) {
-			t.Errorf("after Apply the namespace holds %q, want the ConfigMap that was there, alone", got)
+		if got := r.created(); !slices.Equal(got, []string{"secret/checkout-plan"}) {
+			t.Errorf("after Apply the namespace holds %q, want the Secret that was there, alone", got)
 		}
 	})
 }
@@ -360,7 +360,10 @@ func TestApplySaysWhatItCouldNotDelete(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				client := fake.NewClientset()
-				client.PrependReactor("delete", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
+				client.PrependReactor("delete", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
+					if a.(k8stesting.DeleteAction).GetName() != "checkout-token" {
+						return false, nil, nil
+					}
 					return true, nil, errors.New("forbidden")
 				})
 				ctx, cancel := context.WithCancel(t.Context())

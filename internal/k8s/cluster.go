@@ -26,12 +26,11 @@ import (
 // clientset (fake_test.go), which links the whole typed clientset into the
 // test binary and not into ceiling.
 type Cluster interface {
-	// Create creates obj, a *corev1.ConfigMap, *corev1.Secret,
-	// *corev1.Service, *networkingv1.NetworkPolicy or *batchv1.Job, in
-	// namespace.
+	// Create creates obj, a *corev1.Secret, *corev1.Service,
+	// *networkingv1.NetworkPolicy or *batchv1.Job, in namespace.
 	Create(ctx context.Context, namespace string, obj runtime.Object) error
-	// Delete deletes the object of resource ("configmaps", "secrets",
-	// "services", "networkpolicies" or "jobs") named name, with background
+	// Delete deletes the object of resource ("secrets", "services",
+	// "networkpolicies" or "jobs") named name, with background
 	// propagation: a Job's pods are deleted after it by the cluster.
 	Delete(ctx context.Context, resource, namespace, name string) error
 	// Job returns the Job named name, with its status.
@@ -48,8 +47,6 @@ type Cluster interface {
 // takes, and the kind kubectl names it by, or "" for any other object.
 func kindOf(obj runtime.Object) (resource, kind string) {
 	switch obj.(type) {
-	case *corev1.ConfigMap:
-		return "configmaps", "configmap"
 	case *corev1.Secret:
 		return "secrets", "secret"
 	case *corev1.Service:
@@ -63,7 +60,7 @@ func kindOf(obj runtime.Object) (resource, kind string) {
 }
 
 // restCluster is a Cluster over three REST clients, one for core/v1
-// (ConfigMaps, Secrets, Services, pods and their logs), one for batch/v1
+// (Secrets, Services, pods and their logs), one for batch/v1
 // (Jobs) and one for networking.k8s.io/v1 (the NetworkPolicy), which share
 // one HTTP client. Their scheme registers only those groups (and the meta
 // types they share), rather than client-go's kubernetes.Clientset, whose

@@ -2,8 +2,8 @@
 // built with the API's own Go types, printed as YAML for kubectl, or
 // created and followed to the result.
 //
-// Manifests builds, from Options: a ConfigMap with the plan, a Secret with
-// the agents' token, a headless Service, a NetworkPolicy that admits only
+// Manifests builds, from Options: a Secret with the plan (and the
+// coordinator's flags that hold a secret), a Secret with the agents' token, a headless Service, a NetworkPolicy that admits only
 // the coordinator's pod to the agents (unless left out), an Indexed Job of
 // agents (pod i
 // is NAME-agents-i.NAME-agents, so the coordinator knows every agent's

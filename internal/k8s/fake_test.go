@@ -32,8 +32,6 @@ func (f fakeCluster) Create(ctx context.Context, namespace string, obj runtime.O
 	var err error
 	create := metav1.CreateOptions{}
 	switch o := obj.(type) {
-	case *corev1.ConfigMap:
-		_, err = f.client.CoreV1().ConfigMaps(namespace).Create(ctx, o, create)
 	case *corev1.Secret:
 		_, err = f.client.CoreV1().Secrets(namespace).Create(ctx, o, create)
 	case *corev1.Service:
@@ -52,8 +50,6 @@ func (f fakeCluster) Delete(ctx context.Context, resource, namespace, name strin
 	background := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{PropagationPolicy: &background}
 	switch resource {
-	case "configmaps":
-		return f.client.CoreV1().ConfigMaps(namespace).Delete(ctx, name, opts)
 	case "secrets":
 		return f.client.CoreV1().Secrets(namespace).Delete(ctx, name, opts)
 	case "services":

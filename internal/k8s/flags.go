@@ -45,7 +45,7 @@ const (
 	Use   = "k8s PLAN.yaml --agents N [-- COORDINATOR FLAGS]"
 	Short = "Print (or --apply) the Kubernetes objects that run a plan with N agents and a coordinator"
 	Long  = `Print (or --apply) the Kubernetes objects that run a plan with N agents and a
-coordinator: a ConfigMap with the plan, a Secret with the token, a headless
+coordinator: a Secret with the plan, a Secret with the token, a headless
 Service, a NetworkPolicy that lets only the coordinator reach the agents, an
 Indexed Job of agents (ceiling agent --once) and a coordinator Job
 (docs/distributed.md).
@@ -112,7 +112,7 @@ func (f *Flags) Options(args []string, dash int) (Options, error) {
 	}
 	o := Options{
 		Name: f.Name, Namespace: f.Namespace, Image: f.Image, Agents: f.Agents, CPU: f.CPU, Memory: f.Memory,
-		Find: f.Find, Args: extra, Plan: data, PlanName: filepath.Base(args[0]), Token: token, AgentsTimeout: f.AgentsTimeout,
+		Find: f.Find, Args: extra, Plan: data, PlanName: filepath.Base(args[0]), SecretHeaders: p.HTTP.SecretHeaders, Token: token, AgentsTimeout: f.AgentsTimeout,
 		Deadline: f.Deadline, TTL: f.TTL, NetworkPolicy: f.NetworkPolicy,
 	}
 	if !f.Find {
@@ -211,6 +211,6 @@ func (f *Flags) Run(ctx context.Context, args []string, stdout, stderr io.Writer
 
 // Hint says where the token is and what to do with the printed objects.
 func (o *Options) Hint() string {
-	return fmt.Sprintf("the agents' token is in secret/%s, key \"token\"\napply: %s; follow the run: %s; delete: %s",
-		o.tokenName(), o.kubectl("apply -f FILE"), o.kubectl("logs -f job/"+o.coordinatorName()), o.deleteCommand())
+	return fmt.Sprintf("the plan is in secret/%s, key \"plan.yaml\"; the agents' token in secret/%s, key \"token\"\napply: %s; follow the run: %s; delete: %s",
+		o.planName(), o.tokenName(), o.kubectl("apply -f FILE"), o.kubectl("logs -f job/"+o.coordinatorName()), o.deleteCommand())
 }

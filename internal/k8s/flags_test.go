@@ -68,8 +68,8 @@ func TestFlagsOptions(t *testing.T) {
 	if o2, _ := f.Options(args, dash); o2.Token == o.Token {
 		t.Errorf("two generated tokens are both %q", o.Token)
 	}
-	if h := o.Hint(); !strings.Contains(h, `secret/ceiling-token, key "token"`) || !strings.Contains(h, "kubectl logs -f job/ceiling-coordinator") {
-		t.Errorf("Hint() = %q, want where the token is and how to follow the run", h)
+	if h := o.Hint(); !strings.Contains(h, `secret/ceiling-token, key "token"`) || !strings.Contains(h, `secret/ceiling-plan, key "plan.yaml"`) || !strings.Contains(h, "kubectl logs -f job/ceiling-coordinator") {
+		t.Errorf("Hint() = %q, want where the plan and the token are and how to follow the run", h)
 	}
 }
 
@@ -167,8 +167,8 @@ current-context: test
 		t.Errorf("--out holds %+v, %v; want the result", written, err)
 	}
 	a.mu.Lock()
-	if first := a.seen[0]; first != "POST /api/v1/namespaces/lt/configmaps" {
-		t.Errorf("the first request was %q, want the plan's ConfigMap in the kubeconfig's namespace", first)
+	if first := a.seen[0]; first != "POST /api/v1/namespaces/lt/secrets" {
+		t.Errorf("the first request was %q, want the plan's Secret in the kubeconfig's namespace", first)
 	}
 	requests := len(a.seen)
 	a.mu.Unlock()

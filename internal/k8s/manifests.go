@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path"
+	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,8 +21,12 @@ import (
 // Objects are the Kubernetes objects of a run by agents, in the order
 // they are created.
 type Objects struct {
-	// Plan is a ConfigMap holding the plan as plan.yaml.
-	Plan *corev1.ConfigMap
+	// Plan is a Secret holding the plan as plan.yaml, and the
+	// coordinator's flags (after "--") that hold a secret, as arg-N (the
+	// Nth of Options.Args): a plan holds credentials (headers, login
+	// bodies, URLs), which belong in a Secret. Only the coordinator's pod
+	// mounts it; the agents get the plan from the coordinator.
+	Plan *corev1.Secret
 	// Token is a Secret holding the agents' token under the key "token".
 	Token *corev1.Secret
 	// Service is the agents' headless Service: it gives each agent's pod
@@ -58,7 +63,7 @@ const (
 	labelInstance  = "app.kubernetes.io/instance"
 	labelComponent = "app.kubernetes.io/component"
 	labelManagedBy = "app.kubernetes.io/managed-by"
-	// annotationPlan names the plan file a ConfigMap holds.
+	// annotationPlan names the plan file the plan's Secret holds.
 	annotationPlan = "ceiling.dev/plan-file"
 	// nonRoot is the user and group of distroless' nonroot images, given
 	// as a number so that the kubelet can check runAsNonRoot.
@@ -72,11 +77,16 @@ func Manifests(o Options) (*Objects, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	planData := map[string][]byte{path.Base(PlanPath): o.Plan}
+	for _, i := range o.secretArgs() {
+		planData[argKey(i)] = []byte(o.Args[i])
+	}
 	m := &Objects{
-		Plan: &corev1.ConfigMap{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		Plan: &corev1.Secret{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 			ObjectMeta: o.meta(o.planName(), ""),
-			Data:       map[string]string{path.Base(PlanPath): string(o.Plan)},
+			Type:       corev1.SecretTypeOpaque,
+			Data:       planData,
 		},
 		Token: &corev1.Secret{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -175,7 +185,7 @@ func (o *Options) bounds(spec *batchv1.JobSpec) {
 // continue without it).
 func (o *Options) agents() *batchv1.Job {
 	n := int32(o.Agents)
-	pod := o.pod("agent", []string{"agent", "--listen", fmt.Sprintf(":%d", Port), "--token-file", TokenPath, "--once"})
+	pod := o.pod("agent", []string{"agent", "--listen", fmt.Sprintf(":%d", Port), "--token-file", TokenPath, "--once"}, false)
 	pod.Spec.Subdomain = o.agentsName()
 	pod.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 		// Preferred, not required: more agents than nodes still run.
@@ -216,9 +226,19 @@ func (o *Options) agents() *batchv1.Job {
 }
 
 // coordinator is a Job of one pod, never retried: a second attempt would
-// start the plan over.
+// start the plan over. Its flags that hold a secret come from its
+// environment, filled from the plan's Secret: the Job's spec holds
+// $(CEILING_ARG_N), which the kubelet replaces.
 func (o *Options) coordinator() *batchv1.Job {
-	pod := o.pod("coordinator", o.command())
+	pod := o.pod("coordinator", o.command(), true)
+	for _, i := range o.secretArgs() {
+		pod.Spec.Containers[0].Env = append(pod.Spec.Containers[0].Env, corev1.EnvVar{
+			Name: argEnv(i),
+			ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: o.planName()}, Key: argKey(i),
+			}},
+		})
+	}
 	pod.Spec.Containers[0].Resources = corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
@@ -236,12 +256,12 @@ func (o *Options) coordinator() *batchv1.Job {
 }
 
 // pod is the pod template both Jobs share: one container of the image
-// with args, the plan and the token mounted read-only, an emptyDir on
-// /tmp, a read-only root file system, a non-root user, no privilege, no
-// service account token (ceiling does not talk to the API from inside),
-// no service links.
-func (o *Options) pod(component string, args []string) corev1.PodTemplateSpec {
-	return corev1.PodTemplateSpec{
+// with args, the token (and, with withPlan, the plan) mounted read-only,
+// an emptyDir on /tmp, a read-only root file system, a non-root user, no
+// privilege, no service account token (ceiling does not talk to the API
+// from inside), no service links.
+func (o *Options) pod(component string, args []string, withPlan bool) corev1.PodTemplateSpec {
+	pod := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: o.labels(component)},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                corev1.RestartPolicyNever,
@@ -260,7 +280,6 @@ func (o *Options) pod(component string, args []string) corev1.PodTemplateSpec {
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Args:            args,
 				VolumeMounts: []corev1.VolumeMount{
-					{Name: "plan", MountPath: path.Dir(PlanPath), ReadOnly: true},
 					{Name: "token", MountPath: path.Dir(TokenPath), ReadOnly: true},
 					{Name: "tmp", MountPath: "/tmp"},
 				},
@@ -271,9 +290,6 @@ func (o *Options) pod(component string, args []string) corev1.PodTemplateSpec {
 				},
 			}},
 			Volumes: []corev1.Volume{
-				{Name: "plan", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-					LocalObjectReference: corev1.LocalObjectReference{Name: o.planName()}, DefaultMode: new(int32(0o444)),
-				}}},
 				{Name: "token", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 					SecretName: o.tokenName(), DefaultMode: new(int32(0o440)), // read by the group, fsGroup
 				}}},
@@ -281,7 +297,22 @@ func (o *Options) pod(component string, args []string) corev1.PodTemplateSpec {
 			},
 		},
 	}
+	if withPlan {
+		spec := &pod.Spec
+		spec.Containers[0].VolumeMounts = append([]corev1.VolumeMount{{Name: "plan", MountPath: path.Dir(PlanPath), ReadOnly: true}}, spec.Containers[0].VolumeMounts...)
+		spec.Volumes = append([]corev1.Volume{{Name: "plan", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: o.planName(), DefaultMode: new(int32(0o440)), // read by the group, fsGroup
+			// The plan only: the flags are the environment's.
+			Items: []corev1.KeyToPath{{Key: path.Base(PlanPath), Path: path.Base(PlanPath)}},
+		}}}}, spec.Volumes...)
+	}
+	return pod
 }
+
+// argKey is the plan Secret's key of the coordinator's flag o.Args[i],
+// and argEnv the variable it is given to the coordinator in.
+func argKey(i int) string { return "arg-" + strconv.Itoa(i) }
+func argEnv(i int) string { return "CEILING_ARG_" + strconv.Itoa(i) }
 
 // Write writes objs as one YAML document each, separated by "---", as
 // kubectl apply -f reads them. Each object must have its apiVersion and

@@ -83,7 +83,7 @@ func manifestsYAML(t *testing.T, o Options) []byte {
 // decoded are the printed documents decoded back; policy is nil when
 // none was printed.
 type decoded struct {
-	plan        corev1.ConfigMap
+	plan        corev1.Secret
 	token       corev1.Secret
 	service     corev1.Service
 	policy      *networkingv1.NetworkPolicy
@@ -118,10 +118,12 @@ func decode(t *testing.T, data []byte) decoded {
 		}
 		kinds = append(kinds, gvk.Kind)
 		switch o := obj.(type) {
-		case *corev1.ConfigMap:
-			d.plan = *o
 		case *corev1.Secret:
-			d.token = *o
+			if strings.HasSuffix(o.Name, "-plan") {
+				d.plan = *o
+			} else {
+				d.token = *o
+			}
 		case *corev1.Service:
 			d.service = *o
 		case *networkingv1.NetworkPolicy:
@@ -134,7 +136,7 @@ func decode(t *testing.T, data []byte) decoded {
 			}
 		}
 	}
-	want := []string{"ConfigMap", "Secret", "Service", "Job", "Job"}
+	want := []string{"Secret", "Secret", "Service", "Job", "Job"}
 	if d.policy != nil {
 		want = slices.Insert(want, 3, "NetworkPolicy")
 	}
@@ -181,17 +183,17 @@ func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
 
 	kinds := []string{d.plan.Kind, d.token.Kind, d.service.Kind, d.policy.Kind, d.agents.Kind, d.coordinator.Kind}
 	versions := []string{d.plan.APIVersion, d.token.APIVersion, d.service.APIVersion, d.policy.APIVersion, d.agents.APIVersion, d.coordinator.APIVersion}
-	if !slices.Equal(kinds, []string{"ConfigMap", "Secret", "Service", "NetworkPolicy", "Job", "Job"}) ||
+	if !slices.Equal(kinds, []string{"Secret", "Secret", "Service", "NetworkPolicy", "Job", "Job"}) ||
 		!slices.Equal(versions, []string{"v1", "v1", "v1", "networking.k8s.io/v1", "batch/v1", "batch/v1"}) {
-		t.Errorf("kinds = %v %v, want ConfigMap, Secret, Service, NetworkPolicy, Job, Job in v1, networking.k8s.io/v1 and batch/v1", kinds, versions)
+		t.Errorf("kinds = %v %v, want Secret, Secret, Service, NetworkPolicy, Job, Job in v1, networking.k8s.io/v1 and batch/v1", kinds, versions)
 	}
 	for _, ns := range []string{d.plan.Namespace, d.token.Namespace, d.service.Namespace, d.policy.Namespace, d.agents.Namespace, d.coordinator.Namespace} {
 		if ns != o.Namespace {
 			t.Errorf("namespace = %q, want %q on every object", ns, o.Namespace)
 		}
 	}
-	if d.plan.Data[path.Base(PlanPath)] != testPlan || d.plan.Annotations[annotationPlan] != "checkout.yaml" {
-		t.Errorf("ConfigMap = %v %v, want the plan under %s and its file name", d.plan.Data, d.plan.Annotations, path.Base(PlanPath))
+	if d.plan.Type != corev1.SecretTypeOpaque || string(d.plan.Data[path.Base(PlanPath)]) != testPlan || d.plan.Annotations[annotationPlan] != "checkout.yaml" {
+		t.Errorf("the plan's Secret = %s %q %v, want Opaque with the plan under %s and its file name", d.plan.Type, d.plan.Data, d.plan.Annotations, path.Base(PlanPath))
 	}
 	if d.token.Type != corev1.SecretTypeOpaque || string(d.token.Data["token"]) != o.Token {
 		t.Errorf("Secret = %s %q, want Opaque with the token under \"token\"", d.token.Type, d.token.Data)
@@ -286,13 +288,13 @@ func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
 		t.Errorf("agent readiness = %+v, ports %+v, want GET /v1/health on the agent's port", p, agent.Ports)
 	}
 
-	for _, pod := range []corev1.PodTemplateSpec{agentPod, coordPod} {
-		checkPod(t, pod, d.plan.Name, d.token.Name, o.Image)
-	}
+	checkPod(t, agentPod, "", d.token.Name, o.Image)
+	checkPod(t, coordPod, d.plan.Name, d.token.Name, o.Image)
 }
 
-// checkPod checks what both pods share: the plan and token mounted
-// read-only where the commands read them, and a locked-down container.
+// checkPod checks what both pods share: the token (and the plan, when
+// planName is not empty; the agents have none) mounted read-only where
+// the commands read them, and a locked-down container.
 func checkPod(t *testing.T, pod corev1.PodTemplateSpec, planName, tokenName, image string) {
 	t.Helper()
 	s := pod.Spec
@@ -310,8 +312,11 @@ func checkPod(t *testing.T, pod corev1.PodTemplateSpec, planName, tokenName, ima
 		mounts[m.MountPath] = m
 	}
 	plan, token := mounts[path.Dir(PlanPath)], mounts[path.Dir(TokenPath)]
-	if !plan.ReadOnly || volumes[plan.Name].ConfigMap == nil || volumes[plan.Name].ConfigMap.Name != planName {
-		t.Errorf("%s: %s mount = %+v, want the ConfigMap %s, read-only", name, path.Dir(PlanPath), plan, planName)
+	switch pv := volumes[plan.Name].Secret; {
+	case planName == "" && plan.Name != "":
+		t.Errorf("%s: %s mount = %+v, want no plan in this pod", name, path.Dir(PlanPath), plan)
+	case planName != "" && (!plan.ReadOnly || pv == nil || pv.SecretName != planName || len(pv.Items) != 1 || pv.Items[0].Key != path.Base(PlanPath)):
+		t.Errorf("%s: %s mount = %+v (%+v), want the Secret %s's plan, read-only", name, path.Dir(PlanPath), plan, pv, planName)
 	}
 	if !token.ReadOnly || volumes[token.Name].Secret == nil || volumes[token.Name].Secret.SecretName != tokenName {
 		t.Errorf("%s: %s mount = %+v, want the Secret %s, read-only", name, path.Dir(TokenPath), token, tokenName)

@@ -11,6 +11,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ceiling-dev/ceiling/internal/secret"
 )
 
 // Options say what to deploy: a plan, run by Agents agents and one
@@ -44,8 +46,11 @@ type Options struct {
 	// Plan is the plan file's contents, mounted as plan.yaml.
 	Plan []byte
 	// PlanName is the plan file's name, kept in an annotation of the
-	// ConfigMap. Empty: none.
+	// plan's Secret. Empty: none.
 	PlanName string
+	// SecretHeaders are the plan's http.secret_headers: a --header in
+	// Args that names one holds a secret (secret.Names).
+	SecretHeaders []string
 	// Token is the secret the coordinator and the agents share.
 	Token string
 	// AgentsTimeout is how long the coordinator waits for every agent to
@@ -133,7 +138,25 @@ func (o *Options) command() []string {
 		"--out", outPath,
 		"--emit-result",
 	}
-	return append(args, o.Args...)
+	extra := slices.Clone(o.Args)
+	for _, i := range o.secretArgs() {
+		extra[i] = "$(" + argEnv(i) + ")" // the kubelet puts the Secret's value in
+	}
+	return append(args, extra...)
+}
+
+// secretArgs returns the indexes of the arguments of Args that hold a
+// secret: those that ceiling redacts wherever it writes a command line
+// (secret.Names.Args), such as --header 'Authorization: ...', the value of
+// --password, a URL with a password.
+func (o *Options) secretArgs() []int {
+	var idx []int
+	for i, a := range secret.Names(o.SecretHeaders).Args(o.Args) {
+		if a != o.Args[i] {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
 
 // agentsTimeout is AgentsTimeout, or its default.

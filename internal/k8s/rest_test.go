@@ -137,7 +137,7 @@ func TestRESTClusterApply(t *testing.T) {
 	const core, batch = "/api/v1/namespaces/loadtest/", "/apis/batch/v1/namespaces/loadtest/"
 	const networking = "/apis/networking.k8s.io/v1/namespaces/loadtest/"
 	want := []string{
-		"POST " + core + "configmaps",
+		"POST " + core + "secrets",
 		"POST " + core + "secrets",
 		"POST " + core + "services",
 		"POST " + networking + "networkpolicies",
@@ -151,7 +151,7 @@ func TestRESTClusterApply(t *testing.T) {
 		"DELETE " + networking + "networkpolicies/checkout-agents",
 		"DELETE " + core + "services/checkout-agents",
 		"DELETE " + core + "secrets/checkout-token",
-		"DELETE " + core + "configmaps/checkout-plan",
+		"DELETE " + core + "secrets/checkout-plan",
 	}
 	if !slices.Equal(a.seen, want) {
 		t.Errorf("requests:\n  %s\nwant\n  %s", strings.Join(a.seen, "\n  "), strings.Join(want, "\n  "))
@@ -171,17 +171,17 @@ func TestRESTClusterApply(t *testing.T) {
 func TestRESTClusterErrors(t *testing.T) {
 	a, c := newAPIServer(t, "")
 	ctx := t.Context()
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "checkout-plan"}}
+	cm := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "checkout-plan"}}
 	if err := c.Create(ctx, "loadtest", cm); err != nil {
 		t.Fatalf("Create = %v", err)
 	}
 	if err := c.Create(ctx, "loadtest", cm); !apierrors.IsAlreadyExists(err) {
 		t.Errorf("Create of an object that exists = %v, want AlreadyExists", err)
 	}
-	if err := c.Create(ctx, "loadtest", &corev1.Pod{}); err == nil || !strings.Contains(err.Error(), "not an object ceiling k8s creates") {
+	if err := c.Create(ctx, "loadtest", &corev1.ConfigMap{}); err == nil || !strings.Contains(err.Error(), "not an object ceiling k8s creates") {
 		t.Errorf("Create of a pod = %v, want it refused", err)
 	}
-	for _, r := range []string{"configmaps", "jobs"} {
+	for _, r := range []string{"secrets", "jobs"} {
 		if err := c.Delete(ctx, r, "loadtest", "gone"); !apierrors.IsNotFound(err) {
 			t.Errorf("Delete of %s/gone = %v, want NotFound", r, err)
 		}

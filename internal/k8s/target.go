@@ -14,35 +14,17 @@ import (
 // (--target, --url), that send the load to a loopback address (127.0.0.1,
 // ::1, localhost, 0.0.0.0): in a pod, that is the pod itself, not the
 // machine ceiling k8s runs on, and nothing of the target is there. Every
-// URL the plan sends to or scrapes is checked: the target, each absolute
-// request, flow, login and websocket URL, and monitor.prometheus.url.
-// A host written as a template ({{...}}) is not known until the run and is
-// not checked.
+// URL the plan sends to or fetches is checked (plan.Destinations): the
+// target, each absolute request, flow, login and websocket URL,
+// monitor.ready and monitor.prometheus.url. A host written as a template
+// ({{...}}) is not known until the run and is not checked.
 func loopbackTargets(p *plan.Plan, extra []string) error {
 	var errs []error
-	check := func(path, raw string) {
-		if host, ok := loopbackHost(raw); ok {
+	for _, d := range p.Destinations() {
+		if host, ok := loopbackHost(d.URL); ok {
 			errs = append(errs, fmt.Errorf("%s: %s: %s is a loopback address: in a pod it is the pod itself, which the agents and the coordinator cannot send the load to; write the target as the cluster reaches it (a Service, such as http://shop.shop.svc:8080)",
-				p.Where(path), path, host))
+				p.Where(d.Path), d.Path, host))
 		}
-	}
-	check("target", p.Target)
-	for i := range p.Scenarios {
-		sc := &p.Scenarios[i]
-		path := fmt.Sprintf("scenarios[%d]", i)
-		check(path+".request.url", sc.Request.URL)
-		for j := range sc.Steps {
-			check(fmt.Sprintf("%s.steps[%d].request.url", path, j), sc.Steps[j].Request.URL)
-		}
-		if sc.WebSocket != nil {
-			check(path+".websocket.url", sc.WebSocket.URL)
-		}
-	}
-	for j := range p.Login {
-		check(fmt.Sprintf("login[%d].request.url", j), p.Login[j].Request.URL)
-	}
-	if p.Monitor.Prometheus != nil {
-		check("monitor.prometheus.url", p.Monitor.Prometheus.URL)
 	}
 	for i := 0; i < len(extra); i++ {
 		name, value, eq := strings.Cut(extra[i], "=")
