@@ -45,6 +45,7 @@ func newStep(res *load.Result, scenarios, tagKeys []string, share float64) (resu
 		Generator: &results.Generator{
 			CPUPct: res.GeneratorCPU, CPUs: runtime.GOMAXPROCS(0),
 			GCPauseMS: float64(res.GCPause) / float64(time.Millisecond), Engine: engine(res.Loop),
+			ConnLimit: res.ConnLimit,
 		},
 		BytesIn: t.BytesIn, BytesOut: t.BytesOut,
 		LatencyMS:      metrics.Summarize(t.Latency),
@@ -296,6 +297,9 @@ func (s *Session) Measure(ctx context.Context, st load.Step) (results.Step, time
 	step, err := newStep(r, s.set.Names(), s.set.TagKeys(), s.o.Segment.Fraction())
 	if err != nil {
 		return step, 0, fmt.Errorf("step %d: %w", st.Index+1, err)
+	}
+	if step.Generator != nil {
+		step.Generator.FDLimit = s.fdLimit
 	}
 	for i := range step.Scenarios {
 		step.Scenarios[i].WebSocket = slices.Contains(s.set.WebSockets(), step.Scenarios[i].Name)
