@@ -231,6 +231,9 @@ func stepWarnings(res *load.Result, st *results.Step) []string {
 		w = append(w, fmt.Sprintf("%d of the window's %d arrivals could not be started before it ended (no worker came free, or the generator fell that far behind) and were never sent: the step ended on time instead",
 			st.NotSent, st.Sent+st.NotSent))
 	}
+	if st.Retried > 0 {
+		w = append(w, fmt.Sprintf("%d requests were sent twice (retried): the server had closed their keep-alive connection, or (HTTP/2) refused them unprocessed (GOAWAY, REFUSED_STREAM); each counts once, by its second try's outcome, its latency from its first", st.Retried))
+	}
 	if n := t.Kinds[transport.Redirect]; n > 0 {
 		w = append(w, fmt.Sprintf("%d responses were redirects (3xx), counted as failures: expect the status or set http.follow_redirects if they are intended", n))
 	}
