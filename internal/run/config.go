@@ -96,10 +96,6 @@ func maxWorkers(p *plan.Plan) int {
 	return w
 }
 
-// descriptorReserve is how many of its descriptors, out of limit, a run
-// keeps from its connections: 64, or a 32nd of the limit when more.
-func descriptorReserve(limit int) int { return max(64, limit/32) }
-
 // longestWait is the longest one exchange of the plan may take: the HTTP
 // timeout, or a websocket frame's ack timeout when that is longer. It bounds
 // the drain after each step.

@@ -33,3 +33,7 @@ func openDescriptors() int {
 	}
 	return 64
 }
+
+// descriptorReserve is how many of its descriptors, out of limit, a run
+// keeps from its connections: 64, or a 32nd of the limit when more.
+func descriptorReserve(limit int) int { return max(64, limit/32) }
