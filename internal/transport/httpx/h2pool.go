@@ -81,7 +81,6 @@ func (p *h2Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		addr = net.JoinHostPort(req.URL.Hostname(), port)
 	}
-	key := scheme + "://" + addr
 	for attempt := 0; ; attempt++ {
 		var cc *http.ClientConn
 		var fresh bool
@@ -99,7 +98,7 @@ func (p *h2Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := cc.RoundTrip(req)
 		if attempt > 0 {
-			p.share(key, cc)
+			p.share(scheme+"://"+addr, cc)
 		}
 		if err == nil {
 			return resp, nil
@@ -113,7 +112,7 @@ func (p *h2Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 			// A connection that received GOAWAY may still finish its other
 			// streams (net/http reports it usable until it closes): no new
 			// request goes to it, and it no longer counts against max.
-			p.drop(key, cc)
+			p.drop(scheme+"://"+addr, cc)
 		}
 		if req.Context().Err() == nil && attempt < h2Attempts-1 && !fresh && (unsent || idempotent(req.Method)) {
 			if again, ok := rewound(req); ok {
