@@ -147,6 +147,31 @@ func TestOpenCapMakesLateArrivals(t *testing.T) {
 	})
 }
 
+// Past the connections the process can open (MaxConns), arrivals wait as
+// past the worker cap, and the step says which cap held them (ConnLimit);
+// a worker cap does not.
+func TestOpenConnCapSaysSo(t *testing.T) {
+	for _, tt := range []struct {
+		name                 string
+		maxWorkers, maxConns int
+		want                 int
+	}{
+		{"held by the connections", 0, 5, 5},
+		{"held by the workers", 5, 50, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fake{delay: constant(100 * time.Millisecond)}
+				r := newRunner(t, f, func(c *Config) { c.MaxWorkers, c.MaxConns = tt.maxWorkers, tt.maxConns })
+				res := r.Run(context.Background(), Step{Rate: 100, Length: time.Second})
+				if res.Workers != 5 || res.Total.Late < 25 || res.ConnLimit != tt.want {
+					t.Errorf("workers %d, late %d, conn limit %d; want 5, most of 100, %d", res.Workers, res.Total.Late, res.ConnLimit, tt.want)
+				}
+			})
+		})
+	}
+}
+
 func TestOpenRamp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{delay: constant(time.Millisecond)}
@@ -250,9 +275,35 @@ func TestProgressTicks(t *testing.T) {
 func TestMaxWorkersDefault(t *testing.T) {
 	r := NewRunner(Config{Timeout: 10 * time.Second})
 	for rate, want := range map[float64]int{1: 64, 100: 1000, 1e6: 20000} {
-		if got := r.maxWorkers(rate); got != want {
-			t.Errorf("maxWorkers(%v) = %d, want %d", rate, got, want)
+		if got, byConns := r.maxWorkers(rate); got != want || byConns {
+			t.Errorf("maxWorkers(%v) = %d, %v, want %d, false", rate, got, byConns, want)
 		}
+	}
+}
+
+// The connections the process can open (MaxConns) cap the workers below
+// the default and below a configured MaxWorkers, and never raise them.
+func TestMaxWorkersCappedByConns(t *testing.T) {
+	tests := []struct {
+		name             string
+		maxWorkers, maxC int
+		rate             float64
+		want             int
+		byConns          bool
+	}{
+		{"default under the cap", 0, 5000, 100, 1000, false},
+		{"default over the cap", 0, 5000, 1e6, 5000, true},
+		{"configured over the cap", 8000, 5000, 1, 5000, true},
+		{"configured under the cap", 300, 5000, 1e6, 300, false},
+		{"no cap", 0, 0, 1e6, 20000, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewRunner(Config{Timeout: 10 * time.Second, MaxWorkers: tt.maxWorkers, MaxConns: tt.maxC})
+			if got, by := r.maxWorkers(tt.rate); got != tt.want || by != tt.byConns {
+				t.Errorf("maxWorkers(%v) = %d, %v, want %d, %v", tt.rate, got, by, tt.want, tt.byConns)
+			}
+		})
 	}
 }
 

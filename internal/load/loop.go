@@ -119,7 +119,8 @@ func (lr *loopRun) next(u int, now time.Duration) {
 func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 	lr := r.newLoopRun(ctx, sr)
 	sched, peak := r.openSchedule(sr.st)
-	lr.lp.Limit(r.maxWorkers(peak))
+	limit, byConns := r.maxWorkers(peak)
+	lr.lp.Limit(limit)
 	unwake := context.AfterFunc(ctx, lr.lp.Wake)
 	defer unwake()
 	// Nothing read the sockets since the last step: what came meanwhile (a
@@ -144,6 +145,7 @@ func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 			a := arrival{intended: sr.start + off, pick: scenario.Mix(r.cfg.Scenarios.Seed(), r.globalArrival())}
 			if !lr.send(a) {
 				queue = append(queue, a)
+				sr.connLimited = sr.connLimited || byConns
 			}
 			i++
 			off, more = sched.Offset(i)

@@ -126,6 +126,17 @@ func TestLoopOpenCapMakesLateArrivals(t *testing.T) {
 	}
 }
 
+// The connections the process can open (MaxConns) cap the loop's
+// connections as MaxWorkers does, and the step says they held it.
+func TestLoopOpenConnCapSaysSo(t *testing.T) {
+	url := sleepServer(t, func(time.Duration) time.Duration { return 100 * time.Millisecond })
+	r := loopRunner(t, url, false, func(c *Config) { c.MaxConns = 5 })
+	res := r.Run(context.Background(), Step{Rate: 100, Length: time.Second})
+	if res.Workers != 5 || res.Total.Late < 25 || res.ConnLimit != 5 {
+		t.Errorf("connections %d, late %d, conn limit %d; want 5, most of 100, 5", res.Workers, res.Total.Late, res.ConnLimit)
+	}
+}
+
 // Closed model on the loop: each user's next request follows its last
 // answer; 10 users at 10 ms make about 1000/s.
 func TestLoopClosedUsers(t *testing.T) {

@@ -24,6 +24,7 @@ type pool struct {
 	quit     chan struct{}  // closed when the step is over
 	exited   sync.WaitGroup // workers that have not returned
 	cap      int
+	connCap  bool // cap is Config.MaxConns: what the process can open
 }
 
 // dispatch hands a over: to an idle worker, else to a new worker while under
@@ -45,6 +46,9 @@ func (p *pool) dispatch(ctx context.Context, over <-chan time.Time, a arrival) (
 		p.sr.r.running.Add(1)
 		go p.worker(p.sr.r.vu(id), p.sr.tap(id), a)
 		return true, false
+	}
+	if p.connCap {
+		p.sr.connLimited = true
 	}
 	select {
 	case p.work <- a:
@@ -70,13 +74,18 @@ func (p *pool) worker(vu *scenario.VU, t *tap, a arrival) {
 	}
 }
 
-// maxWorkers is the configured cap, or rate × timeout within [64, 20000].
-func (r *Runner) maxWorkers(rate float64) int {
-	if r.cfg.MaxWorkers > 0 {
-		return r.cfg.MaxWorkers
+// maxWorkers is the configured cap, or rate × timeout within [64, 20000];
+// lowered to the connections the process can open (Config.MaxConns), and
+// then byConns is true.
+func (r *Runner) maxWorkers(rate float64) (n int, byConns bool) {
+	n = r.cfg.MaxWorkers
+	if n <= 0 {
+		n = int(math.Min(math.Max(rate*r.cfg.Timeout.Seconds(), 64), 20000))
 	}
-	n := rate * r.cfg.Timeout.Seconds()
-	return int(math.Min(math.Max(n, 64), 20000))
+	if c := r.cfg.MaxConns; c > 0 && c < n {
+		return c, true
+	}
+	return n, false
 }
 
 // openSchedule builds the step's timetable, warm-up included (this
@@ -109,7 +118,8 @@ func (r *Runner) openSchedule(st Step) (schedule.Schedule, float64) {
 // asked for.
 func (r *Runner) runOpen(ctx context.Context, sr *stepRun) {
 	sched, peak := r.openSchedule(sr.st)
-	p := &pool{sr: sr, work: make(chan arrival), quit: make(chan struct{}), cap: r.maxWorkers(peak)}
+	p := &pool{sr: sr, work: make(chan arrival), quit: make(chan struct{})}
+	p.cap, p.connCap = r.maxWorkers(peak)
 	w := newWaker(ctx, r.cfg.PreciseTimer, peak)
 	defer w.close()
 	over := time.NewTimer(sr.winEnd - r.now())

@@ -69,6 +69,14 @@ type Config struct {
 	// MaxWorkers caps concurrent open-model exchanges. Zero: rate × timeout,
 	// within [64, 20000].
 	MaxWorkers int
+	// MaxConns is how many connections this process can still open (its
+	// open-file limit less the descriptors in use and a reserve): the open
+	// model's workers, each of which holds one, and the event loop's
+	// connections are capped at it, below MaxWorkers when that is higher.
+	// When it binds, arrivals wait for a connection, late, and the step's
+	// Result says so (ConnLimit). Zero: no such cap (HTTP/2 shares its
+	// connections, and some systems set no limit).
+	MaxConns int
 	// Think is the closed model's pause between a user's iterations.
 	Think time.Duration
 	// PreciseTimer waits for open-model arrivals with a precise timer at
@@ -148,6 +156,10 @@ type Result struct {
 	Interrupted bool
 	// Workers is the number of workers (open) or users (closed) that ran.
 	Workers int
+	// ConnLimit is Config.MaxConns when the open model's workers (or the
+	// event loop's connections) reached it and an arrival had to wait for
+	// one; zero otherwise.
+	ConnLimit int
 	// GeneratorCPU is ceiling's own CPU use while the step ran, in percent
 	// of one core.
 	GeneratorCPU float64

@@ -59,6 +59,7 @@ type stepRun struct {
 	notSent          int64        // likewise
 	started          atomic.Int64 // written by the scheduler, read by the collector
 	workers          int
+	connLimited      bool // an arrival waited at Config.MaxConns; the scheduler's own
 	// work is the context of the step's iterations: cancelled when the step
 	// gives up on its in-flight work, or when the runner is closed.
 	work   context.Context
@@ -301,10 +302,14 @@ func (sr *stepRun) finish() *Result {
 	if interrupted {
 		end = max(at, sr.winStart)
 	}
-	return &Result{
+	res := &Result{
 		Step: sr.st, WindowStart: sr.winStart, WindowEnd: end,
 		Sent: sr.sent, Started: sr.startedSending(), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
 		Trace:       sr.rec.Trace(),
 		Interrupted: interrupted, Workers: sr.workers, NotLoggedIn: notLoggedIn, LoggedInEarlier: earlier,
 	}
+	if sr.connLimited {
+		res.ConnLimit = sr.r.cfg.MaxConns
+	}
+	return res
 }

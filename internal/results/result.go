@@ -395,6 +395,16 @@ type Generator struct {
 	// loop sent and read them all, docs/measurements.md) or "goroutines"
 	// (a goroutine per worker or user); "mixed" when merged parts differ.
 	Engine string `json:"engine,omitempty"`
+	// FDLimit is the most file descriptors ceiling's process could hold
+	// open (its soft RLIMIT_NOFILE), 0 when unknown or unlimited (Windows).
+	// ConnLimit is the most connections that left the step's workers, each
+	// holding one: the limit less the descriptors already in use and a
+	// reserve kept for result files; set only when the step reached it, its
+	// arrivals then waiting for a connection to come free. Both are one
+	// generator's: absent from a merged step, whose parts each say theirs
+	// in their reason.
+	FDLimit   int `json:"fd_limit,omitempty"`
+	ConnLimit int `json:"conn_limit,omitempty"`
 }
 
 // Target is what the monitored target did during a step's window.
@@ -492,9 +502,14 @@ func Write(path string, r *Result, perm os.FileMode) error {
 
 // WriteFile stores data at path atomically with mode perm: a temporary
 // file in the same folder, synced, then renamed over path, so that a
-// reader sees the old file or the new one, never a part.
+// reader sees the old file or the new one, never a part. When the process
+// has no file descriptor left (every one a connection), it writes with
+// one of those Reserve set aside.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	f, refill, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if refill {
+		defer Reserve()
+	}
 	if err != nil {
 		return err
 	}

@@ -113,6 +113,18 @@ func TestVerdictReasons(t *testing.T) {
 			s.Failed, s.OK, s.ErrorRate, s.AchievedRate = 10, 90, 0.1, 50
 			return s
 		}(), Overloaded, []string{"errors 10.0% > 1.0%", "p95 800ms > 500ms", "achieved 50/s < 95% of 100/s"}},
+		// Exchanges that failed in ceiling itself are not the target's:
+		// the step is the generator's, however many failed.
+		{"out of descriptors", func() Step {
+			s := step(100, 5)
+			s.Failed, s.OK, s.ErrorRate, s.Errors = 40, 60, 0.4, map[string]int64{"generator": 40}
+			return s
+		}(), GeneratorLimited, []string{"ceiling ran out of file descriptors (ulimit -n) or local ports: 40 exchanges failed in ceiling itself, never reaching the target (class generator)"}},
+		{"connections held by the open-file limit", func() Step {
+			s := step(100, 5)
+			s.Late, s.MaxLagMS, s.Generator = 50, 800, &Generator{CPUs: 2, FDLimit: 1024, ConnLimit: 900}
+			return s
+		}(), GeneratorLimited, []string{"ceiling could not hold the rate: 50.0% of arrivals late (max lag 800ms), its connections held at 900 by its open-file limit of 1024 (ulimit -n; a reserve kept for its files)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
 // Verdicts of a step.
@@ -110,8 +112,15 @@ func (s *Step) lateShare() float64 {
 func (s *Step) generatorLimited() bool {
 	late := s.Late >= GeneratorLateMin && s.lateShare() > GeneratorLateShare
 	cpu := s.Generator != nil && s.Generator.CPUs > 0 && s.Generator.CPUPct >= GeneratorCPUShare*100*float64(s.Generator.CPUs) && len(s.Parts) == 0
-	return late || cpu || slices.ContainsFunc(s.Parts, func(p Part) bool { return p.GeneratorLimited })
+	own := s.ownFailures() > 0 && len(s.Parts) == 0
+	return late || cpu || own || slices.ContainsFunc(s.Parts, func(p Part) bool { return p.GeneratorLimited })
 }
+
+// ownFailures counts the exchanges that failed in ceiling itself, before
+// reaching the target: out of file descriptors or local ports (the class
+// generator). One is enough to make a step GENERATOR LIMITED: an exchange
+// the target never saw is not a figure of the target's.
+func (s *Step) ownFailures() int64 { return s.Errors[transport.Generator.String()] }
 
 // verdict applies the rules. The reasons name every figure past a rule of
 // the verdict given, the deciding one first: an OVERLOADED step lists each
@@ -124,7 +133,7 @@ func (s *Step) verdict(rules Rules) (string, []string) {
 	case s.Interrupted && s.Target != nil && s.Target.Died != "":
 		return Invalid, []string{"the target died (" + s.Target.Died + "): the step was cut there"}
 	case s.GeneratorLimited:
-		return GeneratorLimited, []string{s.generatorReason()}
+		return GeneratorLimited, s.generatorReasons()
 	case s.noLogin() != "":
 		return Invalid, []string{s.noLogin()}
 	case s.idle():
@@ -222,13 +231,24 @@ func rate(v float64) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
-func (s *Step) generatorReason() string {
-	var why []string
+// generatorReason says why the step is GENERATOR LIMITED, in one line.
+func (s *Step) generatorReason() string { return strings.Join(s.generatorReasons(), "; ") }
+
+// generatorReasons says why the step is GENERATOR LIMITED: exchanges that
+// failed in ceiling itself, then what kept it from holding the rate.
+func (s *Step) generatorReasons() []string {
+	var out, why []string
+	if n := s.ownFailures(); n > 0 && len(s.Parts) == 0 {
+		out = append(out, fmt.Sprintf("ceiling ran out of file descriptors (ulimit -n) or local ports: %d exchanges failed in ceiling itself, never reaching the target (class generator)", n))
+	}
 	if s.Late >= GeneratorLateMin && s.lateShare() > GeneratorLateShare {
 		why = append(why, fmt.Sprintf("%.1f%% of arrivals late (max lag %s)", 100*s.lateShare(), ms(s.MaxLagMS)))
 	}
 	if s.NotSent > 0 {
 		why = append(why, fmt.Sprintf("%d never sent", s.NotSent))
+	}
+	if g := s.Generator; g != nil && g.ConnLimit > 0 && len(why) > 0 {
+		why = append(why, fmt.Sprintf("its connections held at %d by its open-file limit of %d (ulimit -n; a reserve kept for its files)", g.ConnLimit, g.FDLimit))
 	}
 	if g := s.Generator; g != nil && g.CPUPct >= GeneratorCPUShare*100*float64(g.CPUs) {
 		why = append(why, fmt.Sprintf("ceiling used %.0f%% CPU of %d cores", g.CPUPct, g.CPUs))
@@ -238,7 +258,10 @@ func (s *Step) generatorReason() string {
 			why = append(why, "agent "+p.Agent+" could not hold its share ("+strings.TrimPrefix(p.Reason, "ceiling could not hold the rate: ")+")")
 		}
 	}
-	return "ceiling could not hold the rate: " + strings.Join(why, ", ")
+	if len(why) > 0 || len(out) == 0 {
+		out = append(out, "ceiling could not hold the rate: "+strings.Join(why, ", "))
+	}
+	return out
 }
 
 // validity lists what makes the step's figures untrustworthy.

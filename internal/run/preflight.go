@@ -54,6 +54,8 @@ func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) (cookie 
 		return cookie, refusedAll(p, set, names, outs), nil
 	case out.Kind == transport.Protocol:
 		return false, "", fmt.Errorf("preflight: %s: the target answered, but not with a valid HTTP response", Describe(p))
+	case out.Kind == transport.Generator: // not the target's doing
+		return false, "", fmt.Errorf("preflight: %s: ceiling could not open a connection: it ran out of file descriptors (raise ulimit -n) or local ports", Describe(p))
 	}
 	hint := map[transport.Kind]string{
 		transport.Refused: " (nothing is listening there)",

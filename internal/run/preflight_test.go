@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
 // expiredCert is a self-signed certificate for 127.0.0.1 that expired a
@@ -91,6 +92,30 @@ func TestPreflightSaysWhy(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) || errors.Is(err, ErrUnreachable) != tt.unreachable {
 			t.Errorf("Open(%s) = %v, want an error saying %q (unreachable: %v)", tt.url, err, tt.want, tt.unreachable)
 		}
+	}
+}
+
+// outOfDescriptors is an exchanger whose every exchange fails in ceiling
+// itself, as when the process has no file descriptor left.
+type outOfDescriptors struct{}
+
+func (outOfDescriptors) Session() transport.Session { return outOfDescriptors{} }
+func (outOfDescriptors) Close()                     {}
+func (outOfDescriptors) Do(_ *transport.Request, out *transport.Outcome) {
+	*out = transport.Outcome{Kind: transport.Generator}
+}
+
+// A preflight that failed in ceiling itself (out of file descriptors or
+// local ports) says so, and does not call the target unreachable.
+func TestPreflightOutOfDescriptors(t *testing.T) {
+	p := quickPlan(t, "", time.Second, 0, 1)
+	p.Target = "http://127.0.0.1:9"
+	s, err := Open(context.Background(), p, Options{Exchanger: outOfDescriptors{}})
+	if err == nil {
+		s.Close()
+	}
+	if err == nil || errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "ran out of file descriptors") {
+		t.Errorf("Open = %v, want an error saying ceiling ran out of file descriptors, not that the target is unreachable", err)
 	}
 }
 

@@ -116,6 +116,8 @@ type Session struct {
 	raw     [][]results.Step // each step index's repeats, in run order
 	passed  [][]bool         // whether each of them passed, judged alone
 	died    bool             // the command target died: the run does not pass
+	fdLimit int              // the process's open-file limit, 0 when unknown
+	conns   int              // the connections it leaves the open model's workers, 0: no cap
 	refused int64            // requests the scenarios refused to send, so far
 	cookies int64            // cookies the users' jars did not store, so far
 
@@ -234,16 +236,44 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 		s.judge()
 		return nil, errors.Join(ErrInterrupted, s.write())
 	}
+	s.limitConns()
 	s.judge()
 	if err := s.write(); err != nil {
 		s.closeTransport()
 		return nil, err
 	}
 	cfg := loadConfig(p, &o)
+	cfg.MaxConns = s.conns
 	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(o.OnProgress, s.sinks)
 	cfg.OnSecond = s.onSecond()
 	s.runner = load.NewRunner(cfg)
 	return s, nil
+}
+
+// limitConns keeps descriptors for what the run must write and caps the
+// connections at what the open-file limit leaves (load.Config.MaxConns):
+// past it a connection would fail in ceiling, not at the target. HTTP/2's
+// workers share their connections, and are not capped. A closed model
+// whose users are more than that is warned: its users past it will fail
+// (class generator).
+func (s *Session) limitConns() {
+	results.Reserve()
+	var conns int
+	s.fdLimit, conns = descriptors()
+	if conns == 0 || s.p.HTTP.HTTP2 {
+		return
+	}
+	s.conns = conns
+	if !s.p.Closed() || len(s.p.Load.VUs) == 0 {
+		return
+	}
+	if users := s.o.Segment.Users(slices.Max(s.p.Load.VUs)); users > conns {
+		w := fmt.Sprintf("the plan's %d users need a connection each, and ceiling's open-file limit of %d leaves %d (ulimit -n): the users past it fail in ceiling itself (class generator), and their steps are GENERATOR LIMITED", users, s.fdLimit, conns)
+		s.res.Warnings = append(s.res.Warnings, w)
+		if s.o.OnNote != nil {
+			s.o.OnNote(w)
+		}
+	}
 }
 
 func newResult(p *plan.Plan, o *Options) *results.Result {

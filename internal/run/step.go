@@ -45,6 +45,7 @@ func newStep(res *load.Result, scenarios, tagKeys []string, share float64) (resu
 		Generator: &results.Generator{
 			CPUPct: res.GeneratorCPU, CPUs: runtime.GOMAXPROCS(0),
 			GCPauseMS: float64(res.GCPause) / float64(time.Millisecond), Engine: engine(res.Loop),
+			ConnLimit: res.ConnLimit,
 		},
 		BytesIn: t.BytesIn, BytesOut: t.BytesOut,
 		LatencyMS:      metrics.Summarize(t.Latency),
@@ -230,6 +231,9 @@ func stepWarnings(res *load.Result, st *results.Step) []string {
 		w = append(w, fmt.Sprintf("%d of the window's %d arrivals could not be started before it ended (no worker came free, or the generator fell that far behind) and were never sent: the step ended on time instead",
 			st.NotSent, st.Sent+st.NotSent))
 	}
+	if st.Retried > 0 {
+		w = append(w, fmt.Sprintf("%d requests were sent twice (retried): the server had closed their keep-alive connection, or (HTTP/2) refused them unprocessed (GOAWAY, REFUSED_STREAM); each counts once, by its second try's outcome, its latency from its first", st.Retried))
+	}
 	if n := t.Kinds[transport.Redirect]; n > 0 {
 		w = append(w, fmt.Sprintf("%d responses were redirects (3xx), counted as failures: expect the status or set http.follow_redirects if they are intended", n))
 	}
@@ -296,6 +300,9 @@ func (s *Session) Measure(ctx context.Context, st load.Step) (results.Step, time
 	step, err := newStep(r, s.set.Names(), s.set.TagKeys(), s.o.Segment.Fraction())
 	if err != nil {
 		return step, 0, fmt.Errorf("step %d: %w", st.Index+1, err)
+	}
+	if step.Generator != nil {
+		step.Generator.FDLimit = s.fdLimit
 	}
 	for i := range step.Scenarios {
 		step.Scenarios[i].WebSocket = slices.Contains(s.set.WebSockets(), step.Scenarios[i].Name)

@@ -51,6 +51,23 @@ func TestNewStep(t *testing.T) {
 	}
 }
 
+// Requests sent twice are counted in result.json (retried) and said under
+// the table: a retry is never hidden.
+func TestRetriedIsWarned(t *testing.T) {
+	for _, retried := range []int64{0, 7} {
+		res := loadResult(t, 100, 20*time.Millisecond, map[transport.Kind]int{transport.OK: 100})
+		res.Total.Retried = retried
+		st, err := newStep(res, nil, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.HasPrefix(w, "7 requests were sent twice (retried)") })
+		if st.Retried != retried || warned != (retried > 0) {
+			t.Errorf("%d retried: retried %d, warnings %q; want %d, warned %v", retried, st.Retried, st.Warnings, retried, retried > 0)
+		}
+	}
+}
+
 // The open model's start lag is recorded per exchange and summed; a lag
 // that is a large part of a fast target's latency is noted, with the
 // service time beside it, and a small one is not.

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -47,6 +45,11 @@ type Result struct {
 	Configs     []Row    `json:"configs"`
 	Lessons     []string `json:"lessons"`
 	Interrupted bool     `json:"interrupted,omitempty"`
+	// Unfinished is true in every write before the sweep's last (one after
+	// each shape): a file that still says so was left by a ceiling that
+	// was killed mid-sweep. No row of such a file is best or needed: those
+	// are judged over every shape, once the sweep is over.
+	Unfinished bool `json:"unfinished,omitempty"`
 }
 
 // Row is one shape's outcome: its last step's figures.
@@ -124,11 +127,19 @@ func (r *Row) holds() bool {
 // the lessons. The best is the highest throughput that holds; but when
 // some shapes served all the load offered, their throughputs are the
 // load's, and the best is the smallest of them (HEALTHY before STRESSED).
+// An unfinished sweep marks neither: a shape still to run may beat them.
 func (r *Result) judge() {
+	for i := range r.Configs {
+		r.Configs[i].Best, r.Configs[i].Needed = false, false
+	}
+	r.Lessons = lessons(r.Configs)
+	r.Limits = limitsOf(r.Configs)
+	if r.Unfinished {
+		return
+	}
 	best := -1
 	for i := range r.Configs {
 		c := &r.Configs[i]
-		c.Best, c.Needed = false, false
 		if !c.holds() {
 			continue
 		}
@@ -168,8 +179,6 @@ func (r *Result) judge() {
 			r.Configs[need].Needed = true
 		}
 	}
-	r.Lessons = lessons(r.Configs)
-	r.Limits = limitsOf(r.Configs)
 }
 
 // limitsOf says how the shapes' limits were enforced: the one way, or
@@ -357,25 +366,14 @@ func lessons(rows []Row) []string {
 	return out
 }
 
-// write stores r at path through a temporary file and a rename.
+// write stores r at path through a temporary file and a rename
+// (results.WriteFile, which has descriptors kept for it).
 func (r *Result) write(path string) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".sweep-*.json")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := results.WriteFile(path, append(data, '\n'), results.Private); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

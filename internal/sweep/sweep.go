@@ -175,9 +175,10 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		}
 	}
 	dir := shapesDir(s.Out)
-	for _, c := range s.Configs {
+	for i, c := range s.Configs {
 		if ctx.Err() != nil {
-			r.Interrupted = true
+			r.Interrupted, r.Unfinished = true, false
+			r.judge()
 			return r, errors.Join(run.ErrInterrupted, r.write(s.Out))
 		}
 		if row, ok := done[c.ID()]; ok {
@@ -197,11 +198,15 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 			// sweep stops here all the same, and says so.
 			r.Interrupted, err = true, run.ErrInterrupted
 		}
+		// Until the last write, the file says the sweep is unfinished, and
+		// marks no best: a kill -9 now leaves a file that says so.
+		r.Unfinished = err == nil && i < len(s.Configs)-1
 		r.judge()
 		if werr := r.write(s.Out); werr != nil || err != nil {
 			return r, errors.Join(err, werr)
 		}
 	}
+	r.Unfinished = false
 	r.judge()
 	if err := r.write(s.Out); err != nil {
 		return r, err

@@ -12,7 +12,10 @@ import (
 )
 
 // ClassifyError maps a transport error to a failure Kind. Implementations
-// map their own sentinel errors first and call this for the rest.
+// map their own sentinel errors first and call this for the rest. A
+// connection ceiling could not open for want of its own resources (file
+// descriptors, local ports) is Generator, before any other class: the
+// target never saw it.
 func ClassifyError(err error) Kind {
 	var netErr net.Error
 	var opErr *net.OpError
@@ -23,6 +26,8 @@ func ClassifyError(err error) Kind {
 	var hostErr x509.HostnameError
 	var invalidCert x509.CertificateInvalidError
 	switch {
+	case OutOfResources(err):
+		return Generator
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return Refused
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
@@ -44,4 +49,16 @@ func ClassifyError(err error) Kind {
 		return Connect
 	}
 	return Protocol
+}
+
+// OutOfResources reports whether err says this process ran out of file
+// descriptors (EMFILE: its own limit, ENFILE: the system's) or of local
+// ports to connect from (EADDRNOTAVAIL).
+func OutOfResources(err error) bool {
+	for _, e := range outOfResources {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

@@ -38,6 +38,11 @@ const (
 	// WSClosed is a WebSocket frame lost to its socket closing (or a frame
 	// that found its socket closed, waiting to be reopened).
 	WSClosed
+	// Generator is an exchange that failed in ceiling itself before it
+	// reached the target: ceiling ran out of file descriptors (EMFILE,
+	// ENFILE) or of local ports (EADDRNOTAVAIL). It is the generator's
+	// failure, not the target's: a step with any is GENERATOR LIMITED.
+	Generator
 	// NumKinds is the number of kinds; arrays indexed by Kind use it.
 	NumKinds
 )
@@ -46,7 +51,7 @@ var kindNames = [NumKinds]string{
 	OK: "ok", Limited: "limited", Refused: "refused", Connect: "connect",
 	Timeout: "timeout", Reset: "reset", TLS: "tls", Protocol: "protocol",
 	HTTP4xx: "http_4xx", HTTP5xx: "http_5xx", Redirect: "redirect", Check: "check",
-	WSNoAck: "ws_no_ack", WSClosed: "ws_closed",
+	WSNoAck: "ws_no_ack", WSClosed: "ws_closed", Generator: "generator",
 }
 
 // String returns the class name used in result.json and tables.

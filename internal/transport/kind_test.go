@@ -63,6 +63,11 @@ func TestClassifyError(t *testing.T) {
 		{"unexpected eof", io.ErrUnexpectedEOF, Reset},
 		{"tls record", tls.RecordHeaderError{Msg: "bad"}, TLS},
 		{"garbage", errors.New("cannot parse response status line"), Protocol},
+		// ceiling's own limits are the generator's failures, not the target's.
+		{"out of descriptors", &net.OpError{Op: "dial", Err: os.NewSyscallError("socket", syscall.EMFILE)}, Generator},
+		{"system out of descriptors", &net.OpError{Op: "dial", Err: os.NewSyscallError("socket", syscall.ENFILE)}, Generator},
+		{"out of local ports", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.EADDRNOTAVAIL)}, Generator},
+		{"out of descriptors, wrapped", fmt.Errorf("Get \"http://x/\": %w", &net.OpError{Op: "dial", Err: os.NewSyscallError("socket", syscall.EMFILE)}), Generator},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,7 +87,10 @@ func TestKindNames(t *testing.T) {
 		}
 		seen[n] = true
 	}
-	if OK.Failed() || Limited.Failed() || !Timeout.Failed() || !Redirect.Failed() {
-		t.Errorf("Failed() wrong for ok/limited/timeout/redirect")
+	if OK.Failed() || Limited.Failed() || !Timeout.Failed() || !Redirect.Failed() || !Generator.Failed() {
+		t.Errorf("Failed() wrong for ok/limited/timeout/redirect/generator")
+	}
+	if Generator.Responded() || Generator.String() != "generator" {
+		t.Errorf("Generator: responded %v, name %q; want false, generator", Generator.Responded(), Generator.String())
 	}
 }

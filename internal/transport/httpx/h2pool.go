@@ -21,12 +21,19 @@ import (
 // (past that, requests queue for a stream). A connection that received
 // GOAWAY or failed leaves the pool (a draining one finishes its streams).
 //
-// A request the server said it never processed (GOAWAY naming a lower
-// last stream, or REFUSED_STREAM) is sent again, up to h2Attempts in all;
-// an idempotent one whose reused connection died under it is sent once
-// more; either way the exchange is counted as retried. So a server that
-// sends GOAWAY on every connection costs at most h2Attempts connections
-// per request, and its requests fail at once as resets.
+// A request is sent again at most once, and only when it went to a
+// connection that was not dialled for it (one shared with other requests,
+// or kept from an earlier one): when the server said it never processed
+// the request (GOAWAY naming a lower last stream, or REFUSED_STREAM), or,
+// for an idempotent request, when that connection died under it. The
+// exchange is then counted as retried. The retry goes on a connection
+// dialled for it alone, which no other request shares until the retry's
+// answer began: a server that takes one request per connection answers
+// it. A request refused by the connection dialled for it fails at once as
+// a reset: the server refuses new connections' requests, and another would
+// not change that. So every request dials at most one connection (its
+// first attempt's, or its retry's), and a server that sends GOAWAY on
+// every connection costs at most one connection per request.
 type h2Pool struct {
 	tr  *http.Transport
 	max int
@@ -38,7 +45,10 @@ type h2Pool struct {
 
 type h2Host struct {
 	conns []*http.ClientConn
-	dial  *h2Dial // the dial in progress, if any
+	// own holds the connections dialled for one request's retry: no other
+	// request takes a stream on them until that request's answer began.
+	own  map[*http.ClientConn]bool
+	dial *h2Dial // the dial in progress, if any
 }
 
 type h2Dial struct {
@@ -47,7 +57,7 @@ type h2Dial struct {
 }
 
 // h2Attempts bounds how often one request is sent.
-const h2Attempts = 3
+const h2Attempts = 2
 
 // errConnGone wraps a request's failure when its connection went away
 // (GOAWAY, a reset, a refused stream): classified as a reset.
@@ -72,7 +82,14 @@ func (p *h2Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 		addr = net.JoinHostPort(req.URL.Hostname(), port)
 	}
 	for attempt := 0; ; attempt++ {
-		cc, fresh, err := p.conn(req.Context(), scheme, addr)
+		var cc *http.ClientConn
+		var fresh bool
+		var err error
+		if attempt == 0 {
+			cc, fresh, err = p.conn(req.Context(), scheme, addr)
+		} else {
+			cc, fresh, err = p.ownConn(req.Context(), scheme, addr)
+		}
 		if err != nil {
 			if req.Body != nil {
 				req.Body.Close() // the RoundTripper contract, even on failure
@@ -80,6 +97,9 @@ func (p *h2Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resp, err := cc.RoundTrip(req)
+		if attempt > 0 {
+			p.share(scheme+"://"+addr, cc)
+		}
 		if err == nil {
 			return resp, nil
 		}
@@ -94,7 +114,7 @@ func (p *h2Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 			// request goes to it, and it no longer counts against max.
 			p.drop(scheme+"://"+addr, cc)
 		}
-		if req.Context().Err() == nil && (unsent && attempt < h2Attempts-1 || attempt == 0 && !fresh && idempotent(req.Method)) {
+		if req.Context().Err() == nil && attempt < h2Attempts-1 && !fresh && (unsent || idempotent(req.Method)) {
 			if again, ok := rewound(req); ok {
 				if r, ok := req.Context().Value(retriedKey{}).(*bool); ok {
 					*r = true
@@ -209,6 +229,56 @@ func (p *h2Pool) conn(ctx context.Context, scheme, addr string) (cc *http.Client
 	}
 }
 
+// ownConn dials a connection to addr for one request alone (a retry) and
+// reserves its stream; no other request takes a stream on it until share.
+// At max connections to the host it is conn's instead, shared. fresh is
+// true when the connection was dialled for this request.
+func (p *h2Pool) ownConn(ctx context.Context, scheme, addr string) (cc *http.ClientConn, fresh bool, err error) {
+	key := scheme + "://" + addr
+	p.mu.Lock()
+	h := p.hosts[key]
+	full := h != nil && len(h.conns) >= p.max
+	p.mu.Unlock()
+	if full {
+		return p.conn(ctx, scheme, addr)
+	}
+	cc, err = p.tr.NewClientConn(ctx, scheme, addr)
+	if err != nil {
+		return nil, false, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		cc.Close()
+		return nil, false, net.ErrClosed
+	}
+	if err := cc.Reserve(); err != nil {
+		cc.Close()
+		return nil, false, err
+	}
+	h = p.hosts[key] // a reset while dialling made the host anew
+	if h == nil {
+		h = &h2Host{}
+		p.hosts[key] = h
+	}
+	if h.own == nil {
+		h.own = map[*http.ClientConn]bool{}
+	}
+	h.own[cc] = true
+	h.conns = append(h.conns, cc)
+	return cc, true, nil
+}
+
+// share lets every request take streams on cc, which ownConn dialled for
+// one request whose answer has begun (or which failed).
+func (p *h2Pool) share(key string, cc *http.ClientConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if h := p.hosts[key]; h != nil {
+		delete(h.own, cc)
+	}
+}
+
 // drop takes cc out of the pool without closing it: it finishes the
 // streams it has, then closes itself.
 func (p *h2Pool) drop(key string, cc *http.ClientConn) {
@@ -216,6 +286,7 @@ func (p *h2Pool) drop(key string, cc *http.ClientConn) {
 	defer p.mu.Unlock()
 	if h := p.hosts[key]; h != nil {
 		h.conns = slices.DeleteFunc(h.conns, func(c *http.ClientConn) bool { return c == cc })
+		delete(h.own, cc)
 	}
 }
 
@@ -226,6 +297,7 @@ func (h *h2Host) reserve() *http.ClientConn {
 	for _, cc := range h.conns {
 		if cc.Err() != nil {
 			cc.Close()
+			delete(h.own, cc)
 			continue
 		}
 		live = append(live, cc)
@@ -233,7 +305,7 @@ func (h *h2Host) reserve() *http.ClientConn {
 	clear(h.conns[len(live):])
 	h.conns = live
 	for _, cc := range h.conns {
-		if cc.Reserve() == nil {
+		if !h.own[cc] && cc.Reserve() == nil {
 			return cc
 		}
 	}
@@ -243,9 +315,12 @@ func (h *h2Host) reserve() *http.ClientConn {
 // leastBusy returns the live connection with the fewest requests in
 // flight. The pool's lock is held and the host has connections.
 func (h *h2Host) leastBusy() *http.ClientConn {
-	best := h.conns[0]
-	for _, cc := range h.conns[1:] {
-		if cc.InFlight() < best.InFlight() {
+	var best *http.ClientConn
+	for _, cc := range h.conns {
+		if h.own[cc] && len(h.own) < len(h.conns) {
+			continue // another request's alone, while a shared one is there
+		}
+		if best == nil || cc.InFlight() < best.InFlight() {
 			best = cc
 		}
 	}
