@@ -99,6 +99,7 @@ func slowServer(t *testing.T, d time.Duration) string {
 // endpoint: exactly the arrivals of one process, and the same percentiles
 // within noise, merged from their histograms.
 func TestAgentsMatchOneProcess(t *testing.T) {
+	long(t)
 	token := tokenFile(t)
 	var addrs []string
 	for range 3 {
@@ -157,6 +158,7 @@ func TestAgentsMatchOneProcess(t *testing.T) {
 // 50/s) and warns; the run stops with exit 3, its finished steps kept,
 // and the table is printed all the same.
 func TestAgentLost(t *testing.T) {
+	long(t)
 	token := tokenFile(t)
 	a1, _ := startAgent(t, token)
 	a2, p2 := startAgent(t, token)
@@ -243,6 +245,7 @@ func agentHealth(t *testing.T, addr string) (busy bool) {
 // later: a second coordinator waiting for it takes it over then, not
 // minutes later.
 func TestAgentTakenOverAfterCoordinatorKilled(t *testing.T) {
+	long(t)
 	const lease = 2 * time.Second
 	token := tokenFile(t)
 	addr, _ := startAgent(t, token, "--lease", lease.String())
@@ -336,6 +339,7 @@ func metricsHist(enc string) (int64, error) {
 // find through two agents finds the edge one process finds, on a target
 // of known capacity (200 requests a second, 503 past it).
 func TestAgentsFind(t *testing.T) {
+	long(t)
 	token := tokenFile(t)
 	a1, _ := startAgent(t, token)
 	a2, _ := startAgent(t, token)
@@ -372,6 +376,7 @@ func TestAgentsFind(t *testing.T) {
 // merge: the segments' arrivals add up to the whole's, and the merge
 // refuses inputs that are not every segment of one plan.
 func TestSegmentsMerge(t *testing.T) {
+	long(t)
 	url := slowServer(t, 10*time.Millisecond) + "/"
 	dir := t.TempDir()
 	exe, err := os.Executable()

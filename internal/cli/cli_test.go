@@ -271,6 +271,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestDemoQuick(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("runs the demo for about 15 seconds")
 	}

@@ -167,6 +167,7 @@ func TestCompareHTMLPage(t *testing.T) {
 // 6 ms cannot hide behind a busy neighbour's jitter, and the same
 // endpoint's medians differ by far less than the 5 % minimum effect.)
 func TestCompareRepeatedRuns(t *testing.T) {
+	long(t)
 	dir := t.TempDir()
 	ctx := context.Background()
 	run := func(name string, d time.Duration) string {
@@ -298,6 +299,7 @@ func pagesServer(t *testing.T, d time.Duration) *httptest.Server {
 // (The margins are wide, as in TestCompareRepeatedRuns: this runs beside
 // other packages' tests.)
 func TestCompareControlledRuns(t *testing.T) {
+	long(t)
 	plans := []struct {
 		name, load string
 	}{
@@ -363,6 +365,7 @@ func TestCompareControlledRuns(t *testing.T) {
 // delivery latency and the target's CPU and memory next to the latency
 // (it compared throughput, latency and errors only).
 func TestCompareDeliveryAndTarget(t *testing.T) {
+	long(t)
 	dir := t.TempDir()
 	var files []string
 	for i, w := range []struct {

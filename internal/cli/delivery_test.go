@@ -94,6 +94,7 @@ func freeLocalPort(t *testing.T) int {
 // ceiling reports both shares (10 % and 1/7 − 1/70 ≈ 12.9 %) and lists the
 // lost ids.
 func TestDeliveryLostAndDuplicated(t *testing.T) {
+	long(t)
 	port := freeLocalPort(t)
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 4, 0, 10, 7)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -293,6 +294,7 @@ func TestDeliveryLatencyBeforeAnswer(t *testing.T) {
 // the backlog is not charged to it, and finds the forwarder's capacity
 // (one worker × 20 ms: at most 50/s) by delivery.
 func TestFindSettlesDeliveries(t *testing.T) {
+	long(t)
 	port := freeLocalPort(t)
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 1, 20*time.Millisecond, 0, 0)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -329,6 +331,7 @@ func TestFindSettlesDeliveries(t *testing.T) {
 // Ids an earlier step lost are still missing when find settles before the
 // next step: that step says so.
 func TestFindWarnsOfMissingEarlierDeliveries(t *testing.T) {
+	long(t)
 	port := freeLocalPort(t)
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 2, 0, 10, 0) // drops every 10th
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -353,6 +356,7 @@ func TestFindWarnsOfMissingEarlierDeliveries(t *testing.T) {
 // delivered 90 %, carrying the first repeat's settled ids), and the step
 // sums the repeats' expected ids.
 func TestDeliveryPerRepeat(t *testing.T) {
+	long(t)
 	port := freeLocalPort(t)
 	// one worker × 10 ms: 100/s against 200/s, so about half by each step's end
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 1, 10*time.Millisecond, 0, 0)
@@ -376,6 +380,7 @@ func TestDeliveryPerRepeat(t *testing.T) {
 // by its end (delivered>=60% held up to about 150/s): find's edge is at
 // or below the forwarder's capacity.
 func TestFindEdgeAtDeliveryCapacity(t *testing.T) {
+	long(t)
 	port := freeLocalPort(t)
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 1, 10*time.Millisecond, 0, 0)
 	out := filepath.Join(t.TempDir(), "r.json")

@@ -46,7 +46,7 @@ import (
 // in the block and in the example plans it reads.
 
 // docShort is appended to every run, find and sweep of a block.
-var docShort = []string{"--step", "200ms", "--warmup", "100ms"}
+var docShort = []string{"--step", "100ms", "--warmup", "50ms"}
 
 // docBlock is one shell block of the documentation.
 type docBlock struct {

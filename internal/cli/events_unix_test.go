@@ -160,6 +160,7 @@ func failedBetweenAnswers(probes []probe) map[string]int {
 // again to the first probe sent after it that is answered within the
 // SLO's p99.
 func TestEventPause(t *testing.T) {
+	long(t)
 	// Recovery against an SLO, as for the restart: a sub-millisecond
 	// baseline is too fine a limit under the race detector.
 	port := freeLocalPort(t)
@@ -299,6 +300,7 @@ events:
 // rounded to a second of the series; the window is what those 700 ms
 // cost.
 func TestEventRecoveryToTheMillisecond(t *testing.T) {
+	long(t)
 	const period = 700 * time.Millisecond
 	url, ends := slowTarget(t, 200*time.Millisecond, period)
 	r := slowRun(t, url, 200, "3s", fmt.Sprintf("  - {name: slow, at: 1s, run: \"kill -USR1 %d\"}\n", os.Getpid()))
@@ -319,6 +321,7 @@ func TestEventRecoveryToTheMillisecond(t *testing.T) {
 // SLO: each is measured on its own, until the next one began, and the
 // last one near the step's end is measured to it: 300 ms, 300 ms and 0.
 func TestEventRecoveryCloseEvents(t *testing.T) {
+	long(t)
 	url, ends := slowTarget(t, 200*time.Millisecond, 300*time.Millisecond)
 	kill := fmt.Sprintf("kill -USR1 %d", os.Getpid())
 	r := slowRun(t, url, 200, "3500ms", fmt.Sprintf(`  - {name: first, at: 1s, run: "%s"}
@@ -345,6 +348,7 @@ func TestEventRecoveryCloseEvents(t *testing.T) {
 // server under it): its requests are refused from then on, recovery is
 // null, "did not recover", and a recovery< threshold fails.
 func TestEventNeverRecovers(t *testing.T) {
+	long(t)
 	code, r, stdout := eventRun(t, 50, "3s", "", "  - {name: crash, at: 1s, run: \"kill -9 -{{.target.pid}}\"}\n", "--slo", "recovery<2s")
 	if code != ExitThreshold || len(r.Events) != 1 {
 		t.Fatalf("exit %d, events %+v; want the recovery threshold failed (exit 1)", code, r.Events)
@@ -364,6 +368,7 @@ func TestEventNeverRecovers(t *testing.T) {
 // the requests during the gap fail (connections refused), and the target
 // is back before the step ends.
 func TestEventRestart(t *testing.T) {
+	long(t)
 	// Recovery is judged against an SLO, as a user would set one: without
 	// it, the limit is the sub-millisecond p99 before the restart (plus
 	// 5 ms), which a fresh process under the race detector can miss.
@@ -387,6 +392,7 @@ func TestEventRestart(t *testing.T) {
 // A rolling restart (the new copy started and ready before the old one
 // stops) of a target that can share its port: no request fails.
 func TestEventRolling(t *testing.T) {
+	long(t)
 	_, r, _ := eventRun(t, 100, "4s", "--reuse-port", "  - {name: deploy, at: 1s, action: rolling}\n")
 	if len(r.Events) != 1 || r.Events[0].Error != "" {
 		t.Fatalf("events %+v, want the rolling restart done", r.Events)
@@ -403,6 +409,7 @@ func TestEventRolling(t *testing.T) {
 // every 5 to 20 ms all along is never refused, and no request of the
 // load fails.
 func TestEventRollingSlowStart(t *testing.T) {
+	long(t)
 	port := freeLocalPort(t)
 	stop := startProber(t, fmt.Sprintf("127.0.0.1:%d", port))
 	_, r, _ := eventRunAt(t, port, "/health", "sleep 0.5; exec ", 100, "4s", "--reuse-port", "  - {name: deploy, at: 1s, action: rolling}\n")
@@ -429,6 +436,7 @@ func TestEventRollingSlowStart(t *testing.T) {
 // copy, but the new one is stopped after the ready timeout, the old one
 // goes on serving, and the event fails saying why.
 func TestEventRollingNewCopyNeverListens(t *testing.T) {
+	long(t)
 	exe := exeAsCeiling(t)
 	port := freeLocalPort(t)
 	flag := filepath.Join(t.TempDir(), "started")
@@ -464,6 +472,7 @@ events:
 // does not fail the run; required, it stops the run (exit 3), the step
 // kept.
 func TestEventCommandFails(t *testing.T) {
+	long(t)
 	code, r, _ := eventRun(t, 50, "2s", "", "  - {name: migrate, at: 500ms, run: \"echo boom {{.target.pid}}; exit 3\"}\n")
 	if code != ExitOK || len(r.Events) != 1 {
 		t.Fatalf("exit %d, events %+v: want the run passed, the event reported", code, r.Events)
@@ -482,6 +491,7 @@ func TestEventCommandFails(t *testing.T) {
 // restarted 3 s in; the restart is an event of the result, with its cost,
 // and every message the target acked is accounted for at the sink.
 func TestDemoEvents(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("runs a 12-second step")
 	}

@@ -192,6 +192,7 @@ func TestExampleSlackDelivery(t *testing.T) {
 // their step's; the third step adds no client, so it makes no login, says
 // so, and is not judged by login.p99 (nor INVALID for it).
 func TestExampleGateway(t *testing.T) {
+	long(t)
 	srv, err := demo.Start(demo.Config{SendLimit: 20})
 	if err != nil {
 		t.Fatal(err)
@@ -297,6 +298,7 @@ func TestExampleIdleSockets(t *testing.T) {
 // target with --each (each page alone at each level) and --repeat 3: the
 // Markdown has the per-endpoint table, medians with the throughput's CoV.
 func TestExampleLoginPagesEach(t *testing.T) {
+	long(t)
 	srv, err := demo.Start(demo.Config{})
 	if err != nil {
 		t.Fatal(err)

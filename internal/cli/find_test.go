@@ -40,6 +40,7 @@ func capacityServer(t *testing.T, rate float64) *httptest.Server {
 
 // find on a target of known capacity finds it within the precision.
 func TestFindKnownCapacity(t *testing.T) {
+	long(t)
 	// 200/s: the search goes no higher than 400/s, which a race-enabled
 	// build on a busy 2-core machine still drives.
 	srv := capacityServer(t, 200)
@@ -118,6 +119,7 @@ func TestStrictRunFailsOnRedirects(t *testing.T) {
 // In the closed model find searches numbers of users: a target that serves
 // 6 requests at a time and refuses the 7th has its edge at 6 users.
 func TestFindUsers(t *testing.T) {
+	long(t)
 	slots := make(chan struct{}, 6)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -145,6 +147,7 @@ func TestFindUsers(t *testing.T) {
 // find --repeat 3 runs each probe three times, with new users each time:
 // a level passes in the majority, and the answer says in how many.
 func TestFindRepeats(t *testing.T) {
+	long(t)
 	srv := capacityServer(t, 200)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := ceiling(t, context.Background(), "find", "--url", srv.URL, "--start", "50", "--max", "400", "--precision", "30%",

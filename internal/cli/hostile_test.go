@@ -75,6 +75,7 @@ func deafServer(t *testing.T) string {
 // reopened, and two 1 s steps of 200 KB frames end within their windows
 // and drains.
 func TestDeafWebSocketTargetEndsOnTime(t *testing.T) {
+	long(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	plan := writePlan(t, fmt.Sprintf(`
 target: http://127.0.0.1:9

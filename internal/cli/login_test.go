@@ -80,6 +80,7 @@ scenarios:
 // their own object (and line of the table), each failed one retried after
 // a backoff and counted, at most one first attempt per user.
 func TestLoginsApartFromTheStep(t *testing.T) {
+	long(t)
 	const users = 10
 	srv := loginServer(t, 3*time.Second)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -125,6 +126,7 @@ func TestLoginsApartFromTheStep(t *testing.T) {
 // to retry) runs nothing: it is counted as skipped, not sent and not an
 // error of the step.
 func TestOpenModelArrivalsWithoutLogin(t *testing.T) {
+	long(t)
 	srv := loginServer(t, 3*time.Second)
 	out := filepath.Join(t.TempDir(), "r.json")
 	plan := loginPlan(t, srv.URL, 5, "{rates: [40], step: 3s, warmup: 0s, max_workers: 5}")

@@ -36,6 +36,7 @@ func readSweep(t *testing.T, path string) sweep.Result {
 // quota, the * is on the larger shape, and the target's CPU sits near its
 // quota. It needs root and a cgroup cpu and memory controller.
 func TestSweepLocalCPUQuotas(t *testing.T) {
+	long(t)
 	probe, err := sweep.NewLimits("probe", sweep.Config{Workers: 1, CPUs: 1, MemoryMB: 256})
 	if err != nil {
 		if errors.Is(err, sweep.ErrNoController) || errors.Is(err, errors.ErrUnsupported) {

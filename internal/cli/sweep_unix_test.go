@@ -38,6 +38,7 @@ func exeAsCeiling(t *testing.T) string {
 // them), waits for --ready, runs the load, then tears down: apply and
 // teardown alternate, one pair per shape, each with that shape's values.
 func TestSweepCommandLauncher(t *testing.T) {
+	long(t)
 	exe := exeAsCeiling(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.json")
@@ -441,6 +442,7 @@ func TestSweepOnAgents(t *testing.T) {
 // A cpu event under a sweep's cgroup: the target's quota drops for a
 // while, its latency shows it, and the quota is put back.
 func TestSweepCPUEvent(t *testing.T) {
+	long(t)
 	probe, err := sweep.NewLimits("probe", sweep.Config{Workers: 1, CPUs: 1, MemoryMB: 256})
 	if err != nil {
 		t.Skipf("cgroup limits unavailable here: %v", err)
@@ -512,6 +514,7 @@ func touchWhen(t *testing.T, exists, trigger string, delay time.Duration) {
 // death instead of loading a dead port to its end; and the sweep goes on
 // to the next shape. It needs root and a cgroup memory controller.
 func TestSweepTargetOOMKilled(t *testing.T) {
+	long(t)
 	probe, err := sweep.NewLimits("probe", sweep.Config{Workers: 1, CPUs: 1, MemoryMB: 48})
 	if err != nil {
 		t.Skipf("cgroup limits unavailable here: %v", err)

@@ -165,6 +165,7 @@ func TestFailedCheckIsNamed(t *testing.T) {
 // medians over the repeats, with their spread (values, CoV, histograms)
 // in result.json and ±CoV% in the table; a steady target spreads little.
 func TestRepeatMedians(t *testing.T) {
+	long(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(5 * time.Millisecond)
 	}))
