@@ -161,7 +161,7 @@ func (p *Plan) fillDefaults() {
 type checker struct {
 	p         *Plan
 	env       map[string]bool // the environment variables templates read with env
-	scope     *scope // the names templates may read
+	scope     *scope          // the names templates may read
 	problems  Problems
 	once      map[Problem]bool // the problems added by addOnce
 	badTarget bool             // target has a problem, so relative URLs are not checked

@@ -1,0 +1,151 @@
+package draft
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// jvalue is a JSON value that keeps its objects' keys in order, so that a
+// body reads in the plan as it was written.
+type jvalue struct {
+	kind  jkind
+	text  string    // a string (literal, or a template when tmpl), a number's digits, true or false
+	tmpl  bool      // text is a template, not literal text
+	keys  []string  // an object's keys, in order
+	items []*jvalue // an object's values (by keys) or an array's items
+}
+
+type jkind byte
+
+const (
+	jnull jkind = iota
+	jbool
+	jnumber
+	jstring
+	jarray
+	jobject
+)
+
+// maxJSONDepth bounds the nesting of a body read from a source.
+const maxJSONDepth = 64
+
+// parseJSON reads one JSON value, keeping key order; trailing data other
+// than white space is an error.
+func parseJSON(data []byte) (*jvalue, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := decodeValue(dec, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON value")
+	}
+	return v, nil
+}
+
+func decodeValue(dec *json.Decoder, depth int) (*jvalue, error) {
+	if depth > maxJSONDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels", maxJSONDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case nil:
+		return &jvalue{kind: jnull}, nil
+	case bool:
+		return &jvalue{kind: jbool, text: fmt.Sprint(t)}, nil
+	case json.Number:
+		return &jvalue{kind: jnumber, text: t.String()}, nil
+	case string:
+		return &jvalue{kind: jstring, text: t}, nil
+	case json.Delim:
+		v := &jvalue{kind: jarray}
+		if t == '{' {
+			v.kind = jobject
+		}
+		for dec.More() {
+			if v.kind == jobject {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				v.keys = append(v.keys, k.(string))
+			}
+			item, err := decodeValue(dec, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			v.items = append(v.items, item)
+		}
+		if _, err := dec.Token(); err != nil { // the closing delimiter
+			return nil, err
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("unexpected %v", tok)
+}
+
+// field returns an object's value at key, or nil.
+func (v *jvalue) field(key string) *jvalue {
+	if v == nil || v.kind != jobject {
+		return nil
+	}
+	for i, k := range v.keys {
+		if k == key {
+			return v.items[i]
+		}
+	}
+	return nil
+}
+
+// set puts a value at key of an object, replacing one that is there.
+func (v *jvalue) set(key string, val *jvalue) {
+	for i, k := range v.keys {
+		if k == key {
+			v.items[i] = val
+			return
+		}
+	}
+	v.keys = append(v.keys, key)
+	v.items = append(v.items, val)
+}
+
+// str is a JSON string of literal text.
+func str(s string) *jvalue { return &jvalue{kind: jstring, text: s} }
+
+// tmplStr is a JSON string that is a template.
+func tmplStr(s string) *jvalue { return &jvalue{kind: jstring, text: s, tmpl: true} }
+
+// secrets replaces, in place, the values of fields whose names are
+// secret with environment references, and those of idempotency keys with
+// {{uuid}}. where names the body, for the variables' descriptions.
+func (s *sketch) jsonSecrets(v *jvalue, where string) {
+	if v == nil {
+		return
+	}
+	switch v.kind {
+	case jarray:
+		for _, item := range v.items {
+			s.jsonSecrets(item, where)
+		}
+	case jobject:
+		for i, k := range v.keys {
+			item := v.items[i]
+			switch {
+			case item.kind == jobject || item.kind == jarray:
+				s.jsonSecrets(item, where)
+			case item.kind == jstring && isIdempotency(k):
+				v.items[i] = tmplStr("{{uuid}}")
+			case item.kind != jnull && s.secretName(k) && !hasEnv(item.text):
+				name := s.env.ref(k, fmt.Sprintf("the value of %q in %s", k, where), item.text)
+				v.items[i] = tmplStr(envTemplate(name))
+			}
+		}
+	}
+}
