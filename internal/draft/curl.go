@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,11 +70,7 @@ func FromCurl(srcs []Source, o Options) (*Draft, error) {
 	s := newSketch(o)
 	var base string
 	for i, c := range cmds {
-		r, err := s.curlRequest(c)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.at, err)
-		}
-		host, rest, err := splitURL(c.url)
+		r, host, err := s.curlRequest(c)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.at, err)
 		}
@@ -81,11 +79,10 @@ func FromCurl(srcs []Source, o Options) (*Draft, error) {
 			s.target = cmp(o.Target, host)
 			s.name = hostName(host)
 		}
-		path, _, _ := strings.Cut(rest, "?")
-		r.url = s.pathQuery(rest)
 		if host != base {
 			r.url = lit(host) + r.url // another host than the target's: absolute
 		}
+		path, _, _ := strings.Cut(r.url, "?")
 		s.scenarios = append(s.scenarios, &scenario{name: r.method + " " + path, steps: []*request{r}})
 		s.http.insecure = s.http.insecure || c.insecure
 		s.http.followRedirects = s.http.followRedirects || c.location
@@ -144,7 +141,7 @@ func splitURL(raw string) (base, rest string, err error) {
 		return "", "", errors.New("a URL with user information: give it with -u user:password, which the plan reads from the environment")
 	}
 	u, err := url.Parse(scheme + "://" + host)
-	if err != nil || u.Host == "" {
+	if err != nil || u.Hostname() == "" {
 		return "", "", fmt.Errorf("the URL %q has no host", raw)
 	}
 	if rest == "" || rest[0] == '?' {
@@ -153,13 +150,12 @@ func splitURL(raw string) (base, rest string, err error) {
 	return scheme + "://" + u.Host, rest, nil
 }
 
-// curlRequest turns a curl command into the plan's request (all but its
-// URL).
-func (s *sketch) curlRequest(c *curlCmd) (*request, error) {
-	r := &request{method: strings.ToUpper(c.method)}
+// curlRequest turns a curl command into the plan's request, its URL
+// relative to host, the URL's origin.
+func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
+	r = &request{method: strings.ToUpper(c.method)}
 	data := strings.Join(c.data, "&")
-	switch {
-	case c.get && c.hasData:
+	if c.get && c.hasData {
 		sep := "?"
 		if strings.Contains(c.url, "?") {
 			sep = "&"
@@ -167,6 +163,11 @@ func (s *sketch) curlRequest(c *curlCmd) (*request, error) {
 		c.url += sep + data
 		c.hasData = false
 	}
+	host, rest, err := splitURL(c.url)
+	if err != nil {
+		return nil, "", err
+	}
+	r.url = s.pathQuery(rest)
 	if r.method == "" {
 		switch {
 		case c.head:
@@ -181,9 +182,25 @@ func (s *sketch) curlRequest(c *curlCmd) (*request, error) {
 	}
 	contentType := ""
 	var headers [][2]string
+	if c.cookie != "" {
+		c.headers = append(c.headers, [2]string{"Cookie", c.cookie})
+	}
 	for _, h := range c.headers {
+		if strings.ContainsAny(h[1], "\r\n\x00") {
+			return nil, "", fmt.Errorf("header %s: a value with a line break or NUL cannot be sent", h[0])
+		}
 		if strings.EqualFold(h[0], "Content-Type") {
 			contentType = h[1]
+			continue
+		}
+		// A header given twice is sent once with both values, as a plan
+		// names each header once.
+		if i := slices.IndexFunc(headers, func(g [2]string) bool { return strings.EqualFold(g[0], h[0]) }); i >= 0 {
+			sep := ", "
+			if strings.EqualFold(h[0], "Cookie") {
+				sep = "; "
+			}
+			headers[i][1] += sep + h[1]
 			continue
 		}
 		headers = append(headers, h)
@@ -199,15 +216,12 @@ func (s *sketch) curlRequest(c *curlCmd) (*request, error) {
 	if c.user != "" {
 		switch {
 		case hasHeader(headers, "Authorization"):
-			return nil, errors.New("both -u and an Authorization header: give one")
+			return nil, "", errors.New("both -u and an Authorization header: give one")
 		case hasEnv(c.user):
-			return nil, errors.New("-u reads an environment variable: give the header instead, -H \"Authorization: Basic $CREDENTIALS\" (user:password in base64)")
+			return nil, "", errors.New("-u reads an environment variable: give the header instead, -H \"Authorization: Basic $CREDENTIALS\" (user:password in base64)")
 		}
 		env := s.env.ref("basic auth", "user:password in base64 (`printf %s user:password | base64`), for the Authorization header", c.user)
 		r.headers = append(r.headers, header{name: "Authorization", value: "Basic " + envTemplate(env)})
-	}
-	if c.cookie != "" {
-		headers = append(headers, [2]string{"Cookie", c.cookie})
 	}
 	for _, h := range headers {
 		v, comment := s.headerValue(h[0], h[1])
@@ -229,7 +243,7 @@ func (s *sketch) curlRequest(c *curlCmd) (*request, error) {
 		}
 		r.headers = append(r.headers, h)
 	}
-	return r, nil
+	return r, host, nil
 }
 
 // pathOf returns a URL's path, for messages.
@@ -399,6 +413,9 @@ var withValue = map[string]bool{
 	"--oauth2-bearer": true, "--config": true,
 }
 
+// headerName is the form of a header's name (RFC 9110's token).
+var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
 // readCurl reads curl's arguments (after "curl").
 func readCurl(args []string, dir string) (*curlCmd, error) {
 	c := &curlCmd{}
@@ -506,6 +523,9 @@ func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) 
 	case "--url":
 		urls = append(urls, val)
 	case "--request":
+		if !isScheme(val) || strings.Contains(val, "-") {
+			return nil, fmt.Errorf("-X %q: want a method such as POST", val)
+		}
 		c.method = val
 	case "--header":
 		if strings.HasPrefix(val, "@") {
@@ -518,7 +538,7 @@ func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) 
 			}
 		}
 		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+		if !ok || !headerName.MatchString(name) {
 			return nil, fmt.Errorf("-H %q: want \"Name: value\"", val)
 		}
 		value = strings.TrimSpace(value)

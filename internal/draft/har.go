@@ -336,7 +336,7 @@ func (s *sketch) harRequest(e *entry, earlier []*entry) (*request, error) {
 	use := func(raw string, whole bool) (string, bool) { return s.consume(raw, whole, earlier) }
 	// The URL: path segments and query values handed out earlier are
 	// extracted; secret query values come from the environment.
-	p, q, hasQuery := strings.Cut(e.rest, "?")
+	p, q, hasQuery := strings.Cut(cleanURL(e.rest), "?")
 	segs := strings.Split(p, "/")
 	for i, seg := range segs {
 		if v, ok := use(seg, true); ok {
@@ -380,6 +380,11 @@ func (s *sketch) harRequest(e *entry, earlier []*entry) (*request, error) {
 			continue
 		case hasHeaderNamed(r.headers, name):
 			continue // HTTP/2 recordings may repeat a header
+		case lower == "accept" && strings.Contains(h.Value, "text/html"):
+			continue // a browser's navigation: any page will do
+		case lower == "origin" && h.Value == e.base:
+			r.headers = append(r.headers, header{name: name, value: lit(s.target)})
+			continue
 		}
 		if v, ok := use(h.Value, false); ok {
 			r.headers = append(r.headers, header{name: name, value: v, comment: "handed out by an earlier answer"})

@@ -122,30 +122,34 @@ func str(s string) *jvalue { return &jvalue{kind: jstring, text: s} }
 // tmplStr is a JSON string that is a template.
 func tmplStr(s string) *jvalue { return &jvalue{kind: jstring, text: s, tmpl: true} }
 
-// secrets replaces, in place, the values of fields whose names are
-// secret with environment references, and those of idempotency keys with
-// {{uuid}}. where names the body, for the variables' descriptions.
+// jsonSecrets replaces, in place, the values of fields whose names are
+// secret (and everything inside such a field) with environment
+// references, and those of idempotency keys with {{uuid}}. where names
+// the body, for the variables' descriptions.
 func (s *sketch) jsonSecrets(v *jvalue, where string) {
+	s.jsonSecretsIn(v, where, "", false)
+}
+
+// jsonSecretsIn does jsonSecrets for the members of v, whose nearest
+// key is key; inSecret says v is inside a secret field.
+func (s *sketch) jsonSecretsIn(v *jvalue, where, key string, inSecret bool) {
 	if v == nil {
 		return
 	}
-	switch v.kind {
-	case jarray:
-		for _, item := range v.items {
-			s.jsonSecrets(item, where)
+	for i, item := range v.items {
+		k := key
+		if v.kind == jobject {
+			k = v.keys[i]
 		}
-	case jobject:
-		for i, k := range v.keys {
-			item := v.items[i]
-			switch {
-			case item.kind == jobject || item.kind == jarray:
-				s.jsonSecrets(item, where)
-			case item.kind == jstring && isIdempotency(k):
-				v.items[i] = tmplStr("{{uuid}}")
-			case item.kind != jnull && s.secretName(k) && !hasEnv(item.text):
-				name := s.env.ref(k, fmt.Sprintf("the value of %q in %s", k, where), item.text)
-				v.items[i] = tmplStr(envTemplate(name))
-			}
+		secret := inSecret || v.kind == jobject && s.secretName(k)
+		switch {
+		case item.kind == jobject || item.kind == jarray:
+			s.jsonSecretsIn(item, where, k, secret)
+		case !inSecret && v.kind == jobject && item.kind == jstring && isIdempotency(k):
+			v.items[i] = tmplStr("{{uuid}}")
+		case secret && item.kind != jnull && !item.tmpl && !hasEnv(item.text):
+			name := s.env.ref(k, fmt.Sprintf("the value of %q in %s", k, where), item.text)
+			v.items[i] = tmplStr(envTemplate(name))
 		}
 	}
 }

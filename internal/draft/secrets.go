@@ -79,11 +79,40 @@ func isScheme(s string) bool {
 	return true
 }
 
+// cleanURL percent-encodes what may not stand in a URL as it is sent:
+// spaces, control characters, bytes beyond ASCII, and a % that starts no
+// escape. References to environment variables are kept.
+func cleanURL(u string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range append(sentinel.FindAllStringIndex(u, -1), []int{len(u), len(u)}) {
+		part := u[last:m[0]]
+		for i := 0; i < len(part); i++ {
+			c := part[i]
+			switch {
+			case c <= ' ' || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' || c == '^' || c == '`' || c == '{' || c == '|' || c == '}':
+				fmt.Fprintf(&b, "%%%02X", c)
+			case c == '%' && (i+2 >= len(part) || !isHex(part[i+1]) || !isHex(part[i+2])):
+				b.WriteString("%25")
+			default:
+				b.WriteByte(c)
+			}
+		}
+		b.WriteString(u[m[0]:m[1]])
+		last = m[1]
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
 // pathQuery returns a URL's path and query for the plan: the values of
 // secret query parameters become environment references, idempotency
 // keys fresh uuids, the rest is literal.
 func (s *sketch) pathQuery(rest string) string {
-	path, query, hasQuery := strings.Cut(rest, "?")
+	path, query, hasQuery := strings.Cut(cleanURL(rest), "?")
 	out := lit(path)
 	if !hasQuery {
 		return out
