@@ -92,6 +92,24 @@ type sketch struct {
 	notes     []string
 	secrets   []string // Options.Secrets
 	file      string   // Options.File
+	// consume, while a recorded request is built, returns a value as a
+	// template that reads what an earlier answer handed out, if it was
+	// one; nil elsewhere.
+	consume func(raw string, whole bool) (string, bool)
+}
+
+// handedOut returns raw as a template reading what an earlier answer
+// handed out, and whether it is one; encode pipes it through urlquery
+// when raw needs encoding in a URL or a form.
+func (s *sketch) handedOut(raw string, encode bool) (string, bool) {
+	if s.consume == nil {
+		return "", false
+	}
+	t, ok := s.consume(raw, true)
+	if ok && encode && url.QueryEscape(raw) != raw {
+		t = strings.TrimSuffix(t, "}}") + " | urlquery}}"
+	}
+	return t, ok
 }
 
 // httpSettings are the plan's http section.
@@ -184,6 +202,9 @@ func (s *sketch) draft() *Draft {
 // value, named after where the value goes.
 type envs struct {
 	vars []envVar
+	// byName gives one variable per name whatever the values: a
+	// document's examples are no one's credentials.
+	byName bool
 }
 
 type envVar struct {
@@ -204,7 +225,7 @@ func (e *envs) ref(base, what, value string) string {
 			e.vars = append(e.vars, envVar{name: name, what: what, value: value})
 			return name
 		}
-		if e.vars[i].value == value {
+		if e.byName || e.vars[i].value == value {
 			return name
 		}
 		name = fmt.Sprintf("%s_%d", stem, n)

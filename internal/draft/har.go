@@ -151,7 +151,7 @@ func FromHAR(name string, data []byte, o Options) (*Draft, error) {
 		shape = "one flow of its requests in recorded order"
 	}
 	s.header = []string{
-		fmt.Sprintf("A plan drafted by ceiling init from %d requests of the recording %s: %s, by virtual users that pause as the recording did.", len(kept), filepath.Base(name), shape),
+		fmt.Sprintf("A plan drafted by ceiling init from %d request%s of the recording %s: %s, by virtual users that pause as the recording did.", len(kept), plural(len(kept)), filepath.Base(name), shape),
 		s.readIt(),
 	}
 	return s.draft(), nil
@@ -171,6 +171,7 @@ func jsonError(data []byte, err error) error {
 	if offset < 0 || offset > int64(len(data)) {
 		return err
 	}
+	offset = max(offset-1, 0) // the offset is past the byte at fault
 	line := 1 + bytes.Count(data[:offset], []byte("\n"))
 	col := int(offset) - bytes.LastIndexByte(data[:offset], '\n')
 	return fmt.Errorf("%d:%d: %w", line, col, err)
@@ -241,6 +242,9 @@ func (s *sketch) keep(entries []*entry, o Options) (kept []*entry, left []string
 			main = b
 		}
 	}
+	if main == "" && len(http) > 0 {
+		main = http[0].base // static assets only
+	}
 	others := map[string]int{}
 	var otherOrder []string
 	for _, e := range http {
@@ -253,10 +257,12 @@ func (s *sketch) keep(entries []*entry, o Options) (kept []*entry, left []string
 			others[h]++
 		case !o.KeepStatic && isStatic(e):
 			drop(reason{"static asset (--keep-static keeps them)", "static assets (--keep-static keeps them)"})
-		case e.Response.Status == 0:
-			drop(reason{"request that got no answer (blocked or cancelled)", "requests that got no answer (blocked or cancelled)"})
 		case e.Response.Status == 101 || e.ResourceType == "websocket":
 			drop(reason{"websocket", "websockets"})
+		case e.Response.Status < 200 || e.Response.Status > 599:
+			drop(reason{"request that got no answer (blocked or cancelled)", "requests that got no answer (blocked or cancelled)"})
+		case !isScheme(e.Request.Method) || strings.Contains(e.Request.Method, "-"):
+			drop(reason{"request with no valid method", "requests with no valid method"})
 		case strings.EqualFold(e.Request.Method, "OPTIONS"):
 			drop(reason{"CORS preflight", "CORS preflights"})
 		case e.Response.Status >= 400:
@@ -333,7 +339,9 @@ var droppedHeaders = []string{"host", "connection", "content-length", "accept-en
 // entries before it, whose answers' values it may use.
 func (s *sketch) harRequest(e *entry, earlier []*entry) (*request, error) {
 	r := &request{method: strings.ToUpper(e.Request.Method)}
-	use := func(raw string, whole bool) (string, bool) { return s.consume(raw, whole, earlier) }
+	use := func(raw string, whole bool) (string, bool) { return s.consumeFrom(raw, whole, earlier) }
+	s.consume = use
+	defer func() { s.consume = nil }()
 	// The URL: path segments and query values handed out earlier are
 	// extracted; secret query values come from the environment.
 	p, q, hasQuery := strings.Cut(cleanURL(e.rest), "?")
@@ -349,15 +357,6 @@ func (s *sketch) harRequest(e *entry, earlier []*entry) (*request, error) {
 	if hasQuery {
 		parts := strings.Split(q, "&")
 		for i, part := range parts {
-			k, v, hasValue := strings.Cut(part, "=")
-			value, err := url.QueryUnescape(v)
-			if err != nil {
-				value = v
-			}
-			if t, ok := use(value, true); hasValue && ok {
-				parts[i] = lit(k) + "=" + t
-				continue
-			}
 			parts[i] = s.formField(part, "query parameter", true)
 		}
 		r.url += "?" + strings.Join(parts, "&")
@@ -370,6 +369,8 @@ func (s *sketch) harRequest(e *entry, earlier []*entry) (*request, error) {
 		switch {
 		case strings.HasPrefix(name, ":"), strings.HasPrefix(lower, "sec-"):
 			continue
+		case !headerName.MatchString(name) || strings.ContainsAny(h.Value, "\r\n\x00"):
+			continue // not something a request can carry
 		case lower == "content-type":
 			contentType = h.Value
 			continue
@@ -409,7 +410,6 @@ func (s *sketch) harRequest(e *entry, earlier []*entry) (*request, error) {
 			body = strings.Join(vals, "&")
 		}
 		contentType = s.bodyFor(r, body, contentType, "the body of "+r.method+" "+p)
-		s.consumeBody(r, earlier)
 	}
 	if contentType != "" {
 		r.headers = append(r.headers, header{name: "Content-Type", value: lit(contentType)})
@@ -429,7 +429,7 @@ func hasHeaderNamed(hs []header, name string) bool {
 // earlier answer set (each virtual user's cookie jar sends those) and
 // with the others read from the environment; nil when none is left.
 func (s *sketch) cookies(e *entry, headers []string, earlier []*entry) *header {
-	var rest []string
+	var rest, pairs []string
 	for _, h := range headers {
 		for _, c := range strings.Split(h, ";") {
 			c = strings.TrimSpace(c)
@@ -441,22 +441,22 @@ func (s *sketch) cookies(e *entry, headers []string, earlier []*entry) *header {
 				j.used[o.ex.name] = true
 				continue
 			}
-			rest = append(rest, name)
+			rest, pairs = append(rest, name), append(pairs, c)
 		}
 	}
 	if len(rest) == 0 {
 		return nil
 	}
-	value := strings.Join(headers, "; ")
+	value := strings.Join(pairs, "; ")
 	env := s.env.ref("Cookie", fmt.Sprintf("the Cookie header your browser sends (the recording's had %s, set before it began)", strings.Join(rest, ", ")), value)
 	return &header{name: "Cookie", value: envTemplate(env), comment: "cookies the recording did not see being set"}
 }
 
-// consume returns raw as a template that reads the values earlier
+// consumeFrom returns raw as a template that reads the values earlier
 // answers handed out instead of repeating them, and whether it does:
 // whole, raw must be such a value; else it may contain them (a header's
 // "Bearer " and a token).
-func (s *sketch) consume(raw string, whole bool, earlier []*entry) (string, bool) {
+func (s *sketch) consumeFrom(raw string, whole bool, earlier []*entry) (string, bool) {
 	if len(raw) < minOffer {
 		return "", false
 	}
@@ -493,27 +493,6 @@ func (s *sketch) consume(raw string, whole bool, earlier []*entry) (string, bool
 		rest = rest[at+len(best.value):]
 	}
 	return b.String(), found
-}
-
-// consumeBody makes a request's JSON body read the values earlier
-// answers handed out.
-func (s *sketch) consumeBody(r *request, earlier []*entry) {
-	var walk func(v *jvalue)
-	walk = func(v *jvalue) {
-		if v == nil {
-			return
-		}
-		for i, item := range v.items {
-			if item.kind == jstring && !item.tmpl {
-				if t, ok := s.consume(item.text, true, earlier); ok {
-					v.items[i] = tmplStr(t)
-				}
-				continue
-			}
-			walk(item)
-		}
-	}
-	walk(r.json)
 }
 
 // latestOffer finds the latest earlier answer that handed value out (and
@@ -612,7 +591,9 @@ func jsonOffers(v *jvalue, path, key string, add func(string, extraction)) {
 		}
 	case jobject:
 		for i, k := range v.keys {
-			jsonOffers(v.items[i], join(path, gjsonKey(k)), k, add)
+			if k != "" { // a gjson path cannot name an empty key
+				jsonOffers(v.items[i], join(path, gjsonKey(k)), k, add)
+			}
 		}
 	case jarray:
 		for i, item := range v.items {
@@ -720,21 +701,19 @@ func verify(e *entry, ex extraction, value string) bool {
 // and _, not starting with a digit, and not one ceiling sets itself.
 func identifier(name string) string {
 	var b strings.Builder
-	for i, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r == '_', r >= '0' && r <= '9' && i > 0:
+	for _, r := range name {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
 			b.WriteRune(r)
-		case r >= '0' && r <= '9':
-			b.WriteString("_")
-			b.WriteRune(r)
-		default:
+		} else {
 			b.WriteByte('_')
 		}
 	}
 	out := strings.Trim(b.String(), "_")
-	switch out {
-	case "", "user", "vu", "iteration":
+	switch {
+	case out == "user", out == "vu", out == "iteration":
 		return "value_" + out
+	case out == "" || out[0] >= '0' && out[0] <= '9':
+		return strings.TrimSuffix("value_"+out, "_")
 	}
 	return out
 }
@@ -743,8 +722,7 @@ func identifier(name string) string {
 func (s *sketch) flow(kept []*entry) {
 	sc := &scenario{name: "recorded session", flow: true}
 	for _, e := range kept {
-		p, _, _ := strings.Cut(e.rest, "?")
-		e.req.name = e.req.method + " " + p
+		e.req.name = e.req.method + " " + endpointOf(e.req.url)
 		sc.steps = append(sc.steps, e.req)
 	}
 	names := map[string]int{}
@@ -779,8 +757,7 @@ func (s *sketch) mix(kept []*entry) {
 		if e.login {
 			continue
 		}
-		p, _, _ := strings.Cut(e.rest, "?")
-		key := e.req.method + " " + endpoint(p)
+		key := e.req.method + " " + endpointOf(e.req.url)
 		g := byKey[key]
 		if g == nil {
 			g = &group{sc: &scenario{name: key, steps: []*request{e.req}}}
@@ -878,6 +855,23 @@ var (
 	hexSeg  = regexp.MustCompile(`^[0-9a-fA-F]{12,}$`)
 	numSeg  = regexp.MustCompile(`^[0-9]+$`)
 )
+
+// templateRef is a template action in a drafted URL: {{.name}} (a value
+// handed out) or another.
+var templateRef = regexp.MustCompile(`\{\{(?:\.([A-Za-z_][A-Za-z0-9_]*))?[^}]*\}\}`)
+
+// endpointOf names a drafted URL's endpoint: its path, with what is read
+// from an earlier answer as {name} and ids as {id}.
+func endpointOf(u string) string {
+	p, _, _ := strings.Cut(u, "?")
+	p = templateRef.ReplaceAllStringFunc(p, func(m string) string {
+		if name := templateRef.FindStringSubmatch(m)[1]; name != "" {
+			return "{" + name + "}"
+		}
+		return "{value}"
+	})
+	return endpoint(p)
+}
 
 // endpoint names a path with its ids replaced: /api/instances/7/status is
 // /api/instances/{id}/status.

@@ -142,6 +142,10 @@ func (s *sketch) jsonSecretsIn(v *jvalue, where, key string, inSecret bool) {
 			k = v.keys[i]
 		}
 		secret := inSecret || v.kind == jobject && s.secretName(k)
+		if t, ok := s.handedOut(item.text, false); ok && item.kind == jstring && !item.tmpl {
+			v.items[i] = tmplStr(t)
+			continue
+		}
 		switch {
 		case item.kind == jobject || item.kind == jarray:
 			s.jsonSecretsIn(item, where, k, secret)

@@ -52,6 +52,7 @@ func FromOpenAPI(path string, o Options) (*Draft, error) {
 		return nil, fmt.Errorf("%s: not an OpenAPI 3 document (openapi: %q); convert a Swagger 2.0 one first", path, doc.OpenAPI)
 	}
 	s := newSketch(o)
+	s.env.byName = true
 	if err := doc.Validate(loader.Context, openapi3.DisableExamplesValidation()); err != nil {
 		s.note("The document does not validate (%s); the draft goes by what it could read.", oneLine(err.Error()))
 	}

@@ -147,6 +147,9 @@ func (s *sketch) formField(p, kind string, encoded bool) string {
 	if err != nil {
 		value = v
 	}
+	if t, ok := s.handedOut(value, encoded); hasValue && ok {
+		return lit(k) + "=" + t
+	}
 	switch {
 	case !hasValue || v == "" || hasEnv(v):
 		return lit(p)
