@@ -167,6 +167,16 @@ func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
+	// The variables the command reads itself are the plan's too.
+	read := []string{c.url, c.cookie, data, c.upload}
+	for _, h := range c.headers {
+		read = append(read, h[1])
+	}
+	for _, text := range read {
+		for _, m := range sentinel.FindAllStringSubmatch(text, -1) {
+			s.env.named(m[1], "as the curl command read it, $"+m[1])
+		}
+	}
 	r.url = s.pathQuery(rest)
 	if r.method == "" {
 		switch {

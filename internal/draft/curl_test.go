@@ -81,7 +81,7 @@ func TestCurl(t *testing.T) {
 				`Cookie: '{{env "CEILING_COOKIE"}}'`, `note: "it's ok\n"`, `pin: '{{env "CEILING_PIN"}}'`, `idempotency_key: '{{uuid}}'`, "sku: A-1"},
 			[]string{"abc123xyz", "s3cr3t9", "k-1234567", "9876"}, []string{"CEILING_SESSION_TOKEN", "CEILING_X_API_KEY", "CEILING_COOKIE", "CEILING_PIN"}},
 		{"the user's own variables", []string{`curl "https://h.test/items/$ID?key=${API_KEY}" -H "Authorization: Bearer $TOKEN"`},
-			[]string{`url: '/items/{{env "ID"}}?key={{env "API_KEY"}}'`, `Authorization: 'Bearer {{env "TOKEN"}}'`}, nil, nil},
+			[]string{`url: '/items/{{env "ID"}}?key={{env "API_KEY"}}'`, `Authorization: 'Bearer {{env "TOKEN"}}'`, "#   TOKEN: as the curl command read it, $TOKEN"}, nil, []string{"ID", "API_KEY", "TOKEN"}},
 		{"basic authentication", []string{`curl -u alice:hunter22 https://h.test/me`},
 			[]string{`Authorization: 'Basic {{env "CEILING_BASIC_AUTH"}}'`}, []string{"hunter22", "alice"}, []string{"CEILING_BASIC_AUTH"}},
 		{"-G puts the data in the query", []string{`curl -G -d q=1 --data-urlencode 'name=a b' https://h.test/search`},

@@ -232,7 +232,8 @@ func (e *envs) ref(base, what, value string) string {
 	}
 }
 
-// named records a variable the source itself named ($TOKEN in a curl line).
+// named records a variable the source itself read ($TOKEN in a curl
+// line).
 func (e *envs) named(name, what string) {
 	if !slices.ContainsFunc(e.vars, func(v envVar) bool { return v.name == name }) {
 		e.vars = append(e.vars, envVar{name: name, what: what})
@@ -293,26 +294,6 @@ var lookupEnv = os.LookupEnv
 // every request after the first a duplicate.
 func isIdempotency(name string) bool {
 	return strings.Contains(strings.ToLower(name), "idempotency")
-}
-
-// origin returns the scheme and host of an absolute http(s) URL, and the
-// rest (path, query): "https://h:8443/a?b" gives "https://h:8443", "/a?b".
-func origin(raw string) (base, rest string, err error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", "", err
-	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return "", "", fmt.Errorf("want an http:// or https:// URL, not %q", raw)
-	}
-	rest = u.EscapedPath()
-	if rest == "" {
-		rest = "/"
-	}
-	if u.RawQuery != "" || u.ForceQuery {
-		rest += "?" + u.RawQuery
-	}
-	return u.Scheme + "://" + u.Host, rest, nil
 }
 
 // uniqueNames makes the scenarios' names unique: a second "GET /a" is

@@ -91,19 +91,6 @@ func decodeValue(dec *json.Decoder, depth int) (*jvalue, error) {
 	return nil, fmt.Errorf("unexpected %v", tok)
 }
 
-// field returns an object's value at key, or nil.
-func (v *jvalue) field(key string) *jvalue {
-	if v == nil || v.kind != jobject {
-		return nil
-	}
-	for i, k := range v.keys {
-		if k == key {
-			return v.items[i]
-		}
-	}
-	return nil
-}
-
 // set puts a value at key of an object, replacing one that is there.
 func (v *jvalue) set(key string, val *jvalue) {
 	for i, k := range v.keys {
