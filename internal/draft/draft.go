@@ -299,11 +299,12 @@ func isIdempotency(name string) bool {
 // uniqueNames makes the scenarios' names unique: a second "GET /a" is
 // "GET /a (2)".
 func uniqueNames(scs []*scenario) {
-	seen := map[string]int{}
+	taken := map[string]bool{}
 	for _, sc := range scs {
-		seen[sc.name]++
-		if n := seen[sc.name]; n > 1 {
-			sc.name = fmt.Sprintf("%s (%d)", sc.name, n)
+		name := sc.name
+		for n := 2; taken[name]; n++ {
+			name = fmt.Sprintf("%s (%d)", sc.name, n)
 		}
+		sc.name, taken[name] = name, true
 	}
 }

@@ -124,12 +124,14 @@ func FromHAR(name string, data []byte, o Options) (*Draft, error) {
 		e.body = responseBody(e)
 		e.offers = offers(e)
 	}
-	for i, e := range kept {
-		req, err := s.harRequest(e, kept[:i])
+	h := newHanded()
+	for _, e := range kept {
+		req, err := s.harRequest(e, h)
 		if err != nil {
 			return nil, fmt.Errorf("%s: entry %d (%s %s): %w", name, e.index+1, e.Request.Method, e.Request.URL, err)
 		}
 		e.req = req
+		h.add(e)
 	}
 	for _, e := range kept {
 		for _, of := range e.offers {
@@ -335,11 +337,11 @@ var droppedHeaders = []string{"host", "connection", "content-length", "accept-en
 	"user-agent", "referer", "upgrade-insecure-requests", "cache-control", "pragma", "if-none-match",
 	"if-modified-since", "priority", "dnt", "te", "keep-alive", "proxy-connection", "cookie", "content-type"}
 
-// harRequest builds the plan's request of an entry; earlier are the
-// entries before it, whose answers' values it may use.
-func (s *sketch) harRequest(e *entry, earlier []*entry) (*request, error) {
+// harRequest builds the plan's request of an entry; earlier holds what
+// the answers before it handed out, which it may use.
+func (s *sketch) harRequest(e *entry, earlier *handed) (*request, error) {
 	r := &request{method: strings.ToUpper(e.Request.Method)}
-	use := func(raw string, whole bool) (string, bool) { return s.consumeFrom(raw, whole, earlier) }
+	use := func(raw string, whole bool) (string, bool) { return earlier.consume(raw, whole) }
 	s.consume = use
 	defer func() { s.consume = nil }()
 	// The URL: path segments and query values handed out earlier are
@@ -428,7 +430,7 @@ func hasHeaderNamed(hs []header, name string) bool {
 // cookies returns the request's Cookie header, without the cookies an
 // earlier answer set (each virtual user's cookie jar sends those) and
 // with the others read from the environment; nil when none is left.
-func (s *sketch) cookies(e *entry, headers []string, earlier []*entry) *header {
+func (s *sketch) cookies(e *entry, headers []string, earlier *handed) *header {
 	var rest, pairs []string
 	for _, h := range headers {
 		for _, c := range strings.Split(h, ";") {
@@ -437,8 +439,8 @@ func (s *sketch) cookies(e *entry, headers []string, earlier []*entry) *header {
 				continue
 			}
 			name, value, _ := strings.Cut(c, "=")
-			if o, j := latestOffer(value, earlier, func(of offer) bool { return of.ex.kind == "cookie" && of.ex.source == name }); j != nil {
-				j.used[o.ex.name] = true
+			if at, ok := earlier.cookies[name+"="+value]; ok {
+				at.e.used[at.of.ex.name] = true
 				continue
 			}
 			rest, pairs = append(rest, name), append(pairs, c)
@@ -452,61 +454,80 @@ func (s *sketch) cookies(e *entry, headers []string, earlier []*entry) *header {
 	return &header{name: "Cookie", value: envTemplate(env), comment: "cookies the recording did not see being set"}
 }
 
-// consumeFrom returns raw as a template that reads the values earlier
+// handed indexes the values the answers so far handed out: the latest
+// answer that handed out each.
+type handed struct {
+	values  map[string]offerAt
+	cookies map[string]offerAt // by "name=value"
+}
+
+type offerAt struct {
+	of offer
+	e  *entry
+}
+
+func newHanded() *handed {
+	return &handed{values: map[string]offerAt{}, cookies: map[string]offerAt{}}
+}
+
+// add indexes what an entry's answer handed out.
+func (h *handed) add(e *entry) {
+	for _, of := range e.offers {
+		h.values[of.value] = offerAt{of, e}
+		if of.ex.kind == "cookie" {
+			h.cookies[of.ex.source+"="+of.value] = offerAt{of, e}
+		}
+	}
+}
+
+// words splits a header's value where a token cannot go on: "Bearer
+// abc" and "a=1; b=2" give the parts that may each be one.
+var words = regexp.MustCompile(`[^\s,;"']+`)
+
+// consume returns raw as a template that reads the values earlier
 // answers handed out instead of repeating them, and whether it does:
-// whole, raw must be such a value; else it may contain them (a header's
-// "Bearer " and a token).
-func (s *sketch) consumeFrom(raw string, whole bool, earlier []*entry) (string, bool) {
+// whole, raw must be such a value; else its words may be (a header's
+// "Bearer " and a token, "token=" and a token).
+func (h *handed) consume(raw string, whole bool) (string, bool) {
 	if len(raw) < minOffer {
 		return "", false
 	}
-	if whole {
-		if o, e := latestOffer(raw, earlier, nil); e != nil {
-			e.used[o.ex.name] = true
-			return "{{." + o.ex.name + "}}", true
+	use := func(v string) (string, bool) {
+		at, ok := h.values[v]
+		if !ok {
+			return "", false
 		}
-		return "", false
+		at.e.used[at.of.ex.name] = true
+		return "{{." + at.of.ex.name + "}}", true
+	}
+	if whole {
+		return use(raw)
 	}
 	var b strings.Builder
-	found := false
-	for rest := raw; rest != ""; {
-		best, at, owner := offer{}, -1, (*entry)(nil)
-		for _, e := range earlier {
-			for _, of := range e.offers {
-				if i := strings.Index(rest, of.value); i >= 0 && (at < 0 || i < at || i == at && len(of.value) > len(best.value)) {
-					best, at, owner = of, i, e
-				}
+	found, last := false, 0
+	for _, loc := range words.FindAllStringIndex(raw, -1) {
+		w := raw[loc[0]:loc[1]]
+		start := loc[0]
+		t, ok := use(w)
+		if !ok {
+			if _, after, cut := strings.Cut(w, "="); cut {
+				start = loc[1] - len(after)
+				t, ok = use(after)
 			}
 		}
-		if at < 0 {
-			b.WriteString(lit(rest))
-			break
+		if !ok {
+			continue
 		}
-		// The latest answer that handed this value out.
-		if o, e := latestOffer(best.value, earlier, nil); e != nil {
-			best, owner = o, e
-		}
-		owner.used[best.ex.name] = true
-		found = true
-		b.WriteString(lit(rest[:at]))
-		b.WriteString("{{." + best.ex.name + "}}")
-		rest = rest[at+len(best.value):]
+		b.WriteString(lit(raw[last:start]))
+		b.WriteString(t)
+		last, found = loc[1], true
 	}
+	b.WriteString(lit(raw[last:]))
 	return b.String(), found
 }
 
-// latestOffer finds the latest earlier answer that handed value out (and
-// that ok accepts, when ok is set).
-func latestOffer(value string, earlier []*entry, ok func(offer) bool) (offer, *entry) {
-	for i := len(earlier) - 1; i >= 0; i-- {
-		for _, of := range earlier[i].offers {
-			if of.value == value && (ok == nil || ok(of)) {
-				return of, earlier[i]
-			}
-		}
-	}
-	return offer{}, nil
-}
+// maxOffers bounds the values taken from one answer.
+const maxOffers = 100
 
 // minOffer is the shortest value taken for one an answer handed out:
 // shorter ones (ids such as 7) match by chance.
@@ -527,7 +548,7 @@ func offers(e *entry) []offer {
 	var out []offer
 	names := map[string]bool{}
 	add := func(value string, ex extraction) {
-		if !verify(e, ex, value) {
+		if len(out) >= maxOffers || !verify(e, ex, value) {
 			return
 		}
 		base := identifier(ex.name)
@@ -725,12 +746,13 @@ func (s *sketch) flow(kept []*entry) {
 		e.req.name = e.req.method + " " + endpointOf(e.req.url)
 		sc.steps = append(sc.steps, e.req)
 	}
-	names := map[string]int{}
+	taken := map[string]bool{}
 	for _, r := range sc.steps {
-		names[r.name]++
-		if n := names[r.name]; n > 1 {
-			r.name = fmt.Sprintf("%s (%d)", r.name, n)
+		name := r.name
+		for n := 2; taken[name]; n++ {
+			name = fmt.Sprintf("%s (%d)", r.name, n)
 		}
+		r.name, taken[name] = name, true
 	}
 	s.scenarios = []*scenario{sc}
 }
@@ -740,11 +762,21 @@ func (s *sketch) flow(kept []*entry) {
 // requests of one method to one path, ids aside, are one scenario whose
 // weight is how often they were sent.
 func (s *sketch) mix(kept []*entry) {
+	// One request per endpoint logs in: a value handed out again and
+	// again (a token renewed by every page) is extracted once, by the
+	// first, and the others are part of the mix.
+	inLogin := map[string]bool{}
 	for _, e := range kept {
-		e.login = len(e.req.extract) > 0
-		if e.login {
-			s.login = append(s.login, e.req)
+		if len(e.req.extract) == 0 {
+			continue
 		}
+		key := e.req.method + " " + endpointOf(e.req.url)
+		if inLogin[key] {
+			e.req.extract = nil
+			continue
+		}
+		inLogin[key], e.login = true, true
+		s.login = append(s.login, e.req)
 	}
 	type group struct {
 		sc      *scenario

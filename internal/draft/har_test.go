@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -212,4 +213,39 @@ func FuzzHAR(f *testing.F) {
 			isPlan(t, d.YAML)
 		}
 	})
+}
+
+// A long recording drafts in about linear time: each request looks up
+// what earlier answers handed out, it does not search them all.
+func TestHARLarge(t *testing.T) {
+	var entries []map[string]any
+	at := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	for i := range 3000 {
+		body := `{"items":[`
+		for j := range 20 {
+			if j > 0 {
+				body += ","
+			}
+			body += `{"id":"itm-` + strings.Repeat("7", 4) + string(rune('a'+j%26)) + `-` + strconv.Itoa(i) + `"}`
+		}
+		body += `],"token":"tok-0000` + strconv.Itoa(i) + `"}`
+		entries = append(entries, entryOf(at.Add(time.Duration(i)*time.Second).Format(time.RFC3339Nano), "GET",
+			"https://h.test/api/page/"+strconv.Itoa(i), [][2]string{{"Authorization", "Bearer tok-0000" + strconv.Itoa(max(i-1, 0))}},
+			"", 200, nil, "application/json", body))
+	}
+	start := time.Now()
+	d, err := FromHAR("large.har", harOf(t, entries...), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("3000 entries took %v", took)
+	}
+	if !strings.Contains(string(d.YAML), "Bearer {{.token}}") {
+		t.Error("the tokens were not extracted")
+	}
+	if p := parsed(t, d); len(p.Login) != 1 || len(p.Scenarios) != 1 || p.Scenarios[0].Weight != 2999 {
+		t.Errorf("want one login request and one endpoint of weight 2999")
+	}
+	t.Logf("3000 entries: %v, %d bytes of plan", time.Since(start), len(d.YAML))
 }
