@@ -178,3 +178,23 @@ func FuzzCurl(f *testing.F) {
 		isPlan(t, d.YAML)
 	})
 }
+
+// --secret names more secrets: a header so named is read from the
+// environment and listed in http.secret_headers, a field so named too.
+func TestCurlMoreSecrets(t *testing.T) {
+	d, err := FromCurl([]Source{{Name: "c", Text: `curl https://h.test/a?tenant=acme -H 'X-Tenant: acme-42' --json '{"account": "ac-9"}'`}},
+		Options{Secrets: []string{"X-Tenant", "account", "tenant"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := string(d.YAML)
+	for _, want := range []string{`X-Tenant: '{{env "CEILING_X_TENANT"}}'`, "secret_headers: [X-Tenant]", `account: '{{env "CEILING_ACCOUNT"}}'`, `tenant={{env "CEILING_TENANT" | urlquery}}`} {
+		if !strings.Contains(y, want) {
+			t.Errorf("the draft lacks %q:\n%s", want, y)
+		}
+	}
+	if strings.Contains(y, "acme") || strings.Contains(y, "ac-9") {
+		t.Errorf("the draft holds a secret:\n%s", y)
+	}
+	parsed(t, d)
+}
