@@ -292,7 +292,7 @@ func TestInitBadInput(t *testing.T) {
 		{[]string{"init", "--curl", `curl "http://127.0.0.1:9/$(id)"`}, "--curl 1:1:6: a command substitution"},
 		{[]string{"init", "--curl", "wget http://127.0.0.1:9/"}, `"wget" is not curl`},
 		{[]string{"init", "--curl", "curl 'http://127.0.0.1:9/"}, "--curl 1:1:6: reached EOF without closing quote"},
-		{[]string{"init", "--har", broken}, broken + ": 2:16: invalid character '}'"},
+		{[]string{"init", "--har", broken}, broken + ": 2:15: invalid character '}'"},
 		{[]string{"init", "--openapi", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"init", "--curl", "curl http://127.0.0.1:9/", "--flow"}, "--flow and --keep-static: only with --har"},
 		{[]string{"init", "--curl", "curl http://127.0.0.1:9/", "--out", exists}, exists + " exists"},
