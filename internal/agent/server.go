@@ -275,6 +275,8 @@ func (s *Server) refuse(p *plan.Plan) error {
 		return errors.New("the plan's monitor.command would run a command on the agent's machine: refused (start the agent with --allow-commands to allow it)")
 	case len(p.Sinks) > 0:
 		return errors.New("the plan has sinks, which an agent does not run: delivery accounting needs one machine")
+	case len(p.Environment()) > 0:
+		return fmt.Errorf("the plan reads environment variables with env (%s): an agent does not hand its own environment to a coordinator's plan", strings.Join(p.Environment(), ", "))
 	}
 	return s.AllowTargets.refuse(p)
 }

@@ -95,6 +95,18 @@ func TestAgentRefuses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "monitor.command") || !strings.Contains(err.Error(), "--allow-commands") {
 		t.Errorf("a plan with monitor.command: %v, want refused", err)
 	}
+	// Nor does it hand its environment to the plan.
+	t.Setenv("CEILING_TEST_AGENT_ENV", "x")
+	p = quickPlan(t, target(t), "")
+	p.Vars = map[string]string{"k": `{{env "CEILING_TEST_AGENT_ENV"}}`}
+	if data, err = yaml.Marshal(p); err != nil {
+		t.Fatal(err)
+	}
+	o.Plan = string(data)
+	err = c.call(context.Background(), c.agents[0], http.MethodPost, pathSession, o, &Opened{})
+	if err == nil || !strings.Contains(err.Error(), "CEILING_TEST_AGENT_ENV") || !strings.Contains(err.Error(), "environment") {
+		t.Errorf("a plan that reads the environment: %v, want refused", err)
+	}
 	coord, err := connect(t, quickPlan(t, target(t), ""), token, addr)
 	if err != nil {
 		t.Fatal(err)

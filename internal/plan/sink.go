@@ -252,7 +252,7 @@ func (c *checker) delivery(path string, d *Delivery) {
 	if t, err := ParseTemplate(path, d.ID); err == nil {
 		_, calls := templateUses(t)
 		for _, call := range calls {
-			if _, ours := TemplateFuncs[call.name]; ours {
+			if _, ours := TemplateFuncs[call.name]; ours && call.name != "env" && call.name != "TODO" {
 				c.add(path+".id", "%s gives a new value each time it is rendered, not the id the iteration sent: "+
 					"make it a var (e.g. vars: {msgid: %q}) and use {{.msgid}} in the request and here", call.name, funcExamples[call.name])
 				break

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +27,12 @@ import (
 //	randString(n int) string  n random letters and digits
 //	pick(items ...any) any    one of its arguments, at random
 //	now() Now                 the current time: {{now}} prints RFC 3339, {{now.Unix}} seconds
+//	env(name string) string   an environment variable of the machine that runs the plan
+//	TODO(what string) string  a value still to be filled in (ceiling init writes them)
+//
+// env is the real function (it needs no binding per user): Validate checks
+// that each variable it names is set, and the runner reads its value once.
+// TODO never runs: every call of it is a problem of the plan.
 var TemplateFuncs = template.FuncMap{
 	"uuid":       func() string { return "00000000-0000-4000-8000-000000000000" },
 	"seq":        func() int64 { return 0 },
@@ -36,13 +44,16 @@ var TemplateFuncs = template.FuncMap{
 		}
 		return items[0]
 	},
-	"now": func() Now { return Now{} },
+	"now":  func() Now { return Now{} },
+	"env":  os.Getenv,
+	"TODO": func(what string) string { return "" },
 }
 
 // funcExamples shows a call of each function in TemplateFuncs, for messages.
 var funcExamples = map[string]string{
 	"uuid": "{{uuid}}", "seq": "{{seq}}", "randInt": "{{randInt 1 100}}",
 	"randString": "{{randString 16}}", "pick": `{{pick "a" "b"}}`, "now": "{{now}}",
+	"env": `{{env "API_TOKEN"}}`, "TODO": `{{TODO "an instance id"}}`,
 }
 
 // Now is what the template function now returns: a time that prints as
@@ -234,7 +245,48 @@ func (c *checker) template(path, text string, inVars bool) {
 	}
 	for _, call := range calls {
 		report(callProblem(call))
+		switch call.name {
+		case "env":
+			if msg := envProblem(call); msg != "" {
+				c.addOnce(path, "%s", msg)
+			} else if call.quoted {
+				c.env[call.literal] = true
+			}
+		case "TODO":
+			what := "a value to fill in"
+			if call.quoted && strings.TrimSpace(call.literal) != "" {
+				what = call.literal
+			}
+			c.addOnce(path, "TODO: %s: replace the {{TODO ...}} with a value", what)
+		}
 	}
+}
+
+// envName is the form of an environment variable's name that env reads.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// envProblem says what is wrong with a call of env, or "": it names a
+// variable in quotes, and that variable is set (a plan that would send an
+// empty credential measures the target's 401s).
+func envProblem(c call) string {
+	switch {
+	case c.args != 1:
+		return "" // callProblem says so
+	case !c.quoted:
+		return `env takes the variable's name in quotes, e.g. {{env "API_TOKEN"}}`
+	case !envName.MatchString(c.literal):
+		return fmt.Sprintf("env %q: not the name of an environment variable (letters, digits and _, not starting with a digit)", c.literal)
+	}
+	if _, ok := os.LookupEnv(c.literal); !ok {
+		return fmt.Sprintf("environment variable %s is not set: the plan reads it with env, so set it where the plan is validated and run", c.literal)
+	}
+	return ""
+}
+
+// Environment returns, sorted, the environment variables the plan's
+// templates read with env. Call it on a validated plan.
+func (p *Plan) Environment() []string {
+	return slices.Clone(p.environment)
 }
 
 // templateMessage turns a text/template parse error into a message:

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,6 +19,8 @@ func TestTemplateFuncsSignatures(t *testing.T) {
 		"randString": "func(int) string",
 		"pick":       "func(...interface {}) interface {}",
 		"now":        "func() plan.Now",
+		"env":        "func(string) string",
+		"TODO":       "func(string) string",
 	}
 	got := map[string]string{}
 	for name, fn := range TemplateFuncs {
@@ -97,10 +100,12 @@ func TestTemplateUses(t *testing.T) {
 		{"{{range $i, $e := .items}}{{.x}}{{else}}{{.y}}{{end}}", [][]string{{"items"}, {"y"}}, nil},
 		{"{{if .a}}{{.b}}{{end}}", [][]string{{"a"}, {"b"}}, nil},
 		{`{{define "x"}}{{.z}}{{end}}{{template "x" .a}}`, [][]string{{"a"}}, nil},
-		{"{{randInt 1 2 | printf `%d`}}", nil, []call{{"randInt", 2}, {"printf", 2}}},
-		{"{{16 | randString}}", nil, []call{{"randString", 1}}},
-		{"{{printf `%s` uuid (randInt .n 3)}}", [][]string{{"n"}}, []call{{"printf", 3}, {"uuid", 0}, {"randInt", 2}}},
-		{"{{now.Unix}}", nil, []call{{"now", 0}}},
+		{"{{randInt 1 2 | printf `%d`}}", nil, []call{{name: "randInt", args: 2}, {name: "printf", args: 2, literal: "%d", quoted: true}}},
+		{"{{16 | randString}}", nil, []call{{name: "randString", args: 1}}},
+		{"{{printf `%s` uuid (randInt .n 3)}}", [][]string{{"n"}}, []call{{name: "printf", args: 3, literal: "%s", quoted: true}, {name: "uuid"}, {name: "randInt", args: 2}}},
+		{"{{now.Unix}}", nil, []call{{name: "now"}}},
+		{`{{env "API_TOKEN" | urlquery}}{{"X" | env}}`, nil, []call{{name: "env", args: 1, literal: "API_TOKEN", quoted: true}, {name: "urlquery", args: 1}, {name: "env", args: 1}}},
+		{`{{TODO "an id"}}`, nil, []call{{name: "TODO", args: 1, literal: "an id", quoted: true}}},
 	}
 	for _, tt := range tests {
 		tmpl, err := ParseTemplate("t", tt.text)
@@ -186,7 +191,7 @@ func templateCases() []parseCase {
 			`p.yaml:3:29: scenarios[0].request.url: template: unclosed action`,
 		}},
 		{"unknown function", sc("/{{uid}}"), []string{
-			`p.yaml:3:29: scenarios[0].request.url: template: function "uid" not defined (ceiling's functions: now, pick, randInt, randString, seq, uuid; and text/template's, such as printf and index)`,
+			`p.yaml:3:29: scenarios[0].request.url: template: function "uid" not defined (ceiling's functions: TODO, env, now, pick, randInt, randString, seq, uuid; and text/template's, such as printf and index)`,
 		}},
 		{"line of a long template", head + "scenarios: [{request: {url: /, body: \"a\\n{{.vu}}\\n{{end}}\"}}]\n", []string{
 			`p.yaml:3:38: scenarios[0].request.body: template: unexpected {{end}} (line 3 of the template)`,
@@ -202,10 +207,24 @@ func templateCases() []parseCase {
 			`p.yaml:8:41: scenarios[1].steps[0].request.json.a[0]: template reads .x7, which is not set; known: .vu, .iteration, .v`,
 		}},
 		{"checks are not templates", head + "scenarios:\n- request: {url: /}\n  expect: {body_contains: '{{', header: {X: '{{'}}\n", nil},
+		{"env", head + "http: {headers: {Authorization: 'Bearer {{env \"CEILING_TEST_SET\"}}'}}\n" +
+			"scenarios: [{request: {url: '/?k={{env \"CEILING_TEST_UNSET\" | urlquery}}', body: '{{env .vu}}{{env \"a b\"}}{{env}}'}}]\n", []string{
+			`p.yaml:4:29: scenarios[0].request.url: environment variable CEILING_TEST_UNSET is not set: the plan reads it with env, so set it where the plan is validated and run`,
+			`p.yaml:4:82: scenarios[0].request.body: env takes the variable's name in quotes, e.g. {{env "API_TOKEN"}}`,
+			`p.yaml:4:82: scenarios[0].request.body: env "a b": not the name of an environment variable (letters, digits and _, not starting with a digit)`,
+			`p.yaml:4:82: scenarios[0].request.body: env takes 1 argument, not 0, e.g. {{env "API_TOKEN"}}`,
+		}},
+		{"TODO", head + "scenarios:\n- request: {url: '/api/{{TODO \"path parameter id (integer)\"}}', json: {a: '{{TODO \"body field a\"}}', b: '{{TODO \"\"}}'}}\n", []string{
+			`p.yaml:4:18: scenarios[0].request.url: TODO: path parameter id (integer): replace the {{TODO ...}} with a value`,
+			`p.yaml:4:75: scenarios[0].request.json.a: TODO: body field a: replace the {{TODO ...}} with a value`,
+			`p.yaml:4:105: scenarios[0].request.json.b: TODO: a value to fill in: replace the {{TODO ...}} with a value`,
+		}},
 	}
 }
 
 func TestTemplateRules(t *testing.T) {
+	t.Setenv("CEILING_TEST_SET", "secret")
+	os.Unsetenv("CEILING_TEST_UNSET")
 	for _, tt := range templateCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse("testdata/p.yaml", []byte(tt.yaml))

@@ -6,10 +6,13 @@ import (
 )
 
 // call is a call of a template function: its name and how many arguments it
-// gets, a piped value included.
+// gets, a piped value included, and its first argument when that is a
+// quoted string written in the call ({{env "API_TOKEN"}}).
 type call struct {
-	name string
-	args int
+	name    string
+	args    int
+	literal string
+	quoted  bool // literal holds the first argument
 }
 
 // uses collects what a parsed template reads and calls.
@@ -87,7 +90,13 @@ func (u *uses) pipe(p *parse.PipeNode, dot, dollar bool) {
 func (u *uses) command(cmd *parse.CommandNode, piped int, dot, dollar bool) {
 	for i, arg := range cmd.Args {
 		if id, ok := arg.(*parse.IdentifierNode); ok && i == 0 {
-			u.calls = append(u.calls, call{id.Ident, len(cmd.Args) - 1 + piped})
+			c := call{name: id.Ident, args: len(cmd.Args) - 1 + piped}
+			if len(cmd.Args) > 1 {
+				if s, ok := cmd.Args[1].(*parse.StringNode); ok {
+					c.literal, c.quoted = s.Text, true
+				}
+			}
+			u.calls = append(u.calls, c)
 			continue
 		}
 		u.arg(arg, dot, dollar)
@@ -99,7 +108,7 @@ func (u *uses) arg(n parse.Node, dot, dollar bool) {
 	switch n := n.(type) {
 	case *parse.IdentifierNode:
 		// A function as an argument is called without arguments.
-		u.calls = append(u.calls, call{n.Ident, 0})
+		u.calls = append(u.calls, call{name: n.Ident})
 	case *parse.FieldNode:
 		if dot && len(n.Ident) > 0 {
 			u.refs = append(u.refs, n.Ident)

@@ -69,6 +69,9 @@ type Plan struct {
 	// userColumns their column names, in file order.
 	users       []map[string]string
 	userColumns []string
+	// environment lists the environment variables the templates read
+	// with env, sorted; set by Validate.
+	environment []string
 }
 
 // Sink is a mock outside service (a Slack webhook, a payment API) that the

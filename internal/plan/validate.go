@@ -65,7 +65,7 @@ const MaxRepeat = 100
 
 // check fills defaults and returns the problems, unsorted.
 func (p *Plan) check() Problems {
-	c := &checker{p: p}
+	c := &checker{p: p, env: map[string]bool{}}
 	// Zero means "the default" only where the file did not write it: a
 	// step or timeout written as 0 would silently become 60s or 10s.
 	if p.has("load.step") && p.Load.Step.Duration == 0 {
@@ -102,6 +102,7 @@ func (p *Plan) check() Problems {
 	if p.TagLimit < 0 {
 		c.add("tag_limit", "want 0 (the default, %d) or more, not %d", DefaultTagLimit, p.TagLimit)
 	}
+	p.environment = slices.Sorted(maps.Keys(c.env))
 	return c.problems
 }
 
@@ -159,7 +160,8 @@ func (p *Plan) fillDefaults() {
 // checker collects the problems of one plan.
 type checker struct {
 	p         *Plan
-	scope     *scope // the names templates may read
+	env       map[string]bool // the environment variables templates read with env
+	scope     *scope          // the names templates may read
 	problems  Problems
 	once      map[Problem]bool // the problems added by addOnce
 	badTarget bool             // target has a problem, so relative URLs are not checked

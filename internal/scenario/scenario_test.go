@@ -581,3 +581,20 @@ func (v *VU) begin() error {
 	}
 	return v.evalVars(true)
 }
+
+// env reads the environment: alone in an action it is read once, as
+// literal text; in a pipeline it goes through text/template.
+func TestTemplateEnv(t *testing.T) {
+	t.Setenv("CEILING_TEST_TOKEN", "a b&c")
+	s := compile(t, "target: http://127.0.0.1:9\nload: {rates: [1]}\nvars: {a: 'Bearer {{env \"CEILING_TEST_TOKEN\"}}', q: '{{env \"CEILING_TEST_TOKEN\" | urlquery}}'}\nscenarios:\n  - request: {url: /}\n")
+	v := s.NewVU(0, nil)
+	if err := v.begin(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := v.data["a"], "Bearer a b&c"; got != want {
+		t.Errorf(`{{env "CEILING_TEST_TOKEN"}} = %q, want %q`, got, want)
+	}
+	if got, want := v.data["q"], "a+b%26c"; got != want {
+		t.Errorf(`{{env "CEILING_TEST_TOKEN" | urlquery}} = %q, want %q`, got, want)
+	}
+}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"text/template"
@@ -46,7 +47,7 @@ func (ts *templates) text(name, s string) (text, error) {
 }
 
 // pieces splits a template made only of text, field chains ({{.token}},
-// {{.user.email}}) and the calls {{uuid}} and {{seq}} into pieces that
+// {{.user.email}}) and the calls {{uuid}}, {{seq}} and {{env "NAME"}} into pieces that
 // render without text/template's reflection: most templates in plans are
 // like that. Anything else returns nil and renders through text/template.
 func pieces(t *template.Template) []piece {
@@ -59,6 +60,12 @@ func pieces(t *template.Template) []piece {
 		case *parse.TextNode:
 			out = append(out, piece{lit: string(x.Text)})
 		case *parse.ActionNode:
+			if name, ok := envCall(x); ok {
+				// An environment variable does not change during a run:
+				// read once, it is literal text.
+				out = append(out, piece{lit: os.Getenv(name)})
+				continue
+			}
 			if len(x.Pipe.Decl) > 0 || len(x.Pipe.Cmds) != 1 || len(x.Pipe.Cmds[0].Args) != 1 {
 				return nil
 			}
@@ -78,6 +85,20 @@ func pieces(t *template.Template) []piece {
 		}
 	}
 	return out
+}
+
+// envCall reports whether an action is {{env "NAME"}} alone, and NAME.
+func envCall(a *parse.ActionNode) (string, bool) {
+	if len(a.Pipe.Decl) > 0 || len(a.Pipe.Cmds) != 1 || len(a.Pipe.Cmds[0].Args) != 2 {
+		return "", false
+	}
+	args := a.Pipe.Cmds[0].Args
+	fn, ok := args[0].(*parse.IdentifierNode)
+	name, isString := args[1].(*parse.StringNode)
+	if !ok || fn.Ident != "env" || !isString {
+		return "", false
+	}
+	return name.Text, true
 }
 
 // renderFast appends the pieces, rendered with the VU's data, to dst, as
