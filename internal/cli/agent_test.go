@@ -307,6 +307,7 @@ func verdicts(r *results.Result) []string {
 // An agent refuses a coordinator with the wrong token, and a plan that
 // would run a command on its machine.
 func TestAgentsRefuse(t *testing.T) {
+	t.Parallel()
 	token := tokenFile(t)
 	addr, _ := startAgent(t, token)
 	url := slowServer(t, 0) + "/"
@@ -428,6 +429,7 @@ func TestSegmentsMerge(t *testing.T) {
 // The closed model's users are split over the agents as evenly as they
 // go, and add up to the step's.
 func TestAgentsClosedModel(t *testing.T) {
+	t.Parallel()
 	token := tokenFile(t)
 	a1, _ := startAgent(t, token)
 	a2, _ := startAgent(t, token)
@@ -453,6 +455,7 @@ func TestAgentsClosedModel(t *testing.T) {
 // Job's pod completes), and --emit-result prints the result between the
 // markers ceiling k8s reads back from the coordinator's log.
 func TestAgentOnceAndEmit(t *testing.T) {
+	t.Parallel()
 	token := tokenFile(t)
 	addr, cmd := startAgentCmd(t, token, "--once")
 	url := slowServer(t, 0) + "/"
@@ -523,6 +526,7 @@ func TestAgentTLS(t *testing.T) {
 // outside its list (exit 2, naming the host and the list), and runs one
 // whose target is in it; a list that does not read is bad input.
 func TestAgentAllowTargets(t *testing.T) {
+	t.Parallel()
 	token := tokenFile(t)
 	url := slowServer(t, 0) + "/"
 	args := func(addr string) []string {

@@ -146,6 +146,7 @@ func TestRunClosed10Users10ms(t *testing.T) {
 }
 
 func TestExitThreshold(t *testing.T) {
+	t.Parallel()
 	srv := delayServer(t, 20*time.Millisecond)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, _ := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--slo", "p99<5ms", "--out", out, "--quiet")
@@ -161,6 +162,7 @@ func TestExitThreshold(t *testing.T) {
 }
 
 func TestRedirectIsFailure(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/login", http.StatusFound)
 	}))
@@ -177,6 +179,7 @@ func TestRedirectIsFailure(t *testing.T) {
 }
 
 func TestExitUnreachable(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +200,7 @@ func TestExitUnreachable(t *testing.T) {
 }
 
 func TestExitBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("target: http://127.0.0.1:1\nload:\n  rates: [10, -5]\n  stepp: 10s\nscenarios:\n  - request: {url: /}\n"), 0o644)
@@ -235,6 +239,7 @@ func TestExitBadInput(t *testing.T) {
 }
 
 func TestValidateOK(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "ok.yaml")
 	os.WriteFile(p, []byte("target: http://127.0.0.1:1\nload: {rates: [10, 20], step: 30s, warmup: 5s}\nscenarios:\n  - request: {url: /}\n"), 0o644)
 	code, stdout, stderr := ceiling(t, context.Background(), "validate", p)
@@ -264,6 +269,7 @@ func TestInterruptKeepsFinishedSteps(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	code, stdout, _ := ceiling(t, context.Background(), "version")
 	if code != ExitOK || !strings.HasPrefix(stdout, "ceiling ") {
 		t.Errorf("version = %d %q", code, stdout)
@@ -337,6 +343,7 @@ func TestDemoQuick(t *testing.T) {
 
 // A one-step plan is "1 step", not "1 steps".
 func TestDescribeOneStep(t *testing.T) {
+	t.Parallel()
 	plan := writePlan(t, "target: http://127.0.0.1:9\nload: {rates: [10], step: 2s}\nscenarios: [{request: {url: /}}]\n")
 	if code, out, _ := ceiling(t, context.Background(), "validate", plan); code != ExitOK || !strings.Contains(out, "1 step at [10]/s") {
 		t.Errorf("validate = %d %q, want \"1 step at [10]/s\"", code, out)
@@ -345,6 +352,7 @@ func TestDescribeOneStep(t *testing.T) {
 
 // HTTP/2 end to end: h2 over TLS with --insecure, and h2c.
 func TestRunHTTP2(t *testing.T) {
+	t.Parallel()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ProtoMajor != 2 {
 			w.WriteHeader(http.StatusHTTPVersionNotSupported)
@@ -382,6 +390,7 @@ func TestRunHTTP2(t *testing.T) {
 
 // ceiling report renders a result written by run, as text or Markdown.
 func TestReportCommand(t *testing.T) {
+	t.Parallel()
 	srv := delayServer(t, time.Millisecond)
 	out := filepath.Join(t.TempDir(), "r.json")
 	if code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--out", out, "--quiet"); code != ExitOK {

@@ -100,6 +100,7 @@ func writeRepeated(t *testing.T, path string, p50 ...float64) {
 }
 
 func TestCompareExitCodes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fast, fast2, slow := filepath.Join(dir, "fast.json"), filepath.Join(dir, "fast2.json"), filepath.Join(dir, "slow.json")
 	writeRepeated(t, fast, 20.1, 19.8, 20.4, 20.0, 20.6)
@@ -141,6 +142,7 @@ func TestCompareExitCodes(t *testing.T) {
 // compare --format html writes one self-contained page: the verdict, one
 // plot with both runs, a row per change, no script.
 func TestCompareHTMLPage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	writeRepeated(t, a, 20.1, 19.8, 20.4, 20.0, 20.6)

@@ -129,6 +129,7 @@ func TestDeliveryLostAndDuplicated(t *testing.T) {
 // the lagging step fails its SLO although everything arrived later; the
 // table says "+N later" and shows the delivery latency.
 func TestDeliveryDrainTime(t *testing.T) {
+	t.Parallel()
 	port := freeLocalPort(t)
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 1, 8*time.Millisecond, 0, 0)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -161,6 +162,7 @@ func TestDeliveryDrainTime(t *testing.T) {
 // sentence says arrivals were still coming, and the ids are listed as
 // missing, not lost.
 func TestDeliveryUndeliveredWhenDrainEnds(t *testing.T) {
+	t.Parallel()
 	port := freeLocalPort(t)
 	// One worker × 20 ms: 50/s against 200/s for a second leaves about
 	// 150 queued, three seconds of work; the drain allows one.
@@ -409,6 +411,7 @@ func TestFindEdgeAtDeliveryCapacity(t *testing.T) {
 // otherwise leave its p99 without an upper bound, and no step could pass
 // delivery_p99<2s however well the target kept up.
 func TestFindJudgesDeliveryLatencyOnceKnown(t *testing.T) {
+	t.Parallel()
 	port := freeLocalPort(t)
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 8, 100*time.Millisecond, 0, 0) // 80/s
 	out := filepath.Join(t.TempDir(), "r.json")

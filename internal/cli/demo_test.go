@@ -10,6 +10,7 @@ import (
 // a found edge into exit 1; an act that could not run, or was
 // interrupted, still ends the demo with its code.
 func TestDemoActOutcome(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		err  error

@@ -9,6 +9,7 @@ import (
 // Bad demo-target flags are bad input (exit 2) with a message naming the
 // flag and saying why; nothing is served.
 func TestDemoTargetBadFlags(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want []string
@@ -46,6 +47,7 @@ func TestDemoTargetBadFlags(t *testing.T) {
 // Good flags serve: one line on stderr, then the command returns when its
 // context ends.
 func TestDemoTargetServes(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	code, _, stderr := ceiling(t, ctx, "demo-target", "--addr", "127.0.0.1:0", "--store", "file", "--sync", "full",

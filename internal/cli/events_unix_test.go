@@ -520,6 +520,7 @@ func TestDemoEvents(t *testing.T) {
 // holds $(...) runs nothing, and the command sees the URL as written, as
 // it does in $CEILING_TARGET_URL.
 func TestEventCommandTemplateIsQuoted(t *testing.T) {
+	t.Parallel()
 	srv := delayServer(t, 0)
 	dir := t.TempDir()
 	injected, seen := filepath.Join(dir, "INJECTED"), filepath.Join(dir, "seen")

@@ -157,6 +157,7 @@ func TestExampleFlood(t *testing.T) {
 // body are the target's), each acked message is expected at the sink and
 // arrives there, and the figures agree with what the target posted.
 func TestExampleSlackDelivery(t *testing.T) {
+	t.Parallel()
 	port := freeLocalPort(t)
 	srv := exampleTarget(t, "slack-delivery.yaml", fmt.Sprintf("http://127.0.0.1:%d/", port))
 	plan := examplePlan(t, "slack-delivery.yaml", "127.0.0.1:9911", fmt.Sprintf("127.0.0.1:%d", port), "drain: 60s", "drain: 5s")
@@ -336,6 +337,7 @@ func TestExampleLoginPagesEach(t *testing.T) {
 // (the login page a rejected session is redirected to) make the run
 // INVALID, as the same-size guard does for a mix.
 func TestEachSameBodiesInvalid(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("<h1>Log in</h1>"))
 	}))

@@ -68,6 +68,7 @@ func TestFindKnownCapacity(t *testing.T) {
 
 // Exit 1 when even the start fails, with the reason.
 func TestFindStartFails(t *testing.T) {
+	t.Parallel()
 	srv := capacityServer(t, 20)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, _ := ceiling(t, context.Background(), "find", "--url", srv.URL, "--start", "100",
@@ -83,6 +84,7 @@ func TestFindStartFails(t *testing.T) {
 // A target that redirects every page to /login is not an edge: the strict
 // find fails at its start and says why.
 func TestFindRedirectToLogin(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/login" {
 			w.Write([]byte("<form>log in</form>"))
@@ -104,6 +106,7 @@ func TestFindRedirectToLogin(t *testing.T) {
 
 // A strict run fails (exit 1) on a validity finding, and says which.
 func TestStrictRunFailsOnRedirects(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/login", http.StatusFound)
 	}))

@@ -16,6 +16,7 @@ import (
 // --url, --method and --body on a plan of several scenarios are refused
 // (exit 2, naming the flags): they used to patch its first scenario only.
 func TestQuickRequestFlagsOnManyScenariosRefused(t *testing.T) {
+	t.Parallel()
 	plan := writePlan(t, `
 target: http://127.0.0.1:9
 load: {rates: [10], step: 200ms}
@@ -37,6 +38,7 @@ scenarios:
 // first scenario's request, and on a websocket plan to make an error
 // blamed on a plan line).
 func TestQuickHeaderOnEveryRequest(t *testing.T) {
+	t.Parallel()
 	var with, without atomic.Int64
 	up := websocket.Upgrader{}
 	mux := http.NewServeMux()
@@ -95,6 +97,7 @@ scenarios:
 // with "worst step: 0.000 of target"), in run and in validate, and judges
 // the absolute throughput>= instead.
 func TestClosedModelThresholds(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--vus", "2", "--step", "200ms", "--slo", "rate>=0.95", "--quiet", "--out", filepath.Join(t.TempDir(), "r.json"))

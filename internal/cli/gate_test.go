@@ -351,6 +351,7 @@ esac
 // variable the action does not set; the action's outputs are the ones
 // the script writes.
 func TestActionRunsTheGate(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	raw, err := os.ReadFile(filepath.Join(root, "action.yml"))
 	if err != nil {
@@ -446,6 +447,7 @@ func TestActionRunsTheGate(t *testing.T) {
 // has and read only outputs it has; the GitLab job's ceiling commands
 // are those of a shell block that is run (TestDocShellBlocks).
 func TestCIDocsMatchTheAction(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	raw, err := os.ReadFile(filepath.Join(root, "action.yml"))
 	if err != nil {

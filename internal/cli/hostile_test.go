@@ -113,6 +113,7 @@ scenarios:
 // header (it would inject others): the request is not sent, its iteration
 // fails as a check, and the step says why.
 func TestInjectedHeaderIsRefused(t *testing.T) {
+	t.Parallel()
 	var injected atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Injected") != "" {
@@ -149,6 +150,7 @@ scenarios:
 // result.json, nor the reports, nor the terminal; a result that holds
 // values of a data file is readable by its owner only.
 func TestSecretsStayOutOfOutputs(t *testing.T) {
+	t.Parallel()
 	srv := delayServer(t, 0)
 	dir := t.TempDir()
 	out, page := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
@@ -197,6 +199,7 @@ scenarios: [{request: {url: "/?k={{.clientKey}}"}}]
 // grow a user's Cookie header without end: the jar keeps a browser's
 // bound, and the step says so.
 func TestCookieJarBounded(t *testing.T) {
+	t.Parallel()
 	var n, longest atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if l := int64(len(r.Header.Get("Cookie"))); l > longest.Load() {

@@ -144,6 +144,7 @@ func demoToken(t *testing.T, addr string) string {
 // login form's cookie and the API's bearer token are extracted, never
 // copied, and every scenario is answered.
 func TestInitHARRoundTrip(t *testing.T) {
+	t.Parallel()
 	addr := initTarget(t)
 	har := initExample(t, "demo-session.har", t.TempDir(), addr)
 	recorded := regexp.MustCompile(`"value": "session=([0-9a-f]+)"`).FindStringSubmatch(mustRead(t, har))
@@ -193,6 +194,7 @@ func mustRead(t *testing.T, path string) string {
 // login and its unsafe operations → validate → run: every operation is
 // answered 2xx.
 func TestInitOpenAPIRoundTrip(t *testing.T) {
+	t.Parallel()
 	addr := initTarget(t)
 	doc := initExample(t, "demo-api.openapi.yaml", t.TempDir(), addr)
 	text := roundTrip(t, []string{"--openapi", doc, "--login", "login", "--unsafe"}, "--rate", "100")
@@ -275,6 +277,7 @@ func TestInitOpenAPITODOs(t *testing.T) {
 
 // Bad input is exit 2 with a message that says where.
 func TestInitBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	broken := filepath.Join(dir, "broken.har")
@@ -313,6 +316,7 @@ func TestInitBadInput(t *testing.T) {
 
 // Without --out, the plan is the only thing on standard output.
 func TestInitStdout(t *testing.T) {
+	t.Parallel()
 	code, out, stderr := ceiling(t, context.Background(), "init", "--curl", "curl https://api.example.test/v1/items?page=2")
 	if code != ExitOK || !strings.HasPrefix(out, "# A plan drafted by ceiling init") || !strings.Contains(out, "url: '/v1/items?page=2'") {
 		t.Errorf("exit %d\n%s%s", code, out, stderr)

@@ -12,6 +12,7 @@ import (
 // where the token is on stderr, and bad input as exit 2. internal/k8s tests
 // the objects themselves; --apply needs a cluster and is not run here.
 func TestK8sPrints(t *testing.T) {
+	t.Parallel()
 	plan := filepath.Join(t.TempDir(), "plan.yaml")
 	if err := os.WriteFile(plan, []byte("target: http://shop:8080\nload: {rates: [50]}\nscenarios: [{request: {url: /}}]\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -35,6 +36,7 @@ func TestK8sPrints(t *testing.T) {
 // --image (none is published), a loopback target (in a pod, the pod
 // itself). internal/k8s checks the objects field by field.
 func TestK8sBoundsAndRefuses(t *testing.T) {
+	t.Parallel()
 	good := writePlan(t, "target: http://shop.shop.svc:8080\nload: {rates: [50], step: 30s}\nscenarios: [{request: {url: /}}]\n")
 	ctx := context.Background()
 

@@ -13,6 +13,7 @@ import (
 
 // ceiling mock serves until interrupted, records ids, and prints its stats.
 func TestMock(t *testing.T) {
+	t.Parallel()
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()

@@ -13,6 +13,7 @@ import (
 // --prom keeps the named metrics per step: a gauge's last/max/mean and a
 // counter's rate.
 func TestPrometheusPerStep(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metrics" {

@@ -15,6 +15,7 @@ import (
 // of the target's command, and --password or --x-token arguments of it.
 // None reaches result.json, Markdown, HTML, JUnit, stdout or stderr.
 func TestSecretsByOtherNamesStayOut(t *testing.T) {
+	t.Parallel()
 	srv := delayServer(t, 0)
 	dir := t.TempDir()
 	out, page, junit := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html"), filepath.Join(dir, "j.xml")

@@ -12,6 +12,7 @@ import (
 // --duration), one a typo away or that the name starts, or the commands
 // that take it. It used to say only "unknown flag: --rps".
 func TestUnknownFlagSuggestions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want []string // the flags suggested, in order; nil: none
@@ -65,6 +66,7 @@ func TestUnknownFlagSuggestions(t *testing.T) {
 }
 
 func TestDistance(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b string
 		want int

@@ -107,6 +107,7 @@ func TestSweepLocalCPUQuotas(t *testing.T) {
 // rendered per shape. A sweep in which every shape failed so measured
 // nothing: its table says why, and it exits 3.
 func TestSweepFailedToStart(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("the test's command is POSIX shell ($WORKERS)")
 	}

@@ -96,6 +96,7 @@ func TestSweepCommandLauncher(t *testing.T) {
 // An apply that fails is the shape's FAILED TO START with its log's tail,
 // and the sweep goes on; the teardown still runs for it.
 func TestSweepCommandApplyFails(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.json")
 	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--launcher", "command", "--configs", "1@1/256m",

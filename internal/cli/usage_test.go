@@ -44,6 +44,7 @@ func helpSections(t *testing.T, args ...string) ([]string, map[string][]string) 
 // alone). They were one alphabetical list of 40 to 60 flags, the agents'
 // among the basics.
 func TestHelpGroups(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		cmd      string
 		headings []string
@@ -100,6 +101,7 @@ func TestHelpGroups(t *testing.T) {
 // sweep do not list it, and refuse it as bad input (find used to list it,
 // accept it, and fail only after starting the run).
 func TestEachIsRunOnly(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range []string{"find", "sweep"} {
 		_, sections := helpSections(t, cmd)
 		for heading, flags := range sections {
@@ -120,6 +122,7 @@ func TestEachIsRunOnly(t *testing.T) {
 // ceiling --help lists demo-target, which the README and the example plans
 // start (it was hidden).
 func TestDemoTargetListed(t *testing.T) {
+	t.Parallel()
 	code, stdout, _ := ceiling(t, context.Background(), "--help")
 	if code != ExitOK || !regexp.MustCompile(`(?m)^  demo-target +Serve the built-in demo target`).MatchString(stdout) {
 		t.Errorf("ceiling --help: exit %d, want demo-target among the commands:\n%s", code, stdout)
@@ -164,6 +167,7 @@ func TestTableFitsColumns(t *testing.T) {
 // Every command that prints the step table takes --wide, which its note
 // under a fitted table names.
 func TestWideWhereTheTableIs(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range []string{"run", "find", "merge", "demo", "k8s", "report"} {
 		_, sections := helpSections(t, cmd)
 		found := false

@@ -19,6 +19,7 @@ import (
 // A wrong URL is not an overloaded target: every request answered 404
 // makes the step INVALID, saying so and what to check.
 func TestWrongURLIsNotOverload(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -65,6 +66,7 @@ func TestRefusedRequestsFail(t *testing.T) {
 // An INVALID line's hint to "set strict: false" is given only where strict
 // is on: a run that is not strict (run's default) has nothing to turn off.
 func TestStrictHintOnlyWhenStrict(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/login" {
 			http.Redirect(w, r, "/login", http.StatusFound)
@@ -93,6 +95,7 @@ func TestStrictHintOnlyWhenStrict(t *testing.T) {
 // the table shows them. A server that drops every socket soon after it
 // opens makes the step OVERLOADED, naming what was held.
 func TestIdleSoakJudgedOnSockets(t *testing.T) {
+	t.Parallel()
 	for _, drop := range []bool{false, true} {
 		up := websocket.Upgrader{}
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -135,6 +138,7 @@ func TestIdleSoakJudgedOnSockets(t *testing.T) {
 // A failed check names itself, the status and an excerpt of the body it
 // failed on (not a body that mentions a token), per step.
 func TestFailedCheckIsNamed(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/secret" {
 			w.Write([]byte(`{"ok":false,"token":"abc123"}`))
@@ -219,6 +223,7 @@ func TestRepeatMedians(t *testing.T) {
 // Each repeat starts clean: new users, so new connections (2 users × 3
 // repeats make at least 6), and the plan key repeat: works as the flag.
 func TestRepeatNewConnections(t *testing.T) {
+	t.Parallel()
 	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {

@@ -95,6 +95,7 @@ scenarios:
 
 // HTTP and websocket scenarios in one plan, by weight.
 func TestMixedHTTPAndWebSocket(t *testing.T) {
+	t.Parallel()
 	srv := widgetServer(t)
 	plan := writePlan(t, fmt.Sprintf(`
 target: %s
