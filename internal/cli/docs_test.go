@@ -152,7 +152,7 @@ func TestDocShellBlocks(t *testing.T) {
 	if len(blocks) == 0 {
 		t.Fatal("no shell blocks found in README.md and docs/")
 	}
-	docCeilingOnPath(t)
+	env := docCeilingOnPath(t)
 	ran := 0
 	for _, b := range blocks {
 		if b.marker == "" {
@@ -174,14 +174,17 @@ func TestDocShellBlocks(t *testing.T) {
 			docCheckCI(t, root, b)
 		case "run", "serve":
 			t.Run(strings.NewReplacer("/", "_", ".", "_", ":", "_").Replace(b.String()), func(t *testing.T) {
+				// Each block has its own folder, ports and ceiling
+				// processes: the blocks run side by side.
+				t.Parallel()
 				if m.needs == "cgroups" && !docCgroupsWritable() {
 					t.Skip("needs writable cgroup v1 cpu and memory controllers (root on Linux), as a sweep's limits do")
 				}
 				start := time.Now()
 				if m.kind == "serve" {
-					docServe(t, root, b)
+					docServe(t, root, env, b)
 				} else {
-					docRun(t, root, b, m.setup)
+					docRun(t, root, env, b, m.setup)
 				}
 				t.Logf("%s took %v", b, time.Since(start).Round(time.Millisecond))
 			})
@@ -223,10 +226,10 @@ func docCheckCI(t *testing.T, root string, b docBlock) {
 	}
 }
 
-// docCeilingOnPath puts a `ceiling` on PATH that is this test binary acting
-// as ceiling, for the commands a block's ceiling starts itself (a sweep's
-// --cmd).
-func docCeilingOnPath(t *testing.T) {
+// docCeilingOnPath returns the blocks' environment: a PATH whose first
+// `ceiling` is this test binary acting as ceiling, for the block's own
+// ceiling commands and those a ceiling starts itself (a sweep's --cmd).
+func docCeilingOnPath(t *testing.T) []string {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +240,8 @@ func docCeilingOnPath(t *testing.T) {
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
+	return append(env, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // docPorts gives a block's fixed addresses free ports of its own: the
@@ -258,7 +262,7 @@ func newDocPorts(t *testing.T) docPorts {
 
 // docFolder makes a fresh folder for a block, with docs/examples of the
 // repository in it (the blocks name docs/examples/...), their addresses
-// given the block's ports, and moves into it.
+// given the block's ports.
 func docFolder(t *testing.T, root string, ports docPorts) string {
 	dir := t.TempDir()
 	examples := filepath.Join(dir, "docs", "examples")
@@ -278,7 +282,6 @@ func docFolder(t *testing.T, root string, ports docPorts) string {
 			t.Fatal(err)
 		}
 	}
-	t.Chdir(dir)
 	return dir
 }
 
@@ -303,11 +306,12 @@ func docArgs(args []string, target string) []string {
 	return args
 }
 
-// docInterp returns a shell interpreter in dir in which ceiling runs in
-// this process; wait waits for the ceiling commands it started (those put
+// docInterp returns a shell interpreter in dir with environment env, in
+// which ceiling is this test binary acting as ceiling, a process of its own
+// in dir; wait waits for the ceiling commands it started (those put
 // in the background too) once ctx is cancelled, and returns what went
 // wrong with them.
-func docInterp(t *testing.T, ctx context.Context, dir, target string, out *docOutput) (*interp.Runner, func() []string) {
+func docInterp(t *testing.T, ctx context.Context, dir string, env []string, target string, out *docOutput) (*interp.Runner, func() []string) {
 	var (
 		mu       sync.Mutex
 		wg       sync.WaitGroup
@@ -325,7 +329,6 @@ func docInterp(t *testing.T, ctx context.Context, dir, target string, out *docOu
 				}
 				return err
 			}
-			hc := interp.HandlerCtx(hctx)
 			wg.Add(1)
 			defer wg.Done()
 			// The interpreter's context ends with the block; ctx (the
@@ -334,7 +337,23 @@ func docInterp(t *testing.T, ctx context.Context, dir, target string, out *docOu
 			defer cancel()
 			stop := context.AfterFunc(ctx, cancel)
 			defer stop()
-			code := Main(cctx, cargs, hc.Stdout, hc.Stderr)
+			// The interpreter stops a process its context ends with an
+			// interrupt (a server's Ctrl-C), then kills it.
+			code := ExitOK
+			var status interp.ExitStatus
+			switch err := next(cctx, append([]string{"ceiling"}, cargs...)); {
+			case errors.As(err, &status):
+				code = ExitCode(status)
+			case err != nil && cctx.Err() != nil:
+				// Stopped at the block's end (os/exec says so in place
+				// of the exit status that followed the interrupt).
+				code = ExitInterrupted
+			case err != nil:
+				mu.Lock()
+				problems = append(problems, fmt.Sprintf("ceiling %s: %v", strings.Join(cargs, " "), err))
+				mu.Unlock()
+				return err
+			}
 			switch code {
 			case ExitOK, ExitThreshold, ExitInterrupted, 4:
 				// Answers: a threshold failed, compare found a regression
@@ -351,7 +370,7 @@ func docInterp(t *testing.T, ctx context.Context, dir, target string, out *docOu
 		}
 	}
 	r, err := interp.New(interp.Dir(dir), interp.StdIO(nil, out, out), interp.ExecHandlers(handler),
-		interp.Env(expand.ListEnviron(os.Environ()...)))
+		interp.Env(expand.ListEnviron(env...)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,13 +385,13 @@ func docInterp(t *testing.T, ctx context.Context, dir, target string, out *docOu
 // docRun runs a block (after its setup) in a fresh folder. Its foreground
 // commands run to their end; what it put in the background (a target)
 // runs until the block ends.
-func docRun(t *testing.T, root string, b docBlock, setup string) {
+func docRun(t *testing.T, root string, env []string, b docBlock, setup string) {
 	ports := newDocPorts(t)
 	dir := docFolder(t, root, ports)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out docOutput
-	r, wait := docInterp(t, ctx, dir, ports.target, &out)
+	r, wait := docInterp(t, ctx, dir, env, ports.target, &out)
 	script := ports.Replace(b.text)
 	if setup != "" {
 		script = ports.Replace(setup) + "\n" + script
@@ -430,7 +449,7 @@ func docAwait(t *testing.T, addr string) {
 // docServe starts each command of a block alone: each is a server, which
 // must still be running after a second (a bad flag ends it at once), and
 // is then stopped.
-func docServe(t *testing.T, root string, b docBlock) {
+func docServe(t *testing.T, root string, env []string, b docBlock) {
 	ports := newDocPorts(t)
 	dir := docFolder(t, root, ports)
 	file, err := syntax.NewParser().Parse(strings.NewReader(ports.Replace(b.text)), b.String())
@@ -441,7 +460,7 @@ func docServe(t *testing.T, root string, b docBlock) {
 		stmt.Background = false
 		ctx, cancel := context.WithCancel(context.Background())
 		var out docOutput
-		r, wait := docInterp(t, ctx, dir, ports.target, &out)
+		r, wait := docInterp(t, ctx, dir, env, ports.target, &out)
 		done := make(chan error, 1)
 		go func() { done <- r.Run(ctx, stmt) }()
 		select {

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -36,6 +38,17 @@ func TestMain(m *testing.M) {
 	}
 	// The tables of the tests' runs are whole, whatever terminal runs them.
 	os.Unsetenv("COLUMNS")
+	// The parallel tests of this package spend their time waiting on
+	// short steps of loopback load, not computing: four at a time keep
+	// two cores busy without one starving another. Under the race
+	// detector, which multiplies their CPU, and when -parallel is given,
+	// go test's own number stands.
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given && !raceDetector && runtime.GOMAXPROCS(0) < 4 {
+		_ = flag.Set("test.parallel", "4")
+	}
 	os.Exit(m.Run())
 }
 
