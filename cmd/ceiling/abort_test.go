@@ -138,6 +138,7 @@ func unfinished(t *testing.T, path string) (bool, bool) {
 // ceiling killed mid-run (SIGKILL: no chance to clean up) leaves a result
 // that says it is unfinished and did not pass, and its target dies with it.
 func TestKilledRunLeavesUnfinishedResultAndNoTarget(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.json")
 	proc, target, _ := runWithTarget(t, out, "")
 	proc.Signal(syscall.SIGKILL)
@@ -155,6 +156,7 @@ func TestKilledRunLeavesUnfinishedResultAndNoTarget(t *testing.T) {
 // too: the shell keeps the group and kills it when ceiling dies; the
 // server's port refuses afterwards.
 func TestKilledRunLeavesNoForkedTarget(t *testing.T) {
+	t.Parallel()
 	for name, command := range map[string]string{
 		"sequence":   "%s demo-target --addr 127.0.0.1:%d; echo stopped",
 		"background": "%s demo-target --addr 127.0.0.1:%d & wait",
@@ -189,6 +191,7 @@ func TestKilledRunLeavesNoForkedTarget(t *testing.T) {
 // A second Ctrl-C aborts at once (exit 130), while the first still waits
 // for slow requests in flight, but it kills the target ceiling started.
 func TestDoubleInterruptKillsTarget(t *testing.T) {
+	t.Parallel()
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(2500 * time.Millisecond):
@@ -264,6 +267,7 @@ func interrupted(t *testing.T, path string) bool {
 // answers the handshake) stops at once: exit 130, and a result that says
 // the run was interrupted before any step.
 func TestInterruptWhileSocketsOpen(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -308,6 +312,7 @@ scenarios: [{websocket: {url: "ws://%s/", connections: 200, send: '{"id":"{{uuid
 // Ctrl-C while ceiling waits for late deliveries stops the wait: exit 130,
 // and the result says it was interrupted (it is not a pass).
 func TestInterruptDuringDrain(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})) // accepts, never delivers
 	defer srv.Close()
 	dir := t.TempDir()

@@ -43,6 +43,7 @@ func exitCode(err error) int {
 
 // A real SIGINT mid-run: exit 130, and result.json holds the finished steps.
 func TestSIGINTKeepsFinishedSteps(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(2 * time.Millisecond)
 	}))
@@ -84,6 +85,7 @@ func TestSIGINTKeepsFinishedSteps(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want int

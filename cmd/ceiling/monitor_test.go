@@ -55,6 +55,7 @@ func readSteps(t *testing.T, path string) []stepTarget {
 // ceiling starts the target itself (this binary's demo-target), waits for
 // it, watches its CPU and RSS per step, and stops it at the end.
 func TestMonitorCommand(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -89,6 +90,7 @@ func TestMonitorCommand(t *testing.T) {
 
 // A target that never becomes ready is exit 3 with a clear message.
 func TestMonitorNeverReady(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	plan := filepath.Join(dir, "p.yaml")
 	os.WriteFile(plan, []byte(fmt.Sprintf(`target: http://127.0.0.1:%d
@@ -113,6 +115,7 @@ scenarios: [{request: {url: /}}]
 // way ends at the death, and the run stops there (exit 3), its result
 // written.
 func TestMonitorTargetDies(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	script := fmt.Sprintf("%s demo-target --addr 127.0.0.1:%d & child=$!; sleep 2; kill $child; wait; exit 4", os.Args[0], port)

@@ -15,6 +15,7 @@ import (
 // run's "finishing in-flight requests and writing the result (interrupt
 // again to abort)" into the target's log.
 func TestTerminatedDemoTargetSaysSo(t *testing.T) {
+	t.Parallel()
 	cmd := ceiling("demo-target", "--addr", "127.0.0.1:0")
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr

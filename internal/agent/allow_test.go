@@ -110,6 +110,7 @@ func TestExposed(t *testing.T) {
 // cannot check (a template, redirects followed), naming every such URL;
 // it opens a plan whose every URL is allowed.
 func TestAgentAllowTargets(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
 	t.Cleanup(srv.Close)

@@ -56,6 +56,7 @@ func healthIn(addr string, d time.Duration) (time.Duration, error) {
 // header never ends, and sessions whose body never comes (200,000 bytes
 // announced, 1 sent), with and without the token.
 func TestAgentClosesSlowConnections(t *testing.T) {
+	t.Parallel()
 	const timeout = 500 * time.Millisecond
 	addr := agent(t, &Server{Conns: Conns{ReadHeader: timeout, Read: timeout, Write: timeout, Idle: timeout, PerClient: 1000}})
 	var held []<-chan struct{}
@@ -91,6 +92,7 @@ func TestAgentClosesSlowConnections(t *testing.T) {
 // at once: the next is closed at once, and once one of its connections
 // closes, it may open another.
 func TestAgentCapsConnectionsPerClient(t *testing.T) {
+	t.Parallel()
 	const perClient = 5
 	addr := agent(t, &Server{Conns: Conns{PerClient: perClient}})
 	conns := make([]net.Conn, perClient)
@@ -134,6 +136,7 @@ func TestAgentCapsConnectionsPerClient(t *testing.T) {
 // and the connection closed: a session's past 64 MiB, any other request's
 // past 1 MiB. A coordinator takes it as bad input.
 func TestAgentRefusesLargeBodies(t *testing.T) {
+	t.Parallel()
 	addr := agent(t, &Server{})
 	for _, tt := range []struct{ path, length string }{
 		{"/v1/session", "70000000"},
@@ -166,6 +169,7 @@ func TestAgentRefusesLargeBodies(t *testing.T) {
 // idle timeout): a request sent on a connection the agent is closing
 // would fail, and a step's is not sent again.
 func TestCoordinatorDropsIdleConnectionsFirst(t *testing.T) {
+	t.Parallel()
 	if got, agent := newTransport().IdleConnTimeout, (Conns{}).idle(); got <= 0 || got >= agent {
 		t.Errorf("the coordinator keeps idle connections %v, want less than an agent's idle timeout, %v", got, agent)
 	}

@@ -63,6 +63,7 @@ func connect(t *testing.T, p *plan.Plan, tok string, addrs ...string) (*Coordina
 
 // The health check answers without a token; everything else needs it.
 func TestAgentToken(t *testing.T) {
+	t.Parallel()
 	addr := agent(t, &Server{})
 	resp, err := http.Get("http://" + addr + pathHealth)
 	if err != nil || resp.StatusCode != http.StatusOK {
@@ -121,6 +122,7 @@ func TestAgentRefuses(t *testing.T) {
 
 // One coordinator at a time: a second is told the agent is busy.
 func TestAgentBusy(t *testing.T) {
+	t.Parallel()
 	addr := agent(t, &Server{})
 	p := quickPlan(t, target(t), "")
 	first, err := connect(t, p, token, addr)
@@ -142,6 +144,7 @@ func TestAgentBusy(t *testing.T) {
 // An agent's address names it in messages and result.json, a password in
 // it redacted.
 func TestAgentAddrRedacted(t *testing.T) {
+	t.Parallel()
 	_, err := connect(t, quickPlan(t, target(t), ""), token, "http://user:hunter2@127.0.0.1:1")
 	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "<redacted>") {
 		t.Errorf("connect = %v, want the agent named without its password", err)
@@ -168,6 +171,7 @@ func health(t *testing.T, addr string) Health {
 // lease after its last heartbeat, and a coordinator waiting for the agent
 // then takes it over.
 func TestAgentLease(t *testing.T) {
+	t.Parallel()
 	const lease = time.Second
 	addr := agent(t, &Server{Lease: lease})
 	p := quickPlan(t, target(t), "")
@@ -214,6 +218,7 @@ func TestAgentLease(t *testing.T) {
 // YAML unmarshal expanded without end while the agent held its lock) and
 // lists nested 40,000 deep (80 KB, which ran the parser out of memory).
 func TestAgentRefusesPlanBombs(t *testing.T) {
+	t.Parallel()
 	addr := agent(t, &Server{})
 	c := &Coordinator{o: Options{Token: token}, client: http.DefaultClient, agents: []*peer{{addr: addr, url: "http://" + addr}}}
 	var merge strings.Builder
@@ -242,6 +247,7 @@ func TestAgentRefusesPlanBombs(t *testing.T) {
 // the agent's check of the target takes (it held the agent's lock: a
 // slow target kept the health check waiting as long), and says busy.
 func TestAgentHealthWhileOpening(t *testing.T) {
+	t.Parallel()
 	addr := agent(t, &Server{})
 	asked, release := make(chan struct{}, 1), make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -302,6 +308,7 @@ func TestAgentHealthWhileOpening(t *testing.T) {
 // once (a rate of 1e300 or 10^8 users ran the agent out of memory), and
 // the session goes on.
 func TestAgentRefusesStepsBeyondAPlan(t *testing.T) {
+	t.Parallel()
 	addr := agent(t, &Server{})
 	c, err := connect(t, quickPlan(t, target(t), ""), token, addr)
 	if err != nil {
@@ -349,6 +356,7 @@ func TestAgentRefusesStepsBeyondAPlan(t *testing.T) {
 // A step runs once: the same request sent again (replayed by whoever saw
 // it) is refused, 409, and the agent does not load the target again.
 func TestAgentRunsAStepOnce(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
 	t.Cleanup(srv.Close)
