@@ -20,7 +20,7 @@ type engine interface {
 	Sleep(d time.Duration)
 	Wake()
 	InFlight() int
-	Limit(n int)
+	Limit(conns, dialsPerPoll int)
 	Abort(done transport.Done)
 }
 
@@ -120,7 +120,7 @@ func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 	lr := r.newLoopRun(ctx, sr)
 	sched, peak := r.openSchedule(sr.st)
 	limit, byConns := r.maxWorkers(peak)
-	lr.lp.Limit(limit)
+	lr.lp.Limit(limit, DialsPerWake)
 	unwake := context.AfterFunc(ctx, lr.lp.Wake)
 	defer unwake()
 	// Nothing read the sockets since the last step: what came meanwhile (a
@@ -136,19 +136,26 @@ func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 	i := int64(0)
 	off, more := sched.Offset(0)
 	for !closed(lr.quit) {
+		// The clock is read again after each send: sending a burst that
+		// came due (new connections to open) takes time, and nothing is
+		// sent once the window has ended.
 		now := r.now()
 		for len(queue) > 0 && now < sr.winEnd && lr.send(queue[0]) {
 			queue = queue[1:]
+			now = r.now()
 		}
 		for more && len(queue) == 0 && sr.start+off <= now && now < sr.winEnd {
 			r.arrivals++
 			a := arrival{intended: sr.start + off, pick: scenario.Mix(r.cfg.Scenarios.Seed(), r.globalArrival())}
 			if !lr.send(a) {
 				queue = append(queue, a)
-				sr.connLimited = sr.connLimited || byConns
+				// Held by the open-file limit only when every
+				// connection under it is busy (not by DialsPerWake).
+				sr.connLimited = sr.connLimited || byConns && lr.lp.InFlight() >= limit
 			}
 			i++
 			off, more = sched.Offset(i)
+			now = r.now()
 		}
 		if now >= sr.winEnd || !more && len(queue) == 0 {
 			break
@@ -161,7 +168,9 @@ func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 			lr.lp.Poll(0, lr.done)
 			continue
 		}
-		wait := sr.winEnd - now // a queued arrival waits for a connection
+		// A queued arrival waits for a connection to free, or for the
+		// next allowance of new ones (DialsPerWake): a millisecond at most.
+		wait := min(sr.winEnd-now, time.Millisecond)
 		if len(queue) == 0 {
 			wait = sr.start + off - now
 		}
@@ -177,6 +186,14 @@ func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 	}
 	lr.finish()
 }
+
+// DialsPerWake bounds the connections the open model's loop opens between
+// two looks at the network: a rate that needs more connections than the
+// target accepts (its accept queue full, handshakes dropped) opens them a
+// few hundred at a time, reading answers and ending timeouts in between,
+// rather than as one storm that keeps the loop from its clock. An arrival
+// past the bound waits for the next wake, late, as one past the cap does.
+const DialsPerWake = 256
 
 // coarsePeriod is how often the open loop wakes at a peak rate above
 // PreciseBelow: about every fifth arrival, within a quarter and half a
@@ -213,7 +230,7 @@ func (r *Runner) runClosedLoop(ctx context.Context, sr *stepRun) {
 	lr := r.newLoopRun(ctx, sr)
 	n := sr.st.VUs
 	sr.workers = n
-	lr.lp.Limit(1 << 30) // at most n in flight; idle ones to other hosts may stay
+	lr.lp.Limit(1<<30, 0) // at most n in flight; idle ones to other hosts may stay
 	unwake := context.AfterFunc(ctx, lr.lp.Wake)
 	defer unwake()
 	lr.seeds, lr.iters = make([]uint64, n), make([]uint64, n)

@@ -2,10 +2,13 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/plan"
@@ -240,5 +243,63 @@ func TestCoarsePeriod(t *testing.T) {
 		if got := coarsePeriod(tc.peak); got != tc.want {
 			t.Errorf("coarsePeriod(%v) = %v, want %v", tc.peak, got, tc.want)
 		}
+	}
+}
+
+// An overdriven step against a target whose accept queue is full (it
+// never accepts; the kernel drops the handshakes past one) ends on time:
+// nothing is sent after its window (the largest lag is under the step),
+// the loop returns within the step, the timeout and a second, and the
+// handshakes never answered are connect failures, not timeouts.
+func TestLoopOverdrivenStepEndsOnTime(t *testing.T) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/", sa.(*unix.SockaddrInet4).Port)
+	hc := httpx.Config{Timeout: 500 * time.Millisecond}
+	lp, err := httpx.NewLoop(hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lp.Close)
+	ex := httpx.New(hc)
+	t.Cleanup(ex.Close)
+	// Thousands of connections where the descriptor limit allows: the
+	// storm of connects that made a loop late; 400 elsewhere.
+	conns := 400
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur >= 12000 {
+		conns = 8000
+	}
+	r := NewRunner(Config{Exchanger: ex, Loop: lp, Scenarios: compiled(t, plan.Scenario{Request: plan.Request{URL: url}}),
+		Timeout: hc.Timeout, Grace: 2 * time.Second, MaxConns: conns})
+	t.Cleanup(r.Close)
+	const length = time.Second
+	start := time.Now()
+	res := r.Run(context.Background(), Step{Rate: 50000, Length: length})
+	took := time.Since(start)
+	if took > length+hc.Timeout+time.Second {
+		t.Errorf("the step took %v, want at most %v", took, length+hc.Timeout+time.Second)
+	}
+	if res.Total.MaxLag >= length {
+		t.Errorf("max lag %v: an exchange started after its window (%v)", res.Total.MaxLag, length)
+	}
+	if res.Total.Kinds[transport.Connect] == 0 || res.Total.Kinds[transport.Connect] < res.Total.Kinds[transport.Timeout] {
+		t.Errorf("classes %v: want the unmade connections as connect, most of them", res.Total.Kinds)
+	}
+	if res.Sent+res.NotSent != 50000 || res.NotSent == 0 {
+		t.Errorf("sent %d, not sent %d: want 50000 in all, most never sent", res.Sent, res.NotSent)
 	}
 }

@@ -120,7 +120,7 @@ const framesStream = ^uint64(0) - 2
 func (f *Frames) SetBase(t time.Time) { f.sl.SetBase(t) }
 
 // Limit does nothing: a frame needs no connection of its own.
-func (f *Frames) Limit(int) {}
+func (f *Frames) Limit(int, int) {}
 
 // InFlight counts the frames sent and not ended.
 func (f *Frames) InFlight() int { return f.flight }

@@ -30,6 +30,11 @@ func ClassifyError(err error) Kind {
 		return Generator
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return Refused
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		// A connection not made in time too: a target whose accept
+		// queue is full drops the handshake, and that is a failure to
+		// connect, not a slow answer.
+		return Connect
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
 		return Timeout
 	case errors.As(err, &netErr) && netErr.Timeout():
@@ -41,8 +46,6 @@ func ClassifyError(err error) Kind {
 	case errors.As(err, &recErr), errors.As(err, &alertErr), errors.As(err, &certErr),
 		errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &invalidCert):
 		return TLS
-	case errors.As(err, &opErr) && opErr.Op == "dial":
-		return Connect
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {

@@ -55,6 +55,7 @@ func TestClassifyError(t *testing.T) {
 	}{
 		{"refused", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, Refused},
 		{"dial other", &net.OpError{Op: "dial", Err: errors.New("no route")}, Connect},
+		{"dial timeout", &net.OpError{Op: "dial", Err: timeoutErr{}}, Connect},
 		{"dns", &net.DNSError{Name: "nowhere.invalid"}, Connect},
 		{"deadline", os.ErrDeadlineExceeded, Timeout},
 		{"net timeout", timeoutErr{}, Timeout},

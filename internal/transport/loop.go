@@ -29,8 +29,12 @@ type Loop interface {
 	// SetBase sets the time the loop's offsets count from (the run's
 	// monotonic base). Until it is called, they count from its creation.
 	SetBase(t time.Time)
-	// Limit caps the open connections; past it Send starts nothing.
-	Limit(conns int)
+	// Limit caps the open connections, and the connections Send may open
+	// between two Polls (0: no bound); past either, Send starts nothing.
+	// The second keeps a rate that needs more connections than the target
+	// accepts from a storm of connects that would keep the loop from
+	// reading.
+	Limit(conns, dialsPerPoll int)
 	// Send starts r (Can must have said yes) on an idle connection to its
 	// host, or a new one. It reports false, starting nothing, at the cap.
 	Send(r *Request, tag Tag) bool

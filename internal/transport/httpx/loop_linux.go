@@ -32,6 +32,8 @@ type Loop struct {
 	preps   []*prepared
 	pools   map[string]*pool // idle connections by address, shared by the requests to it
 	cap     int
+	dialCap int // new connections between two Polls, 0: no bound (Limit)
+	dialed  int // new connections since the last Poll
 	nconns  int
 	flight  int
 	gen     int32
@@ -154,8 +156,8 @@ func (l *Loop) SetBase(t time.Time) { l.base = t }
 // reads the wall clock too).
 func (l *Loop) now() time.Duration { return time.Since(l.base) }
 
-// Limit caps the open connections.
-func (l *Loop) Limit(conns int) { l.cap = max(conns, 1) }
+// Limit caps the open connections and the new ones between two Polls.
+func (l *Loop) Limit(conns, dialsPerPoll int) { l.cap, l.dialCap = max(conns, 1), dialsPerPoll }
 
 // InFlight counts the exchanges in flight.
 func (l *Loop) InFlight() int { return l.flight }
@@ -172,9 +174,10 @@ func (l *Loop) Send(r *transport.Request, tag transport.Tag) bool {
 		c, p.pool.idle = p.pool.idle[n-1], p.pool.idle[:n-1]
 		c.prep = p
 	} else {
-		if l.nconns >= l.cap && !l.closeIdle() {
+		if l.dialCap > 0 && l.dialed >= l.dialCap || l.nconns >= l.cap && !l.closeIdle() {
 			return false
 		}
+		l.dialed++
 		var err error
 		if c, err = l.dial(p); err != nil {
 			l.flight++
@@ -287,6 +290,7 @@ func (l *Loop) want(c *lconn, out bool) {
 // Poll waits up to d for the network and ends what it can.
 func (l *Loop) Poll(d time.Duration, done transport.Done) {
 	l.wall = epoll.WallLead(l.base)
+	l.dialed = 0
 	l.flush(done)
 	if len(l.ended) > 0 {
 		d = 0 // ended during the flush: their turn comes after a look at the network
@@ -495,7 +499,7 @@ func (l *Loop) expire(now time.Duration, done transport.Done) {
 		switch {
 		case b.c.seq != b.seq || !b.c.busy:
 		case b.c.deadline <= now:
-			l.queueEnd(b.c, transport.Timeout)
+			l.queueEnd(b.c, timedOut(b.c))
 		default:
 			kept = append(kept, b)
 		}
@@ -506,9 +510,19 @@ func (l *Loop) expire(now time.Duration, done transport.Done) {
 		if b.c.deadline > now {
 			break
 		}
-		l.queueEnd(b.c, transport.Timeout)
+		l.queueEnd(b.c, timedOut(b.c))
 	}
 	l.flush(done)
+}
+
+// timedOut is the class of c's exchange at its deadline: connect when the
+// connection was never made (a target whose accept queue is full drops
+// the handshake), as a dial's timeout is; timeout when no whole answer came.
+func timedOut(c *lconn) transport.Kind {
+	if c.connecting {
+		return transport.Connect
+	}
+	return transport.Timeout
 }
 
 // close closes c and forgets it (an idle one too).

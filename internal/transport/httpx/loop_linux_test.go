@@ -2,12 +2,15 @@ package httpx
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
@@ -164,7 +167,7 @@ func TestLoopCapAndConcurrency(t *testing.T) {
 	srv := httptest.NewServer(handler())
 	defer srv.Close()
 	lp := newTestLoop(t, Config{Timeout: 5 * time.Second})
-	lp.Limit(40)
+	lp.Limit(40, 0)
 	r := &transport.Request{Static: true, Method: "GET", URL: srv.URL + "/ok"}
 	lp.Can(r)
 	sent := 0
@@ -243,7 +246,7 @@ func TestLoopPoolsByAddress(t *testing.T) {
 	b := httptest.NewServer(handler())
 	defer b.Close()
 	lp := newTestLoop(t, Config{Timeout: time.Second})
-	lp.Limit(1)
+	lp.Limit(1, 0)
 	for _, url := range []string{a.URL + "/ok", a.URL + "/404", b.URL + "/ok", a.URL + "/ok"} {
 		r := &transport.Request{Static: true, Method: "GET", URL: url}
 		if out := loopDo(t, lp, r); out.Status == 0 {
@@ -361,5 +364,79 @@ func TestLoopReceiveTimeOfALateRead(t *testing.T) {
 	// when the server wrote it.
 	if took <= 0 || took > server+20*time.Millisecond {
 		t.Errorf("the answer, written %v after the request and read after 100 ms, took %v", server, took)
+	}
+}
+
+// Past the bound on new connections between two Polls Send starts nothing;
+// the next Poll gives a new allowance. Idle connections are reused freely.
+func TestLoopDialsPerPoll(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	lp := newTestLoop(t, Config{Timeout: 5 * time.Second})
+	lp.Limit(100, 10)
+	r := &transport.Request{Static: true, Method: "GET", URL: srv.URL + "/ok"}
+	lp.Can(r)
+	sent := 0
+	for i := range 30 {
+		if lp.Send(r, transport.Tag{N: i}) {
+			sent++
+		}
+	}
+	if sent != 10 || lp.Conns() != 10 {
+		t.Fatalf("sent %d on %d connections before a Poll, want 10 on 10", sent, lp.Conns())
+	}
+	pollUntil(t, lp, 10)
+	sent = 0
+	for i := range 30 {
+		if lp.Send(r, transport.Tag{N: i}) {
+			sent++
+		}
+	}
+	// Ten idle connections reused, ten new ones.
+	if sent != 20 || lp.Conns() != 20 {
+		t.Fatalf("sent %d on %d connections after a Poll, want 20 on 20", sent, lp.Conns())
+	}
+	pollUntil(t, lp, 20)
+}
+
+// A target whose accept queue is full drops the handshakes: an exchange
+// whose connection was never made by its deadline is a connect failure,
+// not a timeout; the one whose connection was made and never answered is
+// a timeout.
+func TestLoopUnmadeConnectionIsConnect(t *testing.T) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(fd, 0); err != nil { // an accept queue of one, never accepted
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
+	lp := newTestLoop(t, Config{Timeout: 300 * time.Millisecond})
+	r := &transport.Request{Static: true, Method: "GET", URL: "http://" + addr + "/"}
+	lp.Can(r)
+	for i := range 6 {
+		// One at a time, so that the queue is full before the next.
+		if !lp.Send(r, transport.Tag{N: i}) {
+			t.Fatal("Send refused under the cap")
+		}
+		lp.Poll(20*time.Millisecond, func(tag transport.Tag, _, _ time.Duration, out *transport.Outcome) {
+			t.Errorf("exchange %d ended before its deadline: %v", tag.N, out.Kind)
+		})
+	}
+	kinds := map[transport.Kind]int{}
+	for _, f := range pollUntil(t, lp, 6) {
+		kinds[f.out.Kind]++
+	}
+	if kinds[transport.Connect] < 3 || kinds[transport.Connect]+kinds[transport.Timeout] != 6 {
+		t.Fatalf("classes %v: want the unmade connections (most) as connect, the made ones as timeout", kinds)
 	}
 }
