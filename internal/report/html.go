@@ -24,10 +24,19 @@ func HTML(w io.Writer, r *results.Result) error {
 // page is HTML with story as the paragraph on what broke first (none when
 // empty).
 func page(w io.Writer, r *results.Result, story string) error {
-	title := r.Name
-	if title == "" {
-		title = "ceiling load test"
+	return Page(w, Title(r), "", body(r, story))
+}
+
+// Title is a run's title: its plan's name, or "ceiling load test".
+func Title(r *results.Result) string {
+	if r.Name == "" {
+		return "ceiling load test"
 	}
+	return r.Name
+}
+
+// body is the HTML of the report's page between its heading and its end.
+func body(r *results.Result, story string) string {
 	var b strings.Builder
 	if r.Search != nil {
 		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(r.Search.Answer))
@@ -73,7 +82,7 @@ func page(w io.Writer, r *results.Result, story string) error {
 		}
 		b.WriteString("</ul>\n")
 	}
-	return Page(w, title, "", b.String())
+	return b.String()
 }
 
 // Page writes a self-contained HTML page around body: title in the head
@@ -185,3 +194,25 @@ func WriteFile(path string, render func(io.Writer) error) error {
 	}
 	return nil
 }
+
+// LiveBody is the body of the live page (--dashboard) while a run goes
+// on: now (the step under way, as the live line says it; "" between
+// steps) above what the report's page shows of r so far, with the same
+// tables and plots. r may hold the step under way with the seconds it has
+// measured, which the plots over time then draw.
+func LiveBody(r *results.Result, now string) string {
+	var b strings.Builder
+	if now != "" {
+		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(now))
+	}
+	if len(r.Steps) == 0 {
+		b.WriteString("<p>No step has measured anything yet.</p>\n")
+		return b.String()
+	}
+	b.WriteString(body(r, BrokeFirst(r)))
+	return b.String()
+}
+
+// FinalBody is the body of the live page once the run has ended: the
+// report's page.
+func FinalBody(r *results.Result) string { return body(r, BrokeFirst(r)) }

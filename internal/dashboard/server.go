@@ -1,0 +1,283 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/report"
+)
+
+// Options say where the page is served.
+type Options struct {
+	// Addr is HOST:PORT, or :PORT for loopback (127.0.0.1).
+	Addr string
+	// Token guards the page; it is required for an address beyond
+	// loopback, and optional on loopback ("" asks for none).
+	Token string
+}
+
+// cookie is the name of the cookie a request with the right token sets,
+// so that the page's event stream and its link to the report need no
+// token in their addresses.
+const cookie = "ceiling_dashboard"
+
+// writeTimeout bounds each write to a client: a client that stops
+// reading is dropped, never waited for.
+const writeTimeout = 10 * time.Second
+
+// Server serves the live page.
+type Server struct {
+	ln      net.Listener
+	srv     *http.Server
+	token   string
+	closing chan struct{}
+
+	mu     sync.Mutex
+	title  string
+	body   string
+	seq    uint64
+	ended  bool
+	report string        // the report's path once the run ended, "" before or without one
+	news   chan struct{} // closed at each publish, then replaced
+}
+
+// Listen starts serving the page at o.Addr. An address beyond loopback
+// without a token is refused, as is a token on a port that is in use.
+func Listen(o Options) (*Server, error) {
+	host, port, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("--dashboard %s: want HOST:PORT or :PORT: %w", o.Addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if !Loopback(host) && o.Token == "" {
+		return nil, fmt.Errorf("--dashboard %s: an address beyond loopback needs --dashboard-token (anyone who reaches it would see the run)", o.Addr)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return nil, fmt.Errorf("--dashboard %s: %w", o.Addr, err)
+	}
+	s := &Server{ln: ln, token: o.Token, closing: make(chan struct{}), news: make(chan struct{}), title: "ceiling"}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.guard(s.page))
+	mux.HandleFunc("GET /events", s.guard(s.events))
+	mux.HandleFunc("GET /report", s.guard(s.serveReport))
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Loopback reports whether host (a name or an address) is this machine's
+// loopback: localhost, 127.0.0.0/8 or ::1.
+func Loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// URL is the page's address, with the token when it has one.
+func (s *Server) URL() string {
+	u := "http://" + s.ln.Addr().String() + "/"
+	if s.token != "" {
+		u += "?token=" + s.token
+	}
+	return u
+}
+
+// Publish makes title and body (HTML, escaped by its maker) the page's
+// content and sends it to every open page.
+func (s *Server) Publish(title, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	s.set(title, body)
+}
+
+// End publishes the run's last title and body and says it has ended,
+// with a link to reportPath when it is not "".
+func (s *Server) End(title, body, reportPath string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended, s.report = true, reportPath
+	s.set(title, body)
+}
+
+// set publishes; the caller holds mu.
+func (s *Server) set(title, body string) {
+	s.title, s.body = title, body
+	s.seq++
+	close(s.news)
+	s.news = make(chan struct{})
+}
+
+// Close stops serving: open pages keep what they last showed.
+func (s *Server) Close() error {
+	close(s.closing)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		return s.srv.Close()
+	}
+	return nil
+}
+
+// snapshot is what the page shows now.
+type snapshot struct {
+	title, body string
+	seq         uint64
+	ended       bool
+	report      bool
+	news        <-chan struct{}
+}
+
+func (s *Server) now() snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return snapshot{title: s.title, body: s.body, seq: s.seq, ended: s.ended, report: s.report != "", news: s.news}
+}
+
+// guard lets a request through when the server has no token, or the
+// request carries it (query or cookie); one with it in the query gets the
+// cookie.
+func (s *Server) guard(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.token != "" {
+			given := r.URL.Query().Get("token")
+			if c, err := r.Cookie(cookie); given == "" && err == nil {
+				given = c.Value
+			}
+			if subtle.ConstantTimeCompare([]byte(given), []byte(s.token)) != 1 {
+				http.Error(w, "this page needs the token ceiling printed with its address", http.StatusUnauthorized)
+				return
+			}
+			if r.URL.Query().Has("token") {
+				http.SetCookie(w, &http.Cookie{Name: cookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			}
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h(w, r)
+	}
+}
+
+// page writes the page with the latest body in it.
+func (s *Server) page(w http.ResponseWriter, _ *http.Request) {
+	now := s.now()
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	// The page's own script only: no other source, no frames.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:")
+	state := "Live: updated every second."
+	if now.ended {
+		state = ended(now.report)
+	}
+	body := fmt.Sprintf("<p id=\"state\" class=\"state\">%s</p>\n<div id=\"live\" data-seq=\"%d\">%s</div>\n<script>%s</script>\n", state, now.seq, now.body, script)
+	_ = report.Page(w, now.title, style, body)
+}
+
+// ended is the state line of a page whose run has ended.
+func ended(withReport bool) string {
+	if withReport {
+		return "The run has ended: this is its final answer. <a href=\"report\">Open the report</a>."
+	}
+	return "The run has ended: this is its final answer."
+}
+
+// events streams the page's bodies as they come, as server-sent events:
+// "body" with the title on its first line and the body after it, then
+// "end" with the state line when the run has ended.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	var last uint64
+	first := true
+	for {
+		now := s.now()
+		if first || now.seq != last {
+			if !send(rc, w, "body", now.title+"\n"+now.body, now.seq) {
+				return
+			}
+			first, last = false, now.seq
+		}
+		if now.ended {
+			send(rc, w, "end", ended(now.report), now.seq)
+			return
+		}
+		select {
+		case <-now.news:
+		case <-r.Context().Done():
+			return
+		case <-s.closing:
+			return
+		}
+	}
+}
+
+// send writes one event; false when the client is gone or too slow.
+func send(rc *http.ResponseController, w http.ResponseWriter, event, data string, id uint64) bool {
+	_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	var b strings.Builder
+	fmt.Fprintf(&b, "event: %s\nid: %d\n", event, id)
+	for line := range strings.Lines(data) {
+		b.WriteString("data: ")
+		b.WriteString(strings.TrimRight(line, "\r\n"))
+		b.WriteByte('\n')
+	}
+	if data == "" {
+		b.WriteString("data:\n")
+	}
+	b.WriteByte('\n')
+	if _, err := w.Write([]byte(b.String())); err != nil {
+		return false
+	}
+	return rc.Flush() == nil
+}
+
+// serveReport serves the run's report once the run has ended.
+func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	path := s.report
+	s.mu.Unlock()
+	if path == "" {
+		http.Error(w, "the report is written when the run ends", http.StatusNotFound)
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		http.Error(w, "read report: "+errors.Unwrap(err).Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:")
+	_, _ = w.Write(data)
+}
+
+// style is the live page's own rules, after the report's.
+const style = `.state{color:#555;border-left:4px solid #2ca02c;padding-left:.7em}.state.ended{border-color:#1f77b4}`
+
+// script keeps the page current: each "body" event replaces the title
+// and the body, "end" says the run ended. data-seq and data-bodies on
+// #live say which body is shown and how many came (the tests read them).
+const script = `(function(){
+var live=document.getElementById('live'),state=document.getElementById('state'),bodies=0;
+var es=new EventSource('events');
+es.addEventListener('body',function(e){
+  var i=e.data.indexOf('\n'),title=i<0?e.data:e.data.slice(0,i);
+  document.title=title;var h=document.querySelector('h1');if(h){h.textContent=title;}
+  live.innerHTML=i<0?'':e.data.slice(i+1);live.dataset.seq=e.lastEventId;live.dataset.bodies=++bodies;
+});
+es.addEventListener('end',function(e){state.innerHTML=e.data;state.className='state ended';live.dataset.ended='1';es.close();});
+es.onerror=function(){if(live.dataset.ended!=='1'){state.textContent='Waiting for ceiling: the page updates again when it answers.';}};
+})();`
