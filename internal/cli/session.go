@@ -64,7 +64,7 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 	}
 	err := render(e.stdout, res)
 	if res.Search != nil && err == nil {
-		_, err = fmt.Fprintf(e.stdout, "\n%s\n", res.Search.Answer)
+		_, err = fmt.Fprintf(e.stdout, "\n%s\n", report.FindAnswer(res))
 	}
 	if err != nil {
 		return cannotRun("write the table: %w", err)
@@ -109,7 +109,7 @@ func outcome(res *results.Result) error {
 	case res.Interrupted:
 		return &codedError{code: ExitInterrupted, err: run.ErrInterrupted}
 	case !res.Passed && res.Search != nil:
-		return &codedError{code: ExitThreshold, err: errors.New(res.Search.Answer)}
+		return &codedError{code: ExitThreshold, err: errors.New(report.FindAnswer(res))}
 	case !res.Passed:
 		return &codedError{code: ExitThreshold, err: errors.New("a threshold failed")}
 	}

@@ -30,7 +30,7 @@ func page(w io.Writer, r *results.Result, story string) error {
 	}
 	var b strings.Builder
 	if r.Search != nil {
-		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(r.Search.Answer))
+		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(FindAnswer(r)))
 	}
 	if s := Summary(r); s != "" {
 		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(s))

@@ -105,14 +105,15 @@ func TestSessionStepsThenFind(t *testing.T) {
 		if res.Command != "ceiling test" {
 			t.Errorf("command = %q, want the arguments as a command line", res.Command)
 		}
-		if !strings.HasPrefix(res.Search.Answer, "edge: ") || !strings.Contains(res.Search.Answer, "fails: p99") {
-			t.Errorf("answer = %q, want the edge and the p99 that failed above it", res.Search.Answer)
+		answer := report.FindAnswer(res)
+		if !strings.HasPrefix(answer, "edge: ") || !strings.Contains(answer, "fails: p99") {
+			t.Errorf("answer = %q, want the edge and the p99 that failed above it", answer)
 		}
 		if edge := res.Steps[res.Edge.Step]; edge.TargetRate != res.Edge.Rate || edge.SLOPassed == nil || !*edge.SLOPassed {
 			t.Errorf("the edge's step %d = %v/s, slo %v; want the edge's rate, passed", res.Edge.Step, edge.TargetRate, edge.SLOPassed)
 		}
 		on, err := results.Read(out)
-		if err != nil || len(on.Steps) != len(res.Steps) || len(on.Steps) < 6 || on.Search == nil || on.Search.Answer != res.Search.Answer || on.Unfinished || !on.Passed {
+		if err != nil || len(on.Steps) != len(res.Steps) || len(on.Steps) < 6 || on.Search == nil || report.FindAnswer(on) != answer || on.Unfinished || !on.Passed {
 			t.Fatalf("result.json = %d steps (err %v), want the %d run, with the answer, finished and passed", len(on.Steps), err, len(res.Steps))
 		}
 		for i, st := range on.Steps {
