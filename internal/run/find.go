@@ -79,18 +79,18 @@ func (f *Finder) Run(ctx context.Context, level float64, _ bool) (search.Step, e
 // an InputError.
 func Find(ctx context.Context, s *Session, cfg search.Config) (*results.Result, error) {
 	if s.p.Load.Each {
-		return nil, badInput("%s: load.each (--each) runs the stairs once per scenario, and find searches for the edge of one mix: use run, or leave each out", cmp.Or(s.p.Where("load.each"), "--each"))
+		return nil, s.abandon(badInput("%s: load.each (--each) runs the stairs once per scenario, and find searches for the edge of one mix: use run, or leave each out", cmp.Or(s.p.Where("load.each"), "--each")))
 	}
 	strat, err := search.New(cfg)
 	if err != nil {
-		return nil, &InputError{Err: err}
+		return nil, s.abandon(&InputError{Err: err})
 	}
 	r, err := search.Run(ctx, strat, NewFinder(s))
 	if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) || errors.Is(err, ErrTargetDied) {
 		return s.stopAfter(ctx, err)
 	}
 	if err != nil && !errors.Is(err, ErrInterrupted) {
-		return nil, err
+		return nil, s.abandon(err)
 	}
 	found := r.Outcome == search.Edge || r.Outcome == search.NoFailure
 	s.found = &found

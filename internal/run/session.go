@@ -13,7 +13,6 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
-	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
@@ -35,16 +34,13 @@ type Options struct {
 	Args []string
 	// Version is ceiling's version, for result.json's host.
 	Version string
-	// OnProgress, if set, is called about once a second while a step runs
-	// (on the step's collector goroutine), and once with the step's final
-	// figures when it has ended.
-	OnProgress func(report.Progress)
+	// Outputs consume the run as it goes, after result.json (which Out
+	// names): the session starts them when it opens, gives them every
+	// step, and stops them when the run ends, or when Open fails.
+	Outputs []Output
 	// OnNote, if set, is told what the session is doing when it waits for
 	// something other than a step (late deliveries), in a sentence.
 	OnNote func(string)
-	// OnDrain, if set, is told how the wait for late deliveries after the
-	// load stands, about once a second, and once with Done when it ends.
-	OnDrain func(report.Draining)
 	// Exchanger performs the HTTP exchanges; nil: the plan's (package
 	// httpx). The session closes it.
 	Exchanger transport.Exchanger
@@ -71,15 +67,6 @@ type Options struct {
 	SecondHistograms bool
 	// RunID names the run in result.json and in live outputs' labels.
 	RunID string
-	// OnSecond, if set, is called with each second of a step as it is
-	// counted, on the step's collector goroutine (live outputs).
-	OnSecond func(Second)
-	// OnStep, if set, is called with each step's figures (its repeats
-	// combined, with its verdict) once it is written.
-	OnStep func(*results.Step)
-	// Finishing, if set, is called before the run's last write; what it
-	// returns is added to the result's warnings (outputs that lost data).
-	Finishing func() []string
 	// RefusedStops makes Open return ErrRefused when the preflight saw the
 	// target refuse every scenario's request with a 4xx (find and sweep:
 	// they would spend minutes measuring refusals). Without it the run
@@ -108,6 +95,7 @@ type Session struct {
 	loop    transport.Loop // nil: no event loop (see eventLoop)
 	runner  *load.Runner
 	res     *results.Result
+	outs    *outputs // result.json first, then Options.Outputs
 	sockets sockets
 	watch   *watch
 	sinks   *sinks
@@ -134,6 +122,12 @@ type Session struct {
 // from starting (a port in use, a target that will not start, an unwritable
 // result) is returned as it is.
 func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) {
+	outs := newOutputs(p, &o)
+	defer func() {
+		if err != nil {
+			outs.stop(nil) // the session never opened: the outputs let go
+		}
+	}()
 	if o.Remote != nil {
 		defer func() {
 			if err != nil {
@@ -162,7 +156,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 		return nil, err
 	}
 	if o.Remote != nil {
-		return openRemote(ctx, p, o, terms, set)
+		return openRemote(ctx, p, o, terms, set, outs)
 	}
 	switch {
 	case len(p.Events) > 0 && p.Repeat > 1:
@@ -175,7 +169,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 			return nil, badInput("%s: events[%d]: cpu limits the target's cgroup: give monitor.cgroup (ceiling sweep's local launcher sets it)", where(p, fmt.Sprintf("events[%d]", i)), i)
 		}
 	}
-	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict}
+	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict, outs: outs}
 	if p.Repeat > 1 {
 		s.await = deliveryWait(terms)
 	}
@@ -234,17 +228,17 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 		s.res.Interrupted, s.res.Unfinished, s.res.EndedAt = true, false, &ended
 		s.res.Warnings = append(s.res.Warnings, "interrupted while the websocket sockets were opening: no step ran")
 		s.judge()
-		return nil, errors.Join(ErrInterrupted, s.write())
+		return nil, errors.Join(ErrInterrupted, s.outs.file(s.res))
 	}
 	s.limitConns()
 	s.judge()
-	if err := s.write(); err != nil {
+	if err := s.outs.start(s.res); err != nil {
 		s.closeTransport()
 		return nil, err
 	}
 	cfg := loadConfig(p, &o)
 	cfg.MaxConns = s.conns
-	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(o.OnProgress, s.sinks)
+	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(s.outs.progress(), s.sinks)
 	cfg.OnSecond = s.onSecond()
 	s.runner = load.NewRunner(cfg)
 	return s, nil
@@ -333,7 +327,7 @@ run:
 					if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) || errors.Is(err, ErrTargetDied) {
 						return s.stopAfter(ctx, err)
 					}
-					return nil, err
+					return nil, s.abandon(err)
 				}
 			}
 		}
@@ -500,14 +494,8 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 	}
 	s.judge()
 	step = s.res.Steps[i] // with its verdict, over the repeats so far
-	if err := s.write(); err != nil {
+	if err := s.outs.step(&Finished{Step: &step, Measured: &raw, Result: s.res}); err != nil {
 		return step, err
-	}
-	if s.o.OnStep != nil {
-		s.o.OnStep(&step)
-	}
-	if s.o.OnProgress != nil {
-		s.o.OnProgress(done(st, &raw))
 	}
 	if err := errors.Join(lost, stop); err != nil {
 		return step, err
@@ -584,15 +572,27 @@ func (s *Session) judge() {
 	s.res.Passed = s.res.Passed && !s.res.Interrupted && !s.res.Unfinished && !lost && !failed && !s.died
 }
 
-func (s *Session) write() error {
-	if s.o.Out == "" {
-		return nil
+// newOutputs are a session's outputs: result.json at o.Out, when it is
+// set, then o.Outputs.
+func newOutputs(p *plan.Plan, o *Options) *outputs {
+	outs := &outputs{}
+	if o.Out != "" {
+		perm := results.Public
+		if p.Data.Users != "" {
+			perm = results.Private // ids and tags may hold the data file's values
+		}
+		outs.list = append(outs.list, &resultFile{path: o.Out, perm: perm})
 	}
-	perm := results.Public
-	if s.p.Data.Users != "" {
-		perm = results.Private // ids and tags may hold the data file's values
-	}
-	return results.Write(s.o.Out, s.res, perm)
+	outs.list = append(outs.list, o.Outputs...)
+	return outs
+}
+
+// abandon stops the outputs of a run that err stopped before it finished:
+// they take the result so far (result.json keeps what its last step
+// wrote), and what they fail at is added to err.
+func (s *Session) abandon(err error) error {
+	file, others := s.outs.stop(s.res)
+	return errors.Join(err, file, others)
 }
 
 // Finish waits for late deliveries (up to Drain, less once ctx is
@@ -603,13 +603,15 @@ func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
 		if s.o.OnNote != nil {
 			s.o.OnNote(fmt.Sprintf("waiting up to %v for late deliveries", s.sinks.drain))
 		}
-		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base(), draining(s.o.OnDrain))
-		if s.o.OnDrain != nil {
-			d := s.res.Delivery
-			s.o.OnDrain(report.Draining{
-				Elapsed: time.Duration(d.DrainS * float64(time.Second)), Timeout: s.sinks.drain,
-				Missing: d.Missing(), Done: true, Complete: d.DrainComplete != nil && *d.DrainComplete,
-			})
+		follow := s.outs.progress()
+		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base(), draining(follow))
+		d := s.res.Delivery
+		end := &Draining{
+			Elapsed: time.Duration(d.DrainS * float64(time.Second)), Timeout: s.sinks.drain,
+			Missing: d.Missing(), Done: true, Complete: d.DrainComplete != nil && *d.DrainComplete,
+		}
+		for _, o := range follow {
+			o.Drain(end)
 		}
 		if ctx.Err() != nil && !s.res.Interrupted {
 			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("interrupted while waiting for late deliveries (after %.1fs of up to %v): ids still on their way are counted as undelivered", s.res.Delivery.DrainS, s.sinks.drain))
@@ -618,16 +620,15 @@ func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
 	if ctx.Err() != nil {
 		s.res.Interrupted = true // during a step, or while waiting for deliveries
 	}
-	if s.o.Finishing != nil {
-		s.res.Warnings = append(s.res.Warnings, s.o.Finishing()...)
-	}
+	s.res.Warnings = append(s.res.Warnings, s.outs.flush()...)
 	ended := time.Now().Round(0)
 	s.res.EndedAt, s.res.Unfinished = &ended, false
 	s.judge()
-	if err := s.write(); err != nil {
-		return nil, err
+	file, others := s.outs.stop(s.res)
+	if file != nil {
+		return nil, file
 	}
-	return s.res, nil
+	return s.res, others
 }
 
 // Result returns the result so far. It belongs to the session: read it,
@@ -658,6 +659,7 @@ func (s *Session) TargetCPU() (float64, bool) {
 // connections, the sinks, and the target it started. Call it once, after
 // the last step.
 func (s *Session) Close() {
+	s.outs.stop(s.res) // a session stepped without Finish: the outputs let go
 	if s.runner != nil {
 		s.runner.Close()
 	}

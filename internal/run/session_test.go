@@ -62,6 +62,15 @@ func quickPlan(t *testing.T, slo string, step, warmup time.Duration, rates ...fl
 	return p
 }
 
+// following counts the live line's ticks and the steps that ended.
+type following struct{ ticks, ends *int }
+
+func (f *following) Start(*results.Result) error { return nil }
+func (f *following) Step(*Finished) error        { *f.ends++; return nil }
+func (f *following) Stop(*results.Result) error  { return nil }
+func (f *following) Progress(*Progress)          { *f.ticks++ }
+func (f *following) Drain(*Draining)             {}
+
 // A whole session without sockets: open, three steps under the target's
 // capacity of 400/s, then a search for the edge, which finishes it. Every
 // step is on disk, numbered in the order run, and the edge is the
@@ -72,13 +81,7 @@ func TestSessionStepsThenFind(t *testing.T) {
 		var ticks, ends int
 		p := quickPlan(t, "p99<50ms, errors<1%", 2*time.Second, 500*time.Millisecond, 100)
 		s, err := Open(t.Context(), p, Options{Out: out, Args: []string{"test"}, Exchanger: newServer(4, 10*time.Millisecond), GoTimer: true,
-			OnProgress: func(p report.Progress) {
-				if p.Done {
-					ends++
-				} else {
-					ticks++
-				}
-			}})
+			Outputs: []Output{&following{ticks: &ticks, ends: &ends}}})
 		if err != nil {
 			t.Fatal(err)
 		}
