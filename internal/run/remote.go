@@ -79,14 +79,11 @@ func DrainBound(p *plan.Plan) time.Duration {
 // checked the target), the target watched as on one machine.
 func openRemote(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, set *scenario.Set, outs *outputs) (*Session, error) {
 	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict, outs: outs}
-	log := ""
-	if o.Out != "" {
-		log = o.Out + ".target.log"
-	}
 	var err error
-	if s.watch, err = startWatch(ctx, p, log); err != nil {
+	if s.watch, err = startWatch(ctx, p, targetLog(&o)); err != nil {
 		return nil, err
 	}
+	s.collectors = s.collecting()
 	s.res = newResult(p, &o)
 	s.res.Agents = o.Remote.Agents()
 	s.res.Unfinished = true
