@@ -72,7 +72,7 @@ func find(e *env, p *plan.Plan, o *outputFlags, cfg search.Config) (*results.Res
 	defer s.Close()
 	res, err := run.Find(e.ctx, s, cfg)
 	if err != nil {
-		return res, stopped(e, o, s, res, err)
+		return res, stopped(e, o, res, err)
 	}
 	return res, cmp.Or(show(e, o, res), outcome(res))
 }

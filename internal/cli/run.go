@@ -24,7 +24,6 @@ type outputFlags struct {
 	dist  agent.Flags                  // --agents, --segment (run and find only)
 	story func(*results.Result) string // report.html's "what broke first" (nil: report.BrokeFirst)
 	outs  outputs.Flags                // --output, --metrics-listen, --junit
-	live  *outputs.Outputs             // the run's, once open
 }
 
 func (q *quickFlags) register(c *cobra.Command) { (*plan.Quick)(q).Register(c.Flags()) }
@@ -98,7 +97,7 @@ func execute(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) error
 	defer s.Close()
 	res, err := s.Run(e.ctx)
 	if err != nil {
-		return stopped(e, o, s, res, err)
+		return stopped(e, o, res, err)
 	}
 	return cmp.Or(show(e, o, res), outcome(res))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ceiling-dev/ceiling/internal/outputs"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -24,23 +25,23 @@ func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run
 	// refused with a 4xx: it would spend minutes measuring refusals.
 	opts := run.Options{Out: o.out, Args: e.args, Version: version(), RefusedStops: steps == 0}
 	if !o.quiet {
-		opts.OnProgress = live.Update
-		opts.OnDrain = live.Drain
 		opts.OnNote = func(note string) { fmt.Fprintf(e.stderr, "ceiling: %s\n", note) }
 	}
 	if err := o.dist.Apply(e.ctx, p, version(), &opts); err != nil {
 		return nil, runError(err)
 	}
-	var err error
-	if o.live, err = o.outs.Apply(p, &opts); err != nil {
+	if _, err := o.outs.Apply(p, &opts); err != nil {
 		if opts.Remote != nil {
 			opts.Remote.Close() // the agents' sessions, opened above: not left to their lease
 		}
 		return nil, badInput("%w", err)
 	}
-	s, err := run.Open(e.ctx, p, opts)
+	if !o.quiet {
+		opts.Outputs = append(opts.Outputs, outputs.NewTerminal(live))
+	}
+	s, err := run.Open(e.ctx, p, opts) // it stops the outputs when it fails
 	if err != nil {
-		return nil, errors.Join(runError(err), o.live.Finish(nil))
+		return nil, runError(err)
 	}
 	live.TargetCPU = s.TargetCPU
 	if !o.quiet {
@@ -64,13 +65,10 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 	}
 	err := render(e.stdout, res)
 	if res.Search != nil && err == nil {
-		_, err = fmt.Fprintf(e.stdout, "\n%s\n", res.Search.Answer)
+		_, err = fmt.Fprintf(e.stdout, "\n%s\n", report.FindAnswer(res))
 	}
 	if err != nil {
 		return cannotRun("write the table: %w", err)
-	}
-	if err := o.live.Finish(res); err != nil {
-		return cannotRun("%w", err)
 	}
 	if o.html != "" {
 		story := ""
@@ -92,12 +90,11 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 
 // stopped ends a run that returned err. A run stopped after a step (an
 // agent lost, a required event failed) returns its result too: its table
-// is printed and its outputs finished as a finished run's are, and err
-// carries the exit code. Without a result, only the live outputs are
-// finished, with what the session has.
-func stopped(e *env, o *outputFlags, s *run.Session, res *results.Result, err error) error {
+// is printed, and err carries the exit code. The session has stopped its
+// outputs either way.
+func stopped(e *env, o *outputFlags, res *results.Result, err error) error {
 	if res == nil {
-		return errors.Join(runError(err), o.live.Finish(s.Result()))
+		return runError(err)
 	}
 	return errors.Join(runError(err), show(e, o, res))
 }
@@ -109,7 +106,7 @@ func outcome(res *results.Result) error {
 	case res.Interrupted:
 		return &codedError{code: ExitInterrupted, err: run.ErrInterrupted}
 	case !res.Passed && res.Search != nil:
-		return &codedError{code: ExitThreshold, err: errors.New(res.Search.Answer)}
+		return &codedError{code: ExitThreshold, err: errors.New(report.FindAnswer(res))}
 	case !res.Passed:
 		return &codedError{code: ExitThreshold, err: errors.New("a threshold failed")}
 	}

@@ -6,10 +6,12 @@
 // JUnit XML report (--junit) and the Markdown report appended to
 // $GITHUB_STEP_SUMMARY.
 //
-// It is wired to a run through run.Options' OnSecond and OnStep hooks; the
-// series it writes are listed in series.go, and docs/grafana's dashboard
-// reads only those (a test holds it to them).
+// Each is a run.Output in run.Options.Outputs (Apply adds them), as is the
+// terminal's live line (Terminal); the series it writes are listed in
+// series.go, and docs/grafana's dashboard reads only those (a test holds it
+// to them).
 //
-// Concurrency: the hooks run on the step's collector goroutine; each remote
-// write target has one goroutine that pushes its queue.
+// Concurrency: Second and Progress run on the step's collector goroutine,
+// the other methods on the session's; each remote write target has one
+// goroutine that pushes its queue.
 package outputs

@@ -180,7 +180,7 @@ func runCase(r *results.Result, strict bool) junitCase {
 	c := junitCase{Name: "run", Classname: JUnitRun, Time: seconds(runSeconds(r))}
 	answer := report.Summary(r)
 	if r.Search != nil {
-		c.Name, answer = "find", r.Search.Answer
+		c.Name, answer = "find", report.FindAnswer(r)
 	}
 	switch {
 	case r.Unfinished:
@@ -188,7 +188,7 @@ func runCase(r *results.Result, strict bool) junitCase {
 	case r.Interrupted:
 		c.Error = &junitProblem{Type: errInterrupted, Message: "the run was interrupted (SIGINT or SIGTERM): only the steps that finished were judged"}
 	case !r.Passed && r.Search != nil:
-		c.Failure = &junitProblem{Type: failNoEdge, Message: cmp.Or(r.Search.Answer, "no edge found")}
+		c.Failure = &junitProblem{Type: failNoEdge, Message: cmp.Or(report.FindAnswer(r), "no edge found")}
 	case !r.Passed:
 		why := runReasons(r)
 		if strict {

@@ -35,10 +35,11 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	})
 }
 
-// Outputs are a run's live outputs under way.
+// Outputs are a run's live series under way (Prometheus remote write,
+// --metrics-listen, JSON lines): one run.Output that turns each second and
+// each step into samples once and hands them to every one of them.
 type Outputs struct {
 	runID  string
-	junit  string
 	mu     sync.Mutex // guards state against the session's own final flush
 	state  *state
 	sinks  []sink
@@ -55,13 +56,22 @@ type sink interface {
 	close() []string
 }
 
-// Apply starts the outputs the flags and plan p ask for and hooks them to
-// opts. Call Finish when the run has ended (it also stops them), even
-// after an error. A bad output is an error that names it.
+var (
+	_ run.Output       = (*Outputs)(nil)
+	_ run.SecondOutput = (*Outputs)(nil)
+	_ run.FlushOutput  = (*Outputs)(nil)
+)
+
+// Apply starts the outputs the flags and plan p ask for and adds them to
+// opts.Outputs: the live series, the JUnit report (--junit) and the
+// Markdown report appended to $GITHUB_STEP_SUMMARY when it is set. The
+// session stops them; Close stops the live series of a run that never
+// opened one. A bad output is an error that names it.
 func (f *Flags) Apply(p *plan.Plan, opts *run.Options) (*Outputs, error) {
 	specs := append(append([]string(nil), p.Outputs...), f.Outputs...)
-	o := &Outputs{runID: newRunID(), junit: f.JUnit, state: newState(p.Labels)}
+	o := &Outputs{runID: newRunID(), state: newState(p.Labels)}
 	if len(specs) == 0 && f.Listen == "" && f.JUnit == "" {
+		opts.Outputs = append(opts.Outputs, stepSummary{})
 		return o, nil
 	}
 	var errs []error
@@ -97,11 +107,15 @@ func (f *Flags) Apply(p *plan.Plan, opts *run.Options) (*Outputs, error) {
 	}
 	opts.RunID = o.runID
 	if len(o.sinks) > 0 {
-		opts.OnSecond, opts.OnStep, opts.Finishing = o.second, o.step, o.stop
+		opts.Outputs = append(opts.Outputs, o)
 		if opts.OnNote != nil {
 			opts.OnNote(fmt.Sprintf("live outputs: %s; run_id %s", o.describe(), o.runID))
 		}
 	}
+	if f.JUnit != "" {
+		opts.Outputs = append(opts.Outputs, junit{path: f.JUnit})
+	}
+	opts.Outputs = append(opts.Outputs, stepSummary{})
 	return o, nil
 }
 
@@ -129,28 +143,46 @@ func newRunID() string {
 	return fmt.Sprintf("%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.Uint32()&0xffff)
 }
 
-func (o *Outputs) second(sec run.Second) {
+// Start does nothing: the series begin with the first second.
+func (o *Outputs) Start(*results.Result) error { return nil }
+
+// Second turns a counted second into samples and sends them.
+func (o *Outputs) Second(sec *run.Second) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return
 	}
-	samples := o.state.second(o.runID, &sec)
+	samples := o.state.second(o.runID, sec)
 	for _, s := range o.sinks {
-		s.second(&sec, samples)
+		s.second(sec, samples)
 	}
 }
 
-func (o *Outputs) step(st *results.Step) {
+// Step sends a finished step's figures (its repeats combined, with its
+// verdict). It never fails: a series that cannot keep up loses samples,
+// and Flush says so.
+func (o *Outputs) Step(f *run.Finished) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
-		return
+		return nil
 	}
-	samples := o.state.step(o.runID, st)
+	samples := o.state.step(o.runID, f.Step)
 	for _, s := range o.sinks {
-		s.step(o.runID, st, samples)
+		s.step(o.runID, f.Step, samples)
 	}
+	return nil
+}
+
+// Flush stops the series (the remote writes get a few seconds to send
+// what is queued) and says what they lost.
+func (o *Outputs) Flush() []string { return o.stop() }
+
+// Stop stops the series, if Flush did not.
+func (o *Outputs) Stop(*results.Result) error {
+	o.stop()
+	return nil
 }
 
 // stop ends the live outputs (the remote writes get a few seconds to send
@@ -169,22 +201,41 @@ func (o *Outputs) stop() []string {
 	return lost
 }
 
-// Finish stops the live outputs, if the run did not, and writes what a run
-// leaves for CI: the JUnit report (--junit) and the Markdown report
-// appended to $GITHUB_STEP_SUMMARY when it is set. res may be nil (a run
-// that never started): then only the outputs stop.
-func (o *Outputs) Finish(res *results.Result) error {
-	if o == nil {
-		return nil
+// Close stops the live series, if no session did: the outputs of a run
+// that never opened one. It is safe on nil.
+func (o *Outputs) Close() {
+	if o != nil {
+		o.stop()
 	}
-	o.stop()
+}
+
+// junit writes the JUnit report (--junit) of the run when it ends: of the
+// result so far when it stopped on an error, nothing when it never opened.
+type junit struct{ path string }
+
+var _ run.Output = junit{}
+
+func (junit) Start(*results.Result) error { return nil }
+func (junit) Step(*run.Finished) error    { return nil }
+func (j junit) Stop(res *results.Result) error {
 	if res == nil {
 		return nil
 	}
-	var errs []error
-	if o.junit != "" {
-		errs = append(errs, WriteJUnit(o.junit, res))
+	return WriteJUnit(j.path, res)
+}
+
+// stepSummary appends the run's Markdown report to $GITHUB_STEP_SUMMARY
+// when it ends (AppendStepSummary): of the result so far when it stopped on
+// an error, nothing when it never opened.
+type stepSummary struct{}
+
+var _ run.Output = stepSummary{}
+
+func (stepSummary) Start(*results.Result) error { return nil }
+func (stepSummary) Step(*run.Finished) error    { return nil }
+func (stepSummary) Stop(res *results.Result) error {
+	if res == nil {
+		return nil
 	}
-	errs = append(errs, AppendStepSummary(res))
-	return errors.Join(errs...)
+	return AppendStepSummary(res)
 }

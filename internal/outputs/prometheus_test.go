@@ -173,9 +173,8 @@ func runWith(t *testing.T, url string, f *Flags, step time.Duration, h hooks, ra
 		h.ready()
 	}
 	if h.onStep != nil || h.afterStep != nil {
-		hook, n := opts.OnStep, 0
-		opts.OnStep = func(st *results.Step) {
-			hook(st)
+		n := 0
+		opts.Outputs = append(opts.Outputs, stepHook(func(st *results.Step) {
 			n++
 			if h.onStep != nil {
 				h.onStep(n)
@@ -183,7 +182,7 @@ func runWith(t *testing.T, url string, f *Flags, step time.Duration, h hooks, ra
 			if h.afterStep != nil {
 				h.afterStep(st)
 			}
-		}
+		}))
 	}
 	s, err := run.Open(context.Background(), p, opts)
 	if err != nil {
@@ -194,9 +193,7 @@ func runWith(t *testing.T, url string, f *Flags, step time.Duration, h hooks, ra
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Finish(res); err != nil {
-		t.Fatal(err)
-	}
+	o.Close()
 	return res, o
 }
 
@@ -296,9 +293,9 @@ func TestMetricsListen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer o.Finish(nil)
+	defer o.Close()
 	e := o.sinks[0].(*exporter)
-	opts.OnSecond(run.Second{Step: 0, Label: "10/s", At: time.Now(), TargetRate: 10, Rate: 9, WindowS: 1, Scenarios: []string{"home"}})
+	o.Second(&run.Second{Step: 0, Label: "10/s", At: time.Now(), TargetRate: 10, Rate: 9, WindowS: 1, Scenarios: []string{"home"}})
 	resp, err := http.Get("http://" + e.Addr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -325,7 +322,7 @@ func TestMetricsListen(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a port alone: %v", err)
 	}
-	defer o2.Finish(nil)
+	defer o2.Close()
 	if a := o2.sinks[0].(*exporter).Addr(); !strings.HasPrefix(a, "127.0.0.1:") {
 		t.Errorf("a port alone listens on %s, want loopback", a)
 	}
@@ -363,3 +360,11 @@ func TestMetricsListenScraped(t *testing.T) {
 		t.Errorf("scraped ok requests %v, result.json %d: want the same count", got, res.Steps[0].Completed)
 	}
 }
+
+// stepHook is an output that calls a function with each finished step,
+// after the outputs before it in run.Options.Outputs took it.
+type stepHook func(*results.Step)
+
+func (h stepHook) Start(*results.Result) error { return nil }
+func (h stepHook) Step(f *run.Finished) error  { h(f.Step); return nil }
+func (h stepHook) Stop(*results.Result) error  { return nil }

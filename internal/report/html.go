@@ -39,7 +39,7 @@ func Title(r *results.Result) string {
 func body(r *results.Result, story string) string {
 	var b strings.Builder
 	if r.Search != nil {
-		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(r.Search.Answer))
+		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(FindAnswer(r)))
 	}
 	if s := Summary(r); s != "" {
 		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(s))

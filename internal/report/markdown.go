@@ -25,8 +25,8 @@ func markdown(w io.Writer, r *results.Result) {
 		title = "load test"
 	}
 	fmt.Fprintf(w, "## %s\n\n", mdEscape(title))
-	if r.Search != nil && r.Search.Answer != "" {
-		fmt.Fprintf(w, "**%s**\n\n", mdEscape(r.Search.Answer))
+	if a := FindAnswer(r); a != "" {
+		fmt.Fprintf(w, "**%s**\n\n", mdEscape(a))
 	}
 	if s := Summary(r); s != "" {
 		fmt.Fprintf(w, "**%s**\n\n", mdEscape(s))

@@ -114,9 +114,25 @@ type Search struct {
 	// Outcome is "edge", "start_fails", "no_failure", "generator_limited",
 	// "exhausted", or "unfinished" (interrupted).
 	Outcome string `json:"outcome"`
-	// Answer is the one-line answer, e.g. "edge: 480/s at p99<50ms, errors<1%;
-	// 500/s fails: p99 1.2 s".
-	Answer string `json:"answer"`
+	// SLO is the criteria the steps were judged by, as the plan wrote them;
+	// empty: by their verdicts alone.
+	SLO string `json:"slo,omitempty"`
+	// Users says the levels are numbers of users (the closed model), not
+	// rates per second.
+	Users bool `json:"users,omitempty"`
+	// PassedLevel is the highest level that passed (the edge, when one was
+	// found), 0 if none did; FailedLevel the lowest that failed, 0 if none
+	// did.
+	PassedLevel float64 `json:"passed_level,omitempty"`
+	FailedLevel float64 `json:"failed_level,omitempty"`
+	// Probes counts the steps the search ran, and LastLevel is the level of
+	// the last of them.
+	Probes    int     `json:"probes"`
+	LastLevel float64 `json:"last_level,omitempty"`
+	// Answer is the one-line answer as results written before the facts
+	// above were kept carry it; a search leaves it empty, and
+	// report.FindAnswer phrases the answer from the facts.
+	Answer string `json:"answer,omitempty"`
 }
 
 // DeliveryPoint is one second of deliveries: first arrivals, and ids

@@ -208,19 +208,9 @@ type SearchFlags struct {
 // Config builds the search for p from the flags. Errors name the flag.
 func (f *SearchFlags) Config(p *plan.Plan) (search.Config, error) {
 	cfg := search.Config{Integer: p.Load.Model == plan.Closed}
-	switch {
-	case f.Start != "":
-		v, err := parseLevel(f.Start)
-		if err != nil {
-			return cfg, badInput("--start: %w", err)
-		}
-		cfg.Start = v
-	case cfg.Integer:
-		cfg.Start = float64(p.Load.VUs[0])
-	case len(p.Load.Rates) > 0 && (f.RateGiven || p.File != ""):
-		cfg.Start = p.Load.Rates[0]
-	default:
-		return cfg, badInput("find needs --start (the first rate to try)")
+	var err error
+	if cfg.Start, err = f.start(p, cfg.Integer); err != nil {
+		return cfg, err
 	}
 	if f.Max != "" {
 		v, err := parseLevel(f.Max)
@@ -241,6 +231,25 @@ func (f *SearchFlags) Config(p *plan.Plan) (search.Config, error) {
 		return cfg, &InputError{Err: err}
 	}
 	return cfg, nil
+}
+
+// start is the search's first level: --start, else the plan's first
+// number of users, else its first rate when one was given (in the plan
+// file, or with --rate).
+func (f *SearchFlags) start(p *plan.Plan, users bool) (float64, error) {
+	switch {
+	case f.Start != "":
+		v, err := parseLevel(f.Start)
+		if err != nil {
+			return 0, badInput("--start: %w", err)
+		}
+		return v, nil
+	case users:
+		return float64(p.Load.VUs[0]), nil
+	case len(p.Load.Rates) > 0 && (f.RateGiven || p.File != ""):
+		return p.Load.Rates[0], nil
+	}
+	return 0, badInput("find needs --start (the first rate to try)")
 }
 
 func parseLevel(s string) (float64, error) {

@@ -11,14 +11,17 @@
 // Everything that is "many runs" (repeats, sweeps) or "a run driven from
 // elsewhere" (agents) is built on a Session, never by copying what it does.
 //
-// It prints nothing and never exits: progress and notes go to the callbacks
-// in Options, and errors are typed for the caller to turn into exit codes:
+// It prints nothing and never exits: what consumes the run as it goes
+// (result.json, live series, JUnit, the terminal's line) is an Output in
+// Options (output.go), notes go to Options.OnNote, and errors are typed
+// for the caller to turn into exit codes:
 // an InputError is a bad plan, ErrUnreachable a target that did not answer
 // the preflight, ErrInterrupted a cancelled context, ErrTargetDied (a
 // TargetDiedError) a command target that ended on its own mid-run (the
 // step under way was cut there and the run stopped, died.go); anything
 // else stopped the run from being carried out.
 //
-// Concurrency: a Session is used by one goroutine; its OnProgress callback
-// runs on the running step's collector goroutine.
+// Concurrency: a Session is used by one goroutine; its outputs' Second and
+// Progress run on the running step's collector goroutine, everything else
+// on the session's.
 package run

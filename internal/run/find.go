@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/search"
 )
@@ -80,29 +79,39 @@ func (f *Finder) Run(ctx context.Context, level float64, _ bool) (search.Step, e
 // an InputError.
 func Find(ctx context.Context, s *Session, cfg search.Config) (*results.Result, error) {
 	if s.p.Load.Each {
-		return nil, badInput("%s: load.each (--each) runs the stairs once per scenario, and find searches for the edge of one mix: use run, or leave each out", cmp.Or(s.p.Where("load.each"), "--each"))
+		return nil, s.abandon(badInput("%s: load.each (--each) runs the stairs once per scenario, and find searches for the edge of one mix: use run, or leave each out", cmp.Or(s.p.Where("load.each"), "--each")))
 	}
 	strat, err := search.New(cfg)
 	if err != nil {
-		return nil, &InputError{Err: err}
+		return nil, s.abandon(&InputError{Err: err})
 	}
 	r, err := search.Run(ctx, strat, NewFinder(s))
 	if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) || errors.Is(err, ErrTargetDied) {
 		return s.stopAfter(ctx, err)
 	}
 	if err != nil && !errors.Is(err, ErrInterrupted) {
-		return nil, err
+		return nil, s.abandon(err)
 	}
 	found := r.Outcome == search.Edge || r.Outcome == search.NoFailure
 	s.found = &found
 	if found {
 		s.res.Edge = edgeOf(s.res, r.Edge, cfg.Integer)
 	}
-	s.res.Search = &results.Search{
-		Start: cfg.Start, Max: cfg.Max, Precision: cfg.Precision, Outcome: r.Outcome.String(),
-		Answer: report.FindAnswer(report.Answer{Search: r, Users: cfg.Integer, Criteria: s.p.SLO, Terms: s.terms, Result: s.res}),
-	}
+	s.res.Search = searchOf(r, cfg, s.p.SLO)
 	return s.Finish(ctx)
+}
+
+// searchOf is what a search found, as result.json keeps it: the facts
+// find's answer is phrased from (report.FindAnswer), not the phrase.
+func searchOf(r search.Result, cfg search.Config, criteria string) *results.Search {
+	out := &results.Search{
+		Start: cfg.Start, Max: cfg.Max, Precision: cfg.Precision, Outcome: r.Outcome.String(),
+		SLO: criteria, Users: cfg.Integer, PassedLevel: r.Edge, FailedLevel: r.FirstFail, Probes: len(r.Probes),
+	}
+	if n := len(r.Probes); n > 0 {
+		out.LastLevel = r.Probes[n-1].Level
+	}
+	return out
 }
 
 // edgeOf points at the last step run at the edge level (the confirmation).

@@ -77,21 +77,18 @@ func DrainBound(p *plan.Plan) time.Duration {
 // openRemote opens a session whose steps run on o.Remote's agents: no
 // transport, executor, sinks or sockets here (the agents have them, and
 // checked the target), the target watched as on one machine.
-func openRemote(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, set *scenario.Set) (*Session, error) {
-	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict}
-	log := ""
-	if o.Out != "" {
-		log = o.Out + ".target.log"
-	}
+func openRemote(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, set *scenario.Set, outs *outputs) (*Session, error) {
+	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict, outs: outs}
 	var err error
-	if s.watch, err = startWatch(ctx, p, log); err != nil {
+	if s.watch, err = startWatch(ctx, p, targetLog(&o)); err != nil {
 		return nil, err
 	}
+	s.collectors = s.collecting()
 	s.res = newResult(p, &o)
 	s.res.Agents = o.Remote.Agents()
 	s.res.Unfinished = true
 	s.judge()
-	if err := s.write(); err != nil {
+	if err := s.outs.start(s.res); err != nil {
 		if s.watch != nil {
 			s.watch.stop()
 		}

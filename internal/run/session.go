@@ -13,7 +13,6 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
-	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
@@ -35,16 +34,13 @@ type Options struct {
 	Args []string
 	// Version is ceiling's version, for result.json's host.
 	Version string
-	// OnProgress, if set, is called about once a second while a step runs
-	// (on the step's collector goroutine), and once with the step's final
-	// figures when it has ended.
-	OnProgress func(report.Progress)
+	// Outputs consume the run as it goes, after result.json (which Out
+	// names): the session starts them when it opens, gives them every
+	// step, and stops them when the run ends, or when Open fails.
+	Outputs []Output
 	// OnNote, if set, is told what the session is doing when it waits for
 	// something other than a step (late deliveries), in a sentence.
 	OnNote func(string)
-	// OnDrain, if set, is told how the wait for late deliveries after the
-	// load stands, about once a second, and once with Done when it ends.
-	OnDrain func(report.Draining)
 	// Exchanger performs the HTTP exchanges; nil: the plan's (package
 	// httpx). The session closes it.
 	Exchanger transport.Exchanger
@@ -71,15 +67,6 @@ type Options struct {
 	SecondHistograms bool
 	// RunID names the run in result.json and in live outputs' labels.
 	RunID string
-	// OnSecond, if set, is called with each second of a step as it is
-	// counted, on the step's collector goroutine (live outputs).
-	OnSecond func(Second)
-	// OnStep, if set, is called with each step's figures (its repeats
-	// combined, with its verdict) once it is written.
-	OnStep func(*results.Step)
-	// Finishing, if set, is called before the run's last write; what it
-	// returns is added to the result's warnings (outputs that lost data).
-	Finishing func() []string
 	// RefusedStops makes Open return ErrRefused when the preflight saw the
 	// target refuse every scenario's request with a 4xx (find and sweep:
 	// they would spend minutes measuring refusals). Without it the run
@@ -102,24 +89,27 @@ type Session struct {
 	// search, repeats): the SLO's longest "<" delivery latency bound, so
 	// that the ids in flight at the step's end are known to be under it or
 	// not. Zero: the figures are taken at once.
-	await   time.Duration
-	set     *scenario.Set
-	ex      transport.Exchanger
-	loop    transport.Loop // nil: no event loop (see eventLoop)
-	runner  *load.Runner
-	res     *results.Result
-	sockets sockets
-	watch   *watch
-	sinks   *sinks
-	index   int
-	alone   string           // the scenario run alone (load.each), "" for the mix
-	raw     [][]results.Step // each step index's repeats, in run order
-	passed  [][]bool         // whether each of them passed, judged alone
-	died    bool             // the command target died: the run does not pass
-	fdLimit int              // the process's open-file limit, 0 when unknown
-	conns   int              // the connections it leaves the open model's workers, 0: no cap
-	refused int64            // requests the scenarios refused to send, so far
-	cookies int64            // cookies the users' jars did not store, so far
+	await  time.Duration
+	set    *scenario.Set
+	ex     transport.Exchanger
+	loop   transport.Loop // nil: no event loop (see eventLoop)
+	runner *load.Runner
+	res    *results.Result
+	outs   *outputs // result.json first, then Options.Outputs
+	watch  *watch
+	sinks  *sinks
+	// collectors add what they saw beside the load to each step
+	// (collect.go); events is the one of them that fires the plan's
+	// events, nil without any.
+	collectors []collector
+	events     *eventsCollector
+	index      int
+	alone      string           // the scenario run alone (load.each), "" for the mix
+	raw        [][]results.Step // each step index's repeats, in run order
+	passed     [][]bool         // whether each of them passed, judged alone
+	died       bool             // the command target died: the run does not pass
+	fdLimit    int              // the process's open-file limit, 0 when unknown
+	conns      int              // the connections it leaves the open model's workers, 0: no cap
 
 	// What a search sets (see Finder).
 	found         *bool         // whether an edge was found, which is what passed means
@@ -129,25 +119,44 @@ type Session struct {
 
 // Open checks the plan's SLO, compiles its scenarios, starts its sinks and
 // its watched target, sends the preflight request, opens the websocket
-// sockets and writes an empty result. A bad plan is an InputError; a target
-// that does not answer is ErrUnreachable; anything else that stops the run
-// from starting (a port in use, a target that will not start, an unwritable
-// result) is returned as it is.
+// sockets, writes an empty result and starts the outputs. A bad plan is an
+// InputError; a target that does not answer is ErrUnreachable; anything
+// else that stops the run from starting (a port in use, a target that will
+// not start, an unwritable result) is returned as it is. When it fails,
+// the outputs are stopped (with no result) and the agents' sessions
+// closed.
 func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) {
-	if o.Remote != nil {
-		defer func() {
-			if err != nil {
+	outs := newOutputs(p, &o)
+	defer func() {
+		if err != nil {
+			outs.stop(nil) // the session never opened: the outputs let go
+			if o.Remote != nil {
 				o.Remote.Close() // the agents' sessions, opened for this run
 			}
-		}()
-	}
-	terms, err := Terms(p)
+		}
+	}()
+	terms, set, err := compile(p, &o)
 	if err != nil {
 		return nil, err
 	}
+	if o.Remote != nil {
+		return openRemote(ctx, p, o, terms, set, outs)
+	}
+	return openHere(ctx, p, o, terms, set, outs)
+}
+
+// compile parses the plan's SLO and compiles its scenarios, and refuses
+// what the plan asks that this session cannot do: an SLO term naming no
+// scenario, what agents cannot run, events that repeats or segments would
+// do more than once.
+func compile(p *plan.Plan, o *Options) ([]slo.Term, *scenario.Set, error) {
+	terms, err := Terms(p)
+	if err != nil {
+		return nil, nil, err
+	}
 	set, err := scenario.Compile(p)
 	if err != nil {
-		return nil, &InputError{Err: err}
+		return nil, nil, &InputError{Err: err}
 	}
 	names := set.Names()
 	if set.HasLogin() && !slices.Contains(names, results.LoginName) {
@@ -155,99 +164,152 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 	}
 	for _, t := range terms {
 		if t.Scenario != "" && !slices.Contains(names, t.Scenario) {
-			return nil, badInput("%s: slo: %q names no scenario (scenarios: %s)", where(p, "slo"), t.Text, strings.Join(names, ", "))
+			return nil, nil, badInput("%s: slo: %q names no scenario (scenarios: %s)", where(p, "slo"), t.Text, strings.Join(names, ", "))
 		}
 	}
-	if err := remoteRefusals(&o, len(p.Sinks) > 0, heldSockets(p), len(p.Events), p.Load.Each); err != nil {
-		return nil, err
+	if err := remoteRefusals(o, len(p.Sinks) > 0, heldSockets(p), len(p.Events), p.Load.Each); err != nil {
+		return nil, nil, err
 	}
-	if o.Remote != nil {
-		return openRemote(ctx, p, o, terms, set)
-	}
+	return terms, set, eventRefusals(p, o)
+}
+
+// eventRefusals lists what a plan with events may not have.
+func eventRefusals(p *plan.Plan, o *Options) error {
 	switch {
 	case len(p.Events) > 0 && p.Repeat > 1:
-		return nil, badInput("%s: events with repeats are not supported yet: each repeat would do them again, and the repeats' steps are combined", cmp.Or(p.Where("events"), "events"))
+		return badInput("%s: events with repeats are not supported yet: each repeat would do them again, and the repeats' steps are combined", cmp.Or(p.Where("events"), "events"))
 	case len(p.Events) > 0 && !o.Segment.Whole():
-		return nil, badInput("%s: events with --segment: every segment's machine would do them (kill the target N times); run the events on one machine", cmp.Or(p.Where("events"), "events"))
+		return badInput("%s: events with --segment: every segment's machine would do them (kill the target N times); run the events on one machine", cmp.Or(p.Where("events"), "events"))
 	}
 	for i, ev := range p.Events {
 		if ev.Action == plan.ActionCPU && p.Monitor.Cgroup == "" {
-			return nil, badInput("%s: events[%d]: cpu limits the target's cgroup: give monitor.cgroup (ceiling sweep's local launcher sets it)", where(p, fmt.Sprintf("events[%d]", i)), i)
+			return badInput("%s: events[%d]: cpu limits the target's cgroup: give monitor.cgroup (ceiling sweep's local launcher sets it)", where(p, fmt.Sprintf("events[%d]", i)), i)
 		}
 	}
-	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict}
+	return nil
+}
+
+// openHere opens a session whose steps run on this machine: the sinks and
+// the watched target, the transport and its preflight, the sockets, the
+// result, the outputs and the executor.
+func openHere(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, set *scenario.Set, outs *outputs) (*Session, error) {
+	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict, outs: outs}
 	if p.Repeat > 1 {
 		s.await = deliveryWait(terms)
 	}
-	if s.sinks, err = startSinks(p); err != nil {
+	if err := s.startCollectors(ctx); err != nil {
 		return nil, err
 	}
-	if s.sinks != nil {
-		set.SetDeliveries(s.sinks.ledger)
-	}
-	log := ""
-	if o.Out != "" {
-		log = o.Out + ".target.log"
-	}
-	if s.watch, err = startWatch(ctx, p, log); err != nil {
-		s.sinks.close()
-		return nil, err
-	}
-	if s.ex = o.Exchanger; s.ex == nil {
-		s.ex = exchanger(p)
-	}
-	dialer := o.Dialer
-	if dialer == nil {
-		dialer = wsx.New(p.HTTP.Insecure)
-		frameLoop(p, set)
-	}
-	cookie, refused, err := preflight(s.ex, set, p)
-	if err == nil && refused != "" && o.RefusedStops {
-		err = fmt.Errorf("preflight: %s; %w", refused, ErrRefused)
-	}
+	dialer, refused, err := s.connect()
 	if err != nil {
 		s.closeTransport()
 		return nil, err
-	}
-	if refused != "" && o.OnNote != nil {
-		o.OnNote("preflight: " + refused + "; a step in which every request is refused is INVALID and fails the run")
-	}
-	if o.Exchanger == nil {
-		s.loop = eventLoop(p, cookie)
 	}
 	s.res = newResult(p, &o)
 	s.res.Unfinished = true // until Finish: a run killed mid-way must not read as a pass
 	if refused != "" {
 		s.res.Warnings = append(s.res.Warnings, "preflight: "+refused)
 	}
-	if n := heldSockets(p); n > 0 && o.OnNote != nil {
-		o.OnNote(fmt.Sprintf("opening %d websocket sockets", n))
-	}
-	if err := openSockets(ctx, set, p, dialer); err != nil {
-		s.closeTransport()
-		if ctx.Err() == nil {
-			return nil, err
-		}
-		// Interrupted while the sockets opened: nothing was measured, and
-		// the result says so.
-		ended := time.Now().Round(0)
-		s.res.Interrupted, s.res.Unfinished, s.res.EndedAt = true, false, &ended
-		s.res.Warnings = append(s.res.Warnings, "interrupted while the websocket sockets were opening: no step ran")
-		s.judge()
-		return nil, errors.Join(ErrInterrupted, s.write())
+	if err := s.openSockets(ctx, dialer); err != nil {
+		return nil, err
 	}
 	s.limitConns()
 	s.judge()
-	if err := s.write(); err != nil {
+	if err := s.outs.start(s.res); err != nil {
 		s.closeTransport()
 		return nil, err
 	}
 	cfg := loadConfig(p, &o)
 	cfg.MaxConns = s.conns
-	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(o.OnProgress, s.sinks)
+	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(s.outs.progress(), s.sinks)
 	cfg.OnSecond = s.onSecond()
 	s.runner = load.NewRunner(cfg)
 	return s, nil
+}
+
+// startCollectors starts the sinks and the watched target, and lines up
+// what collects beside the load in every step (collect.go).
+func (s *Session) startCollectors(ctx context.Context) error {
+	var err error
+	if s.sinks, err = startSinks(s.p); err != nil {
+		return err
+	}
+	if s.sinks != nil {
+		s.set.SetDeliveries(s.sinks.ledger)
+	}
+	if s.watch, err = startWatch(ctx, s.p, targetLog(&s.o)); err != nil {
+		s.sinks.close()
+		return err
+	}
+	s.collectors = s.collecting()
+	return nil
+}
+
+// targetLog is where a command target's output goes: next to result.json,
+// nowhere without one.
+func targetLog(o *Options) string {
+	if o.Out == "" {
+		return ""
+	}
+	return o.Out + ".target.log"
+}
+
+// connect sets up the transport (the plan's, or Options'), sends the
+// preflight and picks the event loop. It returns the websocket dialer and
+// what the preflight saw refused ("" when nothing was), which stops the
+// session with Options.RefusedStops and is noted otherwise.
+func (s *Session) connect() (transport.SocketDialer, string, error) {
+	if s.ex = s.o.Exchanger; s.ex == nil {
+		s.ex = exchanger(s.p)
+	}
+	dialer := s.o.Dialer
+	if dialer == nil {
+		dialer = wsx.New(s.p.HTTP.Insecure)
+		frameLoop(s.p, s.set)
+	}
+	cookie, refused, err := preflight(s.ex, s.set, s.p)
+	if err == nil && refused != "" && s.o.RefusedStops {
+		err = fmt.Errorf("preflight: %s; %w", refused, ErrRefused)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if refused != "" {
+		s.note("preflight: " + refused + "; a step in which every request is refused is INVALID and fails the run")
+	}
+	if s.o.Exchanger == nil {
+		s.loop = eventLoop(s.p, cookie)
+	}
+	return dialer, refused, nil
+}
+
+// openSockets opens the plan's held websocket sockets. Interrupted while
+// they open, the session ends there: result.json says that no step ran,
+// and the error matches ErrInterrupted.
+func (s *Session) openSockets(ctx context.Context, dialer transport.SocketDialer) error {
+	if n := heldSockets(s.p); n > 0 {
+		s.note(fmt.Sprintf("opening %d websocket sockets", n))
+	}
+	err := openSockets(ctx, s.set, s.p, dialer)
+	if err == nil {
+		return nil
+	}
+	s.closeTransport()
+	if ctx.Err() == nil {
+		return err
+	}
+	ended := time.Now().Round(0)
+	s.res.Interrupted, s.res.Unfinished, s.res.EndedAt = true, false, &ended
+	s.res.Warnings = append(s.res.Warnings, "interrupted while the websocket sockets were opening: no step ran")
+	s.judge()
+	return errors.Join(ErrInterrupted, s.outs.file(s.res))
+}
+
+// note tells Options.OnNote what the session is doing, if it listens.
+func (s *Session) note(what string) {
+	if s.o.OnNote != nil {
+		s.o.OnNote(what)
+	}
 }
 
 // limitConns keeps descriptors for what the run must write and caps the
@@ -333,7 +395,7 @@ run:
 					if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) || errors.Is(err, ErrTargetDied) {
 						return s.stopAfter(ctx, err)
 					}
-					return nil, err
+					return nil, s.abandon(err)
 				}
 			}
 		}
@@ -388,138 +450,99 @@ func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) 
 	return s.step(ctx, st)
 }
 
-// step runs st as step st.Index, or as one more repeat of it.
+// step runs st as step st.Index, or as one more repeat of it, through the
+// step's pipeline: the collectors begin; the step is executed (here or on
+// the agents); the collectors annotate its figures with what they saw over
+// its window; it is recorded in the result (combined with its earlier
+// repeats); the run is judged; and the outputs take it, result.json first,
+// so that it is on disk before the next step begins.
 func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) {
-	var before *results.Delivery // a repeat's deliveries are its own: what earlier repeats of the step had is taken off
-	if s.sinks != nil && st.Index < len(s.raw) && len(s.raw[st.Index]) > 0 {
-		before = s.sinks.stepFigures(st.Index, time.Time{}, time.Time{})
+	st = s.traced(st)
+	for _, c := range s.collectors {
+		c.begin(ctx, st)
 	}
-	if s.sinks != nil {
-		s.sinks.begin(st.Index)
-	}
-	var step results.Step
-	var win Window
-	var base time.Time
-	var lost, stop error // an agent lost, a required event failed: the run stops after this step
-	if s.o.Remote != nil {
-		var err error
-		step, win, err = s.o.Remote.Step(ctx, st)
-		switch {
-		case errors.Is(err, ErrAgentLost):
-			lost = err // recorded, judged INVALID and written; then the run stops
-		case err != nil:
-			return step, fmt.Errorf("step %d: %w", st.Index+1, err)
+	step, sp, lost := s.execute(ctx, st)
+	if lost != nil && !errors.Is(lost, ErrAgentLost) {
+		if s.events != nil { // the step's events end with it, and are kept in the result
+			s.events.annotate(ctx, &step, sp)
 		}
-		step.Index, base = st.Index, s.o.Remote.Base()
-	} else {
-		var start time.Duration
-		var err error
-		var evs *stepEvents
-		if len(s.p.Events) > 0 {
-			st = s.traced(st)
-			evs = s.startEvents(ctx, st, time.Now(), s.runner.Base())
-		}
-		measure, cancel := ctx, context.CancelFunc(func() {})
-		if !s.eventful(st) {
-			measure, cancel = s.watch.untilDied(ctx) // a dead target's port is not loaded further
-		}
-		step, start, err = s.Measure(measure, st)
-		cancel()
-		step.StartS = start.Seconds()
-		if evs != nil {
-			var done []results.Event
-			done, stop = evs.wait()
-			s.noteEvents(&step, done)
-		}
-		if err != nil {
-			return step, err
-		}
-		base = s.runner.Base()
-		win = Window{Start: base.Add(start + st.Warmup), End: base.Add(start + st.Warmup + time.Duration(step.DurationS*float64(time.Second)))}
+		return step, lost
 	}
-	var died error // the command target died: the run stops after this step
-	if w := s.watch; w != nil {
-		var warnings []string
-		step.Target, warnings = w.figures(win.Start, win.End)
-		step.Warnings = append(step.Warnings, warnings...)
-		w.annotate(step.Series, base)
-		if exit, at, ok := w.dead(); ok && !s.eventful(st) {
-			died = s.targetDied(&step, exit, at, win, ctx.Err() == nil)
-		} else if step.Target.Exited {
-			step.Warnings = append(step.Warnings, "the target exited: the figures after its exit measure a dead target"+w.logHint())
-		}
-	}
-	if s.sinks != nil {
-		if s.await > 0 && !win.End.IsZero() {
-			s.sinks.ledger.Await(ctx, step.Index, s.await, win.End.Add(min(s.await, s.sinks.drain)))
-		}
-		step.Delivery = s.sinks.stepFigures(step.Index, win.Start, win.End)
-		n := step.Delivery.Delivered
-		if !win.End.IsZero() {
-			n = s.sinks.ledger.DeliveredBy(step.Index, win.End)
-		}
-		if d := step.Delivery; before != nil {
-			d.Expected, d.Delivered = d.Expected-before.Expected, max(d.Delivered-before.Delivered, 0)
-			d.Rejected, d.Duplicates = d.Rejected-before.Rejected, max(d.Duplicates-before.Duplicates, 0)
-			d.Lost, d.Undelivered = 0, max(d.Expected-d.Delivered, 0)
-			n = max(n-before.Delivered, 0)
-		}
-		step.Delivery.AtStepEnd = &n
-	}
-	step.SettleS, s.settled = s.settled.Seconds(), 0
-	if s.settleWarning != "" {
-		step.Warnings = append(step.Warnings, s.settleWarning)
-		s.settleWarning = ""
-	}
-	step.WebSocket = s.sockets.step(s.set, heldSockets(s.p))
-	if step.WebSocket != nil && step.Completed == 0 && step.Sent == 0 {
-		step.Warnings = slices.DeleteFunc(step.Warnings, func(w string) bool {
-			return strings.HasPrefix(w, noExchange) // an idle soak sends nothing
-		})
-	}
-	step.Warnings = append(step.Warnings, socketWarnings(step.WebSocket)...)
-	if n := s.set.DroppedCookies(); n > s.cookies {
-		step.Warnings = append(step.Warnings, fmt.Sprintf("%d cookies of new names were not stored: a user's jar keeps at most %d names, as a browser's does (the target sets new names without end?)", n-s.cookies, scenario.MaxCookies))
-		s.cookies = n
-	}
-	if ex := s.set.TakeFailedCheck(); ex != "" && step.Errors["check"] > 0 {
-		step.Warnings = append(step.Warnings, fmt.Sprintf("%d responses failed a check; the first: %s", step.Errors["check"], ex))
-	}
-	if n, why := s.set.Refused(); n > s.refused {
-		step.Warnings = append(step.Warnings, fmt.Sprintf("%d requests were not sent, their iterations failed as checks: %s", n-s.refused, why))
-		s.refused = n
-	}
-	raw := step
+	stops := append([]error{lost}, s.annotate(ctx, &step, sp)...)
+	measured := step
 	i, err := s.record(step)
 	if err != nil {
 		return step, fmt.Errorf("step %d: %w", st.Index+1, err)
 	}
-	s.res.NoteDuplicates(duplicates(s.set.Duplicates()))
 	if ctx.Err() != nil {
 		s.res.Interrupted = true
 	}
 	s.judge()
 	step = s.res.Steps[i] // with its verdict, over the repeats so far
-	if err := s.write(); err != nil {
+	if err := s.outs.step(&Finished{Step: &step, Measured: &measured, Result: s.res}); err != nil {
 		return step, err
 	}
-	if s.o.OnStep != nil {
-		s.o.OnStep(&step)
+	return step, s.stopsAfter(stops)
+}
+
+// execute runs st, on the agents or here, and returns its figures as
+// measured and the span they cover. An error matching ErrAgentLost comes
+// with the merged figures of the agents that answered: the step is kept,
+// judged INVALID and written, and the run stops after it.
+func (s *Session) execute(ctx context.Context, st load.Step) (results.Step, span, error) {
+	if s.o.Remote == nil {
+		return s.executeHere(ctx, st)
 	}
-	if s.o.OnProgress != nil {
-		s.o.OnProgress(done(st, &raw))
+	step, win, err := s.o.Remote.Step(ctx, st)
+	if err != nil && !errors.Is(err, ErrAgentLost) {
+		return step, span{}, fmt.Errorf("step %d: %w", st.Index+1, err)
 	}
-	if err := errors.Join(lost, stop); err != nil {
-		return step, err
+	step.Index = st.Index
+	return step, span{st: st, win: win, base: s.o.Remote.Base()}, err
+}
+
+// executeHere runs st on this machine. Unless the step has events (which
+// may kill the target on purpose), it ends early when the command target
+// dies: a dead target's port is not loaded further.
+func (s *Session) executeHere(ctx context.Context, st load.Step) (results.Step, span, error) {
+	measure, cancel := ctx, context.CancelFunc(func() {})
+	if !s.eventful(st) {
+		measure, cancel = s.watch.untilDied(ctx)
+	}
+	step, start, err := s.Measure(measure, st)
+	cancel()
+	step.StartS = start.Seconds()
+	base := s.runner.Base()
+	from := base.Add(start + st.Warmup)
+	return step, span{st: st, base: base, win: Window{Start: from, End: from.Add(time.Duration(step.DurationS * float64(time.Second)))}}, err
+}
+
+// stopsAfter is what a recorded step returns: why the run stops after it
+// (an agent lost, a required event failed), else ErrInterrupted when ctx
+// was cancelled, else the target's death, else nil.
+func (s *Session) stopsAfter(stops []error) error {
+	var died error
+	var others []error
+	for _, err := range stops {
+		switch {
+		case errors.Is(err, ErrTargetDied):
+			died = err
+		case err != nil:
+			others = append(others, err)
+		}
+	}
+	if err := errors.Join(others...); err != nil {
+		return err
 	}
 	if s.res.Interrupted {
-		return step, ErrInterrupted
+		return ErrInterrupted
 	}
-	return step, died
+	return died
 }
 
 // record adds a finished step to the result at its index: new, or
-// combined with the earlier repeats of that index (results.Combine).
+// combined with the earlier repeats of that index (results.Combine), and
+// the duplicate ids the scenarios have seen so far.
 func (s *Session) record(step results.Step) (int, error) {
 	i := step.Index
 	for len(s.raw) <= i {
@@ -536,6 +559,7 @@ func (s *Session) record(step results.Step) (int, error) {
 	} else {
 		s.res.Steps = append(s.res.Steps, c)
 	}
+	s.res.NoteDuplicates(duplicates(s.set.Duplicates()))
 	return i, nil
 }
 
@@ -584,15 +608,27 @@ func (s *Session) judge() {
 	s.res.Passed = s.res.Passed && !s.res.Interrupted && !s.res.Unfinished && !lost && !failed && !s.died
 }
 
-func (s *Session) write() error {
-	if s.o.Out == "" {
-		return nil
+// newOutputs are a session's outputs: result.json at o.Out, when it is
+// set, then o.Outputs.
+func newOutputs(p *plan.Plan, o *Options) *outputs {
+	outs := &outputs{}
+	if o.Out != "" {
+		perm := results.Public
+		if p.Data.Users != "" {
+			perm = results.Private // ids and tags may hold the data file's values
+		}
+		outs.list = append(outs.list, &resultFile{path: o.Out, perm: perm})
 	}
-	perm := results.Public
-	if s.p.Data.Users != "" {
-		perm = results.Private // ids and tags may hold the data file's values
-	}
-	return results.Write(s.o.Out, s.res, perm)
+	outs.list = append(outs.list, o.Outputs...)
+	return outs
+}
+
+// abandon stops the outputs of a run that err stopped before it finished:
+// they take the result so far (result.json keeps what its last step
+// wrote), and what they fail at is added to err.
+func (s *Session) abandon(err error) error {
+	file, others := s.outs.stop(s.res)
+	return errors.Join(err, file, others)
 }
 
 // Finish waits for late deliveries (up to Drain, less once ctx is
@@ -603,13 +639,15 @@ func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
 		if s.o.OnNote != nil {
 			s.o.OnNote(fmt.Sprintf("waiting up to %v for late deliveries", s.sinks.drain))
 		}
-		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base(), draining(s.o.OnDrain))
-		if s.o.OnDrain != nil {
-			d := s.res.Delivery
-			s.o.OnDrain(report.Draining{
-				Elapsed: time.Duration(d.DrainS * float64(time.Second)), Timeout: s.sinks.drain,
-				Missing: d.Missing(), Done: true, Complete: d.DrainComplete != nil && *d.DrainComplete,
-			})
+		follow := s.outs.progress()
+		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base(), draining(follow))
+		d := s.res.Delivery
+		end := &Draining{
+			Elapsed: time.Duration(d.DrainS * float64(time.Second)), Timeout: s.sinks.drain,
+			Missing: d.Missing(), Done: true, Complete: d.DrainComplete != nil && *d.DrainComplete,
+		}
+		for _, o := range follow {
+			o.Drain(end)
 		}
 		if ctx.Err() != nil && !s.res.Interrupted {
 			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("interrupted while waiting for late deliveries (after %.1fs of up to %v): ids still on their way are counted as undelivered", s.res.Delivery.DrainS, s.sinks.drain))
@@ -618,16 +656,15 @@ func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
 	if ctx.Err() != nil {
 		s.res.Interrupted = true // during a step, or while waiting for deliveries
 	}
-	if s.o.Finishing != nil {
-		s.res.Warnings = append(s.res.Warnings, s.o.Finishing()...)
-	}
+	s.res.Warnings = append(s.res.Warnings, s.outs.flush()...)
 	ended := time.Now().Round(0)
 	s.res.EndedAt, s.res.Unfinished = &ended, false
 	s.judge()
-	if err := s.write(); err != nil {
-		return nil, err
+	file, others := s.outs.stop(s.res)
+	if file != nil {
+		return nil, file
 	}
-	return s.res, nil
+	return s.res, others
 }
 
 // Result returns the result so far. It belongs to the session: read it,
@@ -658,6 +695,7 @@ func (s *Session) TargetCPU() (float64, bool) {
 // connections, the sinks, and the target it started. Call it once, after
 // the last step.
 func (s *Session) Close() {
+	s.outs.stop(s.res) // a session stepped without Finish: the outputs let go
 	if s.runner != nil {
 		s.runner.Close()
 	}
@@ -675,8 +713,7 @@ func (s *Session) closeTransport() {
 	if s.o.Remote != nil {
 		s.o.Remote.Close()
 	}
-	if s.watch != nil {
-		s.watch.stop()
+	for _, c := range s.collectors {
+		c.close()
 	}
-	s.sinks.close()
 }

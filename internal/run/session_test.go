@@ -62,6 +62,15 @@ func quickPlan(t *testing.T, slo string, step, warmup time.Duration, rates ...fl
 	return p
 }
 
+// following counts the live line's ticks and the steps that ended.
+type following struct{ ticks, ends *int }
+
+func (f *following) Start(*results.Result) error { return nil }
+func (f *following) Step(*Finished) error        { *f.ends++; return nil }
+func (f *following) Stop(*results.Result) error  { return nil }
+func (f *following) Progress(*Progress)          { *f.ticks++ }
+func (f *following) Drain(*Draining)             {}
+
 // A whole session without sockets: open, three steps under the target's
 // capacity of 400/s, then a search for the edge, which finishes it. Every
 // step is on disk, numbered in the order run, and the edge is the
@@ -72,13 +81,7 @@ func TestSessionStepsThenFind(t *testing.T) {
 		var ticks, ends int
 		p := quickPlan(t, "p99<50ms, errors<1%", 2*time.Second, 500*time.Millisecond, 100)
 		s, err := Open(t.Context(), p, Options{Out: out, Args: []string{"test"}, Exchanger: newServer(4, 10*time.Millisecond), GoTimer: true,
-			OnProgress: func(p report.Progress) {
-				if p.Done {
-					ends++
-				} else {
-					ticks++
-				}
-			}})
+			Outputs: []Output{&following{ticks: &ticks, ends: &ends}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,14 +108,15 @@ func TestSessionStepsThenFind(t *testing.T) {
 		if res.Command != "ceiling test" {
 			t.Errorf("command = %q, want the arguments as a command line", res.Command)
 		}
-		if !strings.HasPrefix(res.Search.Answer, "edge: ") || !strings.Contains(res.Search.Answer, "fails: p99") {
-			t.Errorf("answer = %q, want the edge and the p99 that failed above it", res.Search.Answer)
+		answer := report.FindAnswer(res)
+		if !strings.HasPrefix(answer, "edge: ") || !strings.Contains(answer, "fails: p99") {
+			t.Errorf("answer = %q, want the edge and the p99 that failed above it", answer)
 		}
 		if edge := res.Steps[res.Edge.Step]; edge.TargetRate != res.Edge.Rate || edge.SLOPassed == nil || !*edge.SLOPassed {
 			t.Errorf("the edge's step %d = %v/s, slo %v; want the edge's rate, passed", res.Edge.Step, edge.TargetRate, edge.SLOPassed)
 		}
 		on, err := results.Read(out)
-		if err != nil || len(on.Steps) != len(res.Steps) || len(on.Steps) < 6 || on.Search == nil || on.Search.Answer != res.Search.Answer || on.Unfinished || !on.Passed {
+		if err != nil || len(on.Steps) != len(res.Steps) || len(on.Steps) < 6 || on.Search == nil || report.FindAnswer(on) != answer || on.Unfinished || !on.Passed {
 			t.Fatalf("result.json = %d steps (err %v), want the %d run, with the answer, finished and passed", len(on.Steps), err, len(res.Steps))
 		}
 		for i, st := range on.Steps {

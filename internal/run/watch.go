@@ -54,24 +54,56 @@ func startWatch(ctx context.Context, p *plan.Plan, log string) (*watch, error) {
 	w := &watch{}
 	pid := m.PID
 	if m.Command != "" {
-		w.log = log
-		env := make([]string, 0, len(m.Env))
-		for k, v := range m.Env {
-			env = append(env, k+"="+v)
+		if err := w.start(ctx, m, log); err != nil {
+			return nil, err
 		}
-		w.launch = monitor.LaunchConfig{
-			Command: m.Command, Env: env, Dir: m.Dir, Ready: m.Ready,
-			ReadyTimeout: m.ReadyTimeout.Duration, StopGrace: m.StopGrace.Duration, Log: w.log,
-		}
-		t, err := monitor.Launch(ctx, w.launch)
-		if err != nil {
-			return nil, fmt.Errorf("start the target: %w", err)
-		}
-		w.target, pid = t, t.PID()
-		w.died = make(chan struct{})
-		w.follow(t)
+		pid = w.target.PID()
 	}
 	w.limit, w.limitWhy = monitor.CPULimit(pid, m.Cgroup)
+	src, err := w.source(p, pid)
+	if err != nil {
+		w.stop()
+		return nil, err
+	}
+	var scr *monitor.Scraper
+	if pr := m.Prometheus; pr != nil {
+		if scr, err = monitor.NewScraper(pr.URL, pr.Metrics, time.Second); err != nil {
+			w.stop()
+			return nil, badInput("%s: %w", where(p, "monitor.prometheus"), err)
+		}
+	}
+	w.watcher = monitor.NewWatcher(src, scr, time.Second)
+	w.watcher.Start()
+	return w, nil
+}
+
+// start launches the command target, its output to log, and follows it.
+func (w *watch) start(ctx context.Context, m *plan.Monitor, log string) error {
+	w.log = log
+	env := make([]string, 0, len(m.Env))
+	for k, v := range m.Env {
+		env = append(env, k+"="+v)
+	}
+	w.launch = monitor.LaunchConfig{
+		Command: m.Command, Env: env, Dir: m.Dir, Ready: m.Ready,
+		ReadyTimeout: m.ReadyTimeout.Duration, StopGrace: m.StopGrace.Duration, Log: w.log,
+	}
+	t, err := monitor.Launch(ctx, w.launch)
+	if err != nil {
+		return fmt.Errorf("start the target: %w", err)
+	}
+	w.target = t
+	w.died = make(chan struct{})
+	w.follow(t)
+	return nil
+}
+
+// source is where the target's CPU and memory are read: its cgroup, or
+// its process (a command target's whole tree, swapped when an event starts
+// it again); nil when neither, or when this OS cannot read a command
+// target's (it then runs unmeasured, its metrics still scraped).
+func (w *watch) source(p *plan.Plan, pid int) (monitor.Source, error) {
+	m := &p.Monitor
 	var src monitor.Source
 	var err error
 	key := "monitor.pid"
@@ -87,26 +119,14 @@ func startWatch(ctx context.Context, p *plan.Plan, log string) (*watch, error) {
 	}
 	switch {
 	case errors.Is(err, errors.ErrUnsupported) && m.Command != "" && m.Cgroup == "":
-		// This OS cannot read a process's CPU and memory: the target still
-		// runs, unmeasured, and its metrics are still scraped.
-		src, err, w.unmeasured = nil, nil, true
+		w.unmeasured = true
+		return nil, nil
 	case errors.Is(err, errors.ErrUnsupported):
-		w.stop()
 		return nil, badInput("%s: %w", where(p, key), err)
 	case err != nil:
-		w.stop()
 		return nil, fmt.Errorf("watch the target: %w", err)
 	}
-	var scr *monitor.Scraper
-	if pr := m.Prometheus; pr != nil {
-		if scr, err = monitor.NewScraper(pr.URL, pr.Metrics, time.Second); err != nil {
-			w.stop()
-			return nil, badInput("%s: %w", where(p, "monitor.prometheus"), err)
-		}
-	}
-	w.watcher = monitor.NewWatcher(src, scr, time.Second)
-	w.watcher.Start()
-	return w, nil
+	return src, nil
 }
 
 // figures summarises the target over a step's window, with what the

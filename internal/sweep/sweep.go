@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
 	"github.com/ceiling-dev/ceiling/internal/secret"
@@ -403,7 +404,7 @@ func (row *Row) fill(res *results.Result, usersPerRPS float64) {
 			}
 		}
 	} else if res.Search != nil {
-		row.Error = res.Search.Answer // no edge: the search says why
+		row.Error = report.FindAnswer(res) // no edge: the search says why
 	}
 	row.Throughput, row.ErrorRate = s.Throughput, s.ErrorRate
 	row.P50MS, row.P95MS, row.P99MS = s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99

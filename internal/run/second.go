@@ -11,7 +11,7 @@ import (
 )
 
 // Second is one second of a step as it is counted, for live outputs
-// (package outputs): what ended in it and the target's state at its end.
+// (SecondOutput): what ended in it and the target's state at its end.
 type Second struct {
 	// Step is the step's index, from 0, and Label its name in tables
 	// ("200/s", "50 VUs").
@@ -57,11 +57,11 @@ func stepLabel(st load.Step) string {
 	return fmt.Sprintf("%g/s", st.TargetRate())
 }
 
-// onSecond returns the executor's per-second hook for Options.OnSecond,
-// or nil when none is set.
+// onSecond returns the executor's per-second hook that passes each counted
+// second on to the outputs that take seconds, or nil when none does.
 func (s *Session) onSecond() func(load.Step, load.Point, *hdrhistogram.Histogram) {
-	f := s.o.OnSecond
-	if f == nil {
+	outs := s.outs.seconds()
+	if len(outs) == 0 {
 		return nil
 	}
 	names, keys := s.set.Names(), s.set.TagKeys()
@@ -78,6 +78,8 @@ func (s *Session) onSecond() func(load.Step, load.Point, *hdrhistogram.Histogram
 				sec.TargetCPU, sec.TargetRSS = &cpu, &rss
 			}
 		}
-		f(sec)
+		for _, o := range outs {
+			o.Second(&sec)
+		}
 	}
 }
