@@ -3,11 +3,9 @@ package dashboard
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +27,9 @@ type Options struct {
 // token in their addresses.
 const cookie = "ceiling_dashboard"
 
+// closeWait bounds how long Close waits for open pages to take the end.
+const closeWait = 3 * time.Second
+
 // writeTimeout bounds each write to a client: a client that stops
 // reading is dropped, never waited for.
 const writeTimeout = 10 * time.Second
@@ -39,14 +40,19 @@ type Server struct {
 	srv     *http.Server
 	token   string
 	closing chan struct{}
+	// closeOnce makes Close safe to call again.
+	closeOnce sync.Once
 
 	mu     sync.Mutex
 	title  string
 	body   string
 	seq    uint64
 	ended  bool
-	report string        // the report's path once the run ended, "" before or without one
+	report []byte        // the report's page once the run ended, nil before or without one
 	news   chan struct{} // closed at each publish, then replaced
+	// streams counts the event streams open; ends those sent the end,
+	// reports the reports served after it: Close waits for both.
+	streams, ends, reports int
 }
 
 // Listen starts serving the page at o.Addr. An address beyond loopback
@@ -107,11 +113,13 @@ func (s *Server) Publish(title, body string) {
 }
 
 // End publishes the run's last title and body and says it has ended,
-// with a link to reportPath when it is not "".
-func (s *Server) End(title, body, reportPath string) {
+// with a link to report (a whole HTML page) when it is not nil. An open
+// page fetches the report at once and keeps it, so that its link works
+// after ceiling has exited.
+func (s *Server) End(title, body string, report []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ended, s.report = true, reportPath
+	s.ended, s.report = true, report
 	s.set(title, body)
 }
 
@@ -123,8 +131,24 @@ func (s *Server) set(title, body string) {
 	s.news = make(chan struct{})
 }
 
-// Close stops serving: open pages keep what they last showed.
+// Close stops serving: open pages keep what they last showed. After End it
+// first waits, a few seconds at most, for the open pages to take the end
+// and the report.
 func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() { err = s.close() })
+	return err
+}
+
+func (s *Server) close() error {
+	for deadline := time.Now().Add(closeWait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		s.mu.Lock()
+		waiting := s.ended && (s.streams > 0 || s.report != nil && s.reports < s.ends)
+		s.mu.Unlock()
+		if !waiting {
+			break
+		}
+	}
 	close(s.closing)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -146,7 +170,7 @@ type snapshot struct {
 func (s *Server) now() snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return snapshot{title: s.title, body: s.body, seq: s.seq, ended: s.ended, report: s.report != "", news: s.news}
+	return snapshot{title: s.title, body: s.body, seq: s.seq, ended: s.ended, report: s.report != nil, news: s.news}
 }
 
 // guard lets a request through when the server has no token, or the
@@ -201,6 +225,14 @@ func ended(withReport bool) string {
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
+	s.mu.Lock()
+	s.streams++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.streams--
+		s.mu.Unlock()
+	}()
 	var last uint64
 	first := true
 	for {
@@ -212,7 +244,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			first, last = false, now.seq
 		}
 		if now.ended {
-			send(rc, w, "end", ended(now.report), now.seq)
+			if send(rc, w, "end", ended(now.report), now.seq) {
+				s.mu.Lock()
+				s.ends++
+				s.mu.Unlock()
+			}
 			return
 		}
 		select {
@@ -246,17 +282,15 @@ func send(rc *http.ResponseController, w http.ResponseWriter, event, data string
 }
 
 // serveReport serves the run's report once the run has ended.
-func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveReport(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
-	path := s.report
-	s.mu.Unlock()
-	if path == "" {
-		http.Error(w, "the report is written when the run ends", http.StatusNotFound)
-		return
+	data := s.report
+	if data != nil {
+		s.reports++
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		http.Error(w, "read report: "+errors.Unwrap(err).Error(), http.StatusInternalServerError)
+	s.mu.Unlock()
+	if data == nil {
+		http.Error(w, "the report is made when the run ends", http.StatusNotFound)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -278,6 +312,13 @@ es.addEventListener('body',function(e){
   document.title=title;var h=document.querySelector('h1');if(h){h.textContent=title;}
   live.innerHTML=i<0?'':e.data.slice(i+1);live.dataset.seq=e.lastEventId;live.dataset.bodies=++bodies;
 });
-es.addEventListener('end',function(e){state.innerHTML=e.data;state.className='state ended';live.dataset.ended='1';es.close();});
+es.addEventListener('end',function(e){
+  state.innerHTML=e.data;state.className='state ended';es.close();
+  var a=state.querySelector('a');
+  if(!a){live.dataset.ended='1';return;}
+  fetch('report').then(function(r){return r.ok?r.blob():null;}).then(function(b){
+    if(b){a.href=URL.createObjectURL(b);}live.dataset.ended='1';
+  },function(){live.dataset.ended='1';});
+});
 es.onerror=function(){if(live.dataset.ended!=='1'){state.textContent='Waiting for ceiling: the page updates again when it answers.';}};
 })();`

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -107,11 +105,7 @@ func TestPageAndEvents(t *testing.T) {
 	if e := next(t, ch); e.name != "body" || e.data != "find: GET /\n<table>\n<tr><td>1</td></tr>\n</table>" {
 		t.Fatalf("second event %+v", e)
 	}
-	report := filepath.Join(t.TempDir(), "report.html")
-	if err := os.WriteFile(report, []byte("<h1>the report</h1>"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.End("find: GET /", "<p>edge 200/s</p>", report)
+	s.End("find: GET /", "<p>edge 200/s</p>", []byte("<h1>the report</h1>"))
 	if e := next(t, ch); e.name != "body" || !strings.Contains(e.data, "edge 200/s") {
 		t.Fatalf("last body %+v", e)
 	}
@@ -152,7 +146,7 @@ func TestToken(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || len(resp.Cookies()) != 1 || !resp.Cookies()[0].HttpOnly {
 		t.Fatalf("with the token: %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
-	s.End("t", "<p>done</p>", "")
+	s.End("t", "<p>done</p>", nil)
 	if got := body(t, get(t, bare+"events", resp.Cookies()[0])); !strings.Contains(got, "event: end") {
 		t.Errorf("the event stream with the cookie:\n%s", got)
 	}

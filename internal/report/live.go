@@ -124,6 +124,17 @@ func (l *Live) done(p Progress) {
 	fmt.Fprintf(l.w, "%s%s%s\n", prefix, l.line(p, took), l.cpu())
 }
 
+// ProgressLine is a running step's progress as the live line says it: step
+// (of steps, when known), load, phase, achieved rate, p50/p99 so far, the
+// error share and the deliveries.
+func ProgressLine(p Progress, steps int) string {
+	phase := "warm-up"
+	if !p.Warming {
+		phase = fmt.Sprintf("%.0fs/%.0fs", (p.Elapsed - p.Warmup).Seconds(), p.Length.Seconds())
+	}
+	return (&Live{steps: steps}).line(p, phase)
+}
+
 // line is a step's progress: step, load, phase, achieved rate, p50/p99 so
 // far and the error share.
 func (l *Live) line(p Progress, phase string) string {

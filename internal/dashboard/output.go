@@ -1,0 +1,173 @@
+package dashboard
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/report"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/run"
+)
+
+// Output feeds a Server from a run: the result so far when the session
+// opens and after every step, the running step's seconds (its row in the
+// table and its line in the plots over time) and progress each second,
+// and the final result with its report.
+//
+// The session's calls only take the news and wake a renderer goroutine:
+// a page is rendered (the report's tables and plots) off the step's
+// collector goroutine, at most once per piece of news.
+type Output struct {
+	srv   *Server
+	steps int // the run's steps for the live line, 0 when not known (find)
+
+	mu      sync.Mutex
+	res     *results.Result // the result so far (the session's: read under mu only)
+	running *results.Step   // the step under way, nil between steps
+	now     string          // its live line
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+var (
+	_ run.Output         = (*Output)(nil)
+	_ run.SecondOutput   = (*Output)(nil)
+	_ run.ProgressOutput = (*Output)(nil)
+)
+
+// NewOutput returns the output that keeps srv's page current; steps is
+// how many steps the run has (0: a search).
+func NewOutput(srv *Server, steps int) *Output {
+	o := &Output{srv: srv, steps: steps, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go o.render()
+	return o
+}
+
+// Start shows the run as it opened: no step yet.
+func (o *Output) Start(res *results.Result) error {
+	o.mu.Lock()
+	o.res = res
+	o.mu.Unlock()
+	o.poke()
+	return nil
+}
+
+// Second adds a counted second to the running step's line in the plots.
+func (o *Output) Second(sec *run.Second) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.res == nil {
+		return
+	}
+	if o.running == nil || o.running.Index != sec.Step {
+		o.running = &results.Step{Index: sec.Step, TargetRate: sec.TargetRate, Verdict: "RUNNING", Model: "open"}
+		if sec.TargetRate == 0 {
+			o.running.Model = "closed"
+		}
+	}
+	p := results.Point{
+		T:         sec.At.Sub(o.res.StartedAt).Seconds(),
+		Completed: sec.Kinds.Completed(), OK: sec.Kinds[0], Failed: sec.Kinds.Failed(), Limited: sec.Kinds.Completed() - sec.Kinds[0] - sec.Kinds.Failed(),
+		Rate: sec.Rate, WindowS: sec.WindowS, TargetCPU: sec.TargetCPU, TargetRSS: sec.TargetRSS,
+	}
+	if sec.Latency != nil && sec.Latency.TotalCount() > 0 {
+		p.P50, p.P99, p.Max = metrics.Quantile(sec.Latency, 0.5), metrics.Quantile(sec.Latency, 0.99), metrics.Quantile(sec.Latency, 1)
+	}
+	o.running.Series = append(o.running.Series, p)
+}
+
+// Progress takes the running step's figures so far, for its row and line.
+func (o *Output) Progress(p *run.Progress) {
+	o.mu.Lock()
+	if o.running == nil || o.running.Index != p.Index {
+		o.running = &results.Step{Index: p.Index, Verdict: "RUNNING"}
+	}
+	s := o.running
+	s.TargetRate, s.VUs, s.Model = p.Rate, p.VUs, "open"
+	if p.VUs > 0 {
+		s.Model = "closed"
+	}
+	s.Completed, s.AchievedRate, s.ErrorRate = p.Completed, p.Achieved, p.ErrorRate
+	s.LatencyMS.P50, s.LatencyMS.P99 = p.P50, p.P99
+	s.VerdictReason = "under way"
+	lp := report.Progress{Index: p.Index, Rate: p.Rate, VUs: p.VUs, Warmup: p.Warmup, Length: p.Length, Elapsed: p.Elapsed,
+		Warming: p.Warming, Achieved: p.Achieved, P50: p.P50, P99: p.P99, ErrorRate: p.ErrorRate, Completed: p.Completed}
+	if d := p.Delivery; d != nil {
+		lp.Delivery = &report.Delivery{Expected: d.Expected, Delivered: d.Delivered, Backlog: d.Backlog}
+	}
+	o.now = "Now: " + report.ProgressLine(lp, o.steps)
+	o.mu.Unlock()
+	o.poke()
+}
+
+// Drain says the load has stopped and late deliveries are awaited.
+func (o *Output) Drain(d *run.Draining) {
+	o.mu.Lock()
+	o.running = nil
+	o.now = "Now: waiting for late deliveries"
+	if d.Done {
+		o.now = ""
+	}
+	o.mu.Unlock()
+	o.poke()
+}
+
+// Step takes a finished step: the result so far replaces the running row.
+func (o *Output) Step(f *run.Finished) error {
+	o.mu.Lock()
+	o.res, o.running, o.now = f.Result, nil, ""
+	o.mu.Unlock()
+	o.poke()
+	return nil
+}
+
+// Stop shows the final result and its report, and ends the page. A run
+// that stopped on an error shows what it measured, said unfinished.
+func (o *Output) Stop(res *results.Result) error {
+	close(o.done)
+	if res == nil {
+		o.srv.End("ceiling", "<p>The run could not start.</p>", nil)
+		return nil
+	}
+	var page bytes.Buffer
+	if err := report.HTML(&page, res); err != nil {
+		return err
+	}
+	o.srv.End(report.Title(res), report.FinalBody(res), page.Bytes())
+	return nil
+}
+
+// poke wakes the renderer, which renders once however many pokes came.
+func (o *Output) poke() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// render publishes a page for each wake until Stop.
+func (o *Output) render() {
+	for {
+		select {
+		case <-o.done:
+			return
+		case <-o.wake:
+		}
+		o.mu.Lock()
+		if o.res == nil {
+			o.mu.Unlock()
+			continue
+		}
+		r := *o.res
+		r.Steps = append([]results.Step(nil), o.res.Steps...)
+		if o.running != nil {
+			s := *o.running
+			s.Series = append([]results.Point(nil), o.running.Series...)
+			r.Steps = append(r.Steps, s)
+		}
+		now := o.now
+		o.mu.Unlock()
+		o.srv.Publish(report.Title(&r), report.LiveBody(&r, now))
+	}
+}
