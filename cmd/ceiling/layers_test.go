@@ -70,6 +70,13 @@ var formats = map[string][]string{
 	"internal/compare": {"internal/load", "internal/scenario", "internal/run"},
 }
 
+// commandLine lists the packages that know nothing of command lines: the
+// plan is a file format, whatever command reads it, so the packages that
+// own a command's configuration register its flags, not plan.
+var commandLine = map[string][]string{
+	"internal/plan": {"github.com/spf13/pflag", "github.com/spf13/cobra"},
+}
+
 func TestLayers(t *testing.T) {
 	layer := docLayers(t)
 	imports := map[string][]string{} // package → our packages it imports
@@ -94,6 +101,9 @@ func TestLayers(t *testing.T) {
 		}
 		for _, imp := range f.Imports {
 			p := strings.Trim(imp.Path.Value, `"`)
+			if slices.Contains(commandLine[rel], p) {
+				t.Errorf("%s: %s is a file format and may not import %s: the flags belong to the command", path, rel, p)
+			}
 			if !strings.HasPrefix(p, module) {
 				continue
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-dev/ceiling/internal/flaggroup"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
@@ -188,7 +189,7 @@ type Flags struct {
 // says whether --segment is one (run has it, find not: a search's levels
 // depend on its own steps).
 func (f *Flags) Register(fs *pflag.FlagSet, segment bool) {
-	plan.InGroup(fs, plan.GroupAgent, func() { f.register(fs, segment) })
+	flaggroup.In(fs, flaggroup.Agent, func() { f.register(fs, segment) })
 }
 
 func (f *Flags) register(fs *pflag.FlagSet, segment bool) {
