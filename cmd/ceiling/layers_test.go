@@ -55,11 +55,11 @@ var standalone = map[string]bool{"internal/demo": true, "internal/sink": true}
 
 // allowed lists, for some packages, the only packages of ours they may
 // import: k8s deploys ceiling commands and reads their result back, so it
-// needs the plan and the result format, never the executor; of run, only
-// its error kinds (run.InputError, run.ErrInterrupted), which cli turns
+// needs the plan and the result format, never the executor (nor run); the
+// error kinds (failure.InputError, failure.ErrInterrupted), which cli turns
 // into exit codes as it does for every command; and the rule of what is
 // secret (secret), which keeps credentials out of what it prints.
-var allowed = map[string][]string{"internal/k8s": {"internal/plan", "internal/results", "internal/run", "internal/secret"}}
+var allowed = map[string][]string{"internal/k8s": {"internal/failure", "internal/plan", "internal/results", "internal/secret"}}
 
 // formats are the file format and its renderers: they depend on no
 // executor, directly or not, so that results of any run (or of agents, or

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/flaggroup"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
@@ -93,11 +94,11 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 		return errors.New("--tls-cert and --tls-key go together")
 	}
 	if f.Lease < 100*time.Millisecond {
-		return &run.InputError{Err: fmt.Errorf("--lease %v: want 100ms or more (a coordinator renews it every quarter of it)", f.Lease)}
+		return &failure.InputError{Err: fmt.Errorf("--lease %v: want 100ms or more (a coordinator renews it every quarter of it)", f.Lease)}
 	}
 	allow, err := ParseTargets(f.AllowTargets)
 	if err != nil {
-		return &run.InputError{Err: err}
+		return &failure.InputError{Err: err}
 	}
 	// Session folders left by agents killed before they could remove them
 	// hold plans and users files.
@@ -162,15 +163,15 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 // least 16 characters, so that it cannot be guessed.
 func ReadToken(path string) (string, error) {
 	if path == "" {
-		return "", &run.InputError{Err: errors.New("--token-file: required: a file holding the agents' bearer token (e.g. openssl rand -hex 32 > token)")}
+		return "", &failure.InputError{Err: errors.New("--token-file: required: a file holding the agents' bearer token (e.g. openssl rand -hex 32 > token)")}
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", &run.InputError{Err: fmt.Errorf("--token-file: %w", err)}
+		return "", &failure.InputError{Err: fmt.Errorf("--token-file: %w", err)}
 	}
 	token, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
 	if token = strings.TrimSpace(token); len(token) < 16 {
-		return "", &run.InputError{Err: fmt.Errorf("--token-file %s: the token has %d characters, want at least 16 (e.g. openssl rand -hex 32)", path, len(token))}
+		return "", &failure.InputError{Err: fmt.Errorf("--token-file %s: the token has %d characters, want at least 16 (e.g. openssl rand -hex 32)", path, len(token))}
 	}
 	return token, nil
 }
@@ -213,17 +214,17 @@ func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.
 	if f.AgentsFile != "" {
 		data, err := os.ReadFile(f.AgentsFile)
 		if err != nil {
-			return &run.InputError{Err: fmt.Errorf("--agents-file: %w", err)}
+			return &failure.InputError{Err: fmt.Errorf("--agents-file: %w", err)}
 		}
 		addrs = append(addrs, splitAgents(string(data))...)
 	}
 	switch {
 	case len(addrs) > 0 && f.Segment != "":
-		return &run.InputError{Err: errors.New("--segment runs one share here; --agents runs them all elsewhere: give one")}
+		return &failure.InputError{Err: errors.New("--segment runs one share here; --agents runs them all elsewhere: give one")}
 	case f.Segment != "":
 		seg, err := schedule.ParseSegment(f.Segment)
 		if err != nil {
-			return &run.InputError{Err: fmt.Errorf("--segment: %w", err)}
+			return &failure.InputError{Err: fmt.Errorf("--segment: %w", err)}
 		}
 		o.Segment, o.SecondHistograms = seg, true
 		return nil
@@ -235,7 +236,7 @@ func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.
 		return err
 	}
 	if p.Load.Model == plan.Closed && len(p.Load.VUs) > 0 && slicesMin(p.Load.VUs) < len(addrs) {
-		return &run.InputError{Err: fmt.Errorf("%d agents for %d users: each agent needs a user at least", len(addrs), slicesMin(p.Load.VUs))}
+		return &failure.InputError{Err: fmt.Errorf("%d agents for %d users: each agent needs a user at least", len(addrs), slicesMin(p.Load.VUs))}
 	}
 	client, err := clientFor(f.CA)
 	if err != nil {
@@ -256,11 +257,11 @@ func clientFor(ca string) (*http.Client, error) {
 	if ca != "" {
 		pem, err := os.ReadFile(ca)
 		if err != nil {
-			return nil, &run.InputError{Err: fmt.Errorf("--agents-ca: %w", err)}
+			return nil, &failure.InputError{Err: fmt.Errorf("--agents-ca: %w", err)}
 		}
 		roots := x509.NewCertPool()
 		if !roots.AppendCertsFromPEM(pem) {
-			return nil, &run.InputError{Err: fmt.Errorf("--agents-ca %s: no PEM certificate in it", ca)}
+			return nil, &failure.InputError{Err: fmt.Errorf("--agents-ca %s: no PEM certificate in it", ca)}
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	}

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
@@ -255,7 +256,7 @@ func (s *Server) start(ctx context.Context, o *Open, seg schedule.Segment) (*ses
 	sess, err := run.Open(ctx, p, run.Options{Segment: seg, SecondHistograms: true, Version: s.Version})
 	if err != nil {
 		status := http.StatusBadGateway // the target, from here
-		var bad *run.InputError
+		var bad *failure.InputError
 		if errors.As(err, &bad) {
 			status = http.StatusBadRequest
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -107,7 +108,7 @@ func stopped(e *env, o *outputFlags, s *run.Session, res *results.Result, err er
 func outcome(res *results.Result) error {
 	switch {
 	case res.Interrupted:
-		return &codedError{code: ExitInterrupted, err: run.ErrInterrupted}
+		return &codedError{code: ExitInterrupted, err: failure.ErrInterrupted}
 	case !res.Passed && res.Search != nil:
 		return &codedError{code: ExitThreshold, err: errors.New(res.Search.Answer)}
 	case !res.Passed:
@@ -119,13 +120,13 @@ func outcome(res *results.Result) error {
 // runError gives an error of package run its exit code (nil stays nil): bad input, or a run
 // that could not be carried out.
 func runError(err error) error {
-	var in *run.InputError
+	var in *failure.InputError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &in):
 		return &codedError{code: ExitBadInput, err: err}
-	case errors.Is(err, run.ErrInterrupted):
+	case errors.Is(err, failure.ErrInterrupted):
 		return &codedError{code: ExitInterrupted, err: err}
 	}
 	return &codedError{code: ExitCannotRun, err: err}

@@ -11,13 +11,13 @@
 // Everything that is "many runs" (repeats, sweeps) or "a run driven from
 // elsewhere" (agents) is built on a Session, never by copying what it does.
 //
-// It prints nothing and never exits: progress and notes go to the callbacks
-// in Options, and errors are typed for the caller to turn into exit codes:
-// an InputError is a bad plan, ErrUnreachable a target that did not answer
-// the preflight, ErrInterrupted a cancelled context, ErrTargetDied (a
-// TargetDiedError) a command target that ended on its own mid-run (the
-// step under way was cut there and the run stopped, died.go); anything
-// else stopped the run from being carried out.
+// It prints nothing and never exits: progress and notes go to the callbacks in
+// Options, and errors are typed for the caller to turn into exit codes: a
+// failure.InputError is a bad plan, failure.ErrUnreachable a target that did
+// not answer the preflight, failure.ErrInterrupted a cancelled context,
+// failure.ErrTargetDied (a TargetDiedError) a command target that ended on its
+// own mid-run (the step under way was cut there and the run stopped, died.go);
+// anything else stopped the run from being carried out.
 //
 // Concurrency: a Session is used by one goroutine; its OnProgress callback
 // runs on the running step's collector goroutine.

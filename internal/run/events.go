@@ -16,16 +16,13 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/secret"
 )
-
-// ErrEventFailed is matched by the error of a step during which an event
-// marked required failed: the step is kept and the run stops (exit 3).
-var ErrEventFailed = errors.New("a required event failed")
 
 // eventCommandTimeout bounds a run: command of an event.
 const eventCommandTimeout = 5 * time.Minute
@@ -92,7 +89,7 @@ func (s *Session) startEvents(ctx context.Context, st load.Step, start, base tim
 			defer e.mu.Unlock()
 			e.done = append(e.done, r)
 			if err != nil && ev.Required {
-				e.failed = append(e.failed, fmt.Errorf("%w: %s: %w", ErrEventFailed, ev.Name, err))
+				e.failed = append(e.failed, fmt.Errorf("%w: %s: %w", failure.ErrEventFailed, ev.Name, err))
 			}
 		})
 	}

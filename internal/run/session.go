@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
@@ -80,11 +81,11 @@ type Options struct {
 	// Finishing, if set, is called before the run's last write; what it
 	// returns is added to the result's warnings (outputs that lost data).
 	Finishing func() []string
-	// RefusedStops makes Open return ErrRefused when the preflight saw the
-	// target refuse every scenario's request with a 4xx (find and sweep:
-	// they would spend minutes measuring refusals). Without it the run
-	// goes on, warned at once through OnNote and in the result's warnings;
-	// a step whose every request is refused is INVALID, and fails it.
+	// RefusedStops makes Open return failure.ErrRefused when the preflight saw
+	// the target refuse every scenario's request with a 4xx (find and sweep:
+	// they would spend minutes measuring refusals). Without it the run goes
+	// on, warned at once through OnNote and in the result's warnings; a step
+	// whose every request is refused is INVALID, and fails it.
 	RefusedStops bool
 }
 
@@ -127,10 +128,10 @@ type Session struct {
 	settleWarning string        // put on the next step: the wait ended with ids still missing
 }
 
-// Open checks the plan's SLO, compiles its scenarios, starts its sinks and
-// its watched target, sends the preflight request, opens the websocket
-// sockets and writes an empty result. A bad plan is an InputError; a target
-// that does not answer is ErrUnreachable; anything else that stops the run
+// Open checks the plan's SLO, compiles its scenarios, starts its sinks and its
+// watched target, sends the preflight request, opens the websocket sockets and
+// writes an empty result. A bad plan is a failure.InputError; a target that
+// does not answer is failure.ErrUnreachable; anything else that stops the run
 // from starting (a port in use, a target that will not start, an unwritable
 // result) is returned as it is.
 func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) {
@@ -147,7 +148,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 	}
 	set, err := scenario.Compile(p)
 	if err != nil {
-		return nil, &InputError{Err: err}
+		return nil, &failure.InputError{Err: err}
 	}
 	names := set.Names()
 	if set.HasLogin() && !slices.Contains(names, results.LoginName) {
@@ -203,7 +204,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 	}
 	cookie, refused, err := preflight(s.ex, set, p)
 	if err == nil && refused != "" && o.RefusedStops {
-		err = fmt.Errorf("preflight: %s; %w", refused, ErrRefused)
+		err = fmt.Errorf("preflight: %s; %w", refused, failure.ErrRefused)
 	}
 	if err != nil {
 		s.closeTransport()
@@ -234,7 +235,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 		s.res.Interrupted, s.res.Unfinished, s.res.EndedAt = true, false, &ended
 		s.res.Warnings = append(s.res.Warnings, "interrupted while the websocket sockets were opening: no step ran")
 		s.judge()
-		return nil, errors.Join(ErrInterrupted, s.write())
+		return nil, errors.Join(failure.ErrInterrupted, s.write())
 	}
 	s.limitConns()
 	s.judge()
@@ -327,10 +328,10 @@ run:
 			for j, st := range levels {
 				st.Index = k*len(levels) + j
 				if _, err := s.step(ctx, st); err != nil {
-					if errors.Is(err, ErrInterrupted) {
+					if errors.Is(err, failure.ErrInterrupted) {
 						break run
 					}
-					if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) || errors.Is(err, ErrTargetDied) {
+					if errors.Is(err, failure.ErrAgentLost) || errors.Is(err, failure.ErrEventFailed) || errors.Is(err, failure.ErrTargetDied) {
 						return s.stopAfter(ctx, err)
 					}
 					return nil, err
@@ -342,9 +343,9 @@ run:
 }
 
 // stopAfter finishes a run stopped after a step (an agent lost: the step is
-// INVALID; a required event failed; the target died): its steps are
-// written, and err (ErrAgentLost, ErrEventFailed, ErrTargetDied) says why
-// it stopped.
+// INVALID; a required event failed; the target died): its steps are written,
+// and err (failure.ErrAgentLost, failure.ErrEventFailed,
+// failure.ErrTargetDied) says why it stopped.
 func (s *Session) stopAfter(ctx context.Context, err error) (*results.Result, error) {
 	res, ferr := s.Finish(ctx)
 	return res, errors.Join(err, ferr)
@@ -378,10 +379,10 @@ func (s *Session) fresh(ctx context.Context, rep, n int) {
 	}
 }
 
-// Step runs one step, numbered in the order run whatever st.Index says,
-// adds it to the result with the target's, the deliveries' and the
-// sockets' figures of its window, judges the run and writes the result. It
-// returns ErrInterrupted, with the (partial) step, when ctx was cancelled.
+// Step runs one step, numbered in the order run whatever st.Index says, adds
+// it to the result with the target's, the deliveries' and the sockets' figures
+// of its window, judges the run and writes the result. It returns
+// failure.ErrInterrupted, with the (partial) step, when ctx was cancelled.
 func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) {
 	st.Index = s.index
 	s.index++
@@ -405,7 +406,7 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 		var err error
 		step, win, err = s.o.Remote.Step(ctx, st)
 		switch {
-		case errors.Is(err, ErrAgentLost):
+		case errors.Is(err, failure.ErrAgentLost):
 			lost = err // recorded, judged INVALID and written; then the run stops
 		case err != nil:
 			return step, fmt.Errorf("step %d: %w", st.Index+1, err)
@@ -513,7 +514,7 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 		return step, err
 	}
 	if s.res.Interrupted {
-		return step, ErrInterrupted
+		return step, failure.ErrInterrupted
 	}
 	return step, died
 }
