@@ -18,6 +18,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/flaggroup"
+	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
@@ -84,8 +85,8 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 }
 
 // Serve runs an agent with the flags until ctx ends; log gets a line for
-// what it does.
-func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) error {
+// what it does, and life the targets its sessions start (Server.Lifecycle).
+func Serve(ctx context.Context, f ServeFlags, version string, life *monitor.Lifecycle, log io.Writer) error {
 	token, err := ReadToken(f.TokenFile)
 	if err != nil {
 		return err
@@ -116,7 +117,7 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 	ended := make(chan struct{})
 	var once sync.Once
 	s := &Server{Token: token, AllowCommands: f.AllowCommands, AllowTargets: allow, Limits: f.Limits, Version: version, Lease: f.Lease,
-		Log: func(line string) { fmt.Fprintf(log, "ceiling agent: %s\n", line) }}
+		Log: func(line string) { fmt.Fprintf(log, "ceiling agent: %s\n", line) }, Lifecycle: life}
 	if f.Once {
 		s.Ended = func() { once.Do(func() { close(ended) }) }
 	}

@@ -23,7 +23,7 @@ func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run
 	live := report.NewLive(e.stderr, e.terminal, steps)
 	// A search (steps 0) stops when the preflight saw every scenario
 	// refused with a 4xx: it would spend minutes measuring refusals.
-	opts := run.Options{Out: o.out, Args: e.args, Version: version(), RefusedStops: steps == 0}
+	opts := run.Options{Out: o.out, Args: e.args, Version: version(), RefusedStops: steps == 0, Lifecycle: e.life}
 	if !o.quiet {
 		opts.OnProgress = live.Update
 		opts.OnDrain = live.Drain

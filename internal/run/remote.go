@@ -78,7 +78,7 @@ func openRemote(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, 
 		log = o.Out + ".target.log"
 	}
 	var err error
-	if s.watch, err = startWatch(ctx, p, log); err != nil {
+	if s.watch, err = startWatch(ctx, p, log, o.Lifecycle); err != nil {
 		return nil, err
 	}
 	s.res = newResult(p, &o)

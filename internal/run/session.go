@@ -13,6 +13,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -87,6 +88,12 @@ type Options struct {
 	// on, warned at once through OnNote and in the result's warnings; a step
 	// whose every request is refused is INVALID, and fails it.
 	RefusedStops bool
+	// Lifecycle, when set, is told what the run starts and must not leave
+	// behind at an abort (a second Ctrl-C): the command target and its
+	// event commands, which its Abort kills, and the undoing of a lasting
+	// event (a paused target resumed, a CPU limit lifted). nil: the run
+	// still stops all of them when it ends, but nothing can abort it.
+	Lifecycle *monitor.Lifecycle
 }
 
 // Session is one run under way: its transport, compiled scenarios,
@@ -190,7 +197,7 @@ func Open(ctx context.Context, p *plan.Plan, o Options) (_ *Session, err error) 
 	if o.Out != "" {
 		log = o.Out + ".target.log"
 	}
-	if s.watch, err = startWatch(ctx, p, log); err != nil {
+	if s.watch, err = startWatch(ctx, p, log, o.Lifecycle); err != nil {
 		s.sinks.close()
 		return nil, err
 	}

@@ -44,9 +44,10 @@ type watch struct {
 }
 
 // startWatch starts what the plan's monitor section asks for; a command
-// target's output goes to log. It returns nil when nothing is to be
+// target's output goes to log, and it is kept by life (as are the copies
+// events start) until it is stopped. It returns nil when nothing is to be
 // watched.
-func startWatch(ctx context.Context, p *plan.Plan, log string) (*watch, error) {
+func startWatch(ctx context.Context, p *plan.Plan, log string, life *monitor.Lifecycle) (*watch, error) {
 	m := &p.Monitor
 	if m.PID == 0 && m.Command == "" && m.Cgroup == "" && m.Prometheus == nil {
 		return nil, nil
@@ -62,6 +63,7 @@ func startWatch(ctx context.Context, p *plan.Plan, log string) (*watch, error) {
 		w.launch = monitor.LaunchConfig{
 			Command: m.Command, Env: env, Dir: m.Dir, Ready: m.Ready,
 			ReadyTimeout: m.ReadyTimeout.Duration, StopGrace: m.StopGrace.Duration, Log: w.log,
+			Lifecycle: life,
 		}
 		t, err := monitor.Launch(ctx, w.launch)
 		if err != nil {

@@ -55,7 +55,8 @@ type Spec struct {
 	// redacted by the caller).
 	Command string
 	// Run holds the options every shape's run shares (progress, version,
-	// the reproduce line); Out is set per shape.
+	// the reproduce line, the Lifecycle that the launcher also gives what
+	// it starts to); Out is set per shape.
 	Run run.Options
 	// Connect, if set, completes a shape's run options for its plan: the
 	// agents that run its load (--agents), connected per shape.
@@ -277,7 +278,7 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	if s.Run.OnNote != nil {
 		s.Run.OnNote(fmt.Sprintf("shape %s: starting the target (port %v)", c.Name(), v["port"]))
 	}
-	stop, enforced, err := s.Launcher.Start(ctx, c, v, p, filepath.Dir(out))
+	stop, enforced, err := s.Launcher.Start(ctx, c, v, p, filepath.Dir(out), s.Run.Lifecycle)
 	switch {
 	case errors.Is(err, ErrInvalid):
 		return nil, fmt.Errorf("%s: %w", c.Name(), err)
