@@ -117,8 +117,9 @@ func outcome(res *results.Result) error {
 	return nil
 }
 
-// runError gives an error of package run its exit code (nil stays nil): bad input, or a run
-// that could not be carried out.
+// runError gives an error its exit code by its kind (package failure; nil
+// stays nil): bad input, an interrupt, or a run that could not be carried
+// out.
 func runError(err error) error {
 	var in *failure.InputError
 	switch {
