@@ -348,3 +348,78 @@ func killOrphans(t *testing.T, marker string) {
 		}
 	}
 }
+
+// A second Ctrl-C during a sweep removes the shape's cgroup as well as the
+// target in it: what the target's own process group and its parent-death
+// signal cannot undo is undone by the abort. Without cgroup limits (not
+// root, no controllers) there is no group to leave behind: skipped.
+func TestDoubleInterruptRemovesSweepCgroup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := ceiling("sweep", "--configs", "1@1/256m",
+		"--cmd", os.Args[0]+" demo-target --addr 127.0.0.1:{{.port}}",
+		"--ready", "http://127.0.0.1:{{.port}}/health", "--url", "http://127.0.0.1:{{.port}}/health",
+		"--rate", "20,20,20,20,20,20,20,20,20,20", "--step", "1s", "--warmup", "0s",
+		"--out", filepath.Join(dir, "sweep.json"))
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// The shape's group is named after the ceiling that made it.
+	groups := func() []string {
+		var found []string
+		for _, h := range []string{"/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup"} {
+			m, _ := filepath.Glob(fmt.Sprintf("%s/ceiling-*-pid%d", h, cmd.Process.Pid))
+			found = append(found, m...)
+		}
+		return found
+	}
+	t.Cleanup(func() {
+		for _, g := range groups() {
+			procs, _ := os.ReadFile(filepath.Join(g, "cgroup.procs"))
+			for _, p := range strings.Fields(string(procs)) {
+				if pid, err := strconv.Atoi(p); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			waitUntil(2*time.Second, func() bool { return os.Remove(g) == nil || os.IsNotExist(os.Remove(g)) })
+		}
+	})
+	running := waitUntil(15*time.Second, func() bool {
+		results, _ := filepath.Glob(filepath.Join(dir, "sweep", "*", "result.json"))
+		for _, r := range results {
+			if data, _ := os.ReadFile(r); strings.Contains(string(data), `"index": 0`) {
+				return true
+			}
+		}
+		return false
+	})
+	if !running {
+		t.Fatalf("no shape's first step within 15s; stderr:\n%s", stderr.String())
+	}
+	made := groups()
+	if len(made) == 0 {
+		t.Skipf("the shape runs without a cgroup here; stderr:\n%s", stderr.String())
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(50 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan int, 1)
+	go func() {
+		st, _ := cmd.Process.Wait()
+		done <- st.ExitCode()
+	}()
+	select {
+	case code := <-done:
+		if code != 130 {
+			t.Errorf("exit = %d, want 130; stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ceiling did not exit within 10s of the second interrupt")
+	}
+	if left := groups(); len(left) > 0 {
+		t.Errorf("the abort left the shape's cgroup behind: %v (made %v)", left, made)
+	}
+}

@@ -55,11 +55,11 @@ var standalone = map[string]bool{"internal/demo": true, "internal/sink": true}
 
 // allowed lists, for some packages, the only packages of ours they may
 // import: k8s deploys ceiling commands and reads their result back, so it
-// needs the plan and the result format, never the executor; of run, only
-// its error kinds (run.InputError, run.ErrInterrupted), which cli turns
+// needs the plan and the result format, never the executor (nor run); the
+// error kinds (failure.InputError, failure.ErrInterrupted), which cli turns
 // into exit codes as it does for every command; and the rule of what is
 // secret (secret), which keeps credentials out of what it prints.
-var allowed = map[string][]string{"internal/k8s": {"internal/plan", "internal/results", "internal/run", "internal/secret"}}
+var allowed = map[string][]string{"internal/k8s": {"internal/failure", "internal/plan", "internal/results", "internal/secret"}}
 
 // formats are the file format and its renderers: they depend on no
 // executor, directly or not, so that results of any run (or of agents, or
@@ -68,6 +68,13 @@ var formats = map[string][]string{
 	"internal/results": {"internal/load", "internal/scenario", "internal/run"},
 	"internal/report":  {"internal/load", "internal/scenario", "internal/run"},
 	"internal/compare": {"internal/load", "internal/scenario", "internal/run"},
+}
+
+// commandLine lists the packages that know nothing of command lines: the
+// plan is a file format, whatever command reads it, so the packages that
+// own a command's configuration register its flags, not plan.
+var commandLine = map[string][]string{
+	"internal/plan": {"github.com/spf13/pflag", "github.com/spf13/cobra"},
 }
 
 func TestLayers(t *testing.T) {
@@ -94,6 +101,9 @@ func TestLayers(t *testing.T) {
 		}
 		for _, imp := range f.Imports {
 			p := strings.Trim(imp.Path.Value, `"`)
+			if slices.Contains(commandLine[rel], p) {
+				t.Errorf("%s: %s is a file format and may not import %s: the flags belong to the command", path, rel, p)
+			}
 			if !strings.HasPrefix(p, module) {
 				continue
 			}

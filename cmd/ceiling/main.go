@@ -16,6 +16,9 @@ import (
 )
 
 func main() {
+	// life holds what the commands start that must not outlive ceiling:
+	// the targets, their commands, a sweep's containers and cgroups.
+	life := new(monitor.Lifecycle)
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -26,11 +29,11 @@ func main() {
 		cancel()
 		<-sig // second: abort at once, but leave no started target behind
 		fmt.Fprintln(os.Stderr, second)
-		monitor.Abort(5 * time.Second) // containers and cgroups a sweep made too
+		life.Abort(5 * time.Second) // containers and cgroups a sweep made too
 		os.Exit(int(cli.ExitInterrupted))
 	}()
 	stopProfile := profile(os.Getenv("CEILING_CPUPROFILE"))
-	code := cli.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := cli.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, life)
 	cancel()
 	stopProfile()
 	os.Exit(int(code))

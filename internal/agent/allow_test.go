@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/run"
 )
 
@@ -137,7 +138,7 @@ func TestAgentAllowTargets(t *testing.T) {
 			p = planText(t, "target: "+srv.URL+"\nload: {rates: [50], step: 300ms, warmup: 100ms}\nscenarios:\n  - request: {url: /}\n"+tt.extra)
 		}
 		_, err := connect(t, p, token, outside)
-		var bad *run.InputError
+		var bad *failure.InputError
 		if !errors.As(err, &bad) {
 			t.Errorf("%s: %v, want refused as bad input", tt.name, err)
 			continue

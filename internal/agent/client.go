@@ -20,6 +20,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
@@ -81,7 +82,7 @@ var _ run.Remote = (*Coordinator)(nil)
 // opens the plan on each, agent i of N running segment i of N. The plan
 // is sent as YAML, with its users file and without its monitor section
 // (the coordinator watches the target). A plan an agent refuses is a
-// run.InputError.
+// failure.InputError.
 func Connect(ctx context.Context, o Options, p *plan.Plan) (*Coordinator, error) {
 	if len(o.Addrs) == 0 {
 		return nil, errors.New("agents: none given")
@@ -158,10 +159,10 @@ func (c *Coordinator) each(ctx context.Context, f func(context.Context, int, *pe
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		var bad *run.InputError
+		var bad *failure.InputError
 		for _, e := range errs {
 			if errors.As(e, &bad) {
-				return &run.InputError{Err: err}
+				return &failure.InputError{Err: err}
 			}
 		}
 		return err
@@ -185,9 +186,9 @@ func (c *Coordinator) check(ctx context.Context, _ int, a *peer) error {
 		if last == nil {
 			switch {
 			case a.health.API != API:
-				return &run.InputError{Err: fmt.Errorf("it speaks API %q, this coordinator %q", a.health.API, API)}
+				return &failure.InputError{Err: fmt.Errorf("it speaks API %q, this coordinator %q", a.health.API, API)}
 			case a.health.Version != c.o.Version:
-				return &run.InputError{Err: fmt.Errorf("it runs ceiling %s, this coordinator %s: run the same version everywhere (figures must mean the same)", a.health.Version, c.o.Version)}
+				return &failure.InputError{Err: fmt.Errorf("it runs ceiling %s, this coordinator %s: run the same version everywhere (figures must mean the same)", a.health.Version, c.o.Version)}
 			}
 			if !a.health.Busy {
 				break
@@ -315,7 +316,7 @@ func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, 
 	var why []error
 	var refused []error
 	for i, a := range c.agents {
-		var bad *run.InputError
+		var bad *failure.InputError
 		switch {
 		case errors.As(errs[i], &bad):
 			refused = append(refused, fmt.Errorf("agent %s: %w", a.addr, errs[i]))
@@ -356,7 +357,7 @@ func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, 
 	if len(lost) > 0 {
 		m.Lost = lostLines(st, lost, why)
 		keepPlanned(&m, st, lost)
-		return m, win, fmt.Errorf("%w: %s", run.ErrAgentLost, m.Lost)
+		return m, win, fmt.Errorf("%w: %s", failure.ErrAgentLost, m.Lost)
 	}
 	return m, win, nil
 }
@@ -494,7 +495,7 @@ func (c *Coordinator) heartbeat(ctx context.Context, a *peer) {
 
 // call makes one API request: in (if not nil) as JSON, the answer into
 // out. An error answer is a *Problem (a refused plan or request, 400, 401,
-// 403 or 413, is also a run.InputError).
+// 403 or 413, is also a failure.InputError).
 func (c *Coordinator) call(ctx context.Context, a *peer, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
@@ -526,7 +527,7 @@ func (c *Coordinator) call(ctx context.Context, a *peer, method, path string, in
 		}
 		switch resp.StatusCode {
 		case http.StatusBadRequest, http.StatusForbidden, http.StatusUnauthorized, http.StatusRequestEntityTooLarge:
-			return &run.InputError{Err: p}
+			return &failure.InputError{Err: p}
 		}
 		return p
 	}

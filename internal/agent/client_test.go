@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
@@ -83,8 +84,8 @@ func TestMergeKeepsThePlannedLoad(t *testing.T) {
 				parts[i] = &StepResult{Step: s}
 			}
 			m, _, err := c.merge(tt.st, c.base, parts, errs, lostAt, run.Window{})
-			if !errors.Is(err, run.ErrAgentLost) {
-				t.Fatalf("merge = %v, want an error matching run.ErrAgentLost", err)
+			if !errors.Is(err, failure.ErrAgentLost) {
+				t.Fatalf("merge = %v, want an error matching failure.ErrAgentLost", err)
 			}
 			var sent, completed int64
 			for _, s := range tt.answered {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/failure"
 )
 
 // holdConn opens a connection to addr, sends what, and returns a channel
@@ -159,9 +159,9 @@ func TestAgentRefusesLargeBodies(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c := &Coordinator{client: http.DefaultClient, agents: []*peer{{url: srv.URL}}}
-	var bad *run.InputError
+	var bad *failure.InputError
 	if err := c.call(context.Background(), c.agents[0], http.MethodPost, pathSession, Open{}, nil); !errors.As(err, &bad) {
-		t.Errorf("a 413 answer: %v, want a run.InputError", err)
+		t.Errorf("a 413 answer: %v, want a failure.InputError", err)
 	}
 }
 

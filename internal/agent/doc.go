@@ -30,7 +30,7 @@
 // goroutine, and waits (up to Options.Wait) for an agent that another
 // coordinator holds. An agent that stops answering during a step is lost:
 // the merged step keeps the planned load, lists the lost shares and warns,
-// and the error matches run.ErrAgentLost.
+// and the error matches failure.ErrAgentLost.
 // The session on top (package run) judges, searches and writes as on one
 // machine.
 //

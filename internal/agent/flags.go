@@ -16,6 +16,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
+	"github.com/ceiling-dev/ceiling/internal/flaggroup"
+	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
@@ -82,8 +85,8 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 }
 
 // Serve runs an agent with the flags until ctx ends; log gets a line for
-// what it does.
-func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) error {
+// what it does, and life the targets its sessions start (Server.Lifecycle).
+func Serve(ctx context.Context, f ServeFlags, version string, life *monitor.Lifecycle, log io.Writer) error {
 	token, err := ReadToken(f.TokenFile)
 	if err != nil {
 		return err
@@ -92,11 +95,11 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 		return errors.New("--tls-cert and --tls-key go together")
 	}
 	if f.Lease < 100*time.Millisecond {
-		return &run.InputError{Err: fmt.Errorf("--lease %v: want 100ms or more (a coordinator renews it every quarter of it)", f.Lease)}
+		return &failure.InputError{Err: fmt.Errorf("--lease %v: want 100ms or more (a coordinator renews it every quarter of it)", f.Lease)}
 	}
 	allow, err := ParseTargets(f.AllowTargets)
 	if err != nil {
-		return &run.InputError{Err: err}
+		return &failure.InputError{Err: err}
 	}
 	// Session folders left by agents killed before they could remove them
 	// hold plans and users files.
@@ -114,7 +117,7 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 	ended := make(chan struct{})
 	var once sync.Once
 	s := &Server{Token: token, AllowCommands: f.AllowCommands, AllowTargets: allow, Limits: f.Limits, Version: version, Lease: f.Lease,
-		Log: func(line string) { fmt.Fprintf(log, "ceiling agent: %s\n", line) }}
+		Log: func(line string) { fmt.Fprintf(log, "ceiling agent: %s\n", line) }, Lifecycle: life}
 	if f.Once {
 		s.Ended = func() { once.Do(func() { close(ended) }) }
 	}
@@ -161,15 +164,15 @@ func Serve(ctx context.Context, f ServeFlags, version string, log io.Writer) err
 // least 16 characters, so that it cannot be guessed.
 func ReadToken(path string) (string, error) {
 	if path == "" {
-		return "", &run.InputError{Err: errors.New("--token-file: required: a file holding the agents' bearer token (e.g. openssl rand -hex 32 > token)")}
+		return "", &failure.InputError{Err: errors.New("--token-file: required: a file holding the agents' bearer token (e.g. openssl rand -hex 32 > token)")}
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", &run.InputError{Err: fmt.Errorf("--token-file: %w", err)}
+		return "", &failure.InputError{Err: fmt.Errorf("--token-file: %w", err)}
 	}
 	token, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
 	if token = strings.TrimSpace(token); len(token) < 16 {
-		return "", &run.InputError{Err: fmt.Errorf("--token-file %s: the token has %d characters, want at least 16 (e.g. openssl rand -hex 32)", path, len(token))}
+		return "", &failure.InputError{Err: fmt.Errorf("--token-file %s: the token has %d characters, want at least 16 (e.g. openssl rand -hex 32)", path, len(token))}
 	}
 	return token, nil
 }
@@ -188,7 +191,7 @@ type Flags struct {
 // says whether --segment is one (run has it, find not: a search's levels
 // depend on its own steps).
 func (f *Flags) Register(fs *pflag.FlagSet, segment bool) {
-	plan.InGroup(fs, plan.GroupAgent, func() { f.register(fs, segment) })
+	flaggroup.In(fs, flaggroup.Agent, func() { f.register(fs, segment) })
 }
 
 func (f *Flags) register(fs *pflag.FlagSet, segment bool) {
@@ -212,17 +215,17 @@ func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.
 	if f.AgentsFile != "" {
 		data, err := os.ReadFile(f.AgentsFile)
 		if err != nil {
-			return &run.InputError{Err: fmt.Errorf("--agents-file: %w", err)}
+			return &failure.InputError{Err: fmt.Errorf("--agents-file: %w", err)}
 		}
 		addrs = append(addrs, splitAgents(string(data))...)
 	}
 	switch {
 	case len(addrs) > 0 && f.Segment != "":
-		return &run.InputError{Err: errors.New("--segment runs one share here; --agents runs them all elsewhere: give one")}
+		return &failure.InputError{Err: errors.New("--segment runs one share here; --agents runs them all elsewhere: give one")}
 	case f.Segment != "":
 		seg, err := schedule.ParseSegment(f.Segment)
 		if err != nil {
-			return &run.InputError{Err: fmt.Errorf("--segment: %w", err)}
+			return &failure.InputError{Err: fmt.Errorf("--segment: %w", err)}
 		}
 		o.Segment, o.SecondHistograms = seg, true
 		return nil
@@ -234,7 +237,7 @@ func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.
 		return err
 	}
 	if p.Load.Model == plan.Closed && len(p.Load.VUs) > 0 && slicesMin(p.Load.VUs) < len(addrs) {
-		return &run.InputError{Err: fmt.Errorf("%d agents for %d users: each agent needs a user at least", len(addrs), slicesMin(p.Load.VUs))}
+		return &failure.InputError{Err: fmt.Errorf("%d agents for %d users: each agent needs a user at least", len(addrs), slicesMin(p.Load.VUs))}
 	}
 	client, err := clientFor(f.CA)
 	if err != nil {
@@ -255,11 +258,11 @@ func clientFor(ca string) (*http.Client, error) {
 	if ca != "" {
 		pem, err := os.ReadFile(ca)
 		if err != nil {
-			return nil, &run.InputError{Err: fmt.Errorf("--agents-ca: %w", err)}
+			return nil, &failure.InputError{Err: fmt.Errorf("--agents-ca: %w", err)}
 		}
 		roots := x509.NewCertPool()
 		if !roots.AppendCertsFromPEM(pem) {
-			return nil, &run.InputError{Err: fmt.Errorf("--agents-ca %s: no PEM certificate in it", ca)}
+			return nil, &failure.InputError{Err: fmt.Errorf("--agents-ca %s: no PEM certificate in it", ca)}
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	}

@@ -65,7 +65,7 @@ func TestServeRemovesDeadAgentsFolders(t *testing.T) {
 	var log syncBuffer
 	served := make(chan error, 1)
 	go func() {
-		served <- Serve(ctx, ServeFlags{Listen: "127.0.0.1:0", TokenFile: tokenFile, Lease: time.Second}, "test", &log)
+		served <- Serve(ctx, ServeFlags{Listen: "127.0.0.1:0", TokenFile: tokenFile, Lease: time.Second}, "test", nil, &log)
 	}()
 	for start := time.Now(); !strings.Contains(log.String(), "serving API"); time.Sleep(10 * time.Millisecond) {
 		if time.Since(start) > 10*time.Second {

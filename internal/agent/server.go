@@ -18,7 +18,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
@@ -65,6 +67,10 @@ type Server struct {
 	// Conns bound what a client's connections may hold (HTTPServer and
 	// Listener apply them).
 	Conns Conns
+	// Lifecycle, when set, is given the command targets the sessions start
+	// (AllowCommands), so that an abort of the agent kills them
+	// (run.Options.Lifecycle); nil keeps nothing.
+	Lifecycle *monitor.Lifecycle
 
 	// mu guards the fields below; it is held for moments only, never
 	// while a session opens (which checks the target) or a step runs: the
@@ -252,10 +258,10 @@ func (s *Server) start(ctx context.Context, o *Open, seg schedule.Segment) (*ses
 	if err := s.refuse(p); err != nil {
 		return fail(http.StatusForbidden, err)
 	}
-	sess, err := run.Open(ctx, p, run.Options{Segment: seg, SecondHistograms: true, Version: s.Version})
+	sess, err := run.Open(ctx, p, run.Options{Segment: seg, SecondHistograms: true, Version: s.Version, Lifecycle: s.Lifecycle})
 	if err != nil {
 		status := http.StatusBadGateway // the target, from here
-		var bad *run.InputError
+		var bad *failure.InputError
 		if errors.As(err, &bad) {
 			status = http.StatusBadRequest
 		}

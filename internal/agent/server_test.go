@@ -15,6 +15,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
 )
@@ -71,7 +72,7 @@ func TestAgentToken(t *testing.T) {
 	}
 	resp.Body.Close()
 	_, err = connect(t, quickPlan(t, target(t), ""), "not-the-token-at-all", addr)
-	var bad *run.InputError
+	var bad *failure.InputError
 	if !errors.As(err, &bad) || !strings.Contains(err.Error(), "valid bearer token") {
 		t.Errorf("a wrong token: %v, want refused as bad input", err)
 	}

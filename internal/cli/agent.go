@@ -17,7 +17,9 @@ func agentCmd(e *env) *cobra.Command {
 		Long:    agent.Long,
 		Example: agent.Example,
 		Args:    cobra.NoArgs,
-		RunE:    func(*cobra.Command, []string) error { return runError(agent.Serve(e.ctx, f, version(), e.stderr)) },
+		RunE: func(*cobra.Command, []string) error {
+			return runError(agent.Serve(e.ctx, f, version(), e.life, e.stderr))
+		},
 	}
 	f.Register(c.Flags())
 	return c

@@ -20,7 +20,7 @@ import (
 func ceiling(t *testing.T, ctx context.Context, args ...string) (ExitCode, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(ctx, args, &out, &errb)
+	code := Main(ctx, args, &out, &errb, nil)
 	return code, out.String(), errb.String()
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceiling-dev/ceiling/internal/flaggroup"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
@@ -52,7 +53,7 @@ reached", never a server edge.`,
 	o.register(c)
 	o.dist.Register(c.Flags(), false)
 	fl := c.Flags()
-	plan.InGroup(fl, plan.GroupSearch, func() {
+	flaggroup.In(fl, flaggroup.Search, func() {
 		fl.StringVar(&f.Start, "start", "", "first level: a rate per second (or users with --vus); default the plan's first level")
 		fl.StringVar(&f.Max, "max", "", "highest level to try (default: no cap)")
 		fl.StringVar(&f.Precision, "precision", "5%", "stop narrowing when the pass and the fail are this close")

@@ -246,7 +246,7 @@ func TestUnwritableOutputs(t *testing.T) {
 	}
 	for _, format := range []string{"text", "md", "html"} {
 		var errb bytes.Buffer
-		if code := Main(context.Background(), []string{"report", out, "--format", format}, failing{}, &errb); code != ExitCannotRun {
+		if code := Main(context.Background(), []string{"report", out, "--format", format}, failing{}, &errb, nil); code != ExitCannotRun {
 			t.Errorf("report --format %s to a full disk: exit %d (%s), want 3", format, code, errb.String())
 		}
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/ceiling-dev/ceiling/internal/monitor"
 )
 
 // Version is set at build time with -ldflags "-X ...cli.Version=v1.2.3";
@@ -44,6 +46,9 @@ type env struct {
 	// width, else $COLUMNS; 0 when neither is known (stdout is a pipe or
 	// a file), and then the tables are whole.
 	columns int
+	// life is told what the commands start that must not outlive an
+	// abort (run.Options.Lifecycle); nil keeps nothing.
+	life *monitor.Lifecycle
 }
 
 // tableWidth is the width the step table is fitted to (report.TextWidth):
@@ -70,9 +75,12 @@ func columnsOf(stdout io.Writer) int {
 }
 
 // Main runs the command line args (without the program name) and returns the
-// exit code. ctx is cancelled on the first interrupt.
-func Main(ctx context.Context, args []string, stdout, stderr io.Writer) ExitCode {
-	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, args: args, columns: columnsOf(stdout)}
+// exit code. ctx is cancelled on the first interrupt. life is given what the
+// commands start that must not outlive ceiling (targets, their commands,
+// containers, cgroups), for the caller to Abort at a second interrupt; nil
+// keeps nothing (the commands still stop all of it when they end).
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer, life *monitor.Lifecycle) ExitCode {
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, args: args, columns: columnsOf(stdout), life: life}
 	if f, ok := stderr.(*os.File); ok {
 		e.terminal = term.IsTerminal(int(f.Fd()))
 	}

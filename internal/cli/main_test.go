@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 			go hog(mb, os.Getenv(hogWhen))
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
 		stop()
 		os.Exit(int(code))
 	}

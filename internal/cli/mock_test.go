@@ -21,7 +21,7 @@ func TestMock(t *testing.T) {
 	var out, errb bytes.Buffer
 	done := make(chan ExitCode)
 	go func() {
-		done <- Main(ctx, []string{"mock", "--listen", addr, "--latency", "5ms", "--id-json", "id"}, &out, &errb)
+		done <- Main(ctx, []string{"mock", "--listen", addr, "--latency", "5ms", "--id-json", "id"}, &out, &errb, nil)
 	}()
 	var err error
 	for range 50 {

@@ -6,13 +6,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceiling-dev/ceiling/internal/agent"
+	"github.com/ceiling-dev/ceiling/internal/flaggroup"
 	"github.com/ceiling-dev/ceiling/internal/outputs"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
-
-// quickFlags are the flags that build or amend a plan without a file.
-type quickFlags plan.Quick
 
 // output flags say where results go.
 type outputFlags struct {
@@ -26,11 +24,9 @@ type outputFlags struct {
 	outs  outputs.Flags                // --output, --metrics-listen, --junit
 }
 
-func (q *quickFlags) register(c *cobra.Command) { (*plan.Quick)(q).Register(c.Flags()) }
-
 func (o *outputFlags) register(c *cobra.Command) {
 	f := c.Flags()
-	plan.InGroup(f, plan.GroupOutput, func() {
+	flaggroup.In(f, flaggroup.Output, func() {
 		f.StringVar(&o.out, "out", "result.json", "where to write result.json (rewritten after every step)")
 		f.BoolVar(&o.md, "md", false, "print the table as Markdown")
 		f.BoolVar(&o.wide, "wide", false, "print every column of the table; on a terminal narrower than the table, columns are otherwise left out")
@@ -62,7 +58,7 @@ make a quick plan; with one, the quick flags override its values.`,
 		},
 	}
 	q.register(c)
-	(*plan.Quick)(&q).RegisterEach(c.Flags())
+	q.registerEach(c)
 	o.register(c)
 	o.dist.Register(c.Flags(), true)
 	return c

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/outputs"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
@@ -23,7 +24,7 @@ func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run
 	live := report.NewLive(e.stderr, e.terminal, steps)
 	// A search (steps 0) stops when the preflight saw every scenario
 	// refused with a 4xx: it would spend minutes measuring refusals.
-	opts := run.Options{Out: o.out, Args: e.args, Version: version(), RefusedStops: steps == 0}
+	opts := run.Options{Out: o.out, Args: e.args, Version: version(), RefusedStops: steps == 0, Lifecycle: e.life}
 	if !o.quiet {
 		opts.OnNote = func(note string) { fmt.Fprintf(e.stderr, "ceiling: %s\n", note) }
 	}
@@ -104,7 +105,7 @@ func stopped(e *env, o *outputFlags, res *results.Result, err error) error {
 func outcome(res *results.Result) error {
 	switch {
 	case res.Interrupted:
-		return &codedError{code: ExitInterrupted, err: run.ErrInterrupted}
+		return &codedError{code: ExitInterrupted, err: failure.ErrInterrupted}
 	case !res.Passed && res.Search != nil:
 		return &codedError{code: ExitThreshold, err: errors.New(report.FindAnswer(res))}
 	case !res.Passed:
@@ -113,16 +114,17 @@ func outcome(res *results.Result) error {
 	return nil
 }
 
-// runError gives an error of package run its exit code (nil stays nil): bad input, or a run
-// that could not be carried out.
+// runError gives an error its exit code by its kind (package failure; nil
+// stays nil): bad input, an interrupt, or a run that could not be carried
+// out.
 func runError(err error) error {
-	var in *run.InputError
+	var in *failure.InputError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &in):
 		return &codedError{code: ExitBadInput, err: err}
-	case errors.Is(err, run.ErrInterrupted):
+	case errors.Is(err, failure.ErrInterrupted):
 		return &codedError{code: ExitInterrupted, err: err}
 	}
 	return &codedError{code: ExitCannotRun, err: err}

@@ -34,7 +34,7 @@ Exits 3 when every shape failed to start, or when the target refused every scena
 			if err != nil {
 				return badInput("%w", err)
 			}
-			s.Run = run.Options{Args: e.args, Version: version()}
+			s.Run = run.Options{Args: e.args, Version: version(), Lifecycle: e.life}
 			s.Connect = func(p *plan.Plan, o *run.Options) error { return d.Apply(e.ctx, p, version(), o) }
 			if !f.Quiet {
 				s.Run.OnNote = func(note string) { fmt.Fprintf(e.stderr, "ceiling: %s\n", note) }

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/flaggroup"
 )
 
 // flagsSection is the part of cobra's usage template that lists a
@@ -22,7 +22,7 @@ const flagsSection = "\n\nFlags:\n{{.LocalFlags.FlagUsages | trimTrailingWhitesp
 var addTemplateFunc sync.Once
 
 // groupUsage makes --help list the flags of every command under root by
-// their help group (plan.InGroup), in the order of plan.FlagGroups, and in
+// their help group (flaggroup.In), in the order of flaggroup.Order, and in
 // the order they were registered within a group (the order of their
 // meaning: --url before --method before --header). A command without
 // groups lists its flags as cobra does. (Should cobra's template lose the
@@ -37,7 +37,7 @@ func groupUsage(root *cobra.Command) {
 	root.SetUsageTemplate(strings.Replace(tmpl, flagsSection, "{{flagGroups .}}", 1))
 	for _, c := range root.Commands() {
 		grouped := false
-		c.Flags().VisitAll(func(f *pflag.Flag) { grouped = grouped || len(f.Annotations[plan.FlagGroup]) > 0 })
+		c.Flags().VisitAll(func(f *pflag.Flag) { grouped = grouped || len(f.Annotations[flaggroup.Annotation]) > 0 })
 		c.Flags().SortFlags = !grouped
 	}
 }
@@ -50,7 +50,7 @@ func flagGroups(c *cobra.Command) string {
 	var seen []string
 	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
 		group := ""
-		if g := f.Annotations[plan.FlagGroup]; len(g) > 0 {
+		if g := f.Annotations[flaggroup.Annotation]; len(g) > 0 {
 			group = g[0]
 		}
 		if sets[group] == nil {
@@ -60,7 +60,7 @@ func flagGroups(c *cobra.Command) string {
 		}
 		sets[group].AddFlag(f)
 	})
-	order := slices.Clone(plan.FlagGroups)
+	order := slices.Clone(flaggroup.Order)
 	for _, g := range seen {
 		if g != "" && !slices.Contains(order, g) {
 			order = append(order, g)

@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
-	"github.com/ceiling-dev/ceiling/internal/run"
 )
 
 // Flags are `ceiling k8s`'s flags.
@@ -169,8 +169,8 @@ func (f *Flags) token() (string, error) {
 // result to Out and returns it, with a nil error; the caller shows it and
 // exits as `ceiling run` would.
 //
-// Errors: a wrong command line, plan or token is a *run.InputError
-// (nothing was deployed); a cancelled ctx is run.ErrInterrupted, once Run
+// Errors: a wrong command line, plan or token is a *failure.InputError
+// (nothing was deployed); a cancelled ctx is failure.ErrInterrupted, once Run
 // has said on stderr what Apply could not delete; anything else is a run
 // that could not be carried out.
 func (f *Flags) Run(ctx context.Context, args []string, stdout, stderr io.Writer) (*results.Result, error) {
@@ -180,7 +180,7 @@ func (f *Flags) Run(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	o, err := f.Options(args, dash)
 	if err != nil {
-		return nil, &run.InputError{Err: err}
+		return nil, &failure.InputError{Err: err}
 	}
 	if !f.Apply {
 		fmt.Fprintf(stderr, "ceiling: %s\n", o.Hint())
@@ -198,7 +198,7 @@ func (f *Flags) Run(ctx context.Context, args []string, stdout, stderr io.Writer
 	res, err := Apply(ctx, c, o, stderr)
 	if err != nil && ctx.Err() != nil {
 		fmt.Fprintf(stderr, "ceiling: %v\n", err) // what it could not delete; an interrupted run prints nothing more
-		return nil, run.ErrInterrupted
+		return nil, failure.ErrInterrupted
 	}
 	if err != nil {
 		return nil, err

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/results"
-	"github.com/ceiling-dev/ceiling/internal/run"
 )
 
 // parse registers Flags on a new flag set and parses args.
@@ -138,9 +138,9 @@ func TestFlagsRunPrints(t *testing.T) {
 	}
 
 	f, args, _ = parse(t, writeFile(t, "bad.yaml", "load: {rates: [x]}\n"), "--agents", "2", "--apply")
-	var in *run.InputError
+	var in *failure.InputError
 	if res, err := f.Run(t.Context(), args, io.Discard, io.Discard); res != nil || !errors.As(err, &in) {
-		t.Errorf("Run of a bad plan = %v, %v; want a run.InputError (exit 2)", res, err)
+		t.Errorf("Run of a bad plan = %v, %v; want a failure.InputError (exit 2)", res, err)
 	}
 }
 

@@ -35,7 +35,11 @@
 // output in a log file, waiting until a ready URL answers, and Target.Stop
 // ends the group (SIGTERM, then SIGKILL after a grace period). Target.Done
 // and Target.Died tell a target that ended on its own (an exit, a crash,
-// the OOM killer: its exit status or signal) from one ceiling ended.
+// the OOM killer: its exit status or signal) from one ceiling ended. A
+// Lifecycle, made once by the program and handed down in options, keeps
+// the targets launched with it until they are stopped, and the undoing of
+// what was changed outside them (AtAbort); its Abort kills and undoes them
+// all at once, for a second Ctrl-C. There is no process-wide registry.
 // ListeningPorts tells which ports a process tree itself listens on (its
 // descriptors' socket inodes against /proc/PID/net/tcp and tcp6), and
 // Target.WaitListening waits for them: a rolling deploy's new copy, told
@@ -60,5 +64,6 @@
 // time (the Watcher's); they are not safe for concurrent Read or Scrape
 // calls. A Watcher's Start and Stop are called by its owner; Window and
 // Series are safe to call from any goroutine at any time, including while it
-// samples. A Target's methods are safe for concurrent use.
+// samples. A Target's and a Lifecycle's methods are safe for concurrent
+// use.
 package monitor

@@ -50,6 +50,10 @@ type LaunchConfig struct {
 	// (truncated first, unless Append); empty means they are discarded.
 	Log    string
 	Append bool
+	// Lifecycle, when set, keeps the target from its start until it is
+	// stopped, so that its Abort kills it; nil: only Stop (or Kill) ends
+	// it.
+	Lifecycle *Lifecycle
 }
 
 // Target is a command started by Launch. Its methods are safe for
@@ -58,14 +62,15 @@ type Target struct {
 	cmd   *exec.Cmd
 	log   *os.File // nil when output is discarded
 	grace time.Duration
+	life  *Lifecycle // kills it at an abort until it is stopped; nil: none
 
 	done    chan struct{} // closed once the shell has exited and been reaped
 	waitErr error         // the shell's exit, valid after done
 	// shell is true when Command runs through the shell (not Argv).
 	shell bool
 	// ending is set before ceiling signals the target to end it (Stop,
-	// Kill, KillAll); died says how it ended when it ended without that
-	// (died.Known), valid after done.
+	// Kill, Lifecycle.KillAll); died says how it ended when it ended
+	// without that (died.Known), valid after done.
 	ending atomic.Bool
 	died   Exit
 
@@ -88,7 +93,7 @@ func Launch(ctx context.Context, c LaunchConfig) (*Target, error) {
 	if c.StopGrace <= 0 {
 		c.StopGrace = DefaultStopGrace
 	}
-	t := &Target{grace: c.StopGrace, done: make(chan struct{}), shell: len(c.Argv) == 0}
+	t := &Target{grace: c.StopGrace, life: c.Lifecycle, done: make(chan struct{}), shell: len(c.Argv) == 0}
 	cmd := shellCommand(c.Command)
 	if len(c.Argv) > 0 {
 		cmd = argvCommand(c.Argv)
@@ -112,7 +117,7 @@ func Launch(ctx context.Context, c LaunchConfig) (*Target, error) {
 		return nil, fmt.Errorf("launch target: %w", err)
 	}
 	t.cmd = cmd
-	live.add(t)
+	t.life.add(t)
 	go func() {
 		t.waitErr = cmd.Wait()
 		if !t.ending.Load() {
@@ -206,7 +211,7 @@ func RunCommand(ctx context.Context, c LaunchConfig, timeout time.Duration) erro
 	case <-t.done:
 		// What the command left running in its group (a server it started
 		// in the background) is the user's to stop: their teardown.
-		live.remove(t)
+		t.life.remove(t)
 		if t.waitErr != nil {
 			return fmt.Errorf("%w; %s", t.waitErr, logHint(c.Log))
 		}
@@ -270,8 +275,8 @@ func (t *Target) Done() <-chan struct{} { return t.done }
 
 // Died says how the target ended when it ended on its own, once Done is
 // closed, and whether it did: false while it runs, and when ceiling ended
-// it (Stop, Kill, KillAll): a target stopped at the end of a run, or
-// killed by an event, did not die.
+// it (Stop, Kill, Lifecycle.KillAll): a target stopped at the end of a
+// run, or killed by an event, did not die.
 func (t *Target) Died() (Exit, bool) {
 	if !t.Exited() || !t.died.Known {
 		return Exit{}, false
@@ -291,95 +296,7 @@ func (t *Target) Stop() error {
 	t.stopOnce.Do(func() {
 		t.ending.Store(true)
 		t.stopErr = t.stop()
-		live.remove(t)
+		t.life.remove(t)
 	})
 	return t.stopErr
-}
-
-// live holds the targets this process started and has not stopped.
-var live targets
-
-type targets struct {
-	mu  sync.Mutex
-	set map[*Target]struct{}
-}
-
-func (l *targets) add(t *Target) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.set == nil {
-		l.set = map[*Target]struct{}{}
-	}
-	l.set[t] = struct{}{}
-}
-
-func (l *targets) remove(t *Target) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.set, t)
-}
-
-// aborts are the functions Abort runs, by registration.
-var aborts struct {
-	mu   sync.Mutex
-	next int
-	fns  map[int]func()
-}
-
-// AtAbort registers f for Abort: the undoing of what a run started outside
-// a target's process tree (a container, a cgroup), which KillAll cannot
-// reach. The func it returns unregisters f (call it once f's work is done
-// some other way).
-func AtAbort(f func()) (remove func()) {
-	aborts.mu.Lock()
-	defer aborts.mu.Unlock()
-	if aborts.fns == nil {
-		aborts.fns = map[int]func(){}
-	}
-	id := aborts.next
-	aborts.next++
-	aborts.fns[id] = f
-	return func() {
-		aborts.mu.Lock()
-		defer aborts.mu.Unlock()
-		delete(aborts.fns, id)
-	}
-}
-
-// Abort kills every target (KillAll), then runs the AtAbort functions all
-// at once, waiting for them at most timeout: for a second Ctrl-C, which
-// must end ceiling soon and leave nothing it started behind.
-func Abort(timeout time.Duration) {
-	KillAll()
-	aborts.mu.Lock()
-	fns := make([]func(), 0, len(aborts.fns))
-	for _, f := range aborts.fns {
-		fns = append(fns, f)
-	}
-	aborts.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, f := range fns {
-		wg.Go(f)
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(timeout):
-	}
-}
-
-// KillAll kills every target this process started and has not stopped, at
-// once and without a grace (on Unix, each one's whole process group), and
-// does not wait for them: for an abort (a second Ctrl-C), when there is no
-// time to stop them one by one but they must not outlive ceiling. On Linux
-// a target is also killed when ceiling dies without a chance to call it
-// (SIGKILL): it is started with a parent-death signal.
-func KillAll() {
-	live.mu.Lock()
-	defer live.mu.Unlock()
-	for t := range live.set {
-		t.ending.Store(true)
-		t.kill()
-	}
 }

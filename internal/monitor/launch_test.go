@@ -201,6 +201,43 @@ func TestLaunchStopKills(t *testing.T) {
 	}
 }
 
+// A Lifecycle's Abort kills the targets launched with it and not stopped,
+// whole process groups, and no other: not one stopped before, nor one of
+// another Lifecycle.
+func TestLifecycleAbortKillsItsTargets(t *testing.T) {
+	var l, other Lifecycle
+	running := launch(t, LaunchConfig{Command: "sleep 30 & wait", Lifecycle: &l})
+	stopped := launch(t, LaunchConfig{Command: "exec sleep 30", Lifecycle: &l})
+	if err := stopped.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	kept := launch(t, LaunchConfig{Command: "exec sleep 30", Lifecycle: &other})
+	l.Abort(time.Second)
+	select {
+	case <-running.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the target outlived its Lifecycle's Abort by 5s")
+	}
+	if _, died := running.Died(); died {
+		t.Error("a target killed by an abort says it died on its own")
+	}
+	for deadline := time.Now().Add(3 * time.Second); groupAlive(running.PID()); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Error("the target's process group still has running members 3s after the abort")
+			break
+		}
+	}
+	if kept.Exited() {
+		t.Error("another Lifecycle's target was killed")
+	}
+	l.mu.Lock()
+	n := len(l.targets)
+	l.mu.Unlock()
+	if n != 1 {
+		t.Errorf("the Lifecycle keeps %d targets, want 1: the stopped one is forgotten", n)
+	}
+}
+
 // RunCommand runs a command to its end: an exit status other than 0 is an
 // error naming it and the log (never the command, which may hold a
 // secret); a command past its timeout is stopped, its process tree with it.

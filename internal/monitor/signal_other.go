@@ -19,7 +19,7 @@ func (t *Target) Kill() error {
 	t.ending.Store(true)
 	t.kill()
 	<-t.done
-	t.stopOnce.Do(func() { live.remove(t) })
+	t.stopOnce.Do(func() { t.life.remove(t) })
 	return nil
 }
 

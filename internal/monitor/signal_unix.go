@@ -23,7 +23,7 @@ func (t *Target) Kill() error {
 	t.ending.Store(true)
 	err := signalGroup(t.cmd.Process.Pid, syscall.SIGKILL)
 	<-t.done
-	t.stopOnce.Do(func() { live.remove(t) })
+	t.stopOnce.Do(func() { t.life.remove(t) })
 	return err
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-dev/ceiling/internal/flaggroup"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
@@ -28,7 +29,7 @@ type Flags struct {
 
 // Register adds the flags to fs, under the Outputs help group.
 func (f *Flags) Register(fs *pflag.FlagSet) {
-	plan.InGroup(fs, plan.GroupOutput, func() {
+	flaggroup.In(fs, flaggroup.Output, func() {
 		fs.StringArrayVar(&f.Outputs, "output", nil, "live output, repeatable: prometheus=URL (remote write, every second) or json=FILE (JSON lines); also outputs: in a plan")
 		fs.StringVar(&f.Listen, "metrics-listen", "", "serve the live series in Prometheus text format at ADDR/metrics (a port alone listens on 127.0.0.1)")
 		fs.StringVar(&f.JUnit, "junit", "", "write a JUnit XML report (a test case per step and per SLO term) to FILE when the run ends")

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/spf13/pflag"
 )
 
 // Quick holds the values of the quick flags of run and find (--url,
@@ -208,50 +206,6 @@ func (q *Quick) applyTiming(set func(string) bool, p *Plan) error {
 		p.Load.Seed = q.Seed
 	}
 	return nil
-}
-
-// Register adds the quick flags to fs, as run, find and sweep take them,
-// each filed under its help group (InGroup). --each is run's alone
-// (RegisterEach).
-func (q *Quick) Register(f *pflag.FlagSet) {
-	InGroup(f, GroupTarget, func() {
-		f.StringVar(&q.Target, "target", "", "base URL for the plan's relative request URLs (overrides target:)")
-		f.StringVar(&q.URL, "url", "", "target URL (a quick plan without a file)")
-		f.StringVar(&q.Method, "method", "", "HTTP method (default GET)")
-		f.StringArrayVar(&q.Headers, "header", nil, "request header 'Name: value' (repeatable)")
-		f.StringVar(&q.Body, "body", "", "request body")
-		f.StringVar(&q.Timeout, "timeout", "", "timeout of one exchange (default 10s)")
-		f.BoolVar(&q.HTTP2, "http2", false, "use HTTP/2 (h2 over TLS, h2c over plain text)")
-		f.BoolVar(&q.Insecure, "insecure", false, "skip TLS certificate verification")
-		f.BoolVar(&q.FollowRedirects, "follow-redirects", false, "follow redirects (a 3xx is otherwise a failure)")
-	})
-	InGroup(f, GroupLoad, func() {
-		f.StringVar(&q.Rate, "rate", "", "open model: requests per second, one step each, e.g. 50,100,200")
-		f.StringVar(&q.VUs, "vus", "", "closed model: virtual users, one step each, e.g. 10,50,100")
-		f.StringVar(&q.Step, "step", "", "counted length of each step (default 60s)")
-		f.StringVar(&q.Warmup, "warmup", "", "uncounted warm-up before each step (default 5s)")
-		f.StringVar(&q.Think, "think", "", "closed model: pause between a user's iterations")
-		f.StringVar(&q.Arrival, "arrival", "", "open model arrivals: uniform or poisson")
-		f.Int64Var(&q.Seed, "seed", 0, "seed of the scenario mix, poisson arrivals and random template values (same seed, same run)")
-		f.IntVar(&q.Repeat, "repeat", 1, "run the stairs (find: each probe) this many times: medians with their CoV %")
-	})
-	InGroup(f, GroupSLO, func() {
-		f.StringVar(&q.SLO, "slo", "", "thresholds that decide the exit code, e.g. 'p99<200ms,errors<1%'")
-	})
-	InGroup(f, GroupMonitor, func() {
-		f.IntVar(&q.PID, "pid", 0, "watch this running process (and its children): CPU and RSS per step")
-		f.StringVar(&q.MonitorCmd, "monitor-cmd", "", "start the target with this shell command, wait until --target/--url answers, watch it, stop it at the end")
-		f.StringVar(&q.Prom, "prom", "", "scrape this Prometheus endpoint every second (with --prom-metric)")
-		f.StringArrayVar(&q.PromMetrics, "prom-metric", nil, "a metric to keep from --prom, e.g. queue_depth (repeatable)")
-	})
-}
-
-// RegisterEach adds --each to fs: run's alone, since find searches for the
-// edge of one mix and a sweep's row is a shape's last step.
-func (q *Quick) RegisterEach(f *pflag.FlagSet) {
-	InGroup(f, GroupLoad, func() {
-		f.BoolVar(&q.Each, "each", false, "run the stairs once per scenario alone, not the mix (the per-endpoint table)")
-	})
 }
 
 // Plan reads the plan file (args holds its path, or nothing) and applies

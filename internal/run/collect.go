@@ -21,8 +21,8 @@ type collector interface {
 	// begin is called just before st runs.
 	begin(ctx context.Context, st load.Step)
 	// annotate adds to step what was collected over sp. An error is a
-	// reason for the run to stop after this step (ErrEventFailed,
-	// ErrTargetDied): the step is still recorded, judged and written.
+	// reason for the run to stop after this step (failure.ErrEventFailed,
+	// failure.ErrTargetDied): the step is still recorded, judged and written.
 	annotate(ctx context.Context, step *results.Step, sp span) error
 	// close releases what the collector holds.
 	close()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -228,7 +229,7 @@ func (f *SearchFlags) Config(p *plan.Plan) (search.Config, error) {
 		return cfg, badInput("--max %g is below --start %g", cfg.Max, cfg.Start)
 	}
 	if _, err := search.New(cfg); err != nil {
-		return cfg, &InputError{Err: err}
+		return cfg, &failure.InputError{Err: err}
 	}
 	return cfg, nil
 }

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
 // A command target that dies mid-step ends the step there, not at the
 // step's end: the step keeps its figures up to the death, marked partial
 // and saying how the target ended; the run stops after it (no second step
-// against a dead port) with ErrTargetDied, and does not pass.
+// against a dead port) with failure.ErrTargetDied, and does not pass.
 func TestTargetDiesMidStep(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result.json")
 	p := quickPlan(t, "", 10*time.Second, 0, 50, 50)
@@ -29,7 +30,7 @@ func TestTargetDiesMidStep(t *testing.T) {
 	res, err := s.Run(t.Context())
 	took := time.Since(start)
 	var died *TargetDiedError
-	if !errors.Is(err, ErrTargetDied) || !errors.As(err, &died) || died.Exit.String() != "exited with status 3" || died.Step != 0 {
+	if !errors.Is(err, failure.ErrTargetDied) || !errors.As(err, &died) || died.Exit.String() != "exited with status 3" || died.Step != 0 {
 		t.Fatalf("Run = %v, want the target's death (exited with status 3) in step 1", err)
 	}
 	t.Logf("run ended after %v: %v", took, err)

@@ -15,8 +15,8 @@
 // (result.json, live series, JUnit, the terminal's line) is an Output in
 // Options (output.go), notes go to Options.OnNote, and errors are typed
 // for the caller to turn into exit codes:
-// an InputError is a bad plan, ErrUnreachable a target that did not answer
-// the preflight, ErrInterrupted a cancelled context, ErrTargetDied (a
+// an failure.InputError is a bad plan, failure.ErrUnreachable a target that did not answer
+// the preflight, failure.ErrInterrupted a cancelled context, failure.ErrTargetDied (a
 // TargetDiedError) a command target that ended on its own mid-run (the
 // step under way was cut there and the run stopped, died.go); anything
 // else stopped the run from being carried out.

@@ -16,16 +16,13 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/secret"
 )
-
-// ErrEventFailed is matched by the error of a step during which an event
-// marked required failed: the step is kept and the run stops (exit 3).
-var ErrEventFailed = errors.New("a required event failed")
 
 // eventCommandTimeout bounds a run: command of an event.
 const eventCommandTimeout = 5 * time.Minute
@@ -92,7 +89,7 @@ func (s *Session) startEvents(ctx context.Context, st load.Step, start, base tim
 			defer e.mu.Unlock()
 			e.done = append(e.done, r)
 			if err != nil && ev.Required {
-				e.failed = append(e.failed, fmt.Errorf("%w: %s: %w", ErrEventFailed, ev.Name, err))
+				e.failed = append(e.failed, fmt.Errorf("%w: %s: %w", failure.ErrEventFailed, ev.Name, err))
 			}
 		})
 	}
@@ -126,7 +123,7 @@ func eventOutcome(r *results.Event) string {
 // what it did into r.
 //
 // An action that lasts (a pause, a CPU limit) ends early when ctx does (the
-// step ended, or a Ctrl-C), and is undone on an abort (monitor.AtAbort):
+// step ended, or a Ctrl-C), and is undone on an abort (Options.Lifecycle):
 // a target is never left frozen or starved.
 func (s *Session) act(ctx context.Context, ev *plan.Event, r *results.Event) error {
 	w := s.watch
@@ -139,7 +136,7 @@ func (s *Session) act(ctx context.Context, ev *plan.Event, r *results.Event) err
 		if t := w.current(); t != nil {
 			pause, resume = t.Pause, t.Resume
 		}
-		undo := monitor.AtAbort(func() { resume() })
+		undo := s.o.Lifecycle.AtAbort(func() { resume() })
 		defer undo()
 		err := pause() // a part of the tree may have been stopped: resumed below all the same
 		if err == nil {
@@ -155,7 +152,7 @@ func (s *Session) act(ctx context.Context, ev *plan.Event, r *results.Event) err
 		if err != nil {
 			return err
 		}
-		undo := monitor.AtAbort(func() { restore() })
+		undo := s.o.Lifecycle.AtAbort(func() { restore() })
 		defer undo()
 		hold(ctx, ev.For.Duration)
 		return restore()
@@ -298,7 +295,7 @@ func (s *Session) runEvent(ctx context.Context, ev *plan.Event, r *results.Event
 	// Bounded by the step (and a Ctrl-C): a command still running when the
 	// step ends is stopped, and says so.
 	env := []string{"CEILING_TARGET_URL=" + s.p.Target, fmt.Sprintf("CEILING_TARGET_PID=%d", pid)}
-	err = monitor.RunCommand(ctx, monitor.LaunchConfig{Command: cmd.String(), Env: env, Log: log.Name()}, eventCommandTimeout)
+	err = monitor.RunCommand(ctx, monitor.LaunchConfig{Command: cmd.String(), Env: env, Log: log.Name(), Lifecycle: s.o.Lifecycle}, eventCommandTimeout)
 	var exit *exec.ExitError
 	switch {
 	case err == nil:

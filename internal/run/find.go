@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/search"
 )
@@ -36,10 +37,10 @@ func NewFinder(s *Session) *Finder {
 // Run runs one step at level and says whether it passed: its SLO held, its
 // verdict is better than OVERLOADED, and nothing made its figures
 // untrustworthy; with repeats, the step runs that many times (each with new
-// users) and passes when the majority of them did. Before each step after
-// the first it waits for the deliveries the last one left queued, which
-// would otherwise be charged to this one. It returns ErrInterrupted when
-// ctx was cancelled.
+// users) and passes when the majority of them did. Before each step after the
+// first it waits for the deliveries the last one left queued, which would
+// otherwise be charged to this one. It returns failure.ErrInterrupted when ctx
+// was cancelled.
 func (f *Finder) Run(ctx context.Context, level float64, _ bool) (search.Step, error) {
 	s := f.s
 	if f.last != nil && s.sinks != nil {
@@ -76,20 +77,20 @@ func (f *Finder) Run(ctx context.Context, level float64, _ bool) (search.Step, e
 // (its edge, the search and the one-line answer) and finishes the session.
 // The result passes when an edge was found; an interrupted search leaves an
 // unfinished answer and an interrupted result, not an error. A bad cfg is
-// an InputError.
+// a failure.InputError.
 func Find(ctx context.Context, s *Session, cfg search.Config) (*results.Result, error) {
 	if s.p.Load.Each {
 		return nil, s.abandon(badInput("%s: load.each (--each) runs the stairs once per scenario, and find searches for the edge of one mix: use run, or leave each out", cmp.Or(s.p.Where("load.each"), "--each")))
 	}
 	strat, err := search.New(cfg)
 	if err != nil {
-		return nil, s.abandon(&InputError{Err: err})
+		return nil, s.abandon(&failure.InputError{Err: err})
 	}
 	r, err := search.Run(ctx, strat, NewFinder(s))
-	if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) || errors.Is(err, ErrTargetDied) {
+	if errors.Is(err, failure.ErrAgentLost) || errors.Is(err, failure.ErrEventFailed) || errors.Is(err, failure.ErrTargetDied) {
 		return s.stopAfter(ctx, err)
 	}
-	if err != nil && !errors.Is(err, ErrInterrupted) {
+	if err != nil && !errors.Is(err, failure.ErrInterrupted) {
 		return nil, s.abandon(err)
 	}
 	found := r.Outcome == search.Edge || r.Outcome == search.NoFailure

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
@@ -18,20 +19,14 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
-// ErrRefused is matched by the error of a search or a sweep whose preflight
-// saw the target refuse every scenario's request with a 4xx: nothing would
-// be measured but refusals, level after level, so it stops before the
-// first step.
-var ErrRefused = errors.New("stopped before the first step: there would be nothing to measure but refusals")
-
-// preflight sends the run's first request once before the first step: a
-// target that cannot be reached at all is ErrUnreachable, not a table of
+// preflight sends the run's first request once before the first step: a target
+// that cannot be reached at all is failure.ErrUnreachable, not a table of
 // errors. When that request is refused with a 4xx the scenario does not
 // expect, it sends each other scenario's first request too, while they are
-// refused: refused, when every scenario's was, says so and what to check
-// ("" otherwise; a plan with a login or a websocket scenario is never
-// refused here, see scenario.Set.Preflight). cookie says the first answer
-// set a cookie.
+// refused: refused, when every scenario's was, says so and what to check (""
+// otherwise; a plan with a login or a websocket scenario is never refused
+// here, see scenario.Set.Preflight). cookie says the first answer set a
+// cookie.
 func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) (cookie bool, refused string, err error) {
 	sess := ex.Session()
 	defer sess.Close()
@@ -64,7 +59,7 @@ func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) (cookie 
 	if out.Kind == transport.TLS {
 		hint = tlsHint(p.RequestURL(firstRequest(p)), p.HTTP.Timeout.Duration)
 	}
-	return false, "", fmt.Errorf("%w: %s: %s%s", ErrUnreachable, Describe(p), out.Kind, hint)
+	return false, "", fmt.Errorf("%w: %s: %s%s", failure.ErrUnreachable, Describe(p), out.Kind, hint)
 }
 
 // refusedAll says how the target refused every scenario's first request

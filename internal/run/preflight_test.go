@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
@@ -89,7 +90,7 @@ func TestPreflightSaysWhy(t *testing.T) {
 		if err == nil {
 			s.Close()
 		}
-		if err == nil || !strings.Contains(err.Error(), tt.want) || errors.Is(err, ErrUnreachable) != tt.unreachable {
+		if err == nil || !strings.Contains(err.Error(), tt.want) || errors.Is(err, failure.ErrUnreachable) != tt.unreachable {
 			t.Errorf("Open(%s) = %v, want an error saying %q (unreachable: %v)", tt.url, err, tt.want, tt.unreachable)
 		}
 	}
@@ -114,7 +115,7 @@ func TestPreflightOutOfDescriptors(t *testing.T) {
 	if err == nil {
 		s.Close()
 	}
-	if err == nil || errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "ran out of file descriptors") {
+	if err == nil || errors.Is(err, failure.ErrUnreachable) || !strings.Contains(err.Error(), "ran out of file descriptors") {
 		t.Errorf("Open = %v, want an error saying ceiling ran out of file descriptors, not that the target is unreachable", err)
 	}
 }
@@ -134,8 +135,8 @@ func TestReproduceRedacts(t *testing.T) {
 // The preflight asks each scenario only while the target refuses them
 // with a 4xx: a target that answers the first sees one request, as before.
 // Every scenario refused stops a run that asks for it (find, sweep) with
-// ErrRefused, saying what answered what and what to check; without that
-// the run opens, said at once and in its warnings. An expected 404, a
+// failure.ErrRefused, saying what answered what and what to check; without
+// that the run opens, said at once and in its warnings. An expected 404, a
 // limited 429 or any other answer to one scenario is no refusal.
 func TestPreflightEveryScenarioRefused(t *testing.T) {
 	var hits []string
@@ -196,8 +197,8 @@ func TestPreflightEveryScenarioRefused(t *testing.T) {
 				}
 				switch {
 				case tt.refused && stops:
-					if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tt.want) {
-						t.Errorf("Open = %v, want ErrRefused saying %q", err, tt.want)
+					if !errors.Is(err, failure.ErrRefused) || !strings.Contains(err.Error(), tt.want) {
+						t.Errorf("Open = %v, want failure.ErrRefused saying %q", err, tt.want)
 					}
 				case tt.refused:
 					if err != nil || len(notes) == 0 || !strings.Contains(notes[0], tt.want) || !strings.Contains(s.Result().Warnings[0], tt.want) {

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
@@ -24,7 +23,7 @@ type Remote interface {
 	// wall-clock bounds of its counted window. A generator lost during the
 	// step gives the merge of the others with Lost and LostParts set and
 	// the step's planned load kept (its target rate or users, not the sum
-	// of the shares that answered), and an error matching ErrAgentLost.
+	// of the shares that answered), and an error matching failure.ErrAgentLost.
 	Step(ctx context.Context, st load.Step) (results.Step, Window, error)
 	// Fresh makes every generator's next step start with new users and
 	// connections (a repeat).
@@ -42,11 +41,6 @@ type Remote interface {
 type Window struct {
 	Start, End time.Time
 }
-
-// ErrAgentLost is matched by the error of a step during which an agent
-// stopped answering: the step is INVALID and the run stops (exit 3), with
-// every finished step kept.
-var ErrAgentLost = errors.New("agent lost")
 
 // remoteRefusals lists what a plan may not have when its steps run on
 // agents: its parts that live on the machine that runs the load.
@@ -80,7 +74,7 @@ func DrainBound(p *plan.Plan) time.Duration {
 func openRemote(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, set *scenario.Set, outs *outputs) (*Session, error) {
 	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict, outs: outs}
 	var err error
-	if s.watch, err = startWatch(ctx, p, targetLog(&o)); err != nil {
+	if s.watch, err = startWatch(ctx, p, targetLog(&o), o.Lifecycle); err != nil {
 		return nil, err
 	}
 	s.collectors = s.collecting()

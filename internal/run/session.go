@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
+	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
@@ -67,12 +69,18 @@ type Options struct {
 	SecondHistograms bool
 	// RunID names the run in result.json and in live outputs' labels.
 	RunID string
-	// RefusedStops makes Open return ErrRefused when the preflight saw the
+	// RefusedStops makes Open return failure.ErrRefused when the preflight saw the
 	// target refuse every scenario's request with a 4xx (find and sweep:
 	// they would spend minutes measuring refusals). Without it the run
 	// goes on, warned at once through OnNote and in the result's warnings;
 	// a step whose every request is refused is INVALID, and fails it.
 	RefusedStops bool
+	// Lifecycle, when set, is told what the run starts and must not leave
+	// behind at an abort (a second Ctrl-C): the command target and its
+	// event commands, which its Abort kills, and the undoing of a lasting
+	// event (a paused target resumed, a CPU limit lifted). nil: the run
+	// still stops all of them when it ends, but nothing can abort it.
+	Lifecycle *monitor.Lifecycle
 }
 
 // Session is one run under way: its transport, compiled scenarios,
@@ -120,7 +128,7 @@ type Session struct {
 // Open checks the plan's SLO, compiles its scenarios, starts its sinks and
 // its watched target, sends the preflight request, opens the websocket
 // sockets, writes an empty result and starts the outputs. A bad plan is an
-// InputError; a target that does not answer is ErrUnreachable; anything
+// failure.InputError; a target that does not answer is failure.ErrUnreachable; anything
 // else that stops the run from starting (a port in use, a target that will
 // not start, an unwritable result) is returned as it is. When it fails,
 // the outputs are stopped (with no result) and the agents' sessions
@@ -156,7 +164,7 @@ func compile(p *plan.Plan, o *Options) ([]slo.Term, *scenario.Set, error) {
 	}
 	set, err := scenario.Compile(p)
 	if err != nil {
-		return nil, nil, &InputError{Err: err}
+		return nil, nil, &failure.InputError{Err: err}
 	}
 	names := set.Names()
 	if set.HasLogin() && !slices.Contains(names, results.LoginName) {
@@ -237,7 +245,7 @@ func (s *Session) startCollectors(ctx context.Context) error {
 	if s.sinks != nil {
 		s.set.SetDeliveries(s.sinks.ledger)
 	}
-	if s.watch, err = startWatch(ctx, s.p, targetLog(&s.o)); err != nil {
+	if s.watch, err = startWatch(ctx, s.p, targetLog(&s.o), s.o.Lifecycle); err != nil {
 		s.sinks.close()
 		return err
 	}
@@ -269,7 +277,7 @@ func (s *Session) connect() (transport.SocketDialer, string, error) {
 	}
 	cookie, refused, err := preflight(s.ex, s.set, s.p)
 	if err == nil && refused != "" && s.o.RefusedStops {
-		err = fmt.Errorf("preflight: %s; %w", refused, ErrRefused)
+		err = fmt.Errorf("preflight: %s; %w", refused, failure.ErrRefused)
 	}
 	if err != nil {
 		return nil, "", err
@@ -285,7 +293,7 @@ func (s *Session) connect() (transport.SocketDialer, string, error) {
 
 // openSockets opens the plan's held websocket sockets. Interrupted while
 // they open, the session ends there: result.json says that no step ran,
-// and the error matches ErrInterrupted.
+// and the error matches failure.ErrInterrupted.
 func (s *Session) openSockets(ctx context.Context, dialer transport.SocketDialer) error {
 	if n := heldSockets(s.p); n > 0 {
 		s.note(fmt.Sprintf("opening %d websocket sockets", n))
@@ -302,7 +310,7 @@ func (s *Session) openSockets(ctx context.Context, dialer transport.SocketDialer
 	s.res.Interrupted, s.res.Unfinished, s.res.EndedAt = true, false, &ended
 	s.res.Warnings = append(s.res.Warnings, "interrupted while the websocket sockets were opening: no step ran")
 	s.judge()
-	return errors.Join(ErrInterrupted, s.outs.file(s.res))
+	return errors.Join(failure.ErrInterrupted, s.outs.file(s.res))
 }
 
 // note tells Options.OnNote what the session is doing, if it listens.
@@ -389,10 +397,10 @@ run:
 			for j, st := range levels {
 				st.Index = k*len(levels) + j
 				if _, err := s.step(ctx, st); err != nil {
-					if errors.Is(err, ErrInterrupted) {
+					if errors.Is(err, failure.ErrInterrupted) {
 						break run
 					}
-					if errors.Is(err, ErrAgentLost) || errors.Is(err, ErrEventFailed) || errors.Is(err, ErrTargetDied) {
+					if errors.Is(err, failure.ErrAgentLost) || errors.Is(err, failure.ErrEventFailed) || errors.Is(err, failure.ErrTargetDied) {
 						return s.stopAfter(ctx, err)
 					}
 					return nil, s.abandon(err)
@@ -404,9 +412,9 @@ run:
 }
 
 // stopAfter finishes a run stopped after a step (an agent lost: the step is
-// INVALID; a required event failed; the target died): its steps are
-// written, and err (ErrAgentLost, ErrEventFailed, ErrTargetDied) says why
-// it stopped.
+// INVALID; a required event failed; the target died): its steps are written,
+// and err (failure.ErrAgentLost, failure.ErrEventFailed,
+// failure.ErrTargetDied) says why it stopped.
 func (s *Session) stopAfter(ctx context.Context, err error) (*results.Result, error) {
 	res, ferr := s.Finish(ctx)
 	return res, errors.Join(err, ferr)
@@ -440,10 +448,10 @@ func (s *Session) fresh(ctx context.Context, rep, n int) {
 	}
 }
 
-// Step runs one step, numbered in the order run whatever st.Index says,
-// adds it to the result with the target's, the deliveries' and the
-// sockets' figures of its window, judges the run and writes the result. It
-// returns ErrInterrupted, with the (partial) step, when ctx was cancelled.
+// Step runs one step, numbered in the order run whatever st.Index says, adds
+// it to the result with the target's, the deliveries' and the sockets' figures
+// of its window, judges the run and writes the result. It returns
+// failure.ErrInterrupted, with the (partial) step, when ctx was cancelled.
 func (s *Session) Step(ctx context.Context, st load.Step) (results.Step, error) {
 	st.Index = s.index
 	s.index++
@@ -462,7 +470,7 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 		c.begin(ctx, st)
 	}
 	step, sp, lost := s.execute(ctx, st)
-	if lost != nil && !errors.Is(lost, ErrAgentLost) {
+	if lost != nil && !errors.Is(lost, failure.ErrAgentLost) {
 		if s.events != nil { // the step's events end with it, and are kept in the result
 			s.events.annotate(ctx, &step, sp)
 		}
@@ -486,7 +494,7 @@ func (s *Session) step(ctx context.Context, st load.Step) (results.Step, error) 
 }
 
 // execute runs st, on the agents or here, and returns its figures as
-// measured and the span they cover. An error matching ErrAgentLost comes
+// measured and the span they cover. An error matching failure.ErrAgentLost comes
 // with the merged figures of the agents that answered: the step is kept,
 // judged INVALID and written, and the run stops after it.
 func (s *Session) execute(ctx context.Context, st load.Step) (results.Step, span, error) {
@@ -494,7 +502,7 @@ func (s *Session) execute(ctx context.Context, st load.Step) (results.Step, span
 		return s.executeHere(ctx, st)
 	}
 	step, win, err := s.o.Remote.Step(ctx, st)
-	if err != nil && !errors.Is(err, ErrAgentLost) {
+	if err != nil && !errors.Is(err, failure.ErrAgentLost) {
 		return step, span{}, fmt.Errorf("step %d: %w", st.Index+1, err)
 	}
 	step.Index = st.Index
@@ -518,14 +526,14 @@ func (s *Session) executeHere(ctx context.Context, st load.Step) (results.Step, 
 }
 
 // stopsAfter is what a recorded step returns: why the run stops after it
-// (an agent lost, a required event failed), else ErrInterrupted when ctx
+// (an agent lost, a required event failed), else failure.ErrInterrupted when ctx
 // was cancelled, else the target's death, else nil.
 func (s *Session) stopsAfter(stops []error) error {
 	var died error
 	var others []error
 	for _, err := range stops {
 		switch {
-		case errors.Is(err, ErrTargetDied):
+		case errors.Is(err, failure.ErrTargetDied):
 			died = err
 		case err != nil:
 			others = append(others, err)
@@ -535,7 +543,7 @@ func (s *Session) stopsAfter(stops []error) error {
 		return err
 	}
 	if s.res.Interrupted {
-		return ErrInterrupted
+		return failure.ErrInterrupted
 	}
 	return died
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
@@ -161,20 +162,20 @@ func TestSlowEndpointIsStressedNotOverloaded(t *testing.T) {
 }
 
 // What stops a session from starting is told apart: a bad plan is an
-// InputError, a target that does not answer ErrUnreachable.
+// failure.InputError, a target that does not answer failure.ErrUnreachable.
 func TestOpenErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		down := newServer(1, 0)
 		down.kind = transport.Refused
 		_, err := Open(t.Context(), quickPlan(t, "", time.Second, 0, 10), Options{Exchanger: down, GoTimer: true})
-		if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "nothing is listening") {
-			t.Errorf("Open against a refusing target = %v, want ErrUnreachable with a hint", err)
+		if !errors.Is(err, failure.ErrUnreachable) || !strings.Contains(err.Error(), "nothing is listening") {
+			t.Errorf("Open against a refusing target = %v, want failure.ErrUnreachable with a hint", err)
 		}
 		p := quickPlan(t, "", time.Second, 0, 10)
 		p.SLO = "p99<fast"
-		var in *InputError
+		var in *failure.InputError
 		if _, err := Open(t.Context(), p, Options{Exchanger: newServer(1, 0), GoTimer: true}); !errors.As(err, &in) {
-			t.Errorf("Open with a bad SLO = %v, want an InputError", err)
+			t.Errorf("Open with a bad SLO = %v, want a failure.InputError", err)
 		}
 	})
 }
@@ -193,8 +194,8 @@ func TestStepInterrupted(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(3*time.Second, cancel)
 		st, err := s.Step(ctx, load.Step{Rate: 100, Length: 10 * time.Second})
-		if !errors.Is(err, ErrInterrupted) || !st.Interrupted || st.DurationS > 3.1 {
-			t.Errorf("Step = %v, partial %v after %vs; want ErrInterrupted, a partial step of 3s", err, st.Interrupted, st.DurationS)
+		if !errors.Is(err, failure.ErrInterrupted) || !st.Interrupted || st.DurationS > 3.1 {
+			t.Errorf("Step = %v, partial %v after %vs; want failure.ErrInterrupted, a partial step of 3s", err, st.Interrupted, st.DurationS)
 		}
 		res, err := s.Finish(ctx)
 		if err != nil || !res.Interrupted || res.Passed {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/plan"
@@ -182,7 +183,7 @@ func TestEvery404IsInvalidNotOverloaded(t *testing.T) {
 	}
 }
 
-// find's flags become its search; a bad one is an InputError naming it.
+// find's flags become its search; a bad one is a failure.InputError naming it.
 func TestSearchFlags(t *testing.T) {
 	p := &plan.Plan{Load: plan.Load{Model: plan.Open, Rates: []float64{50}}}
 	cfg, err := (&SearchFlags{Start: "100", Max: "800", Precision: "10%"}).Config(p)
@@ -190,9 +191,9 @@ func TestSearchFlags(t *testing.T) {
 		t.Errorf("Config = %+v, %v", cfg, err)
 	}
 	for _, f := range []SearchFlags{{Precision: "5%"}, {Start: "x", Precision: "5%"}, {Start: "100", Max: "50", Precision: "5%"}, {Start: "100", Precision: "0%"}} {
-		var bad *InputError
+		var bad *failure.InputError
 		if _, err := f.Config(p); !errors.As(err, &bad) {
-			t.Errorf("Config(%+v) = %v, want an InputError", f, err)
+			t.Errorf("Config(%+v) = %v, want a failure.InputError", f, err)
 		}
 	}
 	if cfg, err := (&SearchFlags{Precision: "5%", RateGiven: true}).Config(p); err != nil || cfg.Start != 50 {

@@ -44,9 +44,10 @@ type watch struct {
 }
 
 // startWatch starts what the plan's monitor section asks for; a command
-// target's output goes to log. It returns nil when nothing is to be
+// target's output goes to log, and it is kept by life (as are the copies
+// events start) until it is stopped. It returns nil when nothing is to be
 // watched.
-func startWatch(ctx context.Context, p *plan.Plan, log string) (*watch, error) {
+func startWatch(ctx context.Context, p *plan.Plan, log string, life *monitor.Lifecycle) (*watch, error) {
 	m := &p.Monitor
 	if m.PID == 0 && m.Command == "" && m.Cgroup == "" && m.Prometheus == nil {
 		return nil, nil
@@ -54,7 +55,7 @@ func startWatch(ctx context.Context, p *plan.Plan, log string) (*watch, error) {
 	w := &watch{}
 	pid := m.PID
 	if m.Command != "" {
-		if err := w.start(ctx, m, log); err != nil {
+		if err := w.start(ctx, m, log, life); err != nil {
 			return nil, err
 		}
 		pid = w.target.PID()
@@ -77,8 +78,9 @@ func startWatch(ctx context.Context, p *plan.Plan, log string) (*watch, error) {
 	return w, nil
 }
 
-// start launches the command target, its output to log, and follows it.
-func (w *watch) start(ctx context.Context, m *plan.Monitor, log string) error {
+// start launches the command target, its output to log, kept by life, and
+// follows it.
+func (w *watch) start(ctx context.Context, m *plan.Monitor, log string, life *monitor.Lifecycle) error {
 	w.log = log
 	env := make([]string, 0, len(m.Env))
 	for k, v := range m.Env {
@@ -87,6 +89,7 @@ func (w *watch) start(ctx context.Context, m *plan.Monitor, log string) error {
 	w.launch = monitor.LaunchConfig{
 		Command: m.Command, Env: env, Dir: m.Dir, Ready: m.Ready,
 		ReadyTimeout: m.ReadyTimeout.Duration, StopGrace: m.StopGrace.Duration, Log: w.log,
+		Lifecycle: life,
 	}
 	t, err := monitor.Launch(ctx, w.launch)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-dev/ceiling/internal/flaggroup"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
 	"github.com/ceiling-dev/ceiling/internal/secret"
@@ -35,7 +36,7 @@ type Flags struct {
 
 // Register adds the flags to fs, each under its help group.
 func (f *Flags) Register(fs *pflag.FlagSet) {
-	plan.InGroup(fs, plan.GroupShape, func() {
+	flaggroup.In(fs, flaggroup.Shape, func() {
 		fs.StringVar(&f.Configs, "configs", "", `the shapes, workers@cpus/memory: "1@0.5/256m 2@1/512m 4@2/1g"`)
 		fs.StringVar(&f.Launcher, "launcher", "", "how each shape's target starts: local (default), docker, podman or command")
 		fs.StringVar(&f.Cmd, "cmd", "", "local: the command that starts the target (a template)")
@@ -48,13 +49,13 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 		fs.StringVar(&f.Teardown, "teardown", "", "command: your command that removes it after the run (a template)")
 		fs.StringVar(&f.Plan, "plan", "", "the plan file each shape runs (without a sweep file)")
 	})
-	plan.InGroup(fs, plan.GroupSearch, func() {
+	flaggroup.In(fs, flaggroup.Search, func() {
 		fs.BoolVar(&f.Find, "find", false, "search each shape for its edge under the SLO instead of running the stairs")
 		fs.StringVar(&f.Search.Start, "start", "", "--find: the first level (default the plan's first)")
 		fs.StringVar(&f.Search.Max, "max", "", "--find: the highest level to try")
 		fs.StringVar(&f.Search.Precision, "precision", "5%", "--find: stop narrowing when pass and fail are this close")
 	})
-	plan.InGroup(fs, plan.GroupOutput, func() {
+	flaggroup.In(fs, flaggroup.Output, func() {
 		fs.StringVar(&f.Need, "need", "", "mark the smallest shape that holds this rate, e.g. 1500/s")
 		fs.Float64Var(&f.UsersPerRPS, "users-per-rps", 0.5, "requests a second one active user makes, for est. users")
 		fs.StringVar(&f.Out, "out", "sweep.json", "where to write sweep.json; each shape's result.json and logs go in the folder named by its stem beside it (./sweep/<shape id>/ by default)")

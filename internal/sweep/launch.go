@@ -28,12 +28,14 @@ type Launcher interface {
 	// Start readies the target for shape c, its templates rendered with
 	// v: it brings the target up and waits until it is ready, or sets
 	// p.Monitor so that the run does. dir is the shape's folder, for logs.
-	// The stop it returns (never nil once Start succeeds) undoes what
+	// What it starts or makes that must not outlive an abort (a second
+	// Ctrl-C: a command, a container, a cgroup) it gives to life, which
+	// may be nil (nothing is kept). The stop it returns (never nil once Start succeeds) undoes what
 	// Start did and is called when the run is over; Enforced says how the
 	// shape's CPU and memory are enforced. An error wrapping ErrInvalid is
 	// the sweep's own input (a template that does not render); any other
 	// is the shape's target not starting.
-	Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (stop func() error, e Enforced, err error)
+	Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string, life *monitor.Lifecycle) (stop func() error, e Enforced, err error)
 }
 
 // Enforced says how a shape's limits were applied.
@@ -95,7 +97,7 @@ type Local struct {
 }
 
 // Start implements Launcher.
-func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ string) (func() error, Enforced, error) {
+func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ string, life *monitor.Lifecycle) (func() error, Enforced, error) {
 	cmd, err := v.Render(l.Command)
 	if err != nil {
 		return nil, Enforced{}, invalid("command: %w", err)
@@ -108,7 +110,7 @@ func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ str
 	lim, err := NewLimits(c.ID(), c)
 	switch {
 	case err == nil:
-		unregister := monitor.AtAbort(func() { lim.Remove() })
+		unregister := life.AtAbort(func() { lim.Remove() })
 		stop = func() error {
 			unregister()
 			return lim.Remove()
@@ -149,7 +151,7 @@ type Commands struct {
 }
 
 // Start implements Launcher.
-func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (func() error, Enforced, error) {
+func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string, life *monitor.Lifecycle) (func() error, Enforced, error) {
 	apply, err := v.Render(k.Apply)
 	if err != nil {
 		return nil, Enforced{}, invalid("apply: %w", err)
@@ -170,7 +172,7 @@ func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, 
 		if command == "" {
 			return nil
 		}
-		return monitor.RunCommand(ctx, monitor.LaunchConfig{Command: command, Env: envList(env), Log: filepath.Join(dir, what+".log")}, timeout)
+		return monitor.RunCommand(ctx, monitor.LaunchConfig{Command: command, Env: envList(env), Log: filepath.Join(dir, what+".log"), Lifecycle: life}, timeout)
 	}
 	stop := func() error {
 		// The run may have been interrupted: tear down all the same, within
@@ -213,7 +215,7 @@ type Container struct {
 const containerTimeout = 2 * time.Minute
 
 // Start implements Launcher.
-func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string) (func() error, Enforced, error) {
+func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string, life *monitor.Lifecycle) (func() error, Enforced, error) {
 	env, ready, err := k.render(v)
 	if err != nil {
 		return nil, Enforced{}, err
@@ -227,7 +229,7 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 	name := "ceiling-" + c.ID() + "-" + suffix()
 	engine := cmp.Or(k.Engine, "docker")
 	run := func(ctx context.Context, log string, argv ...string) error {
-		return monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: argv, Env: envList(env), Log: log}, containerTimeout)
+		return monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: argv, Env: envList(env), Log: log, Lifecycle: life}, containerTimeout)
 	}
 	log := filepath.Join(dir, "target.log")
 	remove := func(ctx context.Context) error {
@@ -236,7 +238,7 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 		}
 		return nil
 	}
-	unregister := monitor.AtAbort(func() { _ = remove(context.Background()) })
+	unregister := life.AtAbort(func() { _ = remove(context.Background()) })
 	stop := func() error {
 		// Keep the container's output (when the engine still has it), then
 		// remove the container, stopping it.
@@ -251,7 +253,7 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 	}
 	if ready != "" {
 		wctx, cancel := context.WithCancelCause(ctx)
-		go k.watchExit(wctx, cancel, engine, name, dir)
+		go k.watchExit(wctx, cancel, engine, name, dir, life)
 		err := monitor.WaitReady(wctx, ready, k.ReadyTimeout)
 		cancel(nil)
 		if err != nil {
@@ -260,7 +262,7 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 	}
 	e := Enforced{How: engine + " --cpus and --memory", CPUs: c.CPUs}
 	if runtime.GOOS == "linux" {
-		if pid, err := containerPID(ctx, engine, name, dir); err == nil {
+		if pid, err := containerPID(ctx, engine, name, dir, life); err == nil {
 			p.Monitor.PID = pid
 		} else {
 			e.How += " (its CPU and memory not watched: " + err.Error() + ")"
@@ -272,7 +274,7 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 // watchExit asks the engine every second whether the container still
 // runs, and cancels ctx when it has exited: its target will never be
 // ready, and the wait need not last its whole timeout.
-func (k *Container) watchExit(ctx context.Context, cancel context.CancelCauseFunc, engine, name, dir string) {
+func (k *Container) watchExit(ctx context.Context, cancel context.CancelCauseFunc, engine, name, dir string, life *monitor.Lifecycle) {
 	out := filepath.Join(dir, "state.txt")
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -282,7 +284,7 @@ func (k *Container) watchExit(ctx context.Context, cancel context.CancelCauseFun
 			return
 		case <-tick.C:
 		}
-		err := monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: []string{engine, "inspect", "--format", "{{.State.Running}}", name}, Log: out}, containerTimeout)
+		err := monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: []string{engine, "inspect", "--format", "{{.State.Running}}", name}, Log: out, Lifecycle: life}, containerTimeout)
 		if data, _ := os.ReadFile(out); err == nil && strings.TrimSpace(string(data)) == "false" {
 			cancel(errors.New("the container exited"))
 			return
@@ -315,9 +317,9 @@ func (k *Container) runArgs(engine, name string, c Config, v Values, env map[str
 // namespace than the engine (in a container itself, or against Docker
 // Desktop's virtual machine), and watching it would measure some other
 // process.
-func containerPID(ctx context.Context, engine, name, dir string) (int, error) {
+func containerPID(ctx context.Context, engine, name, dir string, life *monitor.Lifecycle) (int, error) {
 	out := filepath.Join(dir, "inspect.txt")
-	if err := monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: []string{engine, "inspect", "--format", "{{.State.Pid}} {{.Id}}", name}, Log: out}, containerTimeout); err != nil {
+	if err := monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: []string{engine, "inspect", "--format", "{{.State.Pid}} {{.Id}}", name}, Log: out, Lifecycle: life}, containerTimeout); err != nil {
 		return 0, fmt.Errorf("%s inspect: %w", engine, err)
 	}
 	data, err := os.ReadFile(out)

@@ -15,6 +15,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -55,7 +56,8 @@ type Spec struct {
 	// redacted by the caller).
 	Command string
 	// Run holds the options every shape's run shares (progress, version,
-	// the reproduce line); Out is set per shape.
+	// the reproduce line, the Lifecycle that the launcher also gives what
+	// it starts to); Out is set per shape.
 	Run run.Options
 	// Connect, if set, completes a shape's run options for its plan: the
 	// agents that run its load (--agents), connected per shape.
@@ -147,9 +149,9 @@ var ErrNothingStarted = errors.New("every shape failed to start: the sweep measu
 // interrupted sweep keeps every finished shape. A shape whose target never
 // became ready is FAILED TO START, and the sweep goes on; when every shape
 // failed so, it returns ErrNothingStarted with the result. A preflight that
-// saw the target refuse every scenario's request (run.ErrRefused) stops
+// saw the target refuse every scenario's request (failure.ErrRefused) stops
 // the sweep: the next shapes would run the same plan. It returns
-// run.ErrInterrupted when ctx was cancelled.
+// failure.ErrInterrupted when ctx was cancelled.
 func Run(ctx context.Context, s Spec) (*Result, error) {
 	if s.UsersPerRPS <= 0 {
 		s.UsersPerRPS = 0.5
@@ -180,7 +182,7 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		if ctx.Err() != nil {
 			r.Interrupted, r.Unfinished = true, false
 			r.judge()
-			return r, errors.Join(run.ErrInterrupted, r.write(s.Out))
+			return r, errors.Join(failure.ErrInterrupted, r.write(s.Out))
 		}
 		if row, ok := done[c.ID()]; ok {
 			if s.Run.OnNote != nil {
@@ -194,10 +196,10 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		if row != nil {
 			r.Configs = append(r.Configs, *row)
 		}
-		if errors.Is(err, run.ErrInterrupted) || ctx.Err() != nil {
+		if errors.Is(err, failure.ErrInterrupted) || ctx.Err() != nil {
 			// A run cut short returns its result without an error: the
 			// sweep stops here all the same, and says so.
-			r.Interrupted, err = true, run.ErrInterrupted
+			r.Interrupted, err = true, failure.ErrInterrupted
 		}
 		// Until the last write, the file says the sweep is unfinished, and
 		// marks no best: a kill -9 now leaves a file that says so.
@@ -277,12 +279,12 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	if s.Run.OnNote != nil {
 		s.Run.OnNote(fmt.Sprintf("shape %s: starting the target (port %v)", c.Name(), v["port"]))
 	}
-	stop, enforced, err := s.Launcher.Start(ctx, c, v, p, filepath.Dir(out))
+	stop, enforced, err := s.Launcher.Start(ctx, c, v, p, filepath.Dir(out), s.Run.Lifecycle)
 	switch {
 	case errors.Is(err, ErrInvalid):
 		return nil, fmt.Errorf("%s: %w", c.Name(), err)
 	case ctx.Err() != nil:
-		return nil, run.ErrInterrupted
+		return nil, failure.ErrInterrupted
 	case err != nil:
 		row.State, row.Error, row.LogTail = FailedToStart, err.Error(), logTail(out)
 		return row, nil
@@ -301,7 +303,7 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	o.RefusedStops = true // the same plan would be refused under every shape
 	if s.Connect != nil {
 		if err := s.Connect(p, &o); err != nil {
-			var bad *run.InputError
+			var bad *failure.InputError
 			if errors.As(err, &bad) {
 				return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
 			}
@@ -310,13 +312,13 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	}
 	sess, err := run.Open(ctx, p, o)
 	if err != nil {
-		var bad *run.InputError
+		var bad *failure.InputError
 		switch {
 		case ctx.Err() != nil:
-			return nil, run.ErrInterrupted
+			return nil, failure.ErrInterrupted
 		case errors.As(err, &bad):
 			return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
-		case errors.Is(err, run.ErrRefused):
+		case errors.Is(err, failure.ErrRefused):
 			return nil, fmt.Errorf("%s: %w", c.Name(), err)
 		}
 		row.State, row.Error, row.LogTail = FailedToStart, err.Error(), logTail(out)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 )
 
@@ -17,7 +18,7 @@ import (
 // calls before with each shape before it runs.
 type testLauncher struct{ before func(Config) }
 
-func (l testLauncher) Start(_ context.Context, c Config, _ Values, _ *plan.Plan, _ string) (func() error, Enforced, error) {
+func (l testLauncher) Start(_ context.Context, c Config, _ Values, _ *plan.Plan, _ string, _ *monitor.Lifecycle) (func() error, Enforced, error) {
 	l.before(c)
 	return func() error { return nil }, Enforced{How: "not enforced: a test"}, nil
 }
