@@ -265,10 +265,8 @@ func (c *Coordinator) Step(ctx context.Context, st load.Step) (results.Step, run
 	}
 	start := time.Now().Add(lead)
 	c.steps++
-	req := StepRequest{ID: strconv.Itoa(c.steps), Index: st.Index, Rate: st.Rate, VUs: st.VUs, Warmup: st.Warmup, Length: st.Length, Fresh: c.fresh}
-	if st.Ramp != nil {
-		req.Ramp, req.RampFrom, req.RampTo = true, st.Ramp.From, st.Ramp.To
-	}
+	req := stepRequest(st)
+	req.ID, req.Fresh = strconv.Itoa(c.steps), c.fresh
 	c.fresh = false
 	bound := lead + st.Warmup + st.Length + c.drain
 	parts := make([]*StepResult, len(c.agents))

@@ -3,6 +3,7 @@ package agent
 import (
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
 )
@@ -82,6 +83,28 @@ type StepRequest struct {
 	Length        time.Duration `json:"length_ns"`
 	StartUnixNano int64         `json:"start_unix_nano"`
 	Fresh         bool          `json:"fresh,omitempty"`
+}
+
+// stepRequest is the request for st, the wire's own copy of what an agent
+// needs of it: the executor's load.Step may change without changing the
+// protocol. It carries no trace (an agent's step keeps none); the caller
+// sets the id, the start and Fresh.
+func stepRequest(st load.Step) StepRequest {
+	req := StepRequest{Index: st.Index, Rate: st.Rate, VUs: st.VUs, Warmup: st.Warmup, Length: st.Length}
+	if st.Ramp != nil {
+		req.Ramp, req.RampFrom, req.RampTo = true, st.Ramp.From, st.Ramp.To
+	}
+	return req
+}
+
+// loadStep is the step req asks the agent to run (its whole load; the
+// agent's session runs its segment's share).
+func (req *StepRequest) loadStep() load.Step {
+	st := load.Step{Index: req.Index, Rate: req.Rate, VUs: req.VUs, Warmup: req.Warmup, Length: req.Length}
+	if req.Ramp {
+		st.Ramp = &schedule.Linear{From: req.RampFrom, To: req.RampTo, Len: req.Length}
+	}
+	return st
 }
 
 // StepResult is the answer to a step: the figures the agent measured of

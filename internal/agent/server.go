@@ -350,10 +350,7 @@ func (s *Server) step(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusBadRequest, fmt.Sprintf("the step starts %v from now, more than %v: the coordinator's clock or request is wrong", ahead.Round(time.Second), maxLead))
 		return
 	}
-	st := load.Step{Index: req.Index, Rate: req.Rate, VUs: req.VUs, Warmup: req.Warmup, Length: req.Length}
-	if req.Ramp {
-		st.Ramp = &schedule.Linear{From: req.RampFrom, To: req.RampTo, Len: req.Length}
-	}
+	st := req.loadStep()
 	if err := s.bound(st, sess.segment); err != nil {
 		problem(w, http.StatusForbidden, err.Error())
 		return

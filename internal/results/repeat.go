@@ -92,21 +92,21 @@ func CoV(v []float64) float64 {
 	return 100 * math.Sqrt(ss/float64(len(v)-1)) / math.Abs(mean)
 }
 
-// Combine makes one step of the repeats of a level, in run order: counts
-// summed, rates, error rate and latency percentiles the medians of the
-// repeats' (a maximum the largest), the latency histograms merged, the
-// per-second series of every repeat kept, and Repeat holding each figure's
-// values and spread. Scenarios are combined the same way, by name. The
-// last repeat gives what is not a figure of the repeats (model, level,
-// window, target, deliveries, sockets, logins). Interrupted repeats are
-// left out unless no other ran. One step is returned as it is; passed says
-// whether each repeat passed (see Repeat.Passed).
+// Combine makes one step of the repeats of a level, in run order: their
+// figures by CombineFigures (counts summed, rates, error rate and latency
+// percentiles the medians of the repeats', histograms merged, Repeat
+// holding each figure's values and spread), every repeat's warnings once,
+// and the last repeat's verdict until the caller judges the step again.
+// Interrupted repeats are left out unless no other ran. One step is
+// returned as it is; passed says whether each repeat passed (see
+// Repeat.Passed).
 func Combine(reps []Step, passed []bool) (Step, error) {
-	done := make([]Step, 0, len(reps))
-	ok := 0
-	for i, s := range reps {
-		if !s.Interrupted {
-			done = append(done, s)
+	var figures []Figures
+	ok, lastDone := 0, -1
+	for i := range reps {
+		if !reps[i].Interrupted {
+			figures = append(figures, FiguresOf(&reps[i]))
+			lastDone = i
 			if i < len(passed) && passed[i] {
 				ok++
 			}
@@ -115,136 +115,34 @@ func Combine(reps []Step, passed []bool) (Step, error) {
 	switch {
 	case len(reps) == 0:
 		return Step{}, nil
-	case len(done) == 0:
+	case len(figures) == 0:
 		return reps[len(reps)-1], nil
 	case len(reps) == 1:
 		return reps[0], nil
 	}
-	out := done[len(done)-1]
-	out.Interrupted = false
-	out.Sent, out.Completed, out.OK, out.Limited, out.Failed = 0, 0, 0, 0, 0
-	out.Late, out.NotSent, out.Retried, out.Redirected, out.RetryAfters = 0, 0, 0, 0, 0
-	out.BytesIn, out.BytesOut = 0, 0
-	out.Errors = map[string]int64{}
-	out.Warnings, out.Notes, out.Status4xx = []string{}, nil, 0 // Series: the last repeat's seconds
-	var hists []string
-	for _, s := range done {
-		out.Sent += s.Sent
-		out.Completed += s.Completed
-		out.OK += s.OK
-		out.Limited += s.Limited
-		out.Failed += s.Failed
-		out.Late += s.Late
-		out.NotSent += s.NotSent
-		out.Retried += s.Retried
-		out.Redirected += s.Redirected
-		out.RetryAfters += s.RetryAfters
-		out.BytesIn += s.BytesIn
-		out.BytesOut += s.BytesOut
-		out.MaxLagMS = max(out.MaxLagMS, s.MaxLagMS)
-		out.Status4xx = metrics.SameStatus(out.Status4xx, s.Status4xx)
-		out.RetryAfterS = max(out.RetryAfterS, s.RetryAfterS)
-		for k, v := range s.Errors {
-			out.Errors[k] += v
+	out := reps[lastDone]
+	f, err := CombineFigures(figures)
+	if err != nil {
+		return out, err
+	}
+	f.Project(&out)
+	out.Repeat.Passed = ok
+	out.Warnings, out.Notes = []string{}, nil
+	for _, s := range reps {
+		if s.Interrupted {
+			continue
 		}
 		for _, w := range s.Warnings {
 			if !slices.Contains(out.Warnings, w) {
 				out.Warnings = append(out.Warnings, w)
 			}
 		}
-		hists = append(hists, s.Histogram)
-	}
-	figure := func(f func(Step) float64) float64 {
-		v := make([]float64, len(done))
-		for i, s := range done {
-			v[i] = f(s)
-		}
-		return Median(v)
-	}
-	out.AchievedRate = figure(func(s Step) float64 { return s.AchievedRate })
-	out.Throughput = figure(func(s Step) float64 { return s.Throughput })
-	out.ErrorRate = figure(func(s Step) float64 { return s.ErrorRate })
-	out.MeanLagMS = figure(func(s Step) float64 { return s.MeanLagMS })
-	out.LatencyMS = medianLatency(done, func(s Step) metrics.Latency { return s.LatencyMS })
-	out.ServiceMS = medianLatency(done, func(s Step) metrics.Latency { return s.ServiceMS })
-	var err error
-	if out.Histogram, err = mergeHistograms(hists); err != nil {
-		return out, err
-	}
-	if out.ServiceHist, err = mergeHistograms(each(done, func(s Step) string { return s.ServiceHist })); err != nil {
-		return out, err
-	}
-	out.Repeat = spread(done, func(s Step) map[string]float64 {
-		return map[string]float64{
-			MetricAchieved: s.AchievedRate, MetricThroughput: s.Throughput, MetricErrorRate: s.ErrorRate,
-			MetricP50: s.LatencyMS.P50, MetricP95: s.LatencyMS.P95, MetricP99: s.LatencyMS.P99,
-		}
-	})
-	out.Repeat.Histograms, out.Repeat.Passed = hists, ok
-	out.Delivery = sumDeliveries(done)
-	if out.Scenarios, err = combineScenarios(done); err != nil {
-		return out, err
 	}
 	return out, nil
 }
 
-// combineScenarios combines the repeats' breakdowns by scenario name, in
-// the order the last repeat lists them.
-func combineScenarios(done []Step) ([]Breakdown, error) {
-	last := done[len(done)-1].Scenarios
-	out := make([]Breakdown, 0, len(last))
-	for _, b := range last {
-		var reps []Breakdown
-		var durations []float64
-		for _, s := range done {
-			for _, x := range s.Scenarios {
-				if x.Name == b.Name {
-					reps = append(reps, x)
-					durations = append(durations, s.DurationS)
-				}
-			}
-		}
-		c := b
-		c.Completed, c.OK, c.Failed, c.Limited = 0, 0, 0, 0
-		c.Errors = nil
-		for _, x := range reps {
-			c.Completed += x.Completed
-			c.OK += x.OK
-			c.Failed += x.Failed
-			c.Limited += x.Limited
-			for k, v := range x.Errors {
-				if c.Errors == nil {
-					c.Errors = map[string]int64{}
-				}
-				c.Errors[k] += v
-			}
-		}
-		c.LatencyMS = medianLatency(reps, func(x Breakdown) metrics.Latency { return x.LatencyMS })
-		c.AvgBodyBytes = Median(each(reps, func(x Breakdown) float64 { return x.AvgBodyBytes }))
-		var err error
-		if c.Histogram, err = mergeHistograms(each(reps, func(x Breakdown) string { return x.Histogram })); err != nil {
-			return nil, err
-		}
-		i := 0
-		c.Repeat = spread(reps, func(x Breakdown) map[string]float64 {
-			d := durations[i]
-			i++
-			m := map[string]float64{MetricP50: x.LatencyMS.P50, MetricP95: x.LatencyMS.P95, MetricP99: x.LatencyMS.P99, MetricErrorRate: 0, MetricThroughput: 0}
-			if x.Completed > 0 {
-				m[MetricErrorRate] = float64(x.Failed) / float64(x.Completed)
-			}
-			if d > 0 {
-				m[MetricThroughput] = float64(x.OK+x.Limited) / d
-			}
-			return m
-		})
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-// spread collects each repeat's figures into a Repeat.
-func spread[T any](reps []T, figures func(T) map[string]float64) *Repeat {
+// spreadOf collects each repeat's figures into a Repeat.
+func spreadOf[T any](reps []T, figures func(T) map[string]float64) *Repeat {
 	r := &Repeat{N: len(reps), CoVPct: map[string]float64{}, Values: map[string][]float64{}}
 	for _, x := range reps {
 		for k, v := range figures(x) {
@@ -259,8 +157,7 @@ func spread[T any](reps []T, figures func(T) map[string]float64) *Repeat {
 
 // medianLatency takes the median of each percentile over the repeats and
 // the largest maximum.
-func medianLatency[T any](reps []T, of func(T) metrics.Latency) metrics.Latency {
-	l := each(reps, of)
+func medianLatency(l []metrics.Latency) metrics.Latency {
 	pick := func(f func(metrics.Latency) float64) float64 { return Median(each(l, f)) }
 	return metrics.Latency{
 		P50: pick(func(x metrics.Latency) float64 { return x.P50 }), P90: pick(func(x metrics.Latency) float64 { return x.P90 }),
@@ -270,75 +167,10 @@ func medianLatency[T any](reps []T, of func(T) metrics.Latency) metrics.Latency 
 	}
 }
 
-// mergeHistograms merges encoded histograms (empty ones skipped).
-func mergeHistograms(encoded []string) (string, error) {
-	merged := metrics.NewHistogram()
-	found := false
-	for _, e := range encoded {
-		if e == "" {
-			continue
-		}
-		h, err := metrics.Decode(e)
-		if err != nil {
-			return "", err
-		}
-		merged.Merge(h)
-		found = true
-	}
-	if !found {
-		return "", nil
-	}
-	return metrics.Encode(merged)
-}
-
 func each[T, U any](xs []T, f func(T) U) []U {
 	out := make([]U, len(xs))
 	for i, x := range xs {
 		out[i] = f(x)
 	}
 	return out
-}
-
-// sumDeliveries adds the repeats' delivery counts (each repeat's own ids)
-// and their backlogs at the windows' starts and ends;
-// the latency and lost ids are the last repeat's until the drain's final
-// figures replace them.
-func sumDeliveries(done []Step) *Delivery {
-	last := done[len(done)-1].Delivery
-	if last == nil {
-		return nil
-	}
-	out := *last
-	out.Expected, out.Delivered, out.Lost, out.Undelivered, out.Duplicates, out.Rejected = 0, 0, 0, 0, 0, 0
-	var atEnd, backlogStart, backlogEnd int64
-	backlog := true
-	for _, s := range done {
-		d := s.Delivery
-		if d == nil {
-			continue
-		}
-		if d.BacklogStart != nil && d.BacklogEnd != nil {
-			backlogStart += *d.BacklogStart
-			backlogEnd += *d.BacklogEnd
-		} else {
-			backlog = false
-		}
-		out.Expected += d.Expected
-		out.Delivered += d.Delivered
-		out.Lost += d.Lost
-		out.Undelivered += d.Undelivered
-		out.Duplicates += d.Duplicates
-		out.Rejected += d.Rejected
-		if d.AtStepEnd != nil {
-			atEnd += *d.AtStepEnd
-		}
-	}
-	if last.AtStepEnd != nil {
-		out.AtStepEnd = &atEnd
-	}
-	out.BacklogStart, out.BacklogEnd = nil, nil
-	if backlog { // each repeat's growth, added up
-		out.BacklogStart, out.BacklogEnd = &backlogStart, &backlogEnd
-	}
-	return &out
 }

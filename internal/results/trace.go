@@ -116,19 +116,19 @@ func (t *Trace) Decode() ([]Exchange, error) {
 // on one series clock: every part's exchanges, from the latest start of
 // theirs (before it, only some parts' would be there). nil when no part
 // has a trace.
-func mergeTraces(parts []Step) (*Trace, error) {
+func mergeTraces(parts []*Trace) (*Trace, error) {
 	var all []Exchange
 	from, found := math.Inf(-1), false
 	for _, p := range parts {
-		if p.Trace == nil {
+		if p == nil {
 			continue
 		}
-		xs, err := p.Trace.Decode()
+		xs, err := p.Decode()
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
 		}
 		all = append(all, xs...)
-		from, found = max(from, p.Trace.FromS), true
+		from, found = max(from, p.FromS), true
 	}
 	if !found {
 		return nil, nil

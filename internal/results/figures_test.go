@@ -1,0 +1,219 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+)
+
+// tables are the rules of each type a merge puts together field by field.
+var tables = map[reflect.Type][]rule{
+	reflect.TypeFor[Figures]():   stepRules,
+	reflect.TypeFor[Breakdown](): breakdownRules,
+	reflect.TypeFor[Logins]():    loginRules,
+	reflect.TypeFor[Generator](): generatorRules,
+	reflect.TypeFor[Point]():     pointRules,
+	reflect.TypeFor[Delivery]():  deliveryRules,
+}
+
+// Every field of a step's figures, and of the values inside them that are
+// put together field by field, has a rule for the parts of a step and one
+// for its repeats: a field added without one would be a wrong merged
+// figure for agents, segments or repeats, and nothing else would fail.
+func TestRulesCoverEveryField(t *testing.T) {
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type)
+	walk = func(typ reflect.Type) {
+		if seen[typ] {
+			return
+		}
+		seen[typ] = true
+		rules, ok := tables[typ]
+		if !ok {
+			t.Fatalf("no rules for %s", typ)
+		}
+		var named []string
+		for _, r := range rules {
+			if _, ok := typ.FieldByName(r.Field); !ok {
+				t.Errorf("%s: a rule for %s, which it has no longer", typ.Name(), r.Field)
+			}
+			if slices.Contains(named, r.Field) {
+				t.Errorf("%s.%s has two rules", typ.Name(), r.Field)
+			}
+			named = append(named, r.Field)
+			if r.Parts.name == "" || r.Repeats.name == "" {
+				t.Errorf("%s.%s: a rule without a name", typ.Name(), r.Field)
+			}
+		}
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if !slices.Contains(named, f.Name) {
+				t.Errorf("%s.%s is in no merge rule: add it to the rules of %s (rules.go), saying how parts of a step and repeats of it put it together", typ.Name(), f.Name, typ.Name())
+			}
+			if inner := elem(f.Type); tables[inner] != nil {
+				walk(inner)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Figures]())
+	for typ := range tables {
+		if !seen[typ] {
+			t.Errorf("rules for %s, which no figure holds", typ)
+		}
+	}
+}
+
+// elem is the struct type a field holds, through pointers, slices and maps.
+func elem(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	return t
+}
+
+// notFigures are Step's fields that are not measured but said of the
+// figures, or of who measured them; MergeSteps and Combine set them.
+var notFigures = map[string]string{
+	"SLOPassed":        "judged on the merged or combined step",
+	"Verdict":          "judged on the merged or combined step",
+	"VerdictReason":    "judged on the merged or combined step",
+	"VerdictReasons":   "judged on the merged or combined step",
+	"GeneratorLimited": "judged on the merged or combined step",
+	"Notes":            "judged on the merged or combined step",
+	"Warnings":         "parts: each prefixed with its part's name; repeats: each once",
+	"Agents":           "parts: how many; repeats: the last's",
+	"Parts":            "parts: each one's line; repeats: the last's",
+	"Lost":             "set by the coordinator that lost an agent",
+	"LostParts":        "set by the coordinator that lost an agent",
+}
+
+// Every field of Step is a figure (Figures' field of the same name and
+// type) or said of the figures.
+func TestStepIsFiguresProjection(t *testing.T) {
+	ft, st := reflect.TypeFor[Figures](), reflect.TypeFor[Step]()
+	for i := range st.NumField() {
+		s := st.Field(i)
+		f, ok := ft.FieldByName(s.Name)
+		_, said := notFigures[s.Name]
+		switch {
+		case ok && said:
+			t.Errorf("Step.%s is both a figure and not one", s.Name)
+		case ok && f.Type != s.Type:
+			t.Errorf("Figures.%s is a %s, Step's a %s", s.Name, f.Type, s.Type)
+		case !ok && !said:
+			t.Errorf("Step.%s is neither a field of Figures nor said of them (notFigures)", s.Name)
+		}
+	}
+	for i := range ft.NumField() {
+		if _, ok := st.FieldByName(ft.Field(i).Name); !ok {
+			t.Errorf("Figures.%s is not in Step: result.json would lose it", ft.Field(i).Name)
+		}
+	}
+}
+
+// Figures go through result.json without loss: projected into a step,
+// written, read, and taken out again, every field is as it was.
+func TestFiguresLossless(t *testing.T) {
+	var f Figures
+	fill(reflect.ValueOf(&f).Elem(), new(int))
+	var s Step
+	f.Project(&s)
+	data, err := json.Marshal(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Step
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(f, FiguresOf(&back)); diff != "" {
+		t.Errorf("FiguresOf(read(write(Project(f)))) differs from f (-want +got):\n%s", diff)
+	}
+}
+
+// Every rule fits its field's type: parts and repeats of figures with
+// every field set are put together without a panic or an error.
+func TestRulesFitTheirFields(t *testing.T) {
+	var f Figures
+	fill(reflect.ValueOf(&f).Elem(), new(int))
+	valid(reflect.ValueOf(&f).Elem())
+	if _, err := MergeFigures([]Figures{f, f}); err != nil {
+		t.Errorf("MergeFigures: %v", err)
+	}
+	if _, err := CombineFigures([]Figures{f, f}); err != nil {
+		t.Errorf("CombineFigures: %v", err)
+	}
+}
+
+// valid makes the encoded fields of filled figures decode: empty
+// histograms, traces of no exchange.
+func valid(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Slice:
+		if v.Kind() == reflect.Pointer {
+			valid(v.Elem())
+			return
+		}
+		for i := range v.Len() {
+			valid(v.Index(i))
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			e := reflect.New(it.Value().Type()).Elem()
+			e.Set(it.Value())
+			valid(e)
+			v.SetMapIndex(it.Key(), e)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			switch v.Type().Field(i).Name {
+			case "Histogram", "ServiceHist":
+				enc, _ := metrics.Encode(metrics.NewHistogram())
+				v.Field(i).SetString(enc)
+			case "Data":
+				v.Field(i).SetString("")
+			default:
+				valid(v.Field(i))
+			}
+		}
+	}
+}
+
+// fill sets every field of v to a value of its own, not zero.
+func fill(v reflect.Value, n *int) {
+	*n++
+	switch v.Kind() {
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(int64(*n))
+	case reflect.Float64:
+		v.SetFloat(float64(*n) + 0.5)
+	case reflect.String:
+		v.SetString(fmt.Sprint("s", *n))
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), n)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0), n)
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fill(k, n)
+		fill(e, n)
+		v.SetMapIndex(k, e)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fill(v.Field(i), n)
+		}
+	default:
+		panic("fill: " + v.Type().String())
+	}
+}
