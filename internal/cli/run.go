@@ -7,6 +7,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/agent"
 	"github.com/ceiling-dev/ceiling/internal/flaggroup"
+	"github.com/ceiling-dev/ceiling/internal/dashboard"
 	"github.com/ceiling-dev/ceiling/internal/outputs"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -22,6 +23,7 @@ type outputFlags struct {
 	dist  agent.Flags                  // --agents, --segment (run and find only)
 	story func(*results.Result) string // report.html's "what broke first" (nil: report.BrokeFirst)
 	outs  outputs.Flags                // --output, --metrics-listen, --junit
+	dash  dashboard.Flags              // --dashboard, --dashboard-token
 }
 
 func (o *outputFlags) register(c *cobra.Command) {
@@ -34,6 +36,7 @@ func (o *outputFlags) register(c *cobra.Command) {
 		f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	})
 	o.outs.Register(f)
+	o.dash.Register(f)
 }
 
 func runCmd(e *env) *cobra.Command {

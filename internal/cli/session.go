@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ceiling-dev/ceiling/internal/dashboard"
 	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/outputs"
 	"github.com/ceiling-dev/ceiling/internal/plan"
@@ -39,6 +40,18 @@ func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run
 	}
 	if !o.quiet {
 		opts.Outputs = append(opts.Outputs, outputs.NewTerminal(live))
+	}
+	page, err := o.dash.Listen()
+	if err != nil {
+		if opts.Remote != nil {
+			opts.Remote.Close()
+		}
+		return nil, badInput("%w", err)
+	}
+	if page != nil {
+		// The session stops it with the other outputs, when it fails too.
+		opts.Outputs = append(opts.Outputs, dashboard.NewOutput(page, steps))
+		fmt.Fprintf(e.stderr, "ceiling: live page at %s\n", page.Addr())
 	}
 	s, err := run.Open(e.ctx, p, opts) // it stops the outputs when it fails
 	if err != nil {

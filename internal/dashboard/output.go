@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"errors"
 	"sync"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
@@ -122,20 +123,21 @@ func (o *Output) Step(f *run.Finished) error {
 	return nil
 }
 
-// Stop shows the final result and its report, and ends the page. A run
-// that stopped on an error shows what it measured, said unfinished.
+// Stop shows the final result and its report, ends the page and stops
+// serving it (Close: an open page first takes the end and the report). A
+// run that stopped on an error shows what it measured, said unfinished.
 func (o *Output) Stop(res *results.Result) error {
 	close(o.done)
 	if res == nil {
 		o.srv.End("ceiling", "<p>The run could not start.</p>", nil)
-		return nil
+		return o.srv.Close()
 	}
 	var page bytes.Buffer
 	if err := report.HTML(&page, res); err != nil {
-		return err
+		return errors.Join(err, o.srv.Close())
 	}
 	o.srv.End(report.Title(res), report.FinalBody(res), page.Bytes())
-	return nil
+	return o.srv.Close()
 }
 
 // poke wakes the renderer, which renders once however many pokes came.

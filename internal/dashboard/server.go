@@ -92,6 +92,9 @@ func Loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// Addr is the page's address without its token: http://HOST:PORT/.
+func (s *Server) Addr() string { return "http://" + s.ln.Addr().String() + "/" }
+
 // URL is the page's address, with the token when it has one.
 func (s *Server) URL() string {
 	u := "http://" + s.ln.Addr().String() + "/"
