@@ -1,0 +1,12 @@
+//go:build !unix
+
+package testkit
+
+import "os/exec"
+
+// inGroup does nothing: these systems have no process groups of the Unix
+// kind; the process itself is killed in the test's cleanup.
+func inGroup(*exec.Cmd) {}
+
+// killGroup kills cmd's process.
+func killGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
