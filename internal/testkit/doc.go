@@ -10,7 +10,9 @@
 //   - Start and Group run a child process in a process group of its own
 //     that dies with the test: killed as a group when the test ends and,
 //     on Linux, killed by the kernel when the test binary dies, however it
-//     dies (a parent-death signal).
+//     dies (a parent-death signal). ExitWithOwner ends a re-executed test
+//     binary that no process group reaches when the test binary is gone.
+//   - RemoveCgroup removes a cgroup a test made when the test ends.
 //
 // It is for tests only: no package's non-test code may import it (the
 // layer test of cmd/ceiling checks this). Every server it starts listens

@@ -26,9 +26,10 @@ func Group(tb testing.TB, cmd *exec.Cmd) {
 }
 
 // Start starts cmd in a process group of its own, as Group does, and the
-// test's cleanup kills the group and waits for cmd: the test must not
-// wait for cmd itself (use Group and cmd.Start to). A cmd that cannot be
-// started fails the test.
+// test's cleanup kills the group and waits for cmd. The test may wait for
+// cmd itself before it ends, but not from a goroutine that may still wait
+// when the cleanup does (use Group and cmd.Start for that). A cmd that
+// cannot be started fails the test.
 func Start(tb testing.TB, cmd *exec.Cmd) {
 	tb.Helper()
 	inGroup(cmd)

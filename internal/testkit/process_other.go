@@ -2,7 +2,10 @@
 
 package testkit
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // inGroup does nothing: these systems have no process groups of the Unix
 // kind; the process itself is killed in the test's cleanup.
@@ -10,3 +13,10 @@ func inGroup(*exec.Cmd) {}
 
 // killGroup kills cmd's process.
 func killGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }
+
+// killPid kills the process pid.
+func killPid(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
+	}
+}

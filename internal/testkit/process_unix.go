@@ -20,3 +20,6 @@ func inGroup(cmd *exec.Cmd) {
 
 // killGroup sends SIGKILL to cmd's process group.
 func killGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+
+// killPid sends SIGKILL to the process pid.
+func killPid(pid int) { _ = syscall.Kill(pid, syscall.SIGKILL) }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -127,4 +128,20 @@ func TestPorts(t *testing.T) {
 		c.Close()
 		t.Errorf("FreePort() = %d, on which something listens", port)
 	}
+}
+
+// RemoveCgroup removes its directory when the test ends, and a directory
+// that was never made is no failure.
+func TestRemoveCgroup(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ceiling-test-group")
+	t.Run("made", func(t *testing.T) {
+		RemoveCgroup(t, dir)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("after the test, stat %s = %v, want not exist", dir, err)
+	}
+	t.Run("never made", func(t *testing.T) { RemoveCgroup(t, dir+"-never") })
 }
