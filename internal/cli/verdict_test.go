@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // A wrong URL is not an overloaded target: every request answered 404
@@ -97,13 +98,7 @@ func TestStrictHintOnlyWhenStrict(t *testing.T) {
 func TestIdleSoakJudgedOnSockets(t *testing.T) {
 	t.Parallel()
 	for _, drop := range []bool{false, true} {
-		up := websocket.Upgrader{}
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			c, err := up.Upgrade(w, r, nil)
-			if err != nil {
-				return
-			}
-			defer c.Close()
+		srv := httptest.NewServer(testkit.WebSocket(websocket.Upgrader{}, func(c *websocket.Conn) {
 			if drop {
 				time.Sleep(50 * time.Millisecond)
 				return
