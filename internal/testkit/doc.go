@@ -6,7 +6,8 @@
 //   - WebSocket serves upgraded connections with a function of the test's;
 //     Echo sends every message back, Ack answers each JSON frame with its
 //     id after a delay, as a service that acknowledges messages does.
-//   - Listen and FreePort hand out loopback ports.
+//   - Listen and FreePort hand out loopback ports; ServeTCP runs a raw
+//     TCP server of the test's.
 //   - Start and Group run a child process in a process group of its own
 //     that dies with the test: killed as a group when the test ends and,
 //     on Linux, killed by the kernel when the test binary dies, however it

@@ -31,3 +31,22 @@ func FreePort(tb testing.TB) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// ServeTCP listens as Listen does and runs serve on every connection it
+// accepts, each in a goroutine of its own, until the test ends and the
+// cleanup closes the listener: a server that speaks no HTTP, or speaks it
+// wrong, as the test writes it. serve closes its connection when done.
+func ServeTCP(tb testing.TB, serve func(c net.Conn)) net.Listener {
+	tb.Helper()
+	ln := Listen(tb)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c)
+		}
+	}()
+	return ln
+}

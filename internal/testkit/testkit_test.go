@@ -145,3 +145,16 @@ func TestRemoveCgroup(t *testing.T) {
 	}
 	t.Run("never made", func(t *testing.T) { RemoveCgroup(t, dir+"-never") })
 }
+
+func TestServeTCP(t *testing.T) {
+	ln := ServeTCP(t, func(c net.Conn) { c.Write([]byte("hi")); c.Close() })
+	c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(c); string(b) != "hi" || err != nil {
+		t.Errorf("read %q, %v; want \"hi\"", b, err)
+	}
+}
