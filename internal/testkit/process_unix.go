@@ -1,4 +1,4 @@
-//go:build unix && !linux
+//go:build unix
 
 package testkit
 
@@ -7,15 +7,15 @@ import (
 	"syscall"
 )
 
-// inGroup sets cmd's own process group. These systems have no
-// parent-death signal: the group dies in the test's cleanup, not when the
-// test binary is killed.
+// inGroup sets cmd's own process group and, on Linux, its parent-death
+// signal (parentDeath).
 func inGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pgid = 0
+	parentDeath(cmd.SysProcAttr)
 }
 
 // killGroup sends SIGKILL to cmd's process group.
