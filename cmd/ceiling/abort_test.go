@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // lockedBuffer is a bytes.Buffer safe to write from the command's copier
@@ -68,7 +70,7 @@ func gone(pid int) bool {
 // step is in result.json, with the target's pid.
 func runWithTarget(t *testing.T, out, url string) (*os.Process, int, *lockedBuffer) {
 	t.Helper()
-	return runWithCommand(t, out, url, freePort(t), "exec %s demo-target --addr 127.0.0.1:%d")
+	return runWithCommand(t, out, url, testkit.FreePort(t), "exec %s demo-target --addr 127.0.0.1:%d")
 }
 
 // runWithCommand is runWithTarget with the target's command given as a
@@ -88,7 +90,7 @@ monitor: {command: %q, ready: %q}
 	if err := os.WriteFile(plan, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := ceiling("run", plan, "--out", out)
+	cmd := ceiling(t, "run", plan, "--out", out)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -163,7 +165,7 @@ func TestKilledRunLeavesNoForkedTarget(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "r.json")
-			port := freePort(t)
+			port := testkit.FreePort(t)
 			proc, _, _ := runWithCommand(t, out, "", port, command)
 			addr := fmt.Sprintf("127.0.0.1:%d", port)
 			if c, err := net.Dial("tcp", addr); err != nil {
@@ -227,7 +229,7 @@ func TestDoubleInterruptKillsTarget(t *testing.T) {
 // to exit after it.
 func interrupt(t *testing.T, when string, within time.Duration, args ...string) int {
 	t.Helper()
-	cmd := ceiling(args...)
+	cmd := ceiling(t, args...)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -268,10 +270,7 @@ func interrupted(t *testing.T, path string) bool {
 // the run was interrupted before any step.
 func TestInterruptWhileSocketsOpen(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testkit.Listen(t)
 	var conns []net.Conn
 	var mu sync.Mutex
 	go func() {
@@ -323,7 +322,7 @@ load: {rates: [20], step: 500ms, warmup: 0s}
 vars: {msgid: "{{uuid}}"}
 scenarios: [{request: {method: POST, url: /}, delivery: {sink: hook, id: "{{.msgid}}"}}]
 sinks: [{name: hook, listen: "127.0.0.1:%d", id: {json: id}, drain: 30s}]
-`, srv.URL, freePort(t))), 0o644)
+`, srv.URL, testkit.FreePort(t))), 0o644)
 	if code := interrupt(t, "waiting up to", 3*time.Second, "run", plan, "--out", out); code != 130 {
 		t.Errorf("exit = %d, want 130", code)
 	}
@@ -356,7 +355,7 @@ func killOrphans(t *testing.T, marker string) {
 func TestDoubleInterruptRemovesSweepCgroup(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cmd := ceiling("sweep", "--configs", "1@1/256m",
+	cmd := ceiling(t, "sweep", "--configs", "1@1/256m",
 		"--cmd", os.Args[0]+" demo-target --addr 127.0.0.1:{{.port}}",
 		"--ready", "http://127.0.0.1:{{.port}}/health", "--url", "http://127.0.0.1:{{.port}}/health",
 		"--rate", "20,20,20,20,20,20,20,20,20,20", "--step", "1s", "--warmup", "0s",

@@ -53,6 +53,11 @@ func docLayers(t *testing.T) map[string]int {
 // standalone packages must not import any other package of ours.
 var standalone = map[string]bool{"internal/demo": true, "internal/sink": true}
 
+// testOnly packages are for tests: only _test.go files may import them
+// (testkit's servers and processes have no place in the binary), and they
+// import nothing of ours.
+var testOnly = map[string]bool{"internal/testkit": true}
+
 // allowed lists, for some packages, the only packages of ours they may
 // import: k8s deploys ceiling commands and reads their result back, so it
 // needs the plan and the result format, never the executor (nor run); the
@@ -111,6 +116,12 @@ func TestLayers(t *testing.T) {
 			imports[rel] = append(imports[rel], dep)
 			if only, ok := allowed[rel]; ok && !slices.Contains(only, dep) {
 				t.Errorf("%s: %s may import only %v of ours, not %s", path, rel, only, dep)
+			}
+			if testOnly[dep] {
+				t.Errorf("%s: %s is for tests only; %s may import it only in _test.go files", path, dep, rel)
+			}
+			if testOnly[rel] {
+				t.Errorf("%s: %s is for tests only and may not import %s", path, rel, dep)
 			}
 			if standalone[rel] {
 				t.Errorf("%s: %s stands in for a real server and may not import %s", path, rel, dep)

@@ -12,21 +12,30 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // TestMain lets the test binary stand in for the ceiling binary: with
-// CEILING_TEST_MAIN=1 it runs main() instead of the tests.
+// CEILING_TEST_MAIN=1 it runs main() instead of the tests, and exits if
+// the test binary that started it, directly or not, is gone.
 func TestMain(m *testing.M) {
 	if os.Getenv("CEILING_TEST_MAIN") == "1" {
+		testkit.ExitWithOwner()
 		main()
 		return
 	}
+	testkit.Own()
 	os.Exit(m.Run())
 }
 
-func ceiling(args ...string) *exec.Cmd {
+// ceiling returns the command that runs this binary as ceiling with args,
+// in a process group that dies with the test.
+func ceiling(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "CEILING_TEST_MAIN=1")
+	testkit.Group(t, cmd)
 	return cmd
 }
 
@@ -49,7 +58,7 @@ func TestSIGINTKeepsFinishedSteps(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "result.json")
-	cmd := ceiling("run", "--url", srv.URL, "--rate", "50,50,50,50", "--step", "700ms", "--warmup", "0s", "--out", out)
+	cmd := ceiling(t, "run", "--url", srv.URL, "--rate", "50,50,50,50", "--step", "700ms", "--warmup", "0s", "--out", out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -96,7 +105,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"run", "--url", "http://127.0.0.1:1/", "--rate", "10", "--step", "1s", "--out", filepath.Join(t.TempDir(), "r.json")}, 3},
 	}
 	for _, tt := range tests {
-		if got := exitCode(ceiling(tt.args...).Run()); got != tt.want {
+		if got := exitCode(ceiling(t, tt.args...).Run()); got != tt.want {
 			t.Errorf("ceiling %v: exit %d, want %d", tt.args, got, tt.want)
 		}
 	}

@@ -9,17 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+	"github.com/ceiling-dev/ceiling/internal/testkit"
+)
 
 type stepTarget struct {
 	Warnings    []string `json:"warnings"`
@@ -56,10 +48,10 @@ func readSteps(t *testing.T, path string) []stepTarget {
 // it, watches its CPU and RSS per step, and stops it at the end.
 func TestMonitorCommand(t *testing.T) {
 	t.Parallel()
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	out := filepath.Join(t.TempDir(), "r.json")
-	cmd := ceiling("run", "--monitor-cmd", fmt.Sprintf("%s demo-target --addr 127.0.0.1:%d", os.Args[0], port),
+	cmd := ceiling(t, "run", "--monitor-cmd", fmt.Sprintf("%s demo-target --addr 127.0.0.1:%d", os.Args[0], port),
 		"--url", url+"/health", "--rate", "100", "--step", "2500ms", "--warmup", "0s", "--out", out)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -97,8 +89,8 @@ func TestMonitorNeverReady(t *testing.T) {
 load: {rates: [10], step: 1s}
 monitor: {command: "sleep 30", ready_timeout: 1s}
 scenarios: [{request: {url: /}}]
-`, freePort(t))), 0o644)
-	cmd := ceiling("run", plan, "--out", filepath.Join(dir, "r.json"))
+`, testkit.FreePort(t))), 0o644)
+	cmd := ceiling(t, "run", plan, "--out", filepath.Join(dir, "r.json"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	start := time.Now()
@@ -116,10 +108,10 @@ scenarios: [{request: {url: /}}]
 // written.
 func TestMonitorTargetDies(t *testing.T) {
 	t.Parallel()
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	script := fmt.Sprintf("%s demo-target --addr 127.0.0.1:%d & child=$!; sleep 2; kill $child; wait; exit 4", os.Args[0], port)
-	cmd := ceiling("run", "--monitor-cmd", script, "--url", fmt.Sprintf("http://127.0.0.1:%d/health", port),
+	cmd := ceiling(t, "run", "--monitor-cmd", script, "--url", fmt.Sprintf("http://127.0.0.1:%d/health", port),
 		"--rate", "50,50,50", "--step", "1500ms", "--warmup", "0s", "--timeout", "300ms", "--out", out)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

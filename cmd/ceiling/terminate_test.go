@@ -16,7 +16,7 @@ import (
 // again to abort)" into the target's log.
 func TestTerminatedDemoTargetSaysSo(t *testing.T) {
 	t.Parallel()
-	cmd := ceiling("demo-target", "--addr", "127.0.0.1:0")
+	cmd := ceiling(t, "demo-target", "--addr", "127.0.0.1:0")
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // syncBuffer is a bytes.Buffer that one goroutine writes while another
@@ -36,6 +38,7 @@ func (b *syncBuffer) String() string {
 func deadPid(t *testing.T) int {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	testkit.Group(t, cmd)
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // tokenFile writes an agents' token for a test.
@@ -57,6 +58,7 @@ func startAgentCmd(t *testing.T, token string, args ...string) (string, *exec.Cm
 	}
 	cmd := exec.Command(exe, append([]string{"agent", "--listen", "127.0.0.1:0", "--token-file", token}, args...)...)
 	cmd.Env = append(os.Environ(), asCeiling+"=1")
+	testkit.Group(t, cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -257,6 +259,7 @@ func TestAgentTakenOverAfterCoordinatorKilled(t *testing.T) {
 	first := exec.Command(exe, "run", "--url", url, "--rate", "20", "--step", "60s", "--warmup", "0s",
 		"--agents", addr, "--token-file", token, "--out", filepath.Join(t.TempDir(), "first.json"), "--quiet")
 	first.Env = append(os.Environ(), asCeiling+"=1")
+	testkit.Group(t, first)
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -392,6 +395,7 @@ func TestSegmentsMerge(t *testing.T) {
 			cmd := exec.CommandContext(ctx, exe, "run", "--url", url, "--rate", "100,200", "--step", "1s", "--warmup", "200ms",
 				"--segment", fmt.Sprintf("%d/2", i), "--out", filepath.Join(dir, fmt.Sprintf("s%d.json", i)), "--quiet")
 			cmd.Env = append(os.Environ(), asCeiling+"=1")
+			testkit.Group(t, cmd)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("segment %d/2: %v\n%s", i, err, out)
 			}

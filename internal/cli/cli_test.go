@@ -3,7 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
-	"net"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // run calls Main and returns its exit code, stdout and stderr.
@@ -180,12 +181,7 @@ func TestRedirectIsFailure(t *testing.T) {
 
 func TestExitUnreachable(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, _, stderr := ceiling(t, context.Background(), "run", "--url", "http://"+addr+"/", "--rate", "10", "--step", "1s", "--out", out)
 	if code != ExitCannotRun {

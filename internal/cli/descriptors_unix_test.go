@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // fdLimit is the open-file limit of the ceiling the tests below start.
@@ -31,6 +32,7 @@ func ceilingLimited(t *testing.T, env []string, args ...string) (int, string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, fdLimit), exe}, args...)...)
 	cmd.Env = append(append(os.Environ(), asCeiling+"=1"), env...)
+	testkit.Group(t, cmd)
 	out, err := cmd.CombinedOutput()
 	code := cmd.ProcessState.ExitCode()
 	if err != nil && code < 0 {

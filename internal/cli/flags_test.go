@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // --url, --method and --body on a plan of several scenarios are refused
@@ -40,7 +42,6 @@ scenarios:
 func TestQuickHeaderOnEveryRequest(t *testing.T) {
 	t.Parallel()
 	var with, without atomic.Int64
-	up := websocket.Upgrader{}
 	mux := http.NewServeMux()
 	count := func(r *http.Request) {
 		if r.Header.Get("X-Team") == "blue" {
@@ -51,19 +52,10 @@ func TestQuickHeaderOnEveryRequest(t *testing.T) {
 	}
 	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) { count(r) })
 	mux.HandleFunc("/b", func(w http.ResponseWriter, r *http.Request) { count(r) })
+	echo := testkit.WebSocket(websocket.Upgrader{}, testkit.Echo)
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
 		count(r)
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		for {
-			_, msg, err := c.ReadMessage()
-			if err != nil || c.WriteMessage(websocket.TextMessage, msg) != nil {
-				return
-			}
-		}
+		echo.ServeHTTP(w, r)
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // The CI gate (action.yml runs scripts/ceiling-gate.sh) is tested here by
@@ -94,6 +96,7 @@ func runGate(t *testing.T, dir string, env ...string) gateJob {
 	}
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "ceiling-gate.sh"))
 	cmd.Dir = dir
+	testkit.Group(t, cmd)
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TMPDIR=" + os.TempDir(),
 		"CEILING_BIN=" + bin, "GITHUB_STEP_SUMMARY=" + summary, "GITHUB_OUTPUT=" + outputs, "RUNNER_TEMP=" + ci,

@@ -19,6 +19,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // A step overdriven 20× past what its workers can carry (20,000/s asked,
@@ -53,21 +54,15 @@ scenarios: [{request: {url: /}}]
 // connection's buffers fill, every write to it blocks.
 func deafServer(t *testing.T) string {
 	t.Helper()
-	up := websocket.Upgrader{}
 	held := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
+	srv := httptest.NewServer(testkit.WebSocket(websocket.Upgrader{}, func(c *websocket.Conn) {
 		if tc, ok := c.NetConn().(*net.TCPConn); ok {
 			tc.SetReadBuffer(4096)
 		}
 		<-held
-		c.Close()
 	}))
 	t.Cleanup(func() { close(held); srv.Close() })
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
+	return testkit.WSURL(srv.URL)
 }
 
 // A websocket target that stops reading cannot hold a run: writes have a

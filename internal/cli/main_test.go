@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // asCeiling makes the test binary act as ceiling itself when set in its
@@ -28,6 +30,9 @@ const (
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asCeiling) == "1" {
+		// Started by a test, directly or not (a sweep's `cmd &`, a shell
+		// of the code under test): gone with the test binary.
+		testkit.ExitWithOwner()
 		if mb, err := strconv.Atoi(os.Getenv(hogMB)); err == nil && mb > 0 {
 			go hog(mb, os.Getenv(hogWhen))
 		}
@@ -36,6 +41,7 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(int(code))
 	}
+	testkit.Own()
 	// The tables of the tests' runs are whole, whatever terminal runs them.
 	os.Unsetenv("COLUMNS")
 	// The parallel tests of this package spend their time waiting on

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/sweep"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 func readSweep(t *testing.T, path string) sweep.Result {
@@ -152,7 +153,9 @@ func TestSweepDockerReal(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			if out, err := exec.CommandContext(ctx, engine, "image", "inspect", "docker.io/library/nginx:alpine").CombinedOutput(); err != nil {
+			inspect := exec.CommandContext(ctx, engine, "image", "inspect", "docker.io/library/nginx:alpine")
+			testkit.Group(t, inspect)
+			if out, err := inspect.CombinedOutput(); err != nil {
 				t.Skipf("%s cannot run the test's image here (no daemon, or no nginx:alpine image pulled; tests never pull): %s", engine, strings.TrimSpace(string(out)))
 			}
 			out := filepath.Join(t.TempDir(), "sweep.json")

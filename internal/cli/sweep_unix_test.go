@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/sweep"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // The sweep tests whose commands are POSIX shell.
@@ -362,7 +363,7 @@ func standInEngine(t *testing.T, dir, exe string) {
 	t.Helper()
 	id := fmt.Sprintf("standin%d", time.Now().UnixNano())
 	group := "/sys/fs/cgroup/pids/ceiling-test-" + id
-	t.Cleanup(func() { os.Remove(group) })
+	testkit.RemoveCgroup(t, group)
 	// run -d --name N -p 127.0.0.1:PORT:CPORT --cpus C --memory M --memory-swap M -e K... IMAGE ARGS
 	os.WriteFile(filepath.Join(dir, "docker"), []byte(`#!/bin/sh
 echo "$@" >> '`+dir+`/calls'

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // A wrong URL is not an overloaded target: every request answered 404
@@ -97,21 +98,8 @@ func TestStrictHintOnlyWhenStrict(t *testing.T) {
 func TestIdleSoakJudgedOnSockets(t *testing.T) {
 	t.Parallel()
 	for _, drop := range []bool{false, true} {
-		up := websocket.Upgrader{}
 		var accepted atomic.Int32
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			// Dropping, the target takes the first five sockets, closes
-			// them and refuses every socket after: none is open at the
-			// step's end, however late a busy machine reopens them.
-			if drop && accepted.Add(1) > 5 {
-				http.Error(w, "gone", http.StatusServiceUnavailable)
-				return
-			}
-			c, err := up.Upgrade(w, r, nil)
-			if err != nil {
-				return
-			}
-			defer c.Close()
+		srv := httptest.NewServer(refuseAfter(drop, &accepted, testkit.WebSocket(websocket.Upgrader{}, func(c *websocket.Conn) {
 			if drop {
 				time.Sleep(50 * time.Millisecond)
 				return
@@ -121,7 +109,7 @@ func TestIdleSoakJudgedOnSockets(t *testing.T) {
 					return
 				}
 			}
-		}))
+		})))
 		plan := writePlan(t, "target: "+srv.URL+"\nload: {rates: [1], step: 500ms, warmup: 0s}\nscenarios:\n  - name: idle\n    websocket: {url: /, connections: 5}\n")
 		out := filepath.Join(t.TempDir(), "r.json")
 		_, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--out", out)
@@ -141,6 +129,20 @@ func TestIdleSoakJudgedOnSockets(t *testing.T) {
 			t.Errorf("reason %q does not say how many sockets were held", s.VerdictReason)
 		}
 	}
+}
+
+// refuseAfter hands the first five requests to h, and refuses the rest
+// when drop is set: a dropping target that takes the first five sockets,
+// closes them and refuses every socket after, so that none is open at the
+// step's end however late a busy machine reopens them.
+func refuseAfter(drop bool, accepted *atomic.Int32, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if drop && accepted.Add(1) > 5 {
+			http.Error(w, "gone", http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // A failed check names itself, the status and an excerpt of the body it

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,35 +15,16 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/demo"
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // widgetServer acks every {"clientId"} frame after 2 ms on /widget, and
 // answers GET /api with 200.
 func widgetServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	up := websocket.Upgrader{}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/widget", func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		for {
-			_, msg, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			var in struct {
-				ClientID string `json:"clientId"`
-			}
-			json.Unmarshal(msg, &in)
-			time.Sleep(2 * time.Millisecond)
-			if c.WriteMessage(websocket.TextMessage, []byte(fmt.Sprintf(`{"clientId":%q,"saved":true}`, in.ClientID))) != nil {
-				return
-			}
-		}
-	})
+	ack := testkit.Ack{Delay: 2 * time.Millisecond, Reply: `{"clientId":%q,"saved":true}`}
+	mux.Handle("/widget", testkit.WebSocket(websocket.Upgrader{}, ack.Serve))
 	mux.HandleFunc("/api", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // writeFiles creates files (path → content) under root.
@@ -155,7 +157,7 @@ func TestCgroupSelf(t *testing.T) {
 			v1, v2, strings.Join(errs, "; "))
 	}
 	cmd := exec.Command("/bin/sh", "-c", "while :; do :; done")
-	startGroup(t, cmd)
+	testkit.Start(t, cmd)
 	pct, s := measureCPU(t, src, time.Second)
 	t.Logf("cgroup %q (%s): CPU %.1f%% with one spinning child, memory %.1f MiB", used, src.(*cgroup).cpuFile, pct, float64(s.RSSBytes)/mib)
 	// The group holds at least the spinning child; it may hold more.

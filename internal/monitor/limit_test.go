@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 func write(t *testing.T, path, content string) {
@@ -74,6 +76,7 @@ func TestCPULimitAffinity(t *testing.T) {
 		t.Skip("needs 2 CPUs")
 	}
 	cmd := exec.Command("sleep", "5")
+	testkit.Group(t, cmd)
 	if err := cmd.Start(); err != nil {
 		t.Skip("no sleep command:", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // LimitCPU writes a group's quota and puts the old one back; it never
@@ -20,6 +22,7 @@ func TestLimitCPU(t *testing.T) {
 		{filepath.Join(cgroupMount, name), "cpu.max", "20000 100000"},
 		{filepath.Join(cgroupMount, "cpu", name), "cpu.cfs_quota_us", "20000"},
 	} {
+		testkit.RemoveCgroup(t, c.dir)
 		if err := os.Mkdir(c.dir, 0o755); err == nil {
 			if _, err := os.Stat(filepath.Join(c.dir, c.file)); err == nil {
 				dir, file, want = c.dir, c.file, c.want
@@ -31,7 +34,6 @@ func TestLimitCPU(t *testing.T) {
 	if dir == "" {
 		t.Skip("no writable cgroup cpu controller here (not root, or none mounted)")
 	}
-	defer os.Remove(dir)
 	before, _ := os.ReadFile(filepath.Join(dir, file))
 	restore, err := LimitCPU(dir, 0.2)
 	if err != nil {

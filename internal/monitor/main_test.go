@@ -19,6 +19,8 @@ import (
 
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // helperEnv makes the test binary, re-executed, act as a target instead of
@@ -29,9 +31,11 @@ const helperEnv = "MONITOR_TEST_HELPER"
 
 func TestMain(m *testing.M) {
 	if h := os.Getenv(helperEnv); h != "" {
+		testkit.ExitWithOwner()
 		runHelper(h)
 		os.Exit(0)
 	}
+	testkit.Own()
 	goleak.VerifyTestMain(m)
 }
 
@@ -95,26 +99,12 @@ func testBinary(t *testing.T) string {
 	return exe
 }
 
-// startGroup starts cmd in its own process group and kills that group (by
-// the child's PID) when the test ends.
-func startGroup(t *testing.T, cmd *exec.Cmd) {
-	t.Helper()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %v: %v", cmd.Args, err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-}
-
 // startHelper re-executes the test binary as a helper target.
 func startHelper(t *testing.T, mode string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(testBinary(t))
 	cmd.Env = append(append(os.Environ(), helperEnv+"="+mode), env...)
-	startGroup(t, cmd)
+	testkit.Start(t, cmd)
 	return cmd
 }
 

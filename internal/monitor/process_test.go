@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // measureCPU reads src twice, span apart, and returns the CPU used in
@@ -52,7 +54,7 @@ func TestProcessCPU(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command("/bin/sh", "-c", tc.script)
-			startGroup(t, cmd)
+			testkit.Start(t, cmd)
 			src := watch(t, cmd.Process.Pid)
 			time.Sleep(100 * time.Millisecond) // let the children start
 			pct, s := measureCPU(t, src, time.Second)
@@ -92,7 +94,7 @@ func startAllocs(t *testing.T, mb, n int) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startGroup(t, cmd)
+	testkit.Start(t, cmd)
 	waitLines(t, bufio.NewReader(out), n, 10*time.Second)
 	return cmd.Process.Pid
 }
@@ -129,7 +131,7 @@ func TestProcessRSS(t *testing.T) {
 
 func TestProcessExit(t *testing.T) {
 	cmd := exec.Command("sleep", "5")
-	startGroup(t, cmd)
+	testkit.Start(t, cmd)
 	src := watch(t, cmd.Process.Pid)
 	a, err := src.Read()
 	if err != nil || !a.Alive {
@@ -198,7 +200,7 @@ func TestProcessAccounting(t *testing.T) {
 // generous bound (1 % of a core at 1 Hz is 10 ms a reading).
 func TestProcessReadCost(t *testing.T) {
 	cmd := exec.Command("sleep", "5")
-	startGroup(t, cmd)
+	testkit.Start(t, cmd)
 	src := watch(t, cmd.Process.Pid)
 	const n = 20
 	start := time.Now()

@@ -3,7 +3,6 @@ package monitor
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // promServer serves scripted exposition bodies, one per request, repeating
@@ -215,12 +216,7 @@ func TestWatcherScrapeWindow(t *testing.T) {
 // A scrape's errors name its URL without the secrets in it (a token in the
 // query): they reach result.json and the terminal.
 func TestScrapeErrorRedactsURL(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now: the scrape is refused
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)) // nothing listens there: the scrape is refused
 	s, err := NewScraper("http://"+addr+"/metrics?token=TOKEN-SECRET", []string{"up"}, time.Second)
 	if err != nil {
 		t.Fatal(err)

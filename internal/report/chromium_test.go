@@ -17,6 +17,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/compare"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // shotOf is a report page for TestHTMLInChromium to open instead of the
@@ -130,6 +131,7 @@ func screenshot(t *testing.T, bin, page, shot string) image.Image {
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir="+filepath.Join(t.TempDir(), "profile"), "--window-size=1200,1600",
 		"--screenshot="+shot, "file://"+page)
+	testkit.Group(t, cmd)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, out)
 	}
@@ -209,10 +211,12 @@ func TestHTMLTableIn1400px(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir="+filepath.Join(t.TempDir(), "profile"), "--window-size=1400,1000", "--virtual-time-budget=2000",
-		"--dump-dom", "file://"+page).Output()
+		"--dump-dom", "file://"+page)
+	testkit.Group(t, cmd)
+	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // inChild names the environment variable that makes this test binary the
@@ -31,6 +33,7 @@ func TestWriteFileOutOfDescriptors(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWriteFileOutOfDescriptors$")
 	cmd.Env = append(os.Environ(), inChild+"="+dir)
+	testkit.Group(t, cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)

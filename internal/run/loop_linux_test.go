@@ -4,14 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // Which engine a step runs on, as result.json says: the event loop for a
@@ -72,24 +70,7 @@ func TestEngineChosen(t *testing.T) {
 // sockets held open; a frame that needs a user's number, or
 // CEILING_LOOP=off, keeps them on goroutines.
 func TestFramesEngineChosen(t *testing.T) {
-	up := websocket.Upgrader{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		for {
-			_, msg, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			if c.WriteMessage(websocket.TextMessage, msg) != nil { // the frame itself is its ack
-				return
-			}
-		}
-	}))
-	defer srv.Close()
+	srv := testkit.NewWebSocket(t, testkit.Echo) // the frame itself is its ack
 	for _, tc := range []struct {
 		name, send, env, want string
 	}{
@@ -102,7 +83,7 @@ func TestFramesEngineChosen(t *testing.T) {
 			p := quickPlan(t, "", 300*time.Millisecond, 0, 100)
 			p.Target = srv.URL
 			p.Scenarios = []plan.Scenario{{Name: "widget", WebSocket: &plan.WebSocket{
-				URL: "ws" + strings.TrimPrefix(srv.URL, "http") + "/", Connections: 4, Send: tc.send, Ack: &plan.Ack{JSON: "id"},
+				URL: testkit.WSURL(srv.URL) + "/", Connections: 4, Send: tc.send, Ack: &plan.Ack{JSON: "id"},
 			}}}
 			if err := p.Validate(); err != nil {
 				t.Fatal(err)

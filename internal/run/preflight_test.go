@@ -22,6 +22,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -61,21 +62,10 @@ func TestPreflightSaysWhy(t *testing.T) {
 	expired.TLS = &tls.Config{Certificates: []tls.Certificate{expiredCert(t)}}
 	expired.StartTLS()
 	defer expired.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("SSH-2.0-not-http\r\n\r\n"))
-			c.Close()
-		}
-	}()
+	ln := testkit.ServeTCP(t, func(c net.Conn) {
+		c.Write([]byte("SSH-2.0-not-http\r\n\r\n"))
+		c.Close()
+	})
 	for _, tt := range []struct {
 		url, want   string
 		unreachable bool

@@ -5,10 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 	"github.com/ceiling-dev/ceiling/internal/transport/wsx"
 )
@@ -250,13 +248,7 @@ type greeter struct {
 
 func (g *greeter) start(t *testing.T) string {
 	t.Helper()
-	up := websocket.Upgrader{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	srv := testkit.NewWebSocket(t, func(c *websocket.Conn) {
 		if g.conns.Add(1) <= g.dropFirst {
 			return
 		}
@@ -276,9 +268,8 @@ func (g *greeter) start(t *testing.T) string {
 				return
 			}
 		}
-	}))
-	t.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
+	})
+	return testkit.WSURL(srv.URL)
 }
 
 // A message that comes before any frame was sent (a welcome carrying the

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 	"github.com/ceiling-dev/ceiling/internal/transport/wsx"
 )
@@ -38,18 +38,8 @@ type widget struct {
 
 func (wg *widget) start(t *testing.T) string {
 	t.Helper()
-	up := websocket.Upgrader{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if wg.handshakes.Add(1) <= wg.refuse {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
+	sockets := testkit.WebSocket(websocket.Upgrader{}, func(c *websocket.Conn) {
 		wg.conns.Add(1)
-		defer c.Close()
 		for n := 1; ; n++ {
 			_, msg, err := c.ReadMessage()
 			if err != nil {
@@ -74,9 +64,16 @@ func (wg *widget) start(t *testing.T) string {
 				c.WriteMessage(websocket.TextMessage, []byte(out))
 			}
 		}
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if wg.handshakes.Add(1) <= wg.refuse {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		sockets.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
+	return testkit.WSURL(srv.URL)
 }
 
 // clock records with real offsets from its creation.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/monitor"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 )
@@ -290,15 +291,8 @@ func TestLimitsEnforced(t *testing.T) {
 	})
 
 	cmd := exec.Command("sh", "-c", l.Prefix()+"sh -c 'while :; do :; done'")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start busy loop: %v", err)
-	}
+	testkit.Start(t, cmd) // killed before Remove: cleanups run last first
 	pid := cmd.Process.Pid
-	t.Cleanup(func() { // before Remove: cleanups run last first
-		syscall.Kill(-pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
 	for _, d := range l.Dirs() {
 		if !waitFor(5*time.Second, func() bool { return hasPid(d, pid) }) {
 			t.Fatalf("process %d never joined %s", pid, d)
@@ -396,6 +390,7 @@ func TestRemoveStale(t *testing.T) {
 		t.Skipf("no cgroup controller here: %v", err)
 	}
 	gone := exec.Command("true")
+	testkit.Group(t, gone)
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +402,7 @@ func TestRemoveStale(t *testing.T) {
 				t.Skipf("cannot make a cgroup here: %v", err)
 			}
 			dirs = append(dirs, d)
-			t.Cleanup(func() { os.Remove(d) })
+			testkit.RemoveCgroup(t, d)
 		}
 		return dirs
 	}
@@ -415,11 +410,10 @@ func TestRemoveStale(t *testing.T) {
 	live := fmt.Sprintf("ceiling-test-live-0123abcd-pid%d", os.Getppid()) // the go command: running
 	staleDirs, liveDirs := mkGroup(stale), mkGroup(live)
 	target := exec.Command("sleep", "60")
-	target.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	testkit.Group(t, target)
 	if err := target.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { target.Process.Kill() })
 	for _, d := range staleDirs {
 		if err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(target.Process.Pid)); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -204,20 +205,7 @@ func TestH2C(t *testing.T) {
 
 // A server that accepts and never answers still times out within bounds.
 func TestSilentServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { bufio.NewReader(c).ReadString(0); c.Close() }()
-		}
-	}()
+	ln := testkit.ServeTCP(t, func(c net.Conn) { bufio.NewReader(c).ReadString(0); c.Close() })
 	ex := New(Config{Timeout: 200 * time.Millisecond})
 	defer ex.Close()
 	start := time.Now()

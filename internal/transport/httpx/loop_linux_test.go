@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -262,31 +263,18 @@ func TestLoopPoolsByAddress(t *testing.T) {
 // body) ends the exchange, and the connection is not used again: the
 // server still waits for the rest of the body.
 func TestLoopEarlyAnswerDropsConnection(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
+	ln := testkit.ServeTCP(t, func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
+			line, err := br.ReadString('\n')
+			if err != nil || line == "\r\n" {
+				break
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadString('\n')
-					if err != nil || line == "\r\n" {
-						break
-					}
-				}
-				c.Write([]byte("HTTP/1.1 413 Too Large\r\nContent-Length: 0\r\n\r\n"))
-				time.Sleep(2 * time.Second) // reads no body
-			}()
 		}
-	}()
+		c.Write([]byte("HTTP/1.1 413 Too Large\r\nContent-Length: 0\r\n\r\n"))
+		time.Sleep(2 * time.Second) // reads no body
+	})
 	lp := newTestLoop(t, Config{Timeout: 5 * time.Second})
 	r := &transport.Request{Static: true, Method: "POST", URL: "http://" + ln.Addr().String() + "/", Body: make([]byte, 32<<20)}
 	if out := loopDo(t, lp, r); out.Status != 413 {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // The frame codec held to RFC 6455 by hand and to gorilla on the wire: a
@@ -33,14 +35,7 @@ const (
 // closes it; it returns the server's host:port.
 func gorillaServer(tb testing.TB, up websocket.Upgrader, fn func(c *websocket.Conn)) string {
 	tb.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		fn(c)
-	}))
+	srv := httptest.NewServer(testkit.WebSocket(up, fn))
 	tb.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://")
 }

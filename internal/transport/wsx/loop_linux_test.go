@@ -24,6 +24,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -82,30 +83,13 @@ func loopServer(t *testing.T, up websocket.Upgrader, fn func(c *websocket.Conn, 
 
 func startLoopServer(up websocket.Upgrader, fn func(c *websocket.Conn, done <-chan struct{})) (*httptest.Server, chan struct{}) {
 	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		fn(c, done)
-	}))
+	srv := httptest.NewServer(testkit.WebSocket(up, func(c *websocket.Conn) { fn(c, done) }))
 	return srv, done
 }
 
-func wsURL(srv *httptest.Server) string { return "ws" + strings.TrimPrefix(srv.URL, "http") }
+func wsURL(srv *httptest.Server) string { return testkit.WSURL(srv.URL) }
 
-func echo(c *websocket.Conn, _ <-chan struct{}) {
-	for {
-		mt, p, err := c.ReadMessage()
-		if err != nil {
-			return
-		}
-		if err := c.WriteMessage(mt, p); err != nil {
-			return
-		}
-	}
-}
+func echo(c *websocket.Conn, _ <-chan struct{}) { testkit.Echo(c) }
 
 // idle holds the connection without reading until the test ends.
 func idle(_ *websocket.Conn, done <-chan struct{}) { <-done }

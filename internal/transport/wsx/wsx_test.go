@@ -2,7 +2,7 @@ package wsx
 
 import (
 	"context"
-	"net"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,40 +11,22 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
 func server(t *testing.T) string {
 	t.Helper()
-	up := websocket.Upgrader{}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		for {
-			mt, msg, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			c.WriteMessage(mt, msg)
-		}
-	})
-	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	mux.Handle("/echo", testkit.WebSocket(websocket.Upgrader{}, testkit.Echo))
+	mux.Handle("/big", testkit.WebSocket(websocket.Upgrader{}, func(c *websocket.Conn) {
 		c.WriteMessage(websocket.TextMessage, []byte(strings.Repeat("x", 4096)))
 		time.Sleep(time.Second)
-	})
+	}))
 	mux.HandleFunc("/forbidden", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) })
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
+	return testkit.WSURL(srv.URL)
 }
 
 func TestEchoAndLimits(t *testing.T) {
@@ -82,10 +64,7 @@ func TestDialFailures(t *testing.T) {
 	if k := transport.ClassifySocketError(err); k != transport.HTTP4xx {
 		t.Errorf("handshake answered 403: %v (%v), want http_4xx", k, err)
 	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
-	_, err = d.Dial(context.Background(), transport.SocketConfig{URL: "ws://" + addr + "/", Timeout: time.Second})
+	_, err = d.Dial(context.Background(), transport.SocketConfig{URL: fmt.Sprintf("ws://127.0.0.1:%d/", testkit.FreePort(t)), Timeout: time.Second})
 	if k := transport.ClassifySocketError(err); k != transport.Refused {
 		t.Errorf("closed port: %v (%v), want refused", k, err)
 	}
@@ -94,19 +73,12 @@ func TestDialFailures(t *testing.T) {
 // Server pings are answered while the client waits for frames.
 func TestPingsAnswered(t *testing.T) {
 	pong := make(chan struct{}, 1)
-	up := websocket.Upgrader{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	srv := testkit.NewWebSocket(t, func(c *websocket.Conn) {
 		c.SetPongHandler(func(string) error { pong <- struct{}{}; return nil })
 		c.WriteControl(websocket.PingMessage, []byte("hi"), time.Now().Add(time.Second))
 		c.ReadMessage() // runs the pong handler
-	}))
-	defer srv.Close()
-	s, err := New(false).Dial(context.Background(), transport.SocketConfig{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), Timeout: time.Second})
+	})
+	s, err := New(false).Dial(context.Background(), transport.SocketConfig{URL: testkit.WSURL(srv.URL), Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
