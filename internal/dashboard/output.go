@@ -3,12 +3,16 @@ package dashboard
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"sync"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
 // Output feeds a Server from a run: the result so far when the session
@@ -24,9 +28,10 @@ type Output struct {
 	steps int // the run's steps for the live line, 0 when not known (find)
 
 	mu      sync.Mutex
-	res     *results.Result // the result so far (the session's: read under mu only)
-	running *results.Step   // the step under way, nil between steps
-	now     string          // its live line
+	res     *results.Result         // the result so far (the session's: read under mu only)
+	running *results.Step           // the step under way, nil between steps
+	hist    *hdrhistogram.Histogram // its counted seconds' response times, merged
+	now     string                  // its live line
 	wake    chan struct{}
 	done    chan struct{}
 }
@@ -61,15 +66,18 @@ func (o *Output) Second(sec *run.Second) {
 	if o.res == nil {
 		return
 	}
-	if o.running == nil || o.running.Index != sec.Step {
-		o.running = &results.Step{Index: sec.Step, TargetRate: sec.TargetRate, Verdict: "RUNNING", Model: "open"}
-		if sec.TargetRate == 0 {
-			o.running.Model = "closed"
-		}
+	o.begin(sec.Step)
+	if sec.TargetRate > 0 {
+		o.running.TargetRate = sec.TargetRate
+	}
+	if !sec.Warming && sec.Latency != nil && sec.Latency.TotalCount() > 0 {
+		// Merged, never averaged: the row's percentiles are the step's.
+		o.hist.Merge(sec.Latency)
+		o.running.LatencyMS = metrics.Summarize(o.hist)
 	}
 	p := results.Point{
 		T:         sec.At.Sub(o.res.StartedAt).Seconds(),
-		Completed: sec.Kinds.Completed(), OK: sec.Kinds[0], Failed: sec.Kinds.Failed(), Limited: sec.Kinds.Completed() - sec.Kinds[0] - sec.Kinds.Failed(),
+		Completed: sec.Kinds.Completed(), OK: sec.Kinds[transport.OK], Failed: sec.Kinds.Failed(), Limited: sec.Kinds[transport.Limited],
 		Rate: sec.Rate, WindowS: sec.WindowS, TargetCPU: sec.TargetCPU, TargetRSS: sec.TargetRSS,
 	}
 	if sec.Latency != nil && sec.Latency.TotalCount() > 0 {
@@ -81,17 +89,13 @@ func (o *Output) Second(sec *run.Second) {
 // Progress takes the running step's figures so far, for its row and line.
 func (o *Output) Progress(p *run.Progress) {
 	o.mu.Lock()
-	if o.running == nil || o.running.Index != p.Index {
-		o.running = &results.Step{Index: p.Index, Verdict: "RUNNING"}
-	}
+	o.begin(p.Index)
 	s := o.running
 	s.TargetRate, s.VUs, s.Model = p.Rate, p.VUs, "open"
 	if p.VUs > 0 {
 		s.Model = "closed"
 	}
 	s.Completed, s.AchievedRate, s.ErrorRate = p.Completed, p.Achieved, p.ErrorRate
-	s.LatencyMS.P50, s.LatencyMS.P99 = p.P50, p.P99
-	s.VerdictReason = "under way"
 	lp := report.Progress{Index: p.Index, Rate: p.Rate, VUs: p.VUs, Warmup: p.Warmup, Length: p.Length, Elapsed: p.Elapsed,
 		Warming: p.Warming, Achieved: p.Achieved, P50: p.P50, P99: p.P99, ErrorRate: p.ErrorRate, Completed: p.Completed}
 	if d := p.Delivery; d != nil {
@@ -100,6 +104,19 @@ func (o *Output) Progress(p *run.Progress) {
 	o.now = "Now: " + report.ProgressLine(lp, o.steps)
 	o.mu.Unlock()
 	o.poke()
+}
+
+// begin makes step index the running one, anew when it was another; the
+// caller holds mu.
+func (o *Output) begin(index int) {
+	if o.running != nil && o.running.Index == index {
+		return
+	}
+	o.running = &results.Step{Index: index, Verdict: "RUNNING", VerdictReason: "under way", Model: "open"}
+	if o.hist == nil {
+		o.hist = metrics.NewHistogram()
+	}
+	o.hist.Reset()
 }
 
 // Drain says the load has stopped and late deliveries are awaited.
@@ -162,14 +179,15 @@ func (o *Output) render() {
 			continue
 		}
 		r := *o.res
-		r.Steps = append([]results.Step(nil), o.res.Steps...)
+		r.Steps = slices.Clone(o.res.Steps)
+		var running *results.Step
 		if o.running != nil {
 			s := *o.running
-			s.Series = append([]results.Point(nil), o.running.Series...)
-			r.Steps = append(r.Steps, s)
+			s.Series = slices.Clone(o.running.Series)
+			running = &s
 		}
 		now := o.now
 		o.mu.Unlock()
-		o.srv.Publish(report.Title(&r), report.LiveBody(&r, now))
+		o.srv.Publish(report.Title(&r), report.LiveBody(&r, running, now))
 	}
 }

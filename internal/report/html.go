@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -37,11 +38,20 @@ func Title(r *results.Result) string {
 
 // body is the HTML of the report's page between its heading and its end.
 func body(r *results.Result, story string) string {
-	var b strings.Builder
+	answer := ""
 	if r.Search != nil {
-		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(FindAnswer(r)))
+		answer = FindAnswer(r)
 	}
-	if s := Summary(r); s != "" {
+	return bodyWith(r, answer, Summary(r), story)
+}
+
+// bodyWith is body with answer (find's) and summary as its first lines.
+func bodyWith(r *results.Result, answer, summary, story string) string {
+	var b strings.Builder
+	if answer != "" {
+		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(answer))
+	}
+	if s := summary; s != "" {
 		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(s))
 	}
 	fmt.Fprintf(&b, "<p>%s · %s, %d CPUs · ceiling %s</p>\n<pre>%s</pre>\n",
@@ -198,18 +208,31 @@ func WriteFile(path string, render func(io.Writer) error) error {
 // LiveBody is the body of the live page (--dashboard) while a run goes
 // on: now (the step under way, as the live line says it; "" between
 // steps) above what the report's page shows of r so far, with the same
-// tables and plots. r may hold the step under way with the seconds it has
-// measured, which the plots over time then draw.
-func LiveBody(r *results.Result, now string) string {
+// tables and plots. running, when not nil, is the step under way with the
+// seconds it has measured: it has its row in the table and its line in
+// the plots, and no say in the answer so far, which is the finished
+// steps'.
+func LiveBody(r *results.Result, running *results.Step, now string) string {
 	var b strings.Builder
 	if now != "" {
 		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(now))
 	}
-	if len(r.Steps) == 0 {
+	if len(r.Steps) == 0 && running == nil {
 		b.WriteString("<p>No step has measured anything yet.</p>\n")
 		return b.String()
 	}
-	b.WriteString(body(r, BrokeFirst(r)))
+	all := *r
+	// Not ended yet is not unfinished: the findings would say ceiling was
+	// stopped. A search's answer comes when it ends.
+	all.Unfinished, all.Search = false, nil
+	if running != nil {
+		all.Steps = append(slices.Clip(r.Steps), *running)
+	}
+	summary, story := "", ""
+	if len(r.Steps) > 0 {
+		summary, story = Summary(r), BrokeFirst(r)
+	}
+	b.WriteString(bodyWith(&all, "", summary, story))
 	return b.String()
 }
 
