@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -144,7 +143,7 @@ func mergeStep(parts []*results.Result, i int, names []string) (results.Step, er
 	steps := make([]results.Step, len(parts))
 	for k, r := range parts {
 		steps[k] = r.Steps[i]
-		if err := lineUp(&steps[k], parts[0].Steps[i].StartS); err != nil {
+		if err := steps[k].LineUp(parts[0].Steps[i].StartS); err != nil {
 			return results.Step{}, badInput("merge: step %d of %s: %w", i+1, names[k], err)
 		}
 	}
@@ -153,24 +152,6 @@ func mergeStep(parts []*results.Result, i int, names []string) (results.Step, er
 		return results.Step{}, badInput("merge: step %d: %w", i+1, err)
 	}
 	return m, nil
-}
-
-// lineUp moves a segment's step, whose seconds count from its own run's
-// start, onto another's step start startS: its seconds to the whole
-// second, its exchanges as they are. It copies what it changes.
-func lineUp(st *results.Step, startS float64) error {
-	st.Series = slices.Clone(st.Series)
-	for j := range st.Series {
-		st.Series[j].T = startS + math.Round(st.Series[j].T-st.StartS)
-	}
-	if st.Trace != nil {
-		tr := *st.Trace
-		if err := tr.Shift(startS - st.StartS); err != nil {
-			return err
-		}
-		st.Trace = &tr
-	}
-	return nil
 }
 
 // judgeMerged judges the merged result with the plan's SLO (terms) and
