@@ -323,16 +323,12 @@ func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, 
 			why = append(why, errs[i])
 		default:
 			s := parts[i].Step
-			// Seconds counted from the step's start on the agent (each at
-			// the common instant, within its collector's jitter), rounded
-			// to whole seconds so that the agents' k-th seconds meet (the
-			// last, short one folds into its neighbour), and moved to this
-			// run's clock.
-			at := start.Sub(c.base).Seconds()
-			for k := range s.Series {
-				s.Series[k].T = at + math.Round(s.Series[k].T)
+			// The agent's step, on its session's clock, moved to this
+			// run's: every agent started it at the common instant (within
+			// its collector's jitter).
+			if err := s.LineUp(start.Sub(c.base).Seconds()); err != nil {
+				return results.Step{}, win, fmt.Errorf("agent %s: %w", a.addr, err)
 			}
-			s.StartS = at
 			steps = append(steps, s)
 			names = append(names, a.addr)
 		}

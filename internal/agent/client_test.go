@@ -111,3 +111,49 @@ func TestMergeKeepsThePlannedLoad(t *testing.T) {
 		})
 	}
 }
+
+// Each agent answers its step on its own run's clock (its start, seconds
+// and trace from its session's start); the coordinator lines them up on
+// the step's start on its own clock, so that the merged seconds and
+// exchanges are the step's, whichever clock each agent counted on.
+func TestMergeLinesUpTheAgentsSteps(t *testing.T) {
+	answer := func(startS float64) *StepResult {
+		tr, err := results.NewTrace(startS+0.5, []results.Exchange{
+			{IntendedUS: int64(startS*1e6) + 600_000, LatencyUS: 10_000, Class: "ok", Weight: 1},
+			{IntendedUS: int64(startS*1e6) + 1_000_000, LatencyUS: 20_000, Class: "ok", Weight: 1},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &StepResult{Step: results.Step{Model: "open", StartS: startS, Errors: map[string]int64{}, Warnings: []string{},
+			Series: []results.Point{{T: startS + 1}, {T: startS + 2}}, Trace: tr}}
+	}
+	c := &Coordinator{base: time.Now(), agents: []*peer{{addr: "a"}, {addr: "b"}}}
+	parts := []*StepResult{answer(2), answer(7)} // their sessions opened 5 s apart
+	m, _, err := c.merge(load.Step{Rate: 10, Length: time.Second}, c.base.Add(10*time.Second), parts, make([]error, 2), make([]time.Duration, 2), run.Window{})
+	if err != nil {
+		t.Fatalf("merge = %v, want no error", err)
+	}
+	var ts []float64
+	for _, p := range m.Series {
+		ts = append(ts, p.T)
+	}
+	if want := []float64{11, 12}; !slices.Equal(ts, want) {
+		t.Errorf("merged seconds at %v, want %v (the step's, from its start at 10 s)", ts, want)
+	}
+	if m.Trace == nil {
+		t.Fatal("merged trace = nil, want both agents' exchanges")
+	}
+	xs, err := m.Trace.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at []int64
+	for _, x := range xs {
+		at = append(at, x.IntendedUS)
+	}
+	want := []int64{10_600_000, 10_600_000, 11_000_000, 11_000_000}
+	if m.Trace.FromS != 10.5 || !slices.Equal(at, want) {
+		t.Errorf("merged trace from %v s, exchanges intended at %v µs; want from 10.5 s, at %v", m.Trace.FromS, at, want)
+	}
+}

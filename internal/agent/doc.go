@@ -25,8 +25,9 @@
 // Coordinator is the other side, a run.Remote: Connect checks every agent
 // (API, version, clock offset from the shortest of five round trips) and
 // opens the plan on each as segment i of N; Step starts every agent's
-// share at one instant on its own clock and merges their figures with
-// results.MergeSteps; it renews every agent's lease from its own
+// share at one instant on its own clock, lines their steps up on this
+// run's clock (results.Step.LineUp: seconds and trace) and merges them
+// with results.MergeSteps; it renews every agent's lease from its own
 // goroutine, and waits (up to Options.Wait) for an agent that another
 // coordinator holds. An agent that stops answering during a step is lost:
 // the merged step keeps the planned load, lists the lost shares and warns,

@@ -108,8 +108,10 @@ func (req *StepRequest) loadStep() load.Step {
 }
 
 // StepResult is the answer to a step: the figures the agent measured of
-// its share, its series' times counted from the step's start (not its
-// own run's), and when the step really started on its clock.
+// its share, on its session's clock (its start, seconds and trace from
+// the session's start: the coordinator lines them up with
+// results.Step.LineUp), and when the step really started on its wall
+// clock.
 type StepResult struct {
 	Step            results.Step `json:"step"`
 	StartedUnixNano int64        `json:"started_unix_nano"`

@@ -404,9 +404,7 @@ func (s *Server) step(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	for i := range res.Series { // counted from the step's start, not this run's
-		res.Series[i].T -= start.Seconds()
-	}
+	res.StartS = start.Seconds() // the coordinator lines the agents' steps up on it
 	s.logf("session %s: step %d: %d sent, %.1f/s", sess.id, st.Index+1, res.Sent, res.AchievedRate)
 	answer(w, StepResult{Step: res, StartedUnixNano: started.UnixNano()})
 }

@@ -2,6 +2,8 @@ package results
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -31,8 +33,8 @@ type Part struct {
 }
 
 // MergeSteps merges the steps of one step that several generators ran,
-// each its share of the load (agents, --segment), into the step a single
-// generator would have measured: their figures by MergeFigures, and the
+// each its share of the load (agents, --segment), lined up on one clock
+// (LineUp), into the step a single generator would have measured: their figures by MergeFigures, and the
 // parts listed (Parts) under names (agents' addresses), each part's
 // warnings prefixed with its name. Verdicts are not merged: the caller
 // judges the merged step, and a part that was generator-limited makes it
@@ -55,6 +57,31 @@ func MergeSteps(parts []Step, names []string) (Step, error) {
 		}
 	}
 	return m, nil
+}
+
+// LineUp moves a part of a step (an agent's, a segment's), measured on
+// its own run's clock, onto another clock on which the step starts at
+// startS (seconds, as Point.T): its seconds to the whole second from the
+// step's start, so that the parts' k-th seconds meet in MergeSteps (a
+// last, short second folds into its neighbour), and its trace's
+// exchanges as they are, to the microsecond. StartS becomes startS. It
+// copies the series and trace it moves: s may share them with a result
+// the caller keeps.
+func (s *Step) LineUp(startS float64) error {
+	d := startS - s.StartS
+	s.Series = slices.Clone(s.Series)
+	for j := range s.Series {
+		s.Series[j].T = startS + math.Round(s.Series[j].T-s.StartS)
+	}
+	if s.Trace != nil {
+		tr := *s.Trace
+		if err := tr.Shift(d); err != nil {
+			return err
+		}
+		s.Trace = &tr
+	}
+	s.StartS = startS
+	return nil
 }
 
 // nameOf is part i's name: names[i], or "#i+1".

@@ -138,8 +138,8 @@ func mergeTraces(parts []*Trace) (*Trace, error) {
 	return NewTrace(from, all)
 }
 
-// Shift moves the trace by d seconds on the series clock: a segment's
-// step, lined up with the others' (see MergeSteps).
+// Shift moves the trace by d seconds on the series clock: a part of a
+// step, lined up with the others' (see Step.LineUp).
 func (t *Trace) Shift(d float64) error {
 	xs, err := t.Decode()
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -45,42 +44,79 @@ func segmentOf(p *plan.Plan, o *Options) *results.Segment {
 // the segments carry. It refuses inputs that are not every segment of one
 // plan, once each, with the same steps.
 func Merge(parts []*results.Result, command string) (*results.Result, error) {
+	if err := checkSegments(parts); err != nil {
+		return nil, err
+	}
+	first := parts[0].Segment
+	terms, err := slo.Parse(first.SLO)
+	if err != nil {
+		return nil, badInput("merge: the segments' slo: %w", err)
+	}
+	out := mergedHeader(parts, command)
+	names := make([]string, len(parts))
+	for k, r := range parts {
+		names[k] = segmentName(r.Segment)
+	}
+	for i := range parts[0].Steps {
+		m, err := mergeStep(parts, i, names)
+		if err != nil {
+			return nil, err
+		}
+		out.Steps = append(out.Steps, m)
+	}
+	judgeMerged(out, first, terms)
+	if out.Unfinished {
+		return out, errors.New("merge: a segment's result is unfinished (its run was killed): the merge is written, and does not pass")
+	}
+	return out, nil
+}
+
+// checkSegments refuses parts unless they are every segment of one plan
+// and split, once each, with as many steps as the first.
+func checkSegments(parts []*results.Result) error {
 	if len(parts) == 0 {
-		return nil, badInput("merge: no result given")
+		return badInput("merge: no result given")
 	}
 	first := parts[0].Segment
 	if first == nil {
-		return nil, badInput("merge: the first result is not a segment of a run (ceiling run --segment i/N)")
+		return badInput("merge: the first result is not a segment of a run (ceiling run --segment i/N)")
 	}
 	seen := make([]bool, first.N+1)
 	for k, r := range parts {
 		sg := r.Segment
 		switch {
 		case sg == nil:
-			return nil, badInput("merge: result %d is not a segment of a run", k+1)
+			return badInput("merge: result %d is not a segment of a run", k+1)
 		case sg.Plan != first.Plan || sg.N != first.N:
-			return nil, badInput("merge: result %d is segment %d/%d of another plan or split (plan %s, not %s of %d)", k+1, sg.I, sg.N, sg.Plan, first.Plan, first.N)
+			return badInput("merge: result %d is segment %d/%d of another plan or split (plan %s, not %s of %d)", k+1, sg.I, sg.N, sg.Plan, first.Plan, first.N)
 		case sg.I < 1 || sg.I > sg.N || seen[sg.I]:
-			return nil, badInput("merge: segment %d/%d given twice (or out of range)", sg.I, sg.N)
+			return badInput("merge: segment %d/%d given twice (or out of range)", sg.I, sg.N)
 		case len(r.Steps) != len(parts[0].Steps):
-			return nil, badInput("merge: segment %d/%d has %d steps, segment %d/%d %d: a segment cut short cannot be merged", sg.I, sg.N, len(r.Steps), first.I, first.N, len(parts[0].Steps))
+			return badInput("merge: segment %d/%d has %d steps, segment %d/%d %d: a segment cut short cannot be merged", sg.I, sg.N, len(r.Steps), first.I, first.N, len(parts[0].Steps))
 		}
 		seen[sg.I] = true
 	}
 	if missing := slices.Index(seen[1:], false); missing >= 0 {
-		return nil, badInput("merge: segment %d/%d is missing: the merge of fewer segments would be a smaller load", missing+1, first.N)
+		return badInput("merge: segment %d/%d is missing: the merge of fewer segments would be a smaller load", missing+1, first.N)
 	}
-	terms, err := slo.Parse(first.SLO)
-	if err != nil {
-		return nil, badInput("merge: the segments' slo: %w", err)
-	}
+	return nil
+}
+
+// segmentName is how the merged result names a segment: "segment i/N".
+func segmentName(sg *results.Segment) string {
+	return fmt.Sprintf("segment %d/%d", sg.I, sg.N)
+}
+
+// mergedHeader is the merged result without its steps: the first
+// segment's plan and target, each segment as an agent, their warnings
+// (each prefixed with its segment's name) and events, the earliest start
+// and the latest end, interrupted or unfinished when any segment was.
+func mergedHeader(parts []*results.Result, command string) *results.Result {
 	out := &results.Result{Schema: results.Schema, Command: command, Name: parts[0].Name, Target: parts[0].Target, Control: parts[0].Control,
 		Host: parts[0].Host, StartedAt: parts[0].StartedAt, Warnings: []string{}, Steps: []results.Step{}, DuplicateIDs: []results.DuplicateID{}, Invalid: []string{}}
-	var names []string
 	var ended time.Time
 	for _, r := range parts {
-		name := fmt.Sprintf("segment %d/%d", r.Segment.I, r.Segment.N)
-		names = append(names, name)
+		name := segmentName(r.Segment)
 		out.Agents = append(out.Agents, results.Agent{Addr: name, Version: r.Host.Version, Host: r.Host.Hostname, CPUs: r.Host.CPUs})
 		out.Interrupted = out.Interrupted || r.Interrupted
 		out.Unfinished = out.Unfinished || r.Unfinished
@@ -98,31 +134,31 @@ func Merge(parts []*results.Result, command string) (*results.Result, error) {
 	if !ended.IsZero() {
 		out.EndedAt = &ended
 	}
-	for i := range parts[0].Steps {
-		steps := make([]results.Step, len(parts))
-		for k, r := range parts {
-			steps[k] = r.Steps[i]
-			// Each segment's seconds count from its own run's start: line
-			// them up on the first's step start, to the whole second.
-			st := &steps[k]
-			st.Series = slices.Clone(st.Series)
-			for j := range st.Series {
-				st.Series[j].T = parts[0].Steps[i].StartS + math.Round(st.Series[j].T-st.StartS)
-			}
-			if st.Trace != nil { // its exchanges, on the first's step start as they are
-				tr := *st.Trace
-				if err := tr.Shift(parts[0].Steps[i].StartS - st.StartS); err != nil {
-					return nil, badInput("merge: step %d of %s: %w", i+1, names[k], err)
-				}
-				st.Trace = &tr
-			}
+	return out
+}
+
+// mergeStep merges step i of every segment (named by names), lined up
+// on the first segment's step start.
+func mergeStep(parts []*results.Result, i int, names []string) (results.Step, error) {
+	steps := make([]results.Step, len(parts))
+	for k, r := range parts {
+		steps[k] = r.Steps[i]
+		if err := steps[k].LineUp(parts[0].Steps[i].StartS); err != nil {
+			return results.Step{}, badInput("merge: step %d of %s: %w", i+1, names[k], err)
 		}
-		m, err := results.MergeSteps(steps, names)
-		if err != nil {
-			return nil, badInput("merge: step %d: %w", i+1, err)
-		}
-		out.Steps = append(out.Steps, m)
 	}
+	m, err := results.MergeSteps(steps, names)
+	if err != nil {
+		return results.Step{}, badInput("merge: step %d: %w", i+1, err)
+	}
+	return m, nil
+}
+
+// judgeMerged judges the merged result with the plan's SLO (terms) and
+// verdict rules, which the first segment carries: an invalid step fails
+// a strict plan, and an interrupted or unfinished segment fails the
+// merge.
+func judgeMerged(out *results.Result, first *results.Segment, terms []slo.Term) {
 	out.Evaluate(terms)
 	rules := first.Rules
 	rules.Strict = first.Strict
@@ -131,10 +167,6 @@ func Merge(parts []*results.Result, command string) (*results.Result, error) {
 		out.Passed = false
 	}
 	out.Passed = out.Passed && !out.Interrupted && !out.Unfinished
-	if out.Unfinished {
-		return out, errors.New("merge: a segment's result is unfinished (its run was killed): the merge is written, and does not pass")
-	}
-	return out, nil
 }
 
 // MergeFiles reads the segments' result files, merges them (Merge) and
