@@ -245,8 +245,9 @@ func docCeilingOnPath(t *testing.T) []string {
 }
 
 // docPorts gives a block's fixed addresses free ports of its own: the
-// built-in target's 127.0.0.1:8080 and the mock's 127.0.0.1:9911, in the
-// block, its setup and the example plans it reads. Only the port changes;
+// built-in target's 127.0.0.1:8080, the mock's 127.0.0.1:9911 and the live
+// page's 127.0.0.1:5665, in the block, its setup and the example plans it
+// reads. Only the port changes;
 // two test runs on one machine (or a service a user runs on 8080) never
 // collide.
 type docPorts struct {
@@ -257,7 +258,8 @@ type docPorts struct {
 func newDocPorts(t *testing.T) docPorts {
 	target := fmt.Sprintf("127.0.0.1:%d", freeLocalPort(t))
 	sink := fmt.Sprintf("127.0.0.1:%d", freeLocalPort(t))
-	return docPorts{target: target, Replacer: strings.NewReplacer("127.0.0.1:8080", target, "127.0.0.1:9911", sink)}
+	page := fmt.Sprintf("127.0.0.1:%d", freeLocalPort(t))
+	return docPorts{target: target, Replacer: strings.NewReplacer("127.0.0.1:8080", target, "127.0.0.1:9911", sink, "127.0.0.1:5665", page)}
 }
 
 // docFolder makes a fresh folder for a block, with docs/examples of the
