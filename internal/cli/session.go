@@ -50,7 +50,7 @@ func openRun(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) (*run
 	}
 	if page != nil {
 		// The session stops it with the other outputs, when it fails too.
-		opts.Outputs = append(opts.Outputs, dashboard.NewOutput(page, steps))
+		opts.Outputs = append(opts.Outputs, dashboard.NewOutput(page, dashboard.Feed{Steps: steps}))
 		fmt.Fprintf(e.stderr, "ceiling: live page at %s\n", page.Addr())
 	}
 	s, err := run.Open(e.ctx, p, opts) // it stops the outputs when it fails

@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"html"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ceiling-dev/ceiling/internal/agent"
+	"github.com/ceiling-dev/ceiling/internal/dashboard"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
 	"github.com/ceiling-dev/ceiling/internal/sweep"
@@ -17,6 +21,7 @@ func sweepCmd(e *env) *cobra.Command {
 	var q quickFlags
 	var f sweep.Flags
 	var d agent.Flags
+	var dash dashboard.Flags
 	c := &cobra.Command{
 		Use:   "sweep [SWEEP.yaml]",
 		Short: "Run the same load against the target under several shapes (workers × CPUs × memory): which to deploy?",
@@ -39,6 +44,15 @@ Exits 3 when every shape failed to start, or when the target refused every scena
 			if !f.Quiet {
 				s.Run.OnNote = func(note string) { fmt.Fprintf(e.stderr, "ceiling: %s\n", note) }
 			}
+			page, err := dash.Listen()
+			if err != nil {
+				return badInput("%w", err)
+			}
+			if page != nil {
+				live := livePage(page, &s)
+				defer live()
+				fmt.Fprintf(e.stderr, "ceiling: live page at %s\n", page.Addr())
+			}
 			res, err := sweep.Run(e.ctx, s)
 			if res != nil && len(res.Configs) > 0 {
 				if werr := sweep.Write(e.stdout, res, f.Markdown, f.HTML); werr != nil {
@@ -54,5 +68,49 @@ Exits 3 when every shape failed to start, or when the target refused every scena
 	q.register(c)
 	f.Register(c.Flags())
 	d.Register(c.Flags(), false)
+	dash.Register(c.Flags())
 	return c
+}
+
+// livePage makes page the sweep's live page: the sweep table so far and
+// the shape under way above its run, as each shape's run goes; the
+// returned function ends the page with the sweep's last table and its
+// report, and stops serving it.
+func livePage(page *dashboard.Server, s *sweep.Spec) func() {
+	var (
+		mu    sync.Mutex
+		above string
+		last  []byte // the sweep's HTML report
+		final string
+	)
+	s.OnShape = func(r *sweep.Result, next string) {
+		body, err := sweep.Body(r)
+		if err != nil {
+			body = "<p>" + html.EscapeString(err.Error()) + "</p>"
+		}
+		var doc bytes.Buffer
+		_ = sweep.HTML(&doc, r)
+		mu.Lock()
+		defer mu.Unlock()
+		final, last = body, doc.Bytes()
+		above = body
+		if next != "" {
+			above += "<h2>Shape under way: " + html.EscapeString(next) + "</h2>\n"
+		}
+	}
+	s.Run.Outputs = append(s.Run.Outputs, dashboard.NewOutput(page, dashboard.Feed{Many: true, Title: "ceiling sweep", Above: func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return above
+	}}))
+	return func() {
+		mu.Lock()
+		body, doc := final, last
+		mu.Unlock()
+		if body == "" {
+			body = "<p>The sweep ended before its first shape.</p>"
+		}
+		page.End("ceiling sweep", body, doc)
+		_ = page.Close()
+	}
 }

@@ -24,8 +24,8 @@ import (
 // a page is rendered (the report's tables and plots) off the step's
 // collector goroutine, at most once per piece of news.
 type Output struct {
-	srv   *Server
-	steps int // the run's steps for the live line, 0 when not known (find)
+	srv *Server
+	f   Feed
 
 	mu      sync.Mutex
 	res     *results.Result         // the result so far (the session's: read under mu only)
@@ -42,10 +42,27 @@ var (
 	_ run.ProgressOutput = (*Output)(nil)
 )
 
-// NewOutput returns the output that keeps srv's page current; steps is
-// how many steps the run has (0: a search).
-func NewOutput(srv *Server, steps int) *Output {
-	o := &Output{srv: srv, steps: steps, wake: make(chan struct{}, 1), done: make(chan struct{})}
+// Feed says what an Output shows besides its run.
+type Feed struct {
+	// Steps is how many steps the run has, for the live line; 0 when it is
+	// not known (a search).
+	Steps int
+	// Many makes the Output the page of several runs one after another (a
+	// sweep's shapes): it takes each session's Start to Stop, and its owner
+	// ends the page (Server.End, Close) when the last has stopped. Without
+	// it, the run's Stop ends the page and stops serving it.
+	Many bool
+	// Title, when set, is the page's title instead of the run's.
+	Title string
+	// Above, when set, returns HTML shown above the run (the sweep so far
+	// and the shape under way); it is called from the renderer's
+	// goroutine.
+	Above func() string
+}
+
+// NewOutput returns the output that keeps srv's page current.
+func NewOutput(srv *Server, f Feed) *Output {
+	o := &Output{srv: srv, f: f, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go o.render()
 	return o
 }
@@ -53,7 +70,7 @@ func NewOutput(srv *Server, steps int) *Output {
 // Start shows the run as it opened: no step yet.
 func (o *Output) Start(res *results.Result) error {
 	o.mu.Lock()
-	o.res = res
+	o.res, o.running, o.now = res, nil, ""
 	o.mu.Unlock()
 	o.poke()
 	return nil
@@ -101,7 +118,7 @@ func (o *Output) Progress(p *run.Progress) {
 	if d := p.Delivery; d != nil {
 		lp.Delivery = &report.Delivery{Expected: d.Expected, Delivered: d.Delivered, Backlog: d.Backlog}
 	}
-	o.now = "Now: " + report.ProgressLine(lp, o.steps)
+	o.now = "Now: " + report.ProgressLine(lp, o.f.Steps)
 	o.mu.Unlock()
 	o.poke()
 }
@@ -143,7 +160,18 @@ func (o *Output) Step(f *run.Finished) error {
 // Stop shows the final result and its report, ends the page and stops
 // serving it (Close: an open page first takes the end and the report). A
 // run that stopped on an error shows what it measured, said unfinished.
+// With Feed.Many it only shows the run's final result, until the next.
 func (o *Output) Stop(res *results.Result) error {
+	if o.f.Many {
+		o.mu.Lock()
+		if res != nil {
+			o.res = res
+		}
+		o.running, o.now = nil, ""
+		o.mu.Unlock()
+		o.poke()
+		return nil
+	}
 	close(o.done)
 	if res == nil {
 		o.srv.End("ceiling", "<p>The run could not start.</p>", nil)
@@ -171,6 +199,8 @@ func (o *Output) render() {
 		select {
 		case <-o.done:
 			return
+		case <-o.srv.closing:
+			return
 		case <-o.wake:
 		}
 		o.mu.Lock()
@@ -188,6 +218,13 @@ func (o *Output) render() {
 		}
 		now := o.now
 		o.mu.Unlock()
-		o.srv.Publish(report.Title(&r), report.LiveBody(&r, running, now))
+		title, body := report.Title(&r), report.LiveBody(&r, running, now)
+		if o.f.Title != "" {
+			title = o.f.Title
+		}
+		if o.f.Above != nil {
+			body = o.f.Above() + body
+		}
+		o.srv.Publish(title, body)
 	}
 }

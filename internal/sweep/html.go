@@ -23,6 +23,21 @@ const sweepCSS = `
 // Text's notes: what the marks mean, the limits, the lessons, the shapes'
 // errors.
 func HTML(w io.Writer, r *Result) error {
+	body, err := body(r)
+	if err != nil {
+		return err
+	}
+	return report.Page(w, "ceiling sweep", sweepCSS, body)
+}
+
+// Body is the HTML page's body, its style sheet first: the sweep so far on
+// the live page (--dashboard).
+func Body(r *Result) (string, error) {
+	b, err := body(r)
+	return "<style>" + sweepCSS + "</style>\n" + b, err
+}
+
+func body(r *Result) (string, error) {
 	e := html.EscapeString
 	var b strings.Builder
 	if !r.StartedAt.IsZero() {
@@ -60,14 +75,14 @@ func HTML(w io.Writer, r *Result) error {
 	}
 	var notes strings.Builder
 	if err := footer(&notes, r, ""); err != nil {
-		return err
+		return "", err
 	}
 	b.WriteString("<h2>Notes</h2>\n<ul>\n")
 	for _, line := range strings.Split(strings.TrimSpace(notes.String()), "\n") {
 		fmt.Fprintf(&b, "<li>%s</li>\n", e(line))
 	}
 	b.WriteString("</ul>\n")
-	return report.Page(w, "ceiling sweep", sweepCSS, b.String())
+	return b.String(), nil
 }
 
 // WriteHTML writes r's HTML page to the file at path, through a temporary

@@ -62,6 +62,11 @@ type Spec struct {
 	// Connect, if set, completes a shape's run options for its plan: the
 	// agents that run its load (--agents), connected per shape.
 	Connect func(*plan.Plan, *run.Options) error
+	// OnShape, if set, is called with the sweep so far before each shape
+	// is started (next: its name) and after the last row is written (next:
+	// ""), for the live page, from the goroutine of Run: the result is
+	// Run's, to be read during the call only.
+	OnShape func(r *Result, next string)
 }
 
 // Values are what a shape's templates read: {{.workers}}, {{.cpus}},
@@ -192,6 +197,9 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 			r.Resumed++
 			continue
 		}
+		if s.OnShape != nil {
+			s.OnShape(r, c.Name())
+		}
 		row, err := s.one(ctx, c, filepath.Join(dir, c.ID(), "result.json"), r)
 		if row != nil {
 			r.Configs = append(r.Configs, *row)
@@ -211,6 +219,9 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	}
 	r.Unfinished = false
 	r.judge()
+	if s.OnShape != nil {
+		s.OnShape(r, "")
+	}
 	if err := r.write(s.Out); err != nil {
 		return r, err
 	}
