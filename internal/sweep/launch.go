@@ -112,7 +112,10 @@ func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ str
 	case err == nil:
 		unregister := life.AtAbort(func() { lim.Remove() })
 		stop = func() error {
-			unregister()
+			// Removed before the abort forgets it: a second Ctrl-C
+			// during this removal still removes the group (both wait
+			// for its processes to die; the second finds it gone).
+			defer unregister()
 			return lim.Remove()
 		}
 		cmd = lim.Prefix() + "sh -c " + shellQuote(cmd)
