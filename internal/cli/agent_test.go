@@ -512,6 +512,7 @@ func selfSigned(t *testing.T) (cert, key string) {
 // An agent over TLS: the coordinator trusts its certificate through
 // --agents-ca, and refuses it without.
 func TestAgentTLS(t *testing.T) {
+	t.Parallel()
 	token := tokenFile(t)
 	cert, key := selfSigned(t)
 	addr, _ := startAgent(t, token, "--tls-cert", cert, "--tls-key", key)

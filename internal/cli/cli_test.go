@@ -247,6 +247,7 @@ func TestValidateOK(t *testing.T) {
 // Cancelling (the first Ctrl-C) mid-run exits 130 with the finished steps
 // on disk.
 func TestInterruptKeepsFinishedSteps(t *testing.T) {
+	t.Parallel()
 	srv := delayServer(t, 5*time.Millisecond)
 	out := filepath.Join(t.TempDir(), "r.json")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -36,6 +36,7 @@ func apiServer(t *testing.T, d time.Duration) *httptest.Server {
 // result files as a user would. Single runs have no noise estimate, so the
 // output says so and gives the deltas; timing is not asserted.
 func TestCompareRealRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	var files []string

@@ -236,6 +236,7 @@ func TestDeliveryPercentilesCountTheMissing(t *testing.T) {
 // HEALTHY, its backlog at the window's end a few posts at most, and every
 // percentile exact.
 func TestDeliveryKeptUp(t *testing.T) {
+	t.Parallel()
 	port := freeLocalPort(t)
 	srv := forwarder(t, fmt.Sprintf("http://127.0.0.1:%d", port), 4, 0, 0, 0)
 	out := filepath.Join(t.TempDir(), "r.json")

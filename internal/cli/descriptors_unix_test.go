@@ -46,6 +46,7 @@ func ceilingLimited(t *testing.T, env []string, args ...string) (int, string) {
 // step is GENERATOR LIMITED and says why, no connection fails as if the
 // target had refused it, and the step is on disk. On both engines.
 func TestOpenModelPastOpenFileLimit(t *testing.T) {
+	t.Parallel()
 	srv := delayServer(t, 500*time.Millisecond)
 	for _, engine := range []string{"loop", "goroutines"} {
 		t.Run(engine, func(t *testing.T) {
@@ -84,6 +85,7 @@ func TestOpenModelPastOpenFileLimit(t *testing.T) {
 // connect), the step is GENERATOR LIMITED saying so, the plan is warned
 // about, and result.json is written although every descriptor is taken.
 func TestClosedModelPastOpenFileLimit(t *testing.T) {
+	t.Parallel()
 	srv := delayServer(t, 20*time.Millisecond)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, output := ceilingLimited(t, nil, "run", "--url", srv.URL, "--vus", "300", "--step", "1s", "--warmup", "0s",

@@ -86,6 +86,7 @@ func targetStats(t *testing.T, srv *demo.Server) map[string]int64 {
 // the sink. (With the target's default brake the example's flood was never
 // rejected at all.)
 func TestExampleFlood(t *testing.T) {
+	t.Parallel()
 	port := freeLocalPort(t)
 	srv := exampleTarget(t, "flood.yaml", fmt.Sprintf("http://127.0.0.1:%d/slack", port))
 	plan := examplePlan(t, "flood.yaml", "127.0.0.1:9911", fmt.Sprintf("127.0.0.1:%d", port), "drain: 30s", "drain: 5s",

@@ -73,6 +73,9 @@ func TestFindStartFails(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, _ := ceiling(t, context.Background(), "find", "--url", srv.URL, "--start", "100",
 		"--step", "400ms", "--warmup", "0s", "--slo", "errors<1%", "--out", out, "--quiet")
+	if code == ExitThreshold && strings.Contains(stdout, "generator limit reached") {
+		t.Skipf("this machine was too busy to hold 100/s (another test's load?), and said so:\n%s", stdout)
+	}
 	if code != ExitThreshold || !strings.Contains(stdout, "even the start, 100/s, fails: errors") {
 		t.Errorf("exit %d, stdout:\n%s\nwant 1 and the reason", code, stdout)
 	}

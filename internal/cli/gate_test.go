@@ -180,6 +180,7 @@ func (j gateJob) busy(t *testing.T) bool {
 }
 
 func TestCIGate(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("the gate is a bash script")
 	}

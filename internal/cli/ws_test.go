@@ -43,6 +43,7 @@ func writePlan(t *testing.T, text string) string {
 // Frames at a rate spread over 100 held sockets: the rate is held, every
 // frame is acked, and the latency is the server's ack delay.
 func TestWebSocketRateOver100Sockets(t *testing.T) {
+	t.Parallel()
 	srv := widgetServer(t)
 	plan := writePlan(t, fmt.Sprintf(`
 target: %s
@@ -110,6 +111,7 @@ scenarios:
 // own plan does: not ws_no_ack at the ack timeout, and no warning about
 // frames that matched nothing.
 func TestWebSocketRejectionsAreLimited(t *testing.T) {
+	t.Parallel()
 	srv, err := demo.Start(demo.Config{FloodRate: 0.1, FloodBurst: 3}) // a token every 10 s: the site stays flooded
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // seconds of a step add up to its counts, in time order, and each step
 // line is the step of result.json.
 func TestJSONLines(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "live.jsonl")
 	res, o := runWith(t, target(t), &Flags{Outputs: []string{"json=" + path}}, time.Second, hooks{}, 50, 100)
 	f, err := os.Open(path)

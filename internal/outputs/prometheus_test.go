@@ -197,6 +197,7 @@ func runWith(t *testing.T, url string, f *Flags, step time.Duration, h hooks, ra
 // counted there are result.json's, each step's p99 is its own, and the
 // per-second p99s of a step bracket it.
 func TestPrometheusRemoteWrite(t *testing.T) {
+	t.Parallel()
 	prom := startPrometheus(t, "")
 	res, o := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, 2*time.Second, hooks{tagged: true}, 50, 100)
 	id := o.RunID()
@@ -258,6 +259,7 @@ func (p *prometheus) queryRange(t *testing.T, q string, from, to time.Time) int 
 // every arrival is sent and answered on time, and the batches it missed
 // are counted in a warning.
 func TestPrometheusDownMidRun(t *testing.T) {
+	t.Parallel()
 	prom := startPrometheus(t, "")
 	start := time.Now()
 	res, _ := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, time.Second,
@@ -326,6 +328,7 @@ func TestMetricsListen(t *testing.T) {
 
 // A real Prometheus scraping --metrics-listen gets the run's series.
 func TestMetricsListenScraped(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	prom := startPrometheus(t, addr)
 	// Run once Prometheus has scraped the listener: its first scrape of a

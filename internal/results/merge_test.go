@@ -47,6 +47,7 @@ func sameHist(a, b *hdrhistogram.Histogram) bool {
 // whatever the split, and the order and grouping of merges do not matter
 // (associative, commutative); counts add up exactly.
 func TestMergeStepsExact(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		all := rapid.SliceOfN(rapid.Int64Range(1, 5_000_000), 1, 400).Draw(t, "samples")
 		k := rapid.IntRange(1, 5).Draw(t, "parts")
