@@ -127,8 +127,11 @@ func TestAgentsMatchOneProcess(t *testing.T) {
 		t.Skipf("this machine could not hold 600/s (one: %v, three: %v): nothing to compare", a.VerdictReason, b.VerdictReason)
 	}
 	t.Logf("one process: sent %d, p50 %.2f ms, p99 %.2f ms; three agents: sent %d, p50 %.2f ms, p99 %.2f ms", a.Sent, a.LatencyMS.P50, a.LatencyMS.P99, b.Sent, b.LatencyMS.P50, b.LatencyMS.P99)
-	if a.Sent != 600 || b.Sent != a.Sent || b.TargetRate != 600 {
-		t.Errorf("arrivals: one process %d, three agents %d (target %v); want 600 each, exactly", a.Sent, b.Sent, b.TargetRate)
+	// Every arrival is accounted for: sent, or (the last ones of a window
+	// a busy machine reached too late) said not sent.
+	if a.Sent+a.NotSent != 600 || b.Sent+b.NotSent != 600 || b.TargetRate != 600 || a.NotSent > 6 || b.NotSent > 6 {
+		t.Errorf("arrivals: one process %d sent + %d not, three agents %d + %d (target %v); want 600 each, exactly, nearly all sent",
+			a.Sent, a.NotSent, b.Sent, b.NotSent, b.TargetRate)
 	}
 	if math.Abs(a.LatencyMS.P50-b.LatencyMS.P50) > 3 || b.LatencyMS.P99 > 2*a.LatencyMS.P99+10 || a.LatencyMS.P99 > 2*b.LatencyMS.P99+10 {
 		t.Errorf("p50 %.1f vs %.1f ms, p99 %.1f vs %.1f ms: want the same within noise", a.LatencyMS.P50, b.LatencyMS.P50, a.LatencyMS.P99, b.LatencyMS.P99)

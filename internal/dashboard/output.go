@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -70,7 +71,7 @@ func NewOutput(srv *Server, f Feed) *Output {
 // Start shows the run as it opened: no step yet.
 func (o *Output) Start(res *results.Result) error {
 	o.mu.Lock()
-	o.res, o.running, o.now = res, nil, ""
+	o.res, o.running, o.now = copyOf(res), nil, ""
 	o.mu.Unlock()
 	o.poke()
 	return nil
@@ -151,7 +152,7 @@ func (o *Output) Drain(d *run.Draining) {
 // Step takes a finished step: the result so far replaces the running row.
 func (o *Output) Step(f *run.Finished) error {
 	o.mu.Lock()
-	o.res, o.running, o.now = f.Result, nil, ""
+	o.res, o.running, o.now = copyOf(f.Result), nil, ""
 	o.mu.Unlock()
 	o.poke()
 	return nil
@@ -165,7 +166,7 @@ func (o *Output) Stop(res *results.Result) error {
 	if o.f.Many {
 		o.mu.Lock()
 		if res != nil {
-			o.res = res
+			o.res = copyOf(res)
 		}
 		o.running, o.now = nil, ""
 		o.mu.Unlock()
@@ -183,6 +184,27 @@ func (o *Output) Stop(res *results.Result) error {
 	}
 	o.srv.End(report.Title(res), report.FinalBody(res), page.Bytes())
 	return o.srv.Close()
+}
+
+// copyOf is a copy of res that shares nothing with it: the session goes
+// on changing its result (the next step, the final judging) while the
+// renderer reads the copy. It is taken in the session's call, where res
+// is the session's to read; result.json's form holds every field.
+func copyOf(res *results.Result) *results.Result {
+	if res == nil {
+		return nil
+	}
+	data, err := json.Marshal(res)
+	var c results.Result
+	if err == nil {
+		err = json.Unmarshal(data, &c)
+	}
+	if err != nil {
+		// Not expected of a result the session could write; the page
+		// then shows the copy without its steps rather than racing.
+		c = results.Result{Name: res.Name, StartedAt: res.StartedAt, Command: res.Command}
+	}
+	return &c
 }
 
 // poke wakes the renderer, which renders once however many pokes came.
@@ -208,7 +230,7 @@ func (o *Output) render() {
 			o.mu.Unlock()
 			continue
 		}
-		r := *o.res
+		r := *o.res // the Output's own copy: only its Steps slice is replaced below
 		r.Steps = slices.Clone(o.res.Steps)
 		var running *results.Step
 		if o.running != nil {

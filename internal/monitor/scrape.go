@@ -144,10 +144,15 @@ func (s *Scraper) Scrape() (map[string]Point, error) {
 // scrape fetches and parses the endpoint once, within the timeout and
 // ctx's deadline, whichever comes first. A failed scrape keeps nothing.
 func (s *Scraper) scrape(ctx context.Context) (scraped, error) {
+	// What the scrape was given: the timeout, or less when ctx ends first
+	// (read before the clock moves on, so that the error says the timeout
+	// as it was set).
+	budget := s.timeout
+	if d, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(d))
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	deadline, _ := ctx.Deadline()
-	budget := time.Until(deadline)
 	res := scraped{values: make([]float64, len(s.table.infos)), counts: make([]selCount, len(s.sels))}
 	for i := range res.values {
 		res.values[i] = math.NaN()
