@@ -2,7 +2,6 @@ package load
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 	"github.com/ceiling-dev/ceiling/internal/transport/httpx"
 )
@@ -252,22 +252,7 @@ func TestCoarsePeriod(t *testing.T) {
 // the loop returns within the step, the timeout and a second, and the
 // handshakes never answered are connect failures, not timeouts.
 func TestLoopOverdrivenStepEndsOnTime(t *testing.T) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(fd, 0); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := fmt.Sprintf("http://127.0.0.1:%d/", sa.(*unix.SockaddrInet4).Port)
+	url := "http://" + testkit.FullBacklog(t) + "/"
 	hc := httpx.Config{Timeout: 500 * time.Millisecond}
 	lp, err := httpx.NewLoop(hc)
 	if err != nil {

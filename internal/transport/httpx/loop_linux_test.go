@@ -2,15 +2,12 @@ package httpx
 
 import (
 	"bufio"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
@@ -392,22 +389,7 @@ func TestLoopDialsPerPoll(t *testing.T) {
 // not a timeout; the one whose connection was made and never answered is
 // a timeout.
 func TestLoopUnmadeConnectionIsConnect(t *testing.T) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(fd, 0); err != nil { // an accept queue of one, never accepted
-		t.Fatal(err)
-	}
-	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
+	addr := testkit.FullBacklog(t) // an accept queue of one, never accepted
 	lp := newTestLoop(t, Config{Timeout: 300 * time.Millisecond})
 	r := &transport.Request{Static: true, Method: "GET", URL: "http://" + addr + "/"}
 	lp.Can(r)
