@@ -36,9 +36,11 @@ func (e httpEngine) Send(sc int, _ uint64, tag transport.Tag) bool {
 
 // loopable reports whether step st runs on an event loop: in the open
 // model, when the plan's frames go over one (Config.Frames); else when the
-// run has an HTTP loop (Config.Loop), every scenario is one fixed request
-// it can send (scenario.Set.Fixed), and in the closed model users do not
-// think.
+// run has an HTTP loop (Config.Loop) and either every scenario is one
+// fixed request it can send (scenario.Set.Fixed), sent without virtual
+// users, or the loop can drive the virtual users' iterations
+// (scenario.Set.OnLoop: templates, checks, extraction, flows, cookies,
+// logins, tags, think times; see users).
 func (r *Runner) loopable(st Step) bool {
 	if r.cfg.Frames != nil {
 		return st.VUs == 0
@@ -56,8 +58,17 @@ func (r *Runner) loopable(st Step) bool {
 				break
 			}
 		}
+		r.onLoop = r.cfg.Scenarios.OnLoop()
 	}
-	return r.fixed != nil && (st.VUs == 0 || r.cfg.Think == 0)
+	return r.fixedStep(st) || r.onLoop
+}
+
+// fixedStep reports whether step st sends the fixed requests from the
+// loop without virtual users: every scenario is one (see loopable), the
+// target sets no cookies (a user would keep them), and in the closed
+// model users do not think.
+func (r *Runner) fixedStep(st Step) bool {
+	return r.fixed != nil && !r.cfg.Cookies && (st.VUs == 0 || r.cfg.Think == 0)
 }
 
 // UsesLoop reports whether step st would run on the event loop.
@@ -76,16 +87,22 @@ type loopRun struct {
 	seeds []uint64
 	iters []uint64
 	quit  <-chan struct{}
+	work  <-chan struct{} // the step's iterations' (stepRun.work): closed when it gives up on them
+	users *users          // the virtual users, when the loop drives them
 }
 
 func (r *Runner) newLoopRun(ctx context.Context, sr *stepRun) *loopRun {
-	lr := &loopRun{r: r, sr: sr, tap: sr.tap(0), quit: ctx.Done()}
-	if r.cfg.Frames != nil {
-		lr.lp, lr.nsc = r.cfg.Frames, r.cfg.Scenarios.Len()
-	} else {
-		lr.lp, lr.nsc = httpEngine{Loop: r.cfg.Loop, fixed: r.fixed}, len(r.fixed)
-	}
+	lr := &loopRun{r: r, sr: sr, tap: sr.tap(0), quit: ctx.Done(), work: sr.work.Done()}
 	lr.done = lr.record
+	switch {
+	case r.cfg.Frames != nil:
+		lr.lp, lr.nsc = r.cfg.Frames, r.cfg.Scenarios.Len()
+	case r.fixedStep(sr.st):
+		lr.lp, lr.nsc = httpEngine{Loop: r.cfg.Loop, fixed: r.fixed}, len(r.fixed)
+	default:
+		lr.users = newUsers(lr)
+		lr.lp, lr.nsc, lr.done = lr.users, 1, lr.users.answer
+	}
 	return lr
 }
 
@@ -236,7 +253,11 @@ func (r *Runner) runClosedLoop(ctx context.Context, sr *stepRun) {
 	lr.seeds, lr.iters = make([]uint64, n), make([]uint64, n)
 	for u := range n {
 		lr.seeds[u] = r.cfg.Scenarios.Seed() + uint64(r.globalVU(u))<<40
-		lr.next(u, r.now())
+		if lr.users != nil {
+			lr.users.begin(u, r.now())
+		} else {
+			lr.next(u, r.now())
+		}
 	}
 	lr.finish()
 }
@@ -257,6 +278,7 @@ func (lr *loopRun) finish() {
 			stopped, limit = true, min(limit, now+r.cfg.Grace)
 		}
 		if now >= limit {
+			sr.giveUp() // first: a user's flow sends nothing more
 			lp.Abort(lr.done)
 			break
 		}

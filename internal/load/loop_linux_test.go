@@ -159,8 +159,8 @@ func TestLoopClosedUsers(t *testing.T) {
 	if lat := metrics.Summarize(res.Total.Latency); lat.P50 < 10 || lat.P50 > 20 {
 		t.Errorf("p50 = %v ms, want ≈ 10", lat.P50)
 	}
-	if loopRunner(t, url, false, func(c *Config) { c.Think = time.Millisecond }).UsesLoop(st) {
-		t.Error("users that think run on the loop")
+	if !loopRunner(t, url, false, func(c *Config) { c.Think = time.Millisecond }).UsesLoop(st) {
+		t.Error("users that think do not run on the loop (as virtual users, see TestLoopUsersThink)")
 	}
 }
 

@@ -77,6 +77,10 @@ type Config struct {
 	// Result says so (ConnLimit). Zero: no such cap (HTTP/2 shares its
 	// connections, and some systems set no limit).
 	MaxConns int
+	// Cookies says the target sets cookies (its first answer did): a user
+	// that must send one back needs its own jar, so on the loop even fixed
+	// requests run as virtual users (see loopable).
+	Cookies bool
 	// Think is the closed model's pause between a user's iterations.
 	Think time.Duration
 	// PreciseTimer waits for open-model arrivals with a precise timer at
@@ -224,7 +228,8 @@ type Runner struct {
 	cancel   context.CancelFunc // cancels stop: the parent of every step's work
 
 	fixed     []*transport.Request // the scenarios' requests, when the loop runs them
-	fixedDone bool                 // fixed was worked out
+	fixedDone bool                 // fixed and onLoop were worked out
+	onLoop    bool                 // the loop can drive the virtual users (scenario.Set.OnLoop)
 }
 
 // NewRunner returns a runner whose offsets count from now.

@@ -128,14 +128,12 @@ func exchanger(p *plan.Plan) transport.Exchanger {
 }
 
 // eventLoop returns the event loop (httpx.NewLoop) for the steps whose
-// scenarios are all one fixed request, or nil: when the plan asks for
-// HTTP/2 or redirects, which the loop does not speak; when the first answer
-// set a cookie, since the loop keeps none and a user that must send one
-// back needs a session of its own; when the system has no epoll; and when
-// CEILING_LOOP=off, the developer's switch that bench/compare.sh uses to
-// compare the two.
-func eventLoop(p *plan.Plan, cookie bool) transport.Loop {
-	if cookie || os.Getenv("CEILING_LOOP") == "off" {
+// scenarios it can run (load.Runner.UsesLoop), or nil: when the plan asks
+// for HTTP/2 or redirects, which the loop does not speak; when the system
+// has no epoll; and when CEILING_LOOP=off, the developer's switch that
+// bench/compare.sh uses to compare the two.
+func eventLoop(p *plan.Plan) transport.Loop {
+	if os.Getenv("CEILING_LOOP") == "off" {
 		return nil
 	}
 	lp, err := httpx.NewLoop(httpx.Config{

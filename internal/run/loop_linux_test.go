@@ -13,8 +13,9 @@ import (
 )
 
 // Which engine a step runs on, as result.json says: the event loop for a
-// plan of fixed requests; goroutines when a check reads the body, when the
-// first answer set a cookie, or with CEILING_LOOP=off.
+// plan of fixed requests, and for one whose users the loop drives (a check
+// that reads the body, a target that sets cookies); goroutines with
+// CEILING_LOOP=off.
 func TestEngineChosen(t *testing.T) {
 	var cookie atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -32,8 +33,8 @@ func TestEngineChosen(t *testing.T) {
 		want     string
 	}{
 		{"fixed GET", "", false, "", "loop"},
-		{"a body check", "ok", false, "", "goroutines"},
-		{"a cookie", "", true, "", "goroutines"},
+		{"a body check", "ok", false, "", "loop"},
+		{"a cookie", "", true, "", "loop"},
 		{"CEILING_LOOP=off", "", false, "off", "goroutines"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -101,6 +101,7 @@ type Session struct {
 	set    *scenario.Set
 	ex     transport.Exchanger
 	loop   transport.Loop // nil: no event loop (see eventLoop)
+	cookie bool           // the first answer set a cookie: every user keeps its own (load.Config.Cookies)
 	runner *load.Runner
 	res    *results.Result
 	outs   *outputs // result.json first, then Options.Outputs
@@ -231,6 +232,7 @@ func openHere(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, se
 	cfg.MaxConns = s.conns
 	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(s.outs.progress(), s.sinks)
 	cfg.OnSecond = s.onSecond()
+	cfg.Cookies = s.cookie
 	s.runner = load.NewRunner(cfg)
 	return s, nil
 }
@@ -286,8 +288,9 @@ func (s *Session) connect() (transport.SocketDialer, string, error) {
 		s.note("preflight: " + refused + "; a step in which every request is refused is INVALID and fails the run")
 	}
 	if s.o.Exchanger == nil {
-		s.loop = eventLoop(s.p, cookie)
+		s.loop = eventLoop(s.p)
 	}
+	s.cookie = cookie
 	return dialer, refused, nil
 }
 

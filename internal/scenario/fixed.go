@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"strings"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
@@ -48,4 +49,30 @@ func (s *Set) Record(rec Recorder, it *metrics.Iteration, sc int, intended, star
 	}
 	*it = metrics.Iteration{Scenario: sc, Intended: intended, End: end, Kind: out.Kind, BodyBytes: out.BytesIn, Tags: it.Tags[:0]}
 	rec.Iteration(it)
+}
+
+// OnLoop reports whether an event loop can drive every iteration of the set
+// through Begin and Answer, one request at a time: every scenario is HTTP
+// (none a websocket), and every request's URL, the login's included, is
+// plain http:// as written, so that none can render to a scheme or
+// protocol the loop does not speak (the run gives a loop only to a plan
+// over HTTP/1.1 without redirects).
+func (s *Set) OnLoop() bool {
+	plain := func(rs []*request) bool {
+		for _, r := range rs {
+			if !strings.HasPrefix(r.url.s, "http://") {
+				return false
+			}
+		}
+		return true
+	}
+	if !plain(s.login) {
+		return false
+	}
+	for _, c := range s.scenarios {
+		if c.ws != nil || !plain(c.steps) {
+			return false
+		}
+	}
+	return true
 }

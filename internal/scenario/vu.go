@@ -60,6 +60,12 @@ type VU struct {
 	// the iteration stops before its next request or frame (see Iterate).
 	done <-chan struct{}
 
+	// The iteration under way, one request at a time (Begin, Answer).
+	fl       flow
+	u        uint64        // the iteration's pick (Iterate's u)
+	wsNext   bool          // the scenario picked is a websocket one, which Iterate runs
+	pauseFor time.Duration // the wait the last iteration asked for
+
 	own    map[*wsScenario]*slot // the closed model's own sockets
 	waiter *waiter               // this user's frame waiting for its ack
 
@@ -173,59 +179,29 @@ func (v *VU) evalVars(late bool) error {
 // an ack. An iteration cut so ends as a timeout (ws_no_ack for a frame), as
 // does an exchange that failed because its connection was aborted then: it
 // did not finish in the time its step allowed.
+//
+// Iterate performs the requests on the user's session, one after another;
+// an event loop drives the same iteration with Begin and Answer instead.
 func (v *VU) Iterate(ctx context.Context, rec Recorder, intended time.Duration, u uint64) (pause time.Duration) {
-	v.done = ctx.Done()
-	v.n++
-	v.base()
-	if err := v.evalVars(false); err != nil {
-		v.finish(rec, v.set.Pick(u), intended, rec.Now(), transport.Check, 0)
-		return 0
+	req := v.Begin(ctx.Done(), rec, intended, u)
+	for req != nil {
+		start := rec.Now()
+		v.sess.Do(req, &v.o)
+		req = v.answer(rec, start, rec.Now())
 	}
-	if len(v.set.login) > 0 && !v.loggedIn {
-		// The login runs between the two kinds of vars: it may read the
-		// first, and the second read what it extracts.
-		end, ok, wait := v.logIn(rec, intended)
-		if !ok {
-			return wait
-		}
-		intended = end
-		for k, val := range v.persist { // what the login extracted
-			v.data[k] = val
-		}
+	if !v.wsNext {
+		return v.pauseFor
 	}
-	if err := v.evalVars(true); err != nil {
-		v.finish(rec, v.set.Pick(u), intended, rec.Now(), transport.Check, 0)
-		return 0
+	v.wsNext = false
+	sc, c := v.fl.sc, v.set.scenarios[v.fl.sc]
+	end, kind, body := v.frame(rec, c.ws, v.fl.intended, u)
+	if c.ws.idle {
+		rec.Idle(v.fl.intended)
+	} else {
+		v.finish(rec, sc, v.fl.intended, end, kind, body)
+		v.deliver(rec, c, v.fl.intended, kind)
 	}
-	for j, i := range v.set.idVars {
-		v.set.ids.see(v.set.idVarNames[j], v.data[v.set.vars[i].name].(string))
-	}
-	sc := v.set.Pick(u)
-	c := v.set.scenarios[sc]
-	for i := range v.it.Tags {
-		v.it.Tags[i] = ""
-	}
-	for _, t := range c.tags {
-		val, err := v.renderString(t.text)
-		if err != nil {
-			val = "?"
-		}
-		v.it.Tags[t.key] = val
-	}
-	if c.ws != nil {
-		end, kind, body := v.frame(rec, c.ws, intended, u)
-		if c.ws.idle {
-			rec.Idle(intended)
-		} else {
-			v.finish(rec, sc, intended, end, kind, body)
-			v.deliver(rec, c, intended, kind)
-		}
-		return 0
-	}
-	end, kind, body := v.flow(rec, c.steps, intended, false)
-	v.finish(rec, sc, intended, end, kind, body)
-	v.deliver(rec, c, intended, kind)
-	return v.pause(kind)
+	return 0
 }
 
 // Login retries back off exponentially: the first retry waits about
@@ -235,34 +211,6 @@ const (
 	LoginBackoff    = 100 * time.Millisecond
 	MaxLoginBackoff = 3200 * time.Millisecond
 )
-
-// logIn runs the login flow once, unless the user is still waiting to
-// retry it. It returns when the login ended and whether it succeeded; if
-// not, how long the user should wait before its next iteration.
-func (v *VU) logIn(rec Recorder, intended time.Duration) (end time.Duration, ok bool, wait time.Duration) {
-	if now := rec.Now(); now < v.retryAt {
-		rec.NoLogin(intended)
-		return now, false, v.retryAt - now
-	}
-	end, kind, _ := v.flow(rec, v.set.login, intended, true)
-	if kind != transport.OK && v.cut() {
-		// The step ended under the login (the generator cut it short, not
-		// the target): neither an attempt nor a failure; the next step
-		// logs in afresh, without a wait.
-		return end, false, 0
-	}
-	v.login = metrics.Login{Intended: intended, End: end, Kind: kind, Retry: v.failures > 0}
-	rec.Login(&v.login)
-	if kind == transport.OK {
-		v.loggedIn, v.failures, v.retryAt = true, 0, 0
-		return end, true, 0
-	}
-	v.failures++
-	wait = max(v.backoff(), v.pause(kind))
-	v.retryAt = end + wait
-	rec.NoLogin(intended)
-	return end, false, wait
-}
 
 // backoff is the wait before the next login attempt after v.failures
 // failed ones: LoginBackoff doubled each time up to MaxLoginBackoff, of
@@ -336,54 +284,6 @@ func retryAfter(out *transport.Outcome) time.Duration {
 func (v *VU) finish(rec Recorder, sc int, intended, end time.Duration, kind transport.Kind, body int64) {
 	v.it.Scenario, v.it.Intended, v.it.End, v.it.Kind, v.it.BodyBytes = sc, intended, end, kind, body
 	rec.Iteration(&v.it)
-}
-
-// flow performs steps in order until one fails. The first is meant to
-// start at intended; each later one at the end of the one before. It
-// returns when the last ended, how the flow ended, and the body bytes read.
-func (v *VU) flow(rec Recorder, steps []*request, intended time.Duration, login bool) (time.Duration, transport.Kind, int64) {
-	var body int64
-	end := intended
-	for i, r := range steps {
-		tr, err := v.build(r)
-		if err == nil {
-			for j, i := range r.ids {
-				v.set.ids.see(r.idNames[j], tr.Header[i][1])
-			}
-		}
-		start := rec.Now()
-		if i > 0 {
-			if v.cut() {
-				return start, transport.Timeout, body
-			}
-			intended = start
-		}
-		if err != nil {
-			return start, transport.Check, body // a value it needs was not there
-		}
-		v.sess.Do(tr, &v.o)
-		end = rec.Now()
-		if v.o.Kind.Failed() && v.cut() {
-			v.o.Kind = transport.Timeout // aborted at the step's end, not failed by the target
-		}
-		if v.o.Kind == transport.OK {
-			v.o.Kind = v.verify(r, login)
-		}
-		if v.o.Kind == transport.Limited {
-			v.o.RetryAfter = retryAfter(&v.o)
-		}
-		if v.o.Header != nil {
-			v.jar.update(tr.URL, &v.o)
-		}
-		if !login { // a login's figures are its attempt's, recorded by logIn
-			rec.Exchange(intended, start, end, &v.o)
-		}
-		body += v.o.BytesIn
-		if v.o.Kind != transport.OK {
-			return end, v.o.Kind, body
-		}
-	}
-	return end, transport.OK, body
 }
 
 // cut reports whether the iteration's context is done. It does not block.
