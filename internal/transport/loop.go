@@ -13,7 +13,8 @@ type Tag struct {
 
 // Done receives an exchange that ended on a Loop: its tag, when it started
 // (connecting included) and ended, as offsets from the loop's base, and its
-// outcome. out is the loop's: it is valid until done returns. done may Send.
+// outcome. out is the loop's, its Header and Body too: it is valid until
+// done returns. done may Send, once it is done reading out.
 type Done func(tag Tag, start, end time.Duration, out *Outcome)
 
 // Loop performs HTTP exchanges from its caller's goroutine, without a
@@ -21,10 +22,18 @@ type Done func(tag Tag, start, end time.Duration, out *Outcome)
 // returns at once, Poll waits for the network and hands each exchange that
 // ended to a Done. The open model's scheduler and the I/O then share one
 // thread, and a response costs a read, not a goroutine switch.
+//
+// It sends Static requests in a wire form prepared once (Can), and plain
+// HTTP requests that are not Static, as rendered for each send: a virtual
+// user may render every request into the same Request, which the loop
+// does not read once Send has returned.
 // A Loop is used by one goroutine, but Wake.
 type Loop interface {
-	// Can reports whether the loop can send r: a Static request that does
-	// not Capture, to a host it could resolve, over a protocol it speaks.
+	// Can prepares the Static request r and reports whether the loop can
+	// send it in that form: it does not Capture, its host resolved, and
+	// the loop speaks its protocol. A step of fixed requests runs on the
+	// loop when it can send them all. It says nothing of a request that is
+	// not Static, which Send takes anyway.
 	Can(r *Request) bool
 	// SetBase sets the time the loop's offsets count from (the run's
 	// monotonic base). Until it is called, they count from its creation.
@@ -35,8 +44,15 @@ type Loop interface {
 	// accepts from a storm of connects that would keep the loop from
 	// reading.
 	Limit(conns, dialsPerPoll int)
-	// Send starts r (Can must have said yes) on an idle connection to its
-	// host, or a new one. It reports false, starting nothing, at the cap.
+	// Send starts r on an idle connection to its host, or a new one. It
+	// reports false, starting nothing, at the cap. r is a Static request
+	// Can said yes to, or a request that is not Static, to an http:// URL:
+	// encoded at once as it is then, so that the caller may change r as
+	// soon as Send returns (render its next request into it, from inside
+	// done too). Its Outcome.Body holds the answer's body when it
+	// Captures. What such a request cannot be sent as (a URL that does not
+	// parse, https, a host that does not resolve) ends its exchange, through
+	// the next Poll's done, as Protocol, or the class of the failure.
 	Send(r *Request, tag Tag) bool
 	// Poll waits up to d for the network (zero: does not wait) or a Wake,
 	// and passes every exchange that ended, timed out included, to done.

@@ -9,11 +9,11 @@
 // it: 6.3–8.3 µs of CPU per request against 7.6–8.2 for fasthttp, with wrk
 // at 6.0–7.5 in the same runs.
 //
-// Loop (Linux) is a second HTTP/1.1 client for plans of fixed requests:
-// non-blocking sockets driven by one epoll set from its caller's goroutine
-// (transport.Loop), sharing the wire code, limits and error classes with
-// H1; parser reads its responses incrementally, held to readResponse by
-// tests and a fuzzer.
+// Loop (Linux) is a second HTTP/1.1 client, for plain-HTTP requests fixed
+// or rendered per send: non-blocking sockets driven by one epoll set from
+// its caller's goroutine (transport.Loop), sharing the wire code, limits
+// and error classes with H1; parser reads its responses incrementally,
+// held to readResponse by tests and a fuzzer.
 //
 // Redirects are not followed unless the Config says so; a 3xx the scenario
 // does not expect is then a Redirect failure. Every error is classified into

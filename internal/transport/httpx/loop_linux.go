@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -16,8 +17,12 @@ import (
 // its caller's goroutine (see transport.Loop): a request is one write, a
 // response usually one read, and nothing waits in Go's network poller or
 // switches goroutines. It speaks plain HTTP/1.1 only (no TLS, no
-// redirects); the run falls back to H1 for anything else. Its behaviour is
-// H1's: keep-alive connections, a response parsed as readResponse parses it
+// redirects); the run falls back to H1 for anything else. It sends a
+// static request in the wire form prepared once (Can), and any other
+// request as it is at the time of Send, encoded then into a buffer of the
+// connection it goes on, in the bytes H1 would send; it keeps the body of
+// an answer to a request that Captures it. Its behaviour is H1's:
+// keep-alive connections, a response parsed as readResponse parses it
 // (parser), one retry of an idempotent request that met a keep-alive
 // connection the server had closed, a connection dropped after a response
 // that asks it or is followed by bytes nobody asked for, the same error
@@ -28,8 +33,9 @@ type Loop struct {
 	base    time.Time // times are offsets from it (SetBase)
 	ep      *epoll.Set
 	rbuf    []byte
-	byFD    []*lconn // the connection of each descriptor, nil if none
-	preps   []*prepared
+	byFD    []*lconn         // the connection of each descriptor, nil if none
+	preps   []*prepared      // the static requests, by pointer
+	dests   map[string]*dest // the destinations resolved, by Host value (destination)
 	pools   map[string]*pool // idle connections by address, shared by the requests to it
 	cap     int
 	dialCap int // new connections between two Polls, 0: no bound (Limit)
@@ -51,17 +57,41 @@ type Loop struct {
 
 var _ transport.Loop = (*Loop)(nil)
 
-// prepared is a request made ready to send: its wire form and its address.
+// prepared is a static request made ready to send: what the loop keeps
+// of it, its wire form included, and where it goes.
 type prepared struct {
 	r    *transport.Request
 	ok   bool
-	enc  []byte
+	req  sent
+	dest *dest
+}
+
+// sent is what the loop keeps of a request once Send has returned: its
+// wire form and what its end needs. The caller may render its next request
+// into the same Request meanwhile, so nothing of that Request is kept but
+// Expect and Limited, the plan's, which never change.
+type sent struct {
+	enc      []byte // the wire form: a static request's prepared one, or its connection's own
+	expect   []int
+	limited  []int
+	bytesOut int64 // len(Body)
+	head     bool  // a HEAD: the answer has no body
+	idem     bool  // idempotent: it may be sent again (retry)
+	capture  bool  // its answer's body goes to Outcome.Body
+}
+
+// dest is an address requests go to: where to connect, and the idle
+// connections there.
+type dest struct {
 	sa   unix.Sockaddr
 	af   int
-	head bool
-	idem bool
 	pool *pool
 }
+
+// maxDests bounds the destinations the loop remembers: a scenario whose
+// rendered URLs name ever new hosts resolves each of the others anew
+// rather than growing the loop forever.
+const maxDests = 1024
 
 // pool holds the idle keep-alive connections to one address, most recent
 // last.
@@ -71,8 +101,9 @@ type pool struct{ idle []*lconn }
 type lconn struct {
 	fd         int
 	gen        int32
-	pool       *pool
-	prep       *prepared // the request of the exchange on it, or of its last
+	dest       *dest
+	req        sent   // the request of the exchange on it, or of its last
+	own        []byte // the wire form of the last non-static request sent on it, reused
 	p          parser
 	tag        transport.Tag
 	start      time.Duration // from base, as every time of the loop
@@ -109,12 +140,20 @@ func NewLoop(c Config) (transport.Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Loop{cfg: c, base: time.Now(), pools: map[string]*pool{}, ep: ep, rbuf: make([]byte, 64<<10), cap: 1 << 30}, nil
+	return &Loop{
+		cfg: c, base: time.Now(), dests: map[string]*dest{}, pools: map[string]*pool{},
+		ep: ep, rbuf: make([]byte, 64<<10), cap: 1 << 30,
+	}, nil
 }
 
-// Can prepares r and reports whether the loop can send it.
-func (l *Loop) Can(r *transport.Request) bool { return l.prepare(r).ok }
+// Can prepares the static request r and reports whether the loop can send
+// it in that prepared form. A request that is not static is never
+// prepared (nor kept): Send encodes it afresh each time.
+func (l *Loop) Can(r *transport.Request) bool {
+	return r.Static && !r.Capture && l.prepare(r).ok
+}
 
+// prepare finds, or makes, the prepared form of the static request r.
 func (l *Loop) prepare(r *transport.Request) *prepared {
 	for _, p := range l.preps {
 		if p.r == r {
@@ -123,30 +162,83 @@ func (l *Loop) prepare(r *transport.Request) *prepared {
 	}
 	p := &prepared{r: r}
 	l.preps = append(l.preps, p)
-	if !r.Static || r.Capture {
-		return p
-	}
 	line, err := parseRequestLine(r.Method, r.URL)
 	if err != nil || line.tls {
 		return p
 	}
-	addr, err := net.ResolveTCPAddr("tcp", line.addr)
-	if err != nil {
+	if p.dest, err = l.destination(&line); err != nil {
 		return p
 	}
-	if ip4 := addr.IP.To4(); ip4 != nil {
-		p.sa, p.af = &unix.SockaddrInet4{Port: addr.Port, Addr: [4]byte(ip4)}, unix.AF_INET
+	p.req = sent{
+		enc: encodeRequest(nil, &line, r.Header, r.Body), expect: r.Expect, limited: r.Limited,
+		bytesOut: int64(len(r.Body)), head: line.method == "HEAD", idem: idempotent(line.method), capture: r.Capture,
+	}
+	p.ok = true
+	return p
+}
+
+// route reads the URL of a request that is not static: its request line
+// (target and Host borrowed from r.URL, valid while r is unchanged) and
+// its destination. It parses the common plain URL itself (splitPlainURL)
+// and finds its destination in dests, so that the request of a scenario
+// costs no allocation; any other URL goes through parseRequestLine. What
+// it cannot send ends the exchange as H1 would: a URL that does not parse
+// is a Protocol failure, an address that does not resolve is classified
+// as H1's dial classifies it (Connect). An https URL, which H1 would send
+// over TLS, is a Protocol failure here: the load layer hands the loop only
+// scenarios whose URL starts with "http://".
+func (l *Loop) route(r *transport.Request) (requestLine, *dest, transport.Kind) {
+	var line requestLine
+	if authority, target, ok := splitPlainURL(r.URL); ok {
+		line = requestLine{method: r.Method, target: target, host: authority}
 	} else {
-		p.sa, p.af = &unix.SockaddrInet6{Port: addr.Port, Addr: [16]byte(addr.IP.To16())}, unix.AF_INET6
+		var err error
+		if line, err = parseRequestLine(r.Method, r.URL); err != nil || line.tls {
+			return line, nil, transport.Protocol
+		}
+	}
+	d, err := l.destination(&line)
+	if err != nil {
+		// Wrapped as H1's dialer wraps what it could not resolve, to
+		// classify it alike (Connect).
+		return line, nil, transport.ClassifyError(&net.OpError{Op: "dial", Net: "tcp", Err: err})
+	}
+	return line, d, transport.OK
+}
+
+// destination is where line goes: the one remembered for its Host value,
+// or its address resolved (a name is looked up here, in the loop's
+// goroutine) and remembered while dests holds fewer than maxDests. The
+// Host value of an http URL names its address (port 80 when it names
+// none), and, unlike the address, is in the URL as it is: looking it up
+// allocates nothing. Requests to one address share its pool of idle
+// connections, whatever their Host value.
+func (l *Loop) destination(line *requestLine) (*dest, error) {
+	if d := l.dests[line.host]; d != nil {
+		return d, nil
+	}
+	if line.addr == "" { // split by splitPlainURL
+		line.addr = plainAddr(line.host)
+	}
+	addr, err := net.ResolveTCPAddr("tcp", line.addr)
+	if err != nil {
+		return nil, err
+	}
+	d := &dest{}
+	if ip4 := addr.IP.To4(); ip4 != nil {
+		d.sa, d.af = &unix.SockaddrInet4{Port: addr.Port, Addr: [4]byte(ip4)}, unix.AF_INET
+	} else {
+		d.sa, d.af = &unix.SockaddrInet6{Port: addr.Port, Addr: [16]byte(addr.IP.To16())}, unix.AF_INET6
 	}
 	key := addr.String()
 	if l.pools[key] == nil {
 		l.pools[key] = &pool{}
 	}
-	p.pool = l.pools[key]
-	p.enc = encodeRequest(nil, &line, r.Header, r.Body)
-	p.head, p.idem, p.ok = line.method == "HEAD", idempotent(line.method), true
-	return p
+	d.pool = l.pools[key]
+	if len(l.dests) < maxDests {
+		l.dests[strings.Clone(line.host)] = d // not a piece of a URL the caller may let go
+	}
+	return d, nil
 }
 
 // SetBase sets the time the loop's offsets count from.
@@ -165,31 +257,62 @@ func (l *Loop) InFlight() int { return l.flight }
 // Conns counts the open connections.
 func (l *Loop) Conns() int { return l.nconns }
 
-// Send starts r on an idle connection or a new one.
+// Send starts r on an idle connection or a new one: a static request in
+// its prepared form, any other encoded now into the connection's own
+// buffer (a static request Can refused goes that way too, and ends as that
+// way says).
 func (l *Loop) Send(r *transport.Request, tag transport.Tag) bool {
-	p := l.prepare(r)
 	now := l.now()
+	var p *prepared
+	if r.Static {
+		if p = l.prepare(r); !p.ok {
+			p = nil
+		}
+	}
+	var line requestLine
+	var d *dest
+	if p != nil {
+		d = p.dest
+	} else {
+		var kind transport.Kind
+		if line, d, kind = l.route(r); d == nil {
+			l.endNow(tag, now, transport.Outcome{Kind: kind, BytesOut: int64(len(r.Body))})
+			return true
+		}
+	}
 	var c *lconn
-	if n := len(p.pool.idle); n > 0 {
-		c, p.pool.idle = p.pool.idle[n-1], p.pool.idle[:n-1]
-		c.prep = p
+	if n := len(d.pool.idle); n > 0 {
+		c, d.pool.idle = d.pool.idle[n-1], d.pool.idle[:n-1]
 	} else {
 		if l.dialCap > 0 && l.dialed >= l.dialCap || l.nconns >= l.cap && !l.closeIdle() {
 			return false
 		}
 		l.dialed++
 		var err error
-		if c, err = l.dial(p); err != nil {
-			l.flight++
-			l.ended = append(l.ended, ended{tag: tag, start: now, out: transport.Outcome{
-				Kind: transport.ClassifyError(err), BytesOut: int64(len(r.Body)),
-			}})
+		if c, err = l.dial(d); err != nil {
+			l.endNow(tag, now, transport.Outcome{Kind: transport.ClassifyError(err), BytesOut: int64(len(r.Body))})
 			return true
+		}
+	}
+	if p != nil {
+		c.req = p.req
+	} else {
+		c.own = encodeRequest(c.own[:0], &line, r.Header, r.Body)
+		c.req = sent{
+			enc: c.own, expect: r.Expect, limited: r.Limited, bytesOut: int64(len(r.Body)),
+			head: line.method == "HEAD", idem: idempotent(line.method), capture: r.Capture,
 		}
 	}
 	l.flight++
 	l.begin(c, tag, now, now+l.cfg.Timeout)
 	return true
+}
+
+// endNow counts an exchange that ended before it had a connection, and
+// queues its end for the next Poll.
+func (l *Loop) endNow(tag transport.Tag, start time.Duration, out transport.Outcome) {
+	l.flight++
+	l.ended = append(l.ended, ended{tag: tag, start: start, out: out})
 }
 
 // closeIdle closes an idle connection to some address, to make room under
@@ -208,23 +331,23 @@ func (l *Loop) closeIdle() bool {
 func (l *Loop) begin(c *lconn, tag transport.Tag, start, deadline time.Duration) {
 	c.busy, c.tag, c.start, c.deadline, c.wrote = true, tag, start, deadline, 0
 	c.seq++
-	c.p.reset(c.prep.head, int64(l.cfg.MaxBodyBytes))
+	c.p.reset(c.req.head, c.req.capture, int64(l.cfg.MaxBodyBytes))
 	l.busy = append(l.busy, busyRef{c: c, seq: c.seq})
 	if !c.connecting {
 		l.write(c)
 	}
 }
 
-// dial opens a non-blocking connection to p's address.
-func (l *Loop) dial(p *prepared) (*lconn, error) {
-	fd, err := unix.Socket(p.af, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+// dial opens a non-blocking connection to d.
+func (l *Loop) dial(d *dest) (*lconn, error) {
+	fd, err := unix.Socket(d.af, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", err)}
 	}
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as Go's net does
 	epoll.Stamp(fd)                                                   // the receive time of each read (rxAt)
-	c := &lconn{fd: fd, prep: p, pool: p.pool}
-	switch err = unix.Connect(fd, p.sa); {
+	c := &lconn{fd: fd, dest: d}
+	switch err = unix.Connect(fd, d.sa); {
 	case err == nil:
 	case errors.Is(err, unix.EINPROGRESS):
 		c.connecting = true
@@ -254,7 +377,7 @@ func (l *Loop) dial(p *prepared) (*lconn, error) {
 // write sends what is left of c's request, and asks to hear when the
 // socket can take more if it could not take it all.
 func (l *Loop) write(c *lconn) {
-	enc := c.prep.enc
+	enc := c.req.enc
 	for c.wrote < len(enc) {
 		n, errno := epoll.Write(c.fd, enc[c.wrote:])
 		switch errno {
@@ -333,7 +456,7 @@ func (l *Loop) handle(c *lconn, events uint32, done transport.Done) {
 			l.flush(done)
 			return
 		}
-	} else if events&unix.EPOLLOUT != 0 && c.busy && c.wrote < len(c.prep.enc) {
+	} else if events&unix.EPOLLOUT != 0 && c.busy && c.wrote < len(c.req.enc) {
 		l.write(c)
 	}
 	if c.fd < 0 {
@@ -389,11 +512,13 @@ func (l *Loop) read(c *lconn, done transport.Done) {
 
 // complete ends c's exchange with its response.
 func (l *Loop) complete(c *lconn, done transport.Done) {
-	r := c.prep.r
 	resp := c.p.resp
 	l.out = transport.Outcome{
-		Kind: transport.Classify(resp.status, r.Expect, r.Limited), Status: resp.status,
-		BytesIn: resp.body, BytesOut: int64(len(r.Body)), Retried: c.retried, Header: c.p.header,
+		Kind: transport.Classify(resp.status, c.req.expect, c.req.limited), Status: resp.status,
+		BytesIn: resp.body, BytesOut: c.req.bytesOut, Retried: c.retried, Header: c.p.header,
+	}
+	if c.req.capture {
+		l.out.Body = c.p.body
 	}
 	tag, start, end := c.tag, c.start, l.now()
 	if rx := c.rxAt; rx >= start && rx < end {
@@ -401,12 +526,12 @@ func (l *Loop) complete(c *lconn, done transport.Done) {
 	}
 	c.busy, c.retried = false, false
 	l.flight--
-	if resp.close || c.wrote < len(c.prep.enc) { // answered before it was all sent: out of step
+	if resp.close || c.wrote < len(c.req.enc) { // answered before it was all sent: out of step
 		l.close(c)
 	} else {
 		c.reused = true
 		l.want(c, false)
-		c.pool.idle = append(c.pool.idle, c)
+		c.dest.pool.idle = append(c.dest.pool.idle, c)
 	}
 	done(tag, start, end, &l.out)
 }
@@ -428,21 +553,24 @@ func (l *Loop) failNow(c *lconn, err error, done transport.Done) {
 
 // retry sends c's request once more on a new connection when c was a
 // keep-alive connection the server had closed (nothing of a response came,
-// the error says so) and the request is idempotent, as H1 does.
+// the error says so) and the request is idempotent, as H1 does. The new
+// connection sends the same bytes: it takes over c's buffer, which holds
+// the wire form of a request that was not static.
 func (l *Loop) retry(c *lconn, err error) bool {
-	if !c.reused || c.retried || c.p.resp.started || !stale(err) || !c.prep.idem {
+	if !c.reused || c.retried || c.p.resp.started || !stale(err) || !c.req.idem {
 		return false
 	}
 	tag, start, deadline := c.tag, c.start, c.deadline
 	c.busy = false
 	l.close(c)
-	nc, derr := l.dial(c.prep)
+	nc, derr := l.dial(c.dest)
 	if derr != nil {
 		l.ended = append(l.ended, ended{tag: tag, start: start, out: transport.Outcome{
-			Kind: transport.ClassifyError(derr), BytesOut: int64(len(c.prep.r.Body)), Retried: true,
+			Kind: transport.ClassifyError(derr), BytesOut: c.req.bytesOut, Retried: true,
 		}})
 		return true
 	}
+	nc.req, nc.own, c.own = c.req, c.own, nil
 	nc.retried = true
 	l.begin(nc, tag, start, deadline)
 	if nc.busy { // begin queued it in busy, behind later deadlines: watch it here too
@@ -454,7 +582,7 @@ func (l *Loop) retry(c *lconn, err error) bool {
 // queueEnd closes c and queues its exchange's end as kind.
 func (l *Loop) queueEnd(c *lconn, kind transport.Kind) {
 	l.ended = append(l.ended, ended{tag: c.tag, start: c.start, out: transport.Outcome{
-		Kind: kind, BytesIn: c.p.resp.body, BytesOut: int64(len(c.prep.r.Body)), Retried: c.retried,
+		Kind: kind, BytesIn: c.p.resp.body, BytesOut: c.req.bytesOut, Retried: c.retried,
 	}})
 	c.busy = false
 	l.close(c)
@@ -531,9 +659,9 @@ func (l *Loop) close(c *lconn) {
 		return
 	}
 	if !c.busy {
-		for i, x := range c.pool.idle {
+		for i, x := range c.dest.pool.idle {
 			if x == c {
-				c.pool.idle = append(c.pool.idle[:i], c.pool.idle[i+1:]...)
+				c.dest.pool.idle = append(c.dest.pool.idle[:i], c.dest.pool.idle[i+1:]...)
 				break
 			}
 		}

@@ -2,9 +2,14 @@ package httpx
 
 import (
 	"bufio"
+	"bytes"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,7 +41,7 @@ func pollUntil(t *testing.T, lp transport.Loop, n int) []finished {
 	var got []finished
 	done := func(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
 		o := *out
-		o.Header = nil
+		o.Header, o.Body = nil, bytes.Clone(out.Body) // the loop's until done returns; nil stays nil
 		got = append(got, finished{tag, start, end, o})
 	}
 	for limit := time.Now().Add(10 * time.Second); len(got) < n && time.Now().Before(limit); {
@@ -217,8 +222,8 @@ func TestLoopAbortAndWake(t *testing.T) {
 	}
 }
 
-// The loop sends only what it can: no TLS, no templated or captured
-// requests.
+// Can prepares only static requests the loop can send: no TLS, none that
+// Captures; it says no to the others (Send takes those anyway).
 func TestLoopCan(t *testing.T) {
 	lp := newTestLoop(t, Config{Timeout: time.Second})
 	for _, r := range []*transport.Request{
@@ -410,3 +415,484 @@ func TestLoopUnmadeConnectionIsConnect(t *testing.T) {
 		t.Fatalf("classes %v: want the unmade connections (most) as connect, the made ones as timeout", kinds)
 	}
 }
+
+// serveRequests answers the HTTP/1.1 requests (a head, then a body of its
+// Content-Length) on each connection to a loopback listener with
+// reply(n, req): n counts requests over all connections from 0, req is the
+// request's bytes as they came, valid during the call. A nil reply closes
+// the connection unanswered. Past a connection's first requests it
+// allocates nothing, so that a test can count the loop's allocations.
+func serveRequests(t testing.TB, reply func(n int64, req []byte) []byte) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var count atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 0, 64<<10)
+				for {
+					n := requestLen(buf)
+					if n == 0 {
+						if len(buf) == cap(buf) {
+							buf = append(buf, 0)[:len(buf)]
+						}
+						m, err := c.Read(buf[len(buf):cap(buf)])
+						if err != nil {
+							return
+						}
+						buf = buf[:len(buf)+m]
+						continue
+					}
+					out := reply(count.Add(1)-1, buf[:n])
+					if out == nil {
+						return
+					}
+					if _, err := c.Write(out); err != nil {
+						return
+					}
+					buf = buf[:copy(buf, buf[n:])]
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// requestLen is the length of the whole request at the start of b, or 0
+// while b holds less.
+func requestLen(b []byte) int {
+	end := bytes.Index(b, []byte("\r\n\r\n"))
+	if end < 0 {
+		return 0
+	}
+	length := 0
+	for head := b[:end+2]; len(head) > 0; {
+		i := bytes.IndexByte(head, '\n')
+		line := head[:i+1]
+		head = head[i+1:]
+		if name, value, ok := bytes.Cut(line, []byte(":")); ok && bytes.EqualFold(name, []byte("Content-Length")) {
+			for _, c := range bytes.TrimSpace(value) {
+				length = length*10 + int(c-'0')
+			}
+		}
+	}
+	if len(b) < end+4+length {
+		return 0
+	}
+	return end + 4 + length
+}
+
+// recorder keeps the requests a serveRequests server received.
+type recorder struct {
+	mu   sync.Mutex
+	reqs [][]byte
+}
+
+func (rec *recorder) keep(req []byte) {
+	rec.mu.Lock()
+	rec.reqs = append(rec.reqs, bytes.Clone(req))
+	rec.mu.Unlock()
+}
+
+func (rec *recorder) all() [][]byte {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return slices.Clone(rec.reqs)
+}
+
+// render fills r, a user's one Request, with the i-th of a scenario's
+// requests, in place: new URL, headers and body each time, in the backing
+// arrays of the last, as a template renders them. A few URLs are of forms
+// splitPlainURL leaves to url.Parse.
+func render(r *transport.Request, addr string, i int) {
+	urls := []string{
+		"http://%s/items/%d?page=2&sort=name",
+		"http://%[1]s", // no path
+		"http://%s/caf%%C3%%A9/%d?q=a%%20b#fragment",
+		"http://user:secret@%s/private/%d",
+		"http://%s/items/%d?",
+	}
+	methods := []string{"GET", "POST", "PUT", "DELETE", "HEAD", "PATCH"}
+	r.Static = false
+	r.Method = methods[i%len(methods)]
+	r.URL = fmt.Sprintf(urls[i%len(urls)], addr, i)
+	r.Header = append(r.Header[:0], [2]string{"X-Step", fmt.Sprint(i)}, [2]string{"Cookie", fmt.Sprintf("session=%d", i*i)})
+	if i%3 == 0 {
+		r.Header = append(r.Header, [2]string{"Host", "virtual.example"})
+	}
+	r.Body = r.Body[:0]
+	if r.Method == "POST" || r.Method == "PUT" {
+		// Past a socket's buffer now and then: the write goes in parts.
+		r.Body = append(r.Body, bytes.Repeat([]byte{byte('a' + i%26)}, 10+i*i*300)...)
+	}
+}
+
+// scribble overwrites what r's fields point to, as the next render into
+// the same struct would, before the loop has read the answer.
+func scribble(r *transport.Request) {
+	for i := range r.Body {
+		r.Body[i] = '#'
+	}
+	for i := range r.Header {
+		r.Header[i] = [2]string{"Scribbled", "yes"}
+	}
+	r.URL, r.Method = "http://scribbled.invalid/", "SCRIBBLED"
+}
+
+// A request rendered anew into the same struct for each send, and changed
+// again as soon as Send returns, reaches the server as it was at Send, in
+// the very bytes H1 sends for it.
+func TestLoopRenderedRequestsAsSent(t *testing.T) {
+	var rec recorder
+	addr := serveRequests(t, func(_ int64, req []byte) []byte {
+		rec.keep(req)
+		return []byte(okReply)
+	})
+	lp := newTestLoop(t, Config{Timeout: 5 * time.Second})
+	ex := New(Config{Timeout: 5 * time.Second})
+	defer ex.Close()
+	s := ex.Session()
+	var r, h transport.Request // the loop's user, H1's
+	const n = 24
+	for i := range n {
+		render(&r, addr, i)
+		bytesOut := int64(len(r.Body))
+		if !lp.Send(&r, transport.Tag{N: i}) {
+			t.Fatal("Send refused under the cap")
+		}
+		scribble(&r)
+		f := pollUntil(t, lp, 1)[0]
+		if f.out.Kind != transport.OK || f.out.BytesOut != bytesOut || f.out.Body != nil {
+			t.Fatalf("request %d: %v, %d bytes out (want %d), body %q", i, f.out.Kind, f.out.BytesOut, bytesOut, f.out.Body)
+		}
+		render(&h, addr, i)
+		var out transport.Outcome
+		s.Do(&h, &out)
+		if out.Kind != transport.OK {
+			t.Fatalf("H1, request %d: %v", i, out.Kind)
+		}
+	}
+	reqs := rec.all()
+	if len(reqs) != 2*n {
+		t.Fatalf("the server got %d requests, want %d", len(reqs), 2*n)
+	}
+	for i := range n {
+		if loop, h1 := reqs[2*i], reqs[2*i+1]; !bytes.Equal(loop, h1) {
+			t.Errorf("request %d: the loop sent\n%.300q\nH1 sent\n%.300q", i, loop, h1)
+		}
+		if bytes.Contains(reqs[2*i], []byte("crib")) {
+			t.Errorf("request %d went out scribbled: %.300q", i, reqs[2*i])
+		}
+	}
+	if lp.Conns() != 1 {
+		t.Errorf("%d requests one after another used %d connections, want 1", n, lp.Conns())
+	}
+}
+
+// A request that Captures gets the body the server sent, however it was
+// framed and however many reads it took; one that does not gets none. A
+// body past the cap fails as it does on H1.
+func TestLoopCapturesBody(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 20<<10) // 320 KiB: several reads
+	chunked := func(parts ...string) string {
+		var b strings.Builder
+		b.WriteString("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+		for _, p := range parts {
+			fmt.Fprintf(&b, "%x\r\n%s\r\n", len(p), p)
+		}
+		b.WriteString("0\r\n\r\n")
+		return b.String()
+	}
+	replies := map[string]string{
+		"/length":  "HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world",
+		"/chunked": chunked("hello", ", ", "chunks"),
+		"/big":     chunked(big[:100<<10], big[100<<10:]),
+		"/empty":   "HTTP/1.1 204 No Content\r\n\r\n",
+	}
+	addr := serveRequests(t, func(_ int64, req []byte) []byte {
+		path := string(bytes.Fields(req)[1])
+		return []byte(replies[path])
+	})
+	lp := newTestLoop(t, Config{Timeout: 5 * time.Second})
+	var r transport.Request
+	for _, tt := range []struct {
+		path    string
+		capture bool
+		want    string
+	}{
+		{"/length", true, "hello world"},
+		{"/length", false, ""},
+		{"/chunked", true, "hello, chunks"},
+		{"/big", true, big},
+		{"/chunked", false, ""},
+		{"/empty", true, ""},
+		{"/length", true, "hello world"},
+	} {
+		r = transport.Request{Method: "GET", URL: "http://" + addr + tt.path, Capture: tt.capture, Header: r.Header[:0]}
+		f := pollUntilSent(t, lp, &r)
+		switch {
+		case f.out.Kind != transport.OK:
+			t.Errorf("%s: %v", tt.path, f.out.Kind)
+		case !tt.capture && f.out.Body != nil:
+			t.Errorf("%s without Capture: body %.40q, want nil", tt.path, f.out.Body)
+		case string(f.out.Body) != tt.want:
+			t.Errorf("%s: body %.40q (%d bytes), want %.40q (%d)", tt.path, f.out.Body, len(f.out.Body), tt.want, len(tt.want))
+		}
+	}
+	// A static request that Captures (Can says no: the step of fixed
+	// requests does not check bodies) is sent and captured all the same.
+	st := &transport.Request{Static: true, Capture: true, Method: "GET", URL: "http://" + addr + "/chunked"}
+	if f := pollUntilSent(t, lp, st); string(f.out.Body) != "hello, chunks" {
+		t.Errorf("a static request that Captures: %v, body %q", f.out.Kind, f.out.Body)
+	}
+
+	small := newTestLoop(t, Config{Timeout: 5 * time.Second, MaxBodyBytes: 64 << 10})
+	ex := New(Config{Timeout: 5 * time.Second, MaxBodyBytes: 64 << 10})
+	defer ex.Close()
+	r = transport.Request{Method: "GET", URL: "http://" + addr + "/big", Capture: true}
+	var want transport.Outcome
+	ex.Session().Do(&r, &want)
+	if f := pollUntilSent(t, small, &r); f.out.Kind != want.Kind || f.out.Kind != transport.Protocol {
+		t.Errorf("a body past the cap: %v, H1 %v; want protocol", f.out.Kind, want.Kind)
+	}
+}
+
+// pollUntilSent sends r on lp and returns how it ended.
+func pollUntilSent(t *testing.T, lp transport.Loop, r *transport.Request) finished {
+	t.Helper()
+	if !lp.Send(r, transport.Tag{}) {
+		t.Fatal("Send refused under the cap")
+	}
+	return pollUntil(t, lp, 1)[0]
+}
+
+// What a rendered request cannot be sent as ends its exchange through
+// done at the next Poll, in H1's class: a URL that does not parse, an
+// address that does not resolve. An https URL is a Protocol failure on
+// the loop (H1 would speak TLS; the loop is never given one).
+func TestLoopRenderedUnsendable(t *testing.T) {
+	lp := newTestLoop(t, Config{Timeout: time.Second})
+	ex := New(Config{Timeout: time.Second})
+	defer ex.Close()
+	for _, tt := range []struct {
+		url  string
+		want transport.Kind
+	}{
+		{"http://127.0.0.1:1/%zz", transport.Protocol},
+		{"http://127.0.0.1:1/a b\x7f", transport.Protocol},
+		{"ftp://127.0.0.1:1/", transport.Protocol},
+		{"http:///nohost", transport.Protocol},
+		{"http://127.0.0.1:99999/", transport.Connect}, // an invalid port: no lookup, no traffic
+		{"https://127.0.0.1:1/", transport.Protocol},
+	} {
+		r := &transport.Request{Method: "POST", URL: tt.url, Body: []byte("abc")}
+		if !lp.Send(r, transport.Tag{N: 3}) {
+			t.Fatalf("%s: Send refused", tt.url)
+		}
+		if lp.InFlight() != 1 || lp.Conns() != 0 {
+			t.Fatalf("%s: %d in flight on %d connections, want 1 on 0", tt.url, lp.InFlight(), lp.Conns())
+		}
+		f := pollUntil(t, lp, 1)[0]
+		if f.tag.N != 3 || f.out.Kind != tt.want || f.out.BytesOut != 3 {
+			t.Errorf("%s: ended %+v, want %v with 3 bytes out", tt.url, f, tt.want)
+		}
+		if !strings.HasPrefix(tt.url, "https:") {
+			var h1 transport.Outcome
+			ex.Session().Do(r, &h1)
+			if h1.Kind != f.out.Kind {
+				t.Errorf("%s: loop %v, H1 %v", tt.url, f.out.Kind, h1.Kind)
+			}
+		}
+	}
+}
+
+// A rendered GET that meets a keep-alive connection the server closed is
+// sent once more, in the same bytes, on a new connection, though the user
+// rendered into its struct meanwhile; a rendered POST is not sent again.
+func TestLoopRenderedStaleRetry(t *testing.T) {
+	for _, method := range []string{"GET", "POST"} {
+		var rec recorder
+		addr := serveRequests(t, func(n int64, req []byte) []byte {
+			rec.keep(req)
+			if n%2 == 1 {
+				return nil
+			}
+			return []byte(okReply)
+		})
+		lp := newTestLoop(t, Config{Timeout: time.Second})
+		var r transport.Request
+		failed, retried := 0, 0
+		for i := range 10 {
+			r.Method, r.URL = method, fmt.Sprintf("http://%s/step/%d", addr, i)
+			r.Header = append(r.Header[:0], [2]string{"X-Step", fmt.Sprint(i)})
+			r.Body = append(r.Body[:0], fmt.Sprintf("body of %d", i)...)
+			f := pollUntilSentScribbled(t, lp, &r)
+			if f.out.Kind != transport.OK {
+				failed++
+			}
+			if f.out.Retried {
+				retried++
+			}
+		}
+		reqs := rec.all()
+		switch method {
+		case "GET":
+			if failed != 0 || retried != 9 || len(reqs) != 19 {
+				t.Fatalf("GET: failed %d, retried %d, server saw %d; want 0, 9, 19", failed, retried, len(reqs))
+			}
+			for i := 1; i < 10; i++ {
+				first, again := reqs[2*i-1], reqs[2*i]
+				if !bytes.Equal(first, again) || !bytes.Contains(first, fmt.Appendf(nil, "/step/%d ", i)) {
+					t.Errorf("GET %d: sent\n%q\nthen\n%q", i, first, again)
+				}
+			}
+		case "POST":
+			if failed != 5 || retried != 0 || len(reqs) != 10 {
+				t.Errorf("POST: failed %d, retried %d, server saw %d; want 5, 0, 10", failed, retried, len(reqs))
+			}
+		}
+	}
+}
+
+// pollUntilSentScribbled sends r on lp, scribbles over it, and returns how
+// the exchange ended.
+func pollUntilSentScribbled(t *testing.T, lp transport.Loop, r *transport.Request) finished {
+	t.Helper()
+	if !lp.Send(r, transport.Tag{}) {
+		t.Fatal("Send refused under the cap")
+	}
+	scribble(r)
+	return pollUntil(t, lp, 1)[0]
+}
+
+// templatedUser is a virtual user of a templated scenario on a loop: its
+// one Request, rendered anew for each send from preformatted pieces (the
+// rendering is the template's cost, not the loop's).
+type templatedUser struct {
+	r     transport.Request
+	urls  []string
+	n     int
+	bodyA []byte
+}
+
+// next renders the user's next request into r.
+func (u *templatedUser) next() *transport.Request {
+	u.n++
+	u.r.URL = u.urls[u.n%len(u.urls)]
+	u.r.Header[1][1] = u.urls[(u.n+1)%len(u.urls)]
+	u.r.Body = append(u.r.Body[:0], u.bodyA[:u.n%len(u.bodyA)]...)
+	return &u.r
+}
+
+func newTemplatedUser(addr string) *templatedUser {
+	u := &templatedUser{bodyA: bytes.Repeat([]byte("x"), 64)}
+	for i := range 4 {
+		u.urls = append(u.urls, fmt.Sprintf("http://%s/api/items/%d?page=%d", addr, i, i+1))
+	}
+	u.r = transport.Request{Method: "POST", Capture: true, Header: [][2]string{{"Content-Type", "application/json"}, {"Referer", ""}}}
+	return u
+}
+
+// Sending a rendered request and reading its answer on a kept-alive
+// connection allocates nothing: not the URL, not the wire form, not the
+// captured body.
+func TestLoopRenderedAllocatesNothing(t *testing.T) {
+	reply := []byte("HTTP/1.1 200 OK\r\nContent-Length: 17\r\n\r\n{\"id\":42,\"ok\":1}\n")
+	addr := serveRequests(t, func(int64, []byte) []byte { return reply })
+	lp := newTestLoop(t, Config{Timeout: 5 * time.Second})
+	u := newTemplatedUser(addr)
+	ended := false
+	var body int
+	done := func(_ transport.Tag, _, _ time.Duration, out *transport.Outcome) {
+		ended, body = true, len(out.Body)
+		if out.Kind != transport.OK {
+			t.Errorf("%v", out.Kind)
+		}
+	}
+	exchange := func() {
+		ended = false
+		lp.Send(u.next(), transport.Tag{})
+		for !ended {
+			lp.Poll(time.Second, done)
+		}
+	}
+	for range 20 {
+		exchange() // the connection, its buffers, the destination
+	}
+	if n := testing.AllocsPerRun(200, exchange); n != 0 {
+		t.Errorf("a rendered exchange allocates %v times", n)
+	}
+	if body != len(reply)-len("HTTP/1.1 200 OK\r\nContent-Length: 17\r\n\r\n") || lp.Conns() != 1 {
+		t.Errorf("captured %d bytes over %d connections", body, lp.Conns())
+	}
+}
+
+// benchLoop runs b.N exchanges on a loop with users users in flight, each
+// sending its next request from done as a closed-model user does: the
+// same static request, or its templated one rendered anew.
+func benchLoop(b *testing.B, templated bool) {
+	reply := []byte("HTTP/1.1 200 OK\r\nContent-Length: 17\r\n\r\n{\"id\":42,\"ok\":1}\n")
+	addr := serveRequests(b, func(int64, []byte) []byte { return reply })
+	lp, err := NewLoop(Config{Timeout: 5 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lp.Close()
+	const users = 8
+	static := &transport.Request{Static: true, Method: "POST", URL: "http://" + addr + "/api/items/1?page=2",
+		Header: [][2]string{{"Content-Type", "application/json"}}, Body: bytes.Repeat([]byte("x"), 32)}
+	if !lp.Can(static) {
+		b.Fatal("the loop cannot send the static request")
+	}
+	us := make([]*templatedUser, users)
+	send := func(i int) {
+		if templated {
+			lp.Send(us[i].next(), transport.Tag{N: i})
+		} else {
+			lp.Send(static, transport.Tag{N: i})
+		}
+	}
+	ended, stopping := 0, false
+	done := func(tag transport.Tag, _, _ time.Duration, out *transport.Outcome) {
+		if out.Kind != transport.OK {
+			b.Fatalf("%v", out.Kind)
+		}
+		ended++
+		if !stopping {
+			send(tag.N)
+		}
+	}
+	for i := range us {
+		us[i] = newTemplatedUser(addr)
+		send(i)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for ended == 0 {
+			lp.Poll(time.Second, done)
+		}
+		ended--
+	}
+	stopping = true
+	for lp.InFlight() > 0 {
+		lp.Poll(time.Second, done)
+	}
+}
+
+// BenchmarkLoopStatic is one exchange of a static request, prepared once,
+// eight users in flight, against a loopback server.
+func BenchmarkLoopStatic(b *testing.B) { benchLoop(b, false) }
+
+// BenchmarkLoopTemplated is one exchange of a request rendered anew into
+// each user's struct (URL, a header, the body) and captured, encoded at
+// Send, as BenchmarkLoopStatic otherwise.
+func BenchmarkLoopTemplated(b *testing.B) { benchLoop(b, true) }

@@ -10,9 +10,12 @@ import (
 // for the event loop (loop_linux.go), which cannot block in a read. It
 // accepts exactly what readResponse accepts, with the same limits and
 // errors (FuzzParserMatchesReadResponse holds the two together). Bodies
-// are counted and discarded; the header lines are kept for Retry-After.
+// are counted, and kept in body when the request Captures them (keep),
+// discarded otherwise; the header lines are kept for Retry-After and the
+// scenario's checks.
 type parser struct {
 	isHead  bool
+	keep    bool // keep the body in body
 	maxBody int64
 
 	state  pstate
@@ -23,6 +26,7 @@ type parser struct {
 	remain int64 // bytes left of a length body or of a chunk
 	carry  []byte
 	header []byte
+	body   []byte // the body so far, when keep is set; reused, as header is
 }
 
 type pstate uint8
@@ -39,9 +43,11 @@ const (
 	pDone                     // a whole response was read
 )
 
-// reset readies the parser for the response to the next request.
-func (p *parser) reset(isHead bool, maxBody int64) {
-	*p = parser{isHead: isHead, maxBody: maxBody, carry: p.carry[:0], header: p.header[:0]}
+// reset readies the parser for the response to the next request: to a
+// HEAD when isHead is set, whose body is kept when keep is set, and whose
+// body may not pass maxBody bytes.
+func (p *parser) reset(isHead, keep bool, maxBody int64) {
+	*p = parser{isHead: isHead, keep: keep, maxBody: maxBody, carry: p.carry[:0], header: p.header[:0], body: p.body[:0]}
 }
 
 // feed consumes bytes of the response from b. It returns how many it used
@@ -66,6 +72,9 @@ func (p *parser) step(b []byte) (int, error) {
 		n := int(min(int64(len(b)), p.remain))
 		p.remain -= int64(n)
 		p.resp.body += int64(n)
+		if p.keep {
+			p.body = append(p.body, b[:n]...)
+		}
 		if p.remain == 0 {
 			if p.state == pLength {
 				p.state = pDone
@@ -77,6 +86,9 @@ func (p *parser) step(b []byte) (int, error) {
 	case pUntilClose:
 		n := int(min(int64(len(b)), p.maxBody+1-p.resp.body))
 		p.resp.body += int64(n)
+		if p.keep {
+			p.body = append(p.body, b[:n]...) // a byte past maxBody at most, as take keeps
+		}
 		if p.resp.body > p.maxBody {
 			return n, errBodyTooLarge
 		}
@@ -123,7 +135,7 @@ func (p *parser) onLine(line []byte) error {
 			return err
 		}
 		p.http10, p.h, p.state = http10, head{length: -1}, pFields
-		p.header = p.header[:0]
+		p.header, p.body = p.header[:0], p.body[:0]
 		return nil
 	case pFields:
 		if p.total += len(line); p.total > maxHeaderBytes {

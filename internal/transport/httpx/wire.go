@@ -125,6 +125,86 @@ func parseRequestLine(method, raw string) (requestLine, error) {
 	return rl, nil
 }
 
+// splitPlainURL splits raw into its authority (the Host header's value)
+// and its request target without allocating, when raw is a plain http URL
+// of the common form: "http://" host [":" port] ["/" path] ["?" query], the
+// host of letters, digits, '-' and '.', a port of one digit or more, a path
+// with nothing to escape (letters, digits, "-._~/"), a query of printable
+// ASCII but '#' and space, no user information, no fragment. For such a
+// URL parseRequestLine (url.Parse) makes the same host and target; ok is
+// false for any other URL, which parseRequestLine then reads.
+func splitPlainURL(raw string) (authority, target string, ok bool) {
+	const scheme = "http://"
+	if len(raw) <= len(scheme) || raw[:len(scheme)] != scheme {
+		return "", "", false
+	}
+	rest := raw[len(scheme):]
+	i := 0
+	for i < len(rest) && hostByte(rest[i]) {
+		i++
+	}
+	if i == 0 {
+		return "", "", false // no host, or one of other bytes
+	}
+	if i < len(rest) && rest[i] == ':' {
+		j := i + 1
+		for j < len(rest) && '0' <= rest[j] && rest[j] <= '9' {
+			j++
+		}
+		if j == i+1 {
+			return "", "", false // "host:" with no port
+		}
+		i = j
+	}
+	authority, rest = rest[:i], rest[i:]
+	if rest == "" {
+		return authority, "/", true
+	}
+	if rest[0] != '/' {
+		return "", "", false // user information, a query with no path, other bytes
+	}
+	j := 0
+	for j < len(rest) && pathByte(rest[j]) {
+		j++
+	}
+	if j == len(rest) {
+		return authority, rest, true
+	}
+	if rest[j] != '?' {
+		return "", "", false
+	}
+	for k := j + 1; k < len(rest); k++ {
+		if b := rest[k]; b <= ' ' || b >= 0x7f || b == '#' {
+			return "", "", false
+		}
+	}
+	if j+1 == len(rest) {
+		return authority, rest[:j], true // url.Parse drops a lone '?' at the end
+	}
+	return authority, rest, true
+}
+
+// hostByte reports whether b may be in a host splitPlainURL takes.
+func hostByte(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '-' || b == '.'
+}
+
+// pathByte reports whether b may be in a path splitPlainURL takes: an
+// unreserved byte or '/', which url.Parse keeps as it is.
+func pathByte(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' ||
+		b == '-' || b == '.' || b == '_' || b == '~' || b == '/'
+}
+
+// plainAddr is the address to dial for the authority of an http URL that
+// splitPlainURL split: as it is when it names a port, else port 80.
+func plainAddr(authority string) string {
+	if strings.IndexByte(authority, ':') >= 0 {
+		return authority
+	}
+	return authority + ":80"
+}
+
 // response is what readResponse learned.
 type response struct {
 	status  int

@@ -261,3 +261,96 @@ func BenchmarkReadResponse(b *testing.B) {
 		b.Fatalf("readResponse allocates %v times", n)
 	}
 }
+
+// splitCases are URLs for splitPlainURL: the common plain ones it splits,
+// and ones it must leave to parseRequestLine (userinfo, fragments, bytes
+// to escape, IPv6, https, no host or an empty port, a query with no path).
+var splitCases = []struct {
+	url   string
+	split bool
+}{
+	{"http://127.0.0.1:8080/", true},
+	{"http://127.0.0.1:8080", true},
+	{"http://example.com", true},
+	{"http://Example.COM/a/b", true},
+	{"http://example.com/api/v1/items/42?id=7&x=a-b_c.d~e", true},
+	{"http://h:80/p?", true},
+	{"http://h/p??", true},
+	{"http://h/p?a=%zz&b=/?:@!$'()*+,;=[]{}|\\^`\"<>", true},
+	{"http://h//double//slash/", true},
+	{"http://h/./../x", true},
+	{"http://h:0080/x", true},
+	{"http://h:99999/x", true},
+	{"http://a-b.c-d.e/_~.-", true},
+	{"http://-/", true},
+	{"http://h/?q", true},
+	{"http://h?q", false},
+	{"http://h:/x", false},
+	{"http://h:80:80/x", false},
+	{"http://:80/x", false},
+	{"http:///x", false},
+	{"http://", false},
+	{"http:/h/x", false},
+	{"HTTP://h/x", false},
+	{"https://h/x", false},
+	{"ftp://h/x", false},
+	{"http://user:pass@h/x", false},
+	{"http://user@h/x", false},
+	{"http://h/x#frag", false},
+	{"http://h/x?a#frag", false},
+	{"http://h/x?a b", false},
+	{"http://h/a b", false},
+	{"http://h/%41", false},
+	{"http://h/%zz", false},
+	{"http://h/a;b", false},
+	{"http://h/a:b", false},
+	{"http://h/a@b", false},
+	{"http://h/é", false},
+	{"http://h/x?é", false},
+	{"http://h/x?\x7f", false},
+	{"http://h/\x00", false},
+	{"http://[::1]:8080/x", false},
+	{"http://h_u/x", false},
+	{"http://h%41/x", false},
+	{"http://h\\x", false},
+	{"", false},
+}
+
+// samePlainSplit fails t when splitPlainURL split raw to other than what
+// parseRequestLine makes of it.
+func samePlainSplit(t *testing.T, raw string) bool {
+	t.Helper()
+	authority, target, ok := splitPlainURL(raw)
+	if !ok {
+		return false
+	}
+	want, err := parseRequestLine("GET", raw)
+	if err != nil {
+		t.Fatalf("splitPlainURL(%q) = %q, %q; parseRequestLine: %v", raw, authority, target, err)
+	}
+	got := requestLine{method: "GET", target: target, host: authority, addr: plainAddr(authority)}
+	if got != want {
+		t.Fatalf("splitPlainURL(%q) = %+v, parseRequestLine %+v", raw, got, want)
+	}
+	return true
+}
+
+// The fast path splits the common URLs as parseRequestLine does, and
+// leaves the others to it.
+func TestSplitPlainURL(t *testing.T) {
+	for _, tt := range splitCases {
+		if got := samePlainSplit(t, tt.url); got != tt.split {
+			t.Errorf("splitPlainURL(%q) ok = %v, want %v", tt.url, got, tt.split)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { splitPlainURL("http://example.com:8080/api/v1/items?id=7") }); n != 0 {
+		t.Errorf("splitPlainURL allocates %v times", n)
+	}
+}
+
+func FuzzSplitPlainURL(f *testing.F) {
+	for _, tt := range splitCases {
+		f.Add(tt.url)
+	}
+	f.Fuzz(func(t *testing.T, raw string) { samePlainSplit(t, raw) })
+}
