@@ -61,14 +61,45 @@ func busy(t *testing.T, res *Result) {
 	}
 }
 
+// asUsers has the loop drive virtual users (scenario.Set.OnLoop) rather
+// than send one fixed request: the GET's URL is a template.
+func asUsers(t *testing.T, url string) func(*Config) {
+	return func(c *Config) {
+		c.Scenarios = compiled(t, plan.Scenario{Request: plan.Request{URL: url + "/?n={{seq}}"}})
+	}
+}
+
+// engines runs test once with each of the loop's ways to send: the fixed
+// request itself, and virtual users rendering it.
+func engines(t *testing.T, test func(t *testing.T, users bool)) {
+	for _, users := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fixed", true: "users"}[users], func(t *testing.T) { test(t, users) })
+	}
+}
+
+// on is the runner's config for the loop's way to send.
+func on(t *testing.T, url string, users bool, mod func(*Config)) func(*Config) {
+	return func(c *Config) {
+		if users {
+			asUsers(t, url)(c)
+		}
+		if mod != nil {
+			mod(c)
+		}
+	}
+}
+
 // The loop sends exactly the schedule and times each exchange from its
-// intended start: 20 ms answers read 20 ms.
-func TestLoopOpenExactRateAnd20ms(t *testing.T) {
+// intended start: 20 ms answers read 20 ms, sent as fixed requests or by
+// virtual users.
+func TestLoopOpenExactRateAnd20ms(t *testing.T) { engines(t, testLoopOpenExactRateAnd20ms) }
+
+func testLoopOpenExactRateAnd20ms(t *testing.T, users bool) {
 	url := sleepServer(t, func(time.Duration) time.Duration { return 20 * time.Millisecond })
-	r := loopRunner(t, url, false, nil)
+	r := loopRunner(t, url, false, on(t, url, users, nil))
 	st := Step{Rate: 200, Warmup: 500 * time.Millisecond, Length: 2 * time.Second}
-	if !r.UsesLoop(st) {
-		t.Fatal("a plan of one fixed GET does not run on the loop")
+	if !r.UsesLoop(st) || r.fixedStep(st) == users {
+		t.Fatalf("on the loop %v, as fixed requests %v; want true, %v", r.UsesLoop(st), r.fixedStep(st), !users)
 	}
 	res := r.Run(context.Background(), st)
 	if res.Sent != 400 || res.Started != 400 || res.NotSent != 0 || res.Total.Completed() != 400 || res.Total.OK() != 400 {
@@ -90,14 +121,16 @@ func TestLoopOpenExactRateAnd20ms(t *testing.T) {
 
 // A server that stalls for 1 s: the loop keeps sending on schedule, every
 // arrival during the stall waits for its end, and the p99 shows it.
-func TestLoopOpenStallShowsInP99(t *testing.T) {
+func TestLoopOpenStallShowsInP99(t *testing.T) { engines(t, testLoopOpenStallShowsInP99) }
+
+func testLoopOpenStallShowsInP99(t *testing.T, users bool) {
 	url := sleepServer(t, func(now time.Duration) time.Duration {
 		if stallFrom, stallTo := 1500*time.Millisecond, 2500*time.Millisecond; now >= stallFrom && now < stallTo {
 			return stallTo - now
 		}
 		return 2 * time.Millisecond
 	})
-	r := loopRunner(t, url, false, nil)
+	r := loopRunner(t, url, false, on(t, url, users, nil))
 	res := r.Run(context.Background(), Step{Rate: 100, Warmup: 500 * time.Millisecond, Length: 3 * time.Second})
 	if res.Total.Completed() != 300 {
 		t.Errorf("completed = %d, want 300: the stall must not thin the schedule", res.Total.Completed())
@@ -114,9 +147,11 @@ func TestLoopOpenStallShowsInP99(t *testing.T) {
 
 // Past the connection cap arrivals queue: they are late, and their
 // latency, from the intended start, holds the wait.
-func TestLoopOpenCapMakesLateArrivals(t *testing.T) {
+func TestLoopOpenCapMakesLateArrivals(t *testing.T) { engines(t, testLoopOpenCapMakesLateArrivals) }
+
+func testLoopOpenCapMakesLateArrivals(t *testing.T, users bool) {
 	url := sleepServer(t, func(time.Duration) time.Duration { return 100 * time.Millisecond })
-	r := loopRunner(t, url, false, func(c *Config) { c.MaxWorkers = 5 }) // 50/s capacity
+	r := loopRunner(t, url, false, on(t, url, users, func(c *Config) { c.MaxWorkers = 5 })) // 50/s capacity
 	res := r.Run(context.Background(), Step{Rate: 100, Length: 2 * time.Second})
 	if res.Workers != 5 {
 		t.Errorf("connections = %d, want 5", res.Workers)

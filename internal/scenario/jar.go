@@ -1,11 +1,13 @@
 package scenario
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
@@ -18,11 +20,48 @@ const MaxCookies = 50
 
 // jar is a virtual user's cookies. It stays empty, and costs nothing,
 // until a response sets a cookie.
+//
+// A session cookie set again as it was (a login that hands out the same
+// cookie at every iteration) changes nothing, and the Cookie header of a
+// URL is the same until the jar changes: both are remembered, so that a
+// flow's requests do not parse URLs and walk the jar each time.
 type jar struct {
 	j       *cookiejar.Jar
 	cookies []*http.Cookie // scratch
 	names   map[string]struct{}
 	dropped *atomic.Int64 // the Set's count of cookies not stored
+	// same holds, by cookie name, the URL (without its query) and the
+	// Set-Cookie line that last set a session cookie (no Max-Age, no
+	// Expires) of that name: the same line from the same URL again is
+	// not set again.
+	same map[string]string
+	// headers holds the Cookie header of each URL (without its query)
+	// worked out since the jar last changed; until is the earliest expiry
+	// of a cookie that carried one, past which none is trusted.
+	headers map[string]string
+	until   time.Time
+}
+
+// maxHeaders bounds the Cookie headers a jar remembers.
+const maxHeaders = 32
+
+// withoutQuery is rawURL up to its query or fragment.
+func withoutQuery(rawURL string) string {
+	if i := strings.IndexAny(rawURL, "?#"); i >= 0 {
+		return rawURL[:i]
+	}
+	return rawURL
+}
+
+// unchanged reports whether line, from rawURL, sets a session cookie the
+// way it was last set.
+func (j *jar) unchanged(at string, line []byte) bool {
+	eq := bytes.IndexByte(line, '=')
+	if eq <= 0 || j.same == nil {
+		return false
+	}
+	prev, ok := j.same[string(bytes.TrimSpace(line[:eq]))]
+	return ok && len(prev) == len(at)+1+len(line) && prev[:len(at)] == at && prev[len(at)] == ' ' && prev[len(at)+1:] == string(line)
 }
 
 func (j *jar) active() bool { return j.j != nil }
@@ -30,7 +69,11 @@ func (j *jar) active() bool { return j.j != nil }
 // update stores the cookies out sets for rawURL.
 func (j *jar) update(rawURL string, out *transport.Outcome) {
 	j.cookies = j.cookies[:0]
+	at := withoutQuery(rawURL)
 	out.EachHeader("Set-Cookie", func(line []byte) bool {
+		if j.unchanged(at, line) {
+			return true
+		}
 		c, err := http.ParseSetCookie(string(line))
 		if err != nil {
 			return true
@@ -46,6 +89,7 @@ func (j *jar) update(rawURL string, out *transport.Outcome) {
 			j.names[c.Name] = struct{}{}
 		}
 		j.cookies = append(j.cookies, c)
+		j.remember(at, line, c)
 		return true
 	})
 	if len(j.cookies) == 0 {
@@ -59,6 +103,36 @@ func (j *jar) update(rawURL string, out *transport.Outcome) {
 		j.j, _ = cookiejar.New(nil) // nil options cannot fail
 	}
 	j.j.SetCookies(u, j.cookies)
+	clear(j.headers)
+}
+
+// remember notes how c, stored from line at URL at, was set: a session
+// cookie's line to skip when it comes again unchanged, or the expiry past
+// which no remembered Cookie header is trusted.
+func (j *jar) remember(at string, line []byte, c *http.Cookie) {
+	if c.MaxAge == 0 && c.RawExpires == "" {
+		if j.same == nil {
+			j.same = map[string]string{}
+		}
+		j.same[c.Name] = at + " " + string(line)
+		return
+	}
+	delete(j.same, c.Name)
+	if exp := expiry(c); !exp.IsZero() && (j.until.IsZero() || exp.Before(j.until)) {
+		j.until = exp
+	}
+}
+
+// expiry is when c expires, zero for a session cookie; a cookie deleted
+// (Max-Age < 0) expires now.
+func expiry(c *http.Cookie) time.Time {
+	switch {
+	case c.MaxAge < 0:
+		return time.Now()
+	case c.MaxAge > 0:
+		return time.Now().Add(time.Duration(c.MaxAge) * time.Second)
+	}
+	return c.Expires
 }
 
 // header returns the Cookie header for rawURL, or "".
@@ -66,6 +140,23 @@ func (j *jar) header(rawURL string) string {
 	if j.j == nil {
 		return ""
 	}
+	at := withoutQuery(rawURL)
+	trusted := j.until.IsZero() || time.Now().Before(j.until)
+	if h, ok := j.headers[at]; ok && trusted {
+		return h
+	}
+	h := j.cookieHeader(rawURL)
+	if trusted {
+		if j.headers == nil || len(j.headers) >= maxHeaders {
+			j.headers = make(map[string]string, maxHeaders)
+		}
+		j.headers[at] = h
+	}
+	return h
+}
+
+// cookieHeader works out the Cookie header for rawURL from the jar.
+func (j *jar) cookieHeader(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return ""

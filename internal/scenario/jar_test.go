@@ -1,0 +1,75 @@
+package scenario
+
+import (
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/transport"
+)
+
+// setCookies is an outcome whose header sets each line as a cookie.
+func setCookies(lines ...string) *transport.Outcome {
+	var h []byte
+	for _, l := range lines {
+		h = append(h, "Set-Cookie: "+l+"\r\n"...)
+	}
+	return &transport.Outcome{Header: h}
+}
+
+// The jar remembers what it can (a session cookie set again as it was, the
+// Cookie header of a URL) and never answers from memory what the jar
+// itself would answer otherwise: a changed value, another path or host,
+// an expired cookie.
+func TestJarRemembersOnlyWhatHolds(t *testing.T) {
+	t.Parallel()
+	j := jar{dropped: new(atomic.Int64)}
+	// want checks the header against the jar's own answer, and the
+	// cookies in it (in any order) against those named.
+	want := func(url, cookies string) {
+		t.Helper()
+		got, fresh := j.header(url), j.cookieHeader(url)
+		if got != fresh {
+			t.Errorf("Cookie for %s = %q, the jar itself says %q", url, got, fresh)
+		}
+		parts := strings.Split(got, "; ")
+		slices.Sort(parts)
+		if strings.Join(parts, "; ") != cookies {
+			t.Errorf("Cookie for %s = %q, want %q", url, got, cookies)
+		}
+	}
+	j.update("http://a.test/login", setCookies("sid=1; Path=/", "pref=x; Path=/cart"))
+	want("http://a.test/cart?n=1", "pref=x; sid=1")
+	want("http://a.test/checkout", "sid=1")
+	j.update("http://a.test/login", setCookies("sid=1; Path=/")) // unchanged: skipped
+	want("http://a.test/cart?n=2", "pref=x; sid=1")
+	j.update("http://a.test/login", setCookies("sid=2; Path=/")) // changed
+	want("http://a.test/cart", "pref=x; sid=2")
+	want("http://b.test/cart", "")
+	j.update("http://b.test/login", setCookies("sid=2; Path=/")) // the same line from another host
+	want("http://b.test/cart", "sid=2")
+	j.update("http://a.test/login", setCookies("tmp=1; Path=/; Max-Age=1"))
+	want("http://a.test/x", "sid=2; tmp=1")
+	time.Sleep(1100 * time.Millisecond)
+	want("http://a.test/x", "sid=2")
+}
+
+// A flow's steady state costs no allocation in the jar: the login's same
+// session cookie, then the Cookie header of the flow's next requests.
+func TestJarSteadyStateAllocatesNothing(t *testing.T) {
+	j := jar{dropped: new(atomic.Int64)}
+	login := setCookies("sid=abc; Path=/")
+	j.update("http://a.test/login", login)
+	j.header("http://a.test/cart")
+	allocs := testing.AllocsPerRun(100, func() {
+		j.update("http://a.test/login", login)
+		if j.header("http://a.test/cart") != "sid=abc" {
+			t.Fatal("lost the cookie")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per iteration, want 0", allocs)
+	}
+}
