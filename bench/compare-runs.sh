@@ -2,9 +2,10 @@
 # bench/compare-runs.sh — bench/compare.sh RUNS times (default 5), one after
 # another, and the medians of every row over the runs.
 #
-# One 10 s run of compare.sh says little: on these shared machines two runs
-# disagree by 10-50 %, and the goals are judged on medians of five runs. This
-# script does the five runs, keeps what each wrote, and writes
+# One 10 s run of compare.sh says little: on these shared machines one run's
+# figures move a lot from the next one's, and the goals are judged on the
+# medians of five runs (bench/README.md). This script does the five runs,
+# keeps what each wrote, and writes
 # bench/out/compare-medians.md: per row (scenario, generator) the median CPU
 # µs/request and the median req/s with their min-max, each run's figure, and
 # the ratios of the medians the goals are about.
