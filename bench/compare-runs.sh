@@ -262,8 +262,7 @@ for tool, why in (first.get("not_installable") or {}).items():
 m, t = first["machine"], first["tools"]
 print(f"- machine (run 1): nproc {m['nproc']}, {m['cpu']}, {m['kernel']}; generators on CPU {m['gen_cpu']}, "
       f"nginx and the mock on CPU {m['server_cpu']}.")
-print(f"- tools (run 1): wrk {t['wrk']}; bombardier {t['bombardier']}; hey {t['hey']}; nginx {t['nginx']}; "
-      f"ceiling {t['ceiling']}; {t['go']}.")
+print(f"- tools (run 1): {'; '.join(str(v) for v in t.values())}.")
 if len(runs) % 2 == 0:
     print(f"- {len(runs)} runs, an even number: each median is the mean of the middle two.")
 PY
