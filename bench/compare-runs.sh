@@ -24,7 +24,7 @@
 # Each run's files are kept in bench/out/runs/STAMP/N/ (STAMP is when this
 # script started, N the run): compare.md, compare.json (every row's figures),
 # exit (compare.sh's exit status), ceiling's result files and plans, the
-# .cpu files and the logs. The medians go to bench/out/compare-medians.md and
+# .cpu and /proc/stat (.stat0, .stat1) files and the logs. The medians go to bench/out/compare-medians.md and
 # to bench/out/runs/STAMP/compare-medians.md. A run that exits non-zero but
 # wrote compare.json (an unparsed row, exit 1; failed ceiling exchanges,
 # exit 4) is counted and said so; a run that left no compare.json (compare.sh
@@ -63,7 +63,7 @@ else
 		((rc != 130)) || die "interrupted in run $i"
 		mkdir -p "$DIR/$i"
 		echo "$rc" >"$DIR/$i/exit"
-		for f in "$OUT"/*.md "$OUT"/*.json "$OUT"/*.yaml "$OUT"/*.cpu "$OUT"/*.log; do
+		for f in "$OUT"/*.md "$OUT"/*.json "$OUT"/*.yaml "$OUT"/*.cpu "$OUT"/*.stat[01] "$OUT"/*.log; do
 			if [[ -e "$f" && "$f" != "$OUT/compare-medians.md" ]]; then
 				cp "$f" "$DIR/$i/"
 			fi
@@ -169,8 +169,8 @@ if asked and int(asked) != len(runs):
     print()
 print(f"{first['date'][:10]} to {runs[-1][2]['date'][:10]}, runs kept in `{folder}`. CPU µs per completed "
       "request and req/s: the median over the runs with a figure for the row, and the lowest and "
-      "highest; then each run's µs/request in run order (`*` disturbed, `!` failed exchanges, "
-      "`-` no figure).")
+      "highest; then each run's µs/request in run order (`*` disturbed, `~` a closed run that used "
+      "under 80 % of its core undisturbed: it waited on nginx, `!` failed exchanges, `-` no figure).")
 print()
 print("| scenario | generator | runs | median µs/request | min–max | median req/s | min–max | "
       "µs/request, each run | failed (all runs) | engine |")
@@ -186,7 +186,8 @@ for key in order:
         if r is None or r.get("us_per_req") is None:
             each.append("-")
             continue
-        mark = ("*" if r.get("disturbed") else "") + ("!" if r.get("failures") else "")
+        mark = (("*" if r.get("disturbed") else "") + ("~" if r.get("target_bound") else "")
+                + ("!" if r.get("failures") else ""))
         each.append(f"{r['us_per_req']:.2f}{mark}")
     fails = [r.get("failures") for r in rows[key].values() if r.get("failures") is not None]
     engines = sorted({r.get("engine") for r in rows[key].values() if r.get("engine")})
@@ -245,9 +246,14 @@ for key in order:
               + ", ".join(f"run {n}: {f}" for n, f in failed)
               + ". Those runs' figures are not those of working runs.")
 disturbed = sum(1 for key in order for r in rows[key].values() if r.get("disturbed"))
+bound = sum(1 for key in order for r in rows[key].values() if r.get("target_bound"))
 total = sum(len(rows[key]) for key in order)
 print(f"- {disturbed} of {total} rows marked disturbed (something else used over 15 % of the "
       "generator's core, or the hypervisor stole over 5 % of the run); they are in the medians.")
+if bound:
+    print(f"- {bound} closed rows marked `~`: the generator used under 80 % of its core without being "
+          "disturbed, so it waited on nginx (or on whatever else ran on nginx's core, which the "
+          "disturbance check does not watch); they are in the medians too.")
 if any(doc["duration_s"] < 10 for _, _, doc in runs):
     print("- ⚠ runs shorter than 10 s: a smoke test of the scripts, not figures.")
 gens = {key[1].split(" (")[0] for key in order}

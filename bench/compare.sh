@@ -688,6 +688,10 @@ for scen, gen, name, parse, arg in RUNS:
     r["disturbed"] = bool(wall) and r["other"] is not None and \
         (r["other"] > max(0.15 * wall, 0.05) or r["steal"] > max(0.05 * wall, 0.05))
     r["per"] = r["cpu"] * 1e6 / completed if completed else None
+    # A clean closed-loop run keeps the generator's core busy; if it was not
+    # and nothing disturbed it, the generator was waiting on nginx.
+    r["target_bound"] = bool(r["scen"] in CLOSED and not r["disturbed"] and r["wall"]
+                             and r["cpu"] / r["wall"] < 0.8)
     r["rps"] = completed / dur if completed and dur else None
     rows.append(r)
 
@@ -816,9 +820,7 @@ if any(r["disturbed"] for r in rows):
     print("- ⚠ disturbed: something else used over 15% of the generator's core, or the "
           "hypervisor stole over 5% of the run; those figures are not clean — rerun.")
 for r in rows:
-    # A clean closed-loop run keeps the generator's core busy; if it was not
-    # and nothing disturbed it, the generator was waiting on nginx.
-    if r["scen"] in CLOSED and not r["disturbed"] and r["wall"] and r["cpu"] / r["wall"] < 0.8:
+    if r["target_bound"]:
         print(f"- note: {r['gen']} used under 80% of its core in '{r['scen']}': nginx, not the "
               "generator, was the bottleneck, so its per-request cost is less comparable.")
     # A fixed-rate row is only comparable if the tool sent at that rate.
@@ -858,7 +860,8 @@ doc = dict(
                duration_s=r["dur"], req_s=r["rps"], cpu_s=round(r["cpu"], 6), user_s=r["user"],
                sys_s=r["sys"], wall_s=r["wall"], us_per_req=r["per"], failures=r["failures"],
                engine=r["engine"], exit=r["rc"], disturbed=r["disturbed"], other_s=r["other"],
-               steal_s=r["steal"], unparsed=r["completed"] is None)
+               steal_s=r["steal"], core_share=r["cpu"] / r["wall"] if r["wall"] else None,
+               target_bound=r["target_bound"], unparsed=r["completed"] is None)
           for r in rows],
     problems=problems,
 )
