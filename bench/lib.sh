@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/lib.sh — shared by bench/compare.sh and bench/ws.sh; source it, do
 # not run it. It defines functions only and changes no shell options.
 #
@@ -146,6 +147,7 @@ free_port() {
 }
 
 # machine_info: sets CPU_MODEL and KERNEL for the report.
+# shellcheck disable=SC2034 # read by the caller
 machine_info() {
 	CPU_MODEL="$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^model name[[:space:]]*:[[:space:]]*//' || true)"
 	[[ -n "$CPU_MODEL" ]] || CPU_MODEL="$(uname -m)"

@@ -63,8 +63,12 @@ MOCK_PID=""
 RUN_PID=""
 cleanup() {
 	# Only the processes this script started, by PID.
-	[[ -n "$RUN_PID" ]] && kill -0 "$RUN_PID" 2>/dev/null && kill "$RUN_PID" 2>/dev/null || true
-	[[ -n "$MOCK_PID" ]] && kill -0 "$MOCK_PID" 2>/dev/null && kill "$MOCK_PID" 2>/dev/null || true
+	local pid
+	for pid in "$RUN_PID" "$MOCK_PID"; do
+		if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+			kill "$pid" 2>/dev/null || true
+		fi
+	done
 }
 trap cleanup EXIT
 
