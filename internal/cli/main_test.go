@@ -55,6 +55,7 @@ func TestMain(m *testing.M) {
 	if !given && !raceDetector && runtime.GOMAXPROCS(0) < 4 {
 		_ = flag.Set("test.parallel", "4")
 	}
+	testkit.LoopProcs()
 	os.Exit(m.Run())
 }
 
