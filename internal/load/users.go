@@ -127,7 +127,9 @@ func (e *users) begin(u int, now time.Duration) {
 		e.send(u, now, req)
 		return
 	}
-	e.wakes.push(wake{at: now + max(vu.Pause(), e.think), u: u})
+	// At the next turn at the earliest, past this one's clock: a turn
+	// begins only the users due when it started.
+	e.wakes.push(wake{at: now + max(vu.Pause(), e.think, time.Nanosecond), u: u})
 }
 
 // Poll polls the loop, no longer than until the next user's wake, then

@@ -194,3 +194,28 @@ func TestLoopUsersThink(t *testing.T) {
 		t.Errorf("iterations %d, target saw %d", got, s.created)
 	}
 }
+
+// A user whose every iteration fails before it sends anything (its
+// rendered header would inject others, and is refused) does not hold the
+// loop: the step ends on time, each iteration a check failure, and nothing
+// reaches the target.
+func TestLoopUsersThatNeverSend(t *testing.T) {
+	s, url := newShop(t)
+	set := compiled(t, plan.Scenario{Request: plan.Request{URL: url + "/items/1", Headers: map[string]string{"X-Bad": `{{printf "%c" 10}}`}}})
+	r := loopRunner(t, url, false, func(c *Config) { c.Scenarios = set })
+	st := Step{VUs: 2, Length: 300 * time.Millisecond}
+	if !r.UsesLoop(st) {
+		t.Fatal("the plan does not run on the loop")
+	}
+	begun := time.Now()
+	res := r.Run(context.Background(), st)
+	if took := time.Since(begun); took > 2*time.Second {
+		t.Errorf("the step took %v, want about its 300ms", took)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sc := res.Total.Scenarios[0]
+	if sc.Kinds[transport.Check] == 0 || sc.Kinds.Completed() != sc.Kinds[transport.Check] || s.refused+s.created+s.reads+s.logins != 0 {
+		t.Errorf("iterations %v, target saw %d requests; want only check failures and none", sc.Kinds, s.refused+s.created+s.reads+s.logins)
+	}
+}
