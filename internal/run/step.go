@@ -249,7 +249,36 @@ func stepWarnings(res *load.Result, st *results.Step) []string {
 	if st.Sent > st.Completed && !res.Interrupted {
 		w = append(w, fmt.Sprintf("%d exchanges were still in flight after the drain and are missing from the figures", st.Sent-st.Completed))
 	}
+	if busy := generatorBusy(res, runtime.GOMAXPROCS(0)); busy != "" {
+		w = append(w, busy)
+	}
 	return w
+}
+
+// GeneratorBusyPct is the share of the CPU it could use past which
+// ceiling says a closed step may have measured ceiling.
+const GeneratorBusyPct = 90
+
+// generatorBusy says when a closed step's users may have been held back
+// by ceiling itself: it used nearly all the CPU it could (the one core of
+// its event loop, or procs cores on goroutines). The open model says so
+// by itself (arrivals late, or not sent); in the closed model a busy
+// generator only sends fewer requests, which reads as the target's
+// throughput.
+func generatorBusy(res *load.Result, procs int) string {
+	if res.Step.VUs == 0 || res.Interrupted {
+		return ""
+	}
+	if res.Loop {
+		if res.GeneratorCPU < GeneratorBusyPct {
+			return ""
+		}
+		return fmt.Sprintf("ceiling used %.0f%% of a core, and its event loop runs on one: the users' throughput may be ceiling's limit rather than the target's; spread them over agents (docs/distributed.md) to tell", res.GeneratorCPU)
+	}
+	if res.GeneratorCPU < GeneratorBusyPct*float64(procs) {
+		return ""
+	}
+	return fmt.Sprintf("ceiling used %.0f%% of the CPU of the %d cores it could use: the users' throughput may be ceiling's limit rather than the target's; spread them over agents (docs/distributed.md) to tell", res.GeneratorCPU/float64(procs), procs)
 }
 
 // loginWarning says how the step's logins failed; the step itself is

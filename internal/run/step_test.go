@@ -200,3 +200,31 @@ func TestSearchFlags(t *testing.T) {
 		t.Errorf("with --rate: start %v (%v), want the plan's first rate 50", cfg.Start, err)
 	}
 }
+
+// A closed step in which ceiling used nearly all the CPU it could says
+// that its throughput may be ceiling's: of one core on the event loop, of
+// every core it could use on goroutines; an open step says so otherwise
+// (late or unsent arrivals), and a quieter generator says nothing.
+func TestGeneratorBusyIsWarned(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		vus   int
+		loop  bool
+		cpu   float64
+		procs int
+		want  string
+	}{
+		{"loop, a whole core", 50, true, 97, 2, "97% of a core"},
+		{"loop, most of a core", 50, true, 60, 2, ""},
+		{"goroutines, every core", 50, false, 190, 2, "95% of the CPU of the 2 cores"},
+		{"goroutines, one of two cores", 50, false, 100, 2, ""},
+		{"open model", 0, true, 100, 2, ""},
+	} {
+		res := loadResult(t, 100, 20*time.Millisecond, map[transport.Kind]int{transport.OK: 100})
+		res.Step.VUs, res.Loop, res.GeneratorCPU = tc.vus, tc.loop, tc.cpu
+		got := generatorBusy(res, tc.procs)
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
