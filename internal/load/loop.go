@@ -59,6 +59,13 @@ func (r *Runner) loopable(st Step) bool {
 			}
 		}
 		r.onLoop = r.cfg.Scenarios.OnLoop()
+		// The users' hosts are looked up now, before the step's clock
+		// starts, not by the loop in the middle of it; one that does not
+		// resolve keeps the plan on goroutines (and the preflight has said
+		// why).
+		for _, o := range r.cfg.Scenarios.Origins() {
+			r.onLoop = r.onLoop && lp.Can(&transport.Request{Static: true, Method: "GET", URL: o + "/"})
+		}
 	}
 	return r.fixedStep(st) || r.onLoop
 }

@@ -19,10 +19,12 @@ type users struct {
 	lr  *loopRun
 	lp  transport.Loop
 	vus []*scenario.VU // the step's users by number, made as needed
-	// The open model: users with no iteration under way, and how many
-	// users the step may make at most (its workers' cap).
-	free []int
-	cap  int
+	// The open model: users with no iteration under way, the longest idle
+	// first (from fhead), as goroutine workers queue for the next arrival;
+	// and how many users the step may make at most (its workers' cap).
+	free  []int
+	fhead int
+	cap   int
 	// held are users whose request the loop could not take yet (the new
 	// connections between two polls are bounded): sent after the next Poll.
 	held []heldSend
@@ -57,9 +59,12 @@ func (e *users) vu(u int) *scenario.VU {
 // iteration's u (scenario.VU.Iterate).
 func (e *users) Send(_ int, pick uint64, tag transport.Tag) bool {
 	var u int
-	switch n := len(e.free); {
-	case n > 0:
-		u, e.free = e.free[n-1], e.free[:n-1]
+	switch {
+	case e.fhead < len(e.free):
+		u = e.free[e.fhead]
+		if e.fhead++; e.fhead == len(e.free) {
+			e.free, e.fhead = e.free[:0], 0
+		}
 	case len(e.vus) < e.cap:
 		u = len(e.vus)
 	default:
@@ -70,9 +75,19 @@ func (e *users) Send(_ int, pick uint64, tag transport.Tag) bool {
 	if req := vu.Begin(e.lr.work, e.lr.tap, tag.Intended, pick); req != nil {
 		e.send(u, tag.Intended, req)
 	} else {
-		e.free = append(e.free, u) // over without a request: a login backing off
+		e.idle(u) // over without a request: a login backing off
 	}
 	return true
+}
+
+// idle puts open-model user u last in the queue of free users: a user
+// whose iteration ends at once (its login backing off) must not take
+// every arrival while others wait.
+func (e *users) idle(u int) {
+	if e.fhead > 0 && e.fhead >= len(e.free)/2 {
+		e.free, e.fhead = e.free[:copy(e.free, e.free[e.fhead:])], 0
+	}
+	e.free = append(e.free, u)
 }
 
 // send sends user u's request, or holds it for the next Poll.
@@ -89,11 +104,11 @@ func (e *users) answer(tag transport.Tag, start, end time.Duration, out *transpo
 	u := tag.N
 	vu := e.vus[u]
 	if req := vu.Answer(e.lr.tap, start, end, out); req != nil {
-		e.send(u, start, req)
+		e.send(u, 0, req) // the user keeps its times: the tag's are unused
 		return
 	}
 	if e.lr.seeds == nil {
-		e.free = append(e.free, u)
+		e.idle(u)
 		return
 	}
 	e.next(u, end, vu.Pause())
@@ -137,6 +152,9 @@ func (e *users) begin(u int, now time.Duration) {
 func (e *users) Poll(d time.Duration, done transport.Done) {
 	if len(e.wakes) > 0 {
 		d = min(d, max(e.wakes[0].at-e.lr.r.now(), 0))
+	}
+	if len(e.held) > 0 {
+		d = min(d, time.Millisecond) // the next allowance of connections: at most a millisecond away
 	}
 	e.lp.Poll(d, done)
 	e.turn()

@@ -30,6 +30,8 @@ type shop struct {
 	refused  int // requests with a wrong session, token or id: the generator's mistakes
 	sessions map[string]string
 	ids      map[string]bool
+	refuse   string        // the email whose logins fail
+	delay    time.Duration // before each answer
 }
 
 func newShop(t *testing.T) (*shop, string) {
@@ -40,12 +42,18 @@ func newShop(t *testing.T) (*shop, string) {
 }
 
 func (s *shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	time.Sleep(s.delay)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sid, _ := r.Cookie("sid")
 	valid := sid != nil && s.sessions[sid.Value] != "" && r.Header.Get("Authorization") == "Bearer "+s.sessions[sid.Value]
 	switch {
 	case r.Method == "POST" && r.URL.Path == "/login":
+		var body struct{ Email string }
+		if json.NewDecoder(r.Body).Decode(&body) != nil || body.Email == s.refuse {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
 		s.logins++
 		id := fmt.Sprintf("s%d", s.logins)
 		s.sessions[id] = "t" + id
@@ -217,5 +225,68 @@ func TestLoopUsersThatNeverSend(t *testing.T) {
 	sc := res.Total.Scenarios[0]
 	if sc.Kinds[transport.Check] == 0 || sc.Kinds.Completed() != sc.Kinds[transport.Check] || s.refused+s.created+s.reads+s.logins != 0 {
 		t.Errorf("iterations %v, target saw %d requests; want only check failures and none", sc.Kinds, s.refused+s.created+s.reads+s.logins)
+	}
+}
+
+// A user whose login fails ends its iterations at once, unrun, while it
+// backs off, and tries again later; the others run the scenario. Every
+// arrival of the window is accounted for: run (sent) or skipped for want
+// of a login, on the loop as on goroutines.
+func TestLoopUsersFailedLogin(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run(map[bool]string{false: "loop", true: "goroutines"}[off], func(t *testing.T) {
+			s, url := newShop(t)
+			s.refuse, s.delay = "u0@test", 10*time.Millisecond
+			r := loopRunner(t, url, off, func(c *Config) { c.Scenarios = shopPlan(t, url) })
+			res := r.Run(context.Background(), Step{Rate: 200, Length: time.Second})
+			l := res.Total.Logins
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if l.Failed() < 2 || l.Retries < 1 || l.OK() != int64(s.logins) {
+				t.Errorf("logins failed %d, retries %d, ok %d (target: %d); want user 0's failing and retried, the others' ok", l.Failed(), l.Retries, l.OK(), s.logins)
+			}
+			if res.Sent+l.Skipped+res.NotSent != 200 || l.Skipped == 0 || s.reads == 0 {
+				t.Errorf("sent %d + skipped %d + not sent %d, items read %d; want 200 arrivals, some skipped, some run", res.Sent, l.Skipped, res.NotSent, s.reads)
+			}
+			if s.refused != 0 {
+				t.Errorf("the target refused %d requests", s.refused)
+			}
+		})
+	}
+}
+
+// stingy is a loop that refuses every other Send, as the real one does
+// past the connections it may open between two polls.
+type stingy struct {
+	transport.Loop
+	n int
+}
+
+func (s *stingy) Send(r *transport.Request, tag transport.Tag) bool {
+	if s.n++; s.n%2 == 1 {
+		return false
+	}
+	return s.Loop.Send(r, tag)
+}
+
+// A user's request the loop does not take at once is held and sent after
+// the next poll, in order: nothing is lost or sent twice, and the figures
+// still equal what the target saw.
+func TestLoopUsersHeldRequests(t *testing.T) {
+	s, url := newShop(t)
+	r := loopRunner(t, url, false, func(c *Config) {
+		c.Scenarios = shopPlan(t, url)
+		c.Loop = &stingy{Loop: c.Loop}
+	})
+	res := r.Run(context.Background(), Step{Rate: 200, Length: 500 * time.Millisecond})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sc := res.Total.Scenarios[0]
+	if s.refused != 0 || s.created != 100 || sc.Kinds.Completed() != 100 || sc.Kinds[transport.OK] != int64(s.reads) {
+		t.Errorf("target: %d items created, %d read, %d refused; iterations %v; want 100 created, each iteration recorded once",
+			s.created, s.reads, s.refused, sc.Kinds)
+	}
+	if res.Total.Logins.Attempts() != int64(s.logins) || res.Total.Completed() > int64(s.created+s.reads) {
+		t.Errorf("logins %d (target %d), exchanges %d (target %d)", res.Total.Logins.Attempts(), s.logins, res.Total.Completed(), s.created+s.reads)
 	}
 }

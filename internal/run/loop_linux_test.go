@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,4 +110,23 @@ func TestFramesEngineChosen(t *testing.T) {
 			}
 		})
 	}
+}
+
+// On one processor a plan with mock sinks keeps to goroutines: its sinks
+// answer the target from inside ceiling, and the loop would hold the one
+// processor they need; on two it gets the loop.
+func TestSinksKeepOneProcessorFree(t *testing.T) {
+	p := quickPlan(t, "", 300*time.Millisecond, 0, 50)
+	p.Sinks = []plan.Sink{{Name: "slack", Listen: "127.0.0.1:0"}} // eventLoop reads no more of it
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	if lp := eventLoop(p); lp != nil {
+		lp.Close()
+		t.Error("one processor: a plan with sinks got the event loop")
+	}
+	runtime.GOMAXPROCS(2)
+	lp := eventLoop(p)
+	if lp == nil {
+		t.Fatal("two processors: a plan with sinks got no event loop")
+	}
+	lp.Close()
 }

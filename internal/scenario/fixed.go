@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -54,25 +55,47 @@ func (s *Set) Record(rec Recorder, it *metrics.Iteration, sc int, intended, star
 // OnLoop reports whether an event loop can drive every iteration of the set
 // through Begin and Answer, one request at a time: every scenario is HTTP
 // (none a websocket), and every request's URL, the login's included, is
-// plain http:// as written, so that none can render to a scheme or
-// protocol the loop does not speak (the run gives a loop only to a plan
-// over HTTP/1.1 without redirects).
+// plain http:// to a host written out (see Origins), so that none can
+// render to a scheme or protocol the loop does not speak (the run gives a
+// loop only to a plan over HTTP/1.1 without redirects), nor to a host the
+// loop would have to look up in the middle of a step.
 func (s *Set) OnLoop() bool {
-	plain := func(rs []*request) bool {
+	_, ok := s.origins()
+	return ok
+}
+
+// Origins returns the distinct http://host[:port] of the set's requests
+// when OnLoop holds, for the loop to resolve before the first step.
+func (s *Set) Origins() []string {
+	o, _ := s.origins()
+	return o
+}
+
+func (s *Set) origins() ([]string, bool) {
+	var out []string
+	add := func(rs []*request) bool {
 		for _, r := range rs {
-			if !strings.HasPrefix(r.url.s, "http://") {
+			rest, ok := strings.CutPrefix(r.url.s, "http://")
+			if !ok {
 				return false
+			}
+			host := rest[:strings.IndexAny(rest+"/", "/?#")]
+			if host == "" || strings.Contains(host, "{{") {
+				return false
+			}
+			if o := "http://" + host; !slices.Contains(out, o) {
+				out = append(out, o)
 			}
 		}
 		return true
 	}
-	if !plain(s.login) {
-		return false
+	if !add(s.login) {
+		return nil, false
 	}
 	for _, c := range s.scenarios {
-		if c.ws != nil || !plain(c.steps) {
-			return false
+		if c.ws != nil || !add(c.steps) {
+			return nil, false
 		}
 	}
-	return true
+	return out, true
 }

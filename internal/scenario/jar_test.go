@@ -50,10 +50,21 @@ func TestJarRemembersOnlyWhatHolds(t *testing.T) {
 	want("http://b.test/cart", "")
 	j.update("http://b.test/login", setCookies("sid=2; Path=/")) // the same line from another host
 	want("http://b.test/cart", "sid=2")
+	// A cookie without a Path belongs to the directory of the URL that set
+	// it: the same line from another directory is another cookie.
+	j.update("http://a.test/d1/page", setCookies("c=1"))
+	want("http://a.test/d2/page", "sid=2")
+	j.update("http://a.test/d2/page", setCookies("c=1"))
+	want("http://a.test/d2/page", "c=1; sid=2")
+	want("http://a.test/d1/x", "c=1; sid=2")
 	j.update("http://a.test/login", setCookies("tmp=1; Path=/; Max-Age=1"))
 	want("http://a.test/x", "sid=2; tmp=1")
 	time.Sleep(1100 * time.Millisecond)
 	want("http://a.test/x", "sid=2")
+	j.update("http://a.test/login", setCookies("sid=; Path=/; Max-Age=0")) // deleted
+	want("http://a.test/cart", "pref=x")
+	j.update("http://a.test/login", setCookies("sid=2; Path=/")) // the line it had before: set again
+	want("http://a.test/cart", "pref=x; sid=2")
 }
 
 // A flow's steady state costs no allocation in the jar: the login's same

@@ -619,8 +619,7 @@ func TestLoopCapturesBody(t *testing.T) {
 		"/empty":   "HTTP/1.1 204 No Content\r\n\r\n",
 	}
 	addr := serveRequests(t, func(_ int64, req []byte) []byte {
-		path := string(bytes.Fields(req)[1])
-		return []byte(replies[path])
+		return []byte(replies[string(bytes.Fields(req)[1])])
 	})
 	lp := newTestLoop(t, Config{Timeout: 5 * time.Second})
 	var r transport.Request

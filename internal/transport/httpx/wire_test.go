@@ -343,8 +343,9 @@ func TestSplitPlainURL(t *testing.T) {
 			t.Errorf("splitPlainURL(%q) ok = %v, want %v", tt.url, got, tt.split)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { splitPlainURL("http://example.com:8080/api/v1/items?id=7") }); n != 0 {
-		t.Errorf("splitPlainURL allocates %v times", n)
+	var ok bool
+	if n := testing.AllocsPerRun(100, func() { _, _, ok = splitPlainURL("http://example.com:8080/api/v1/items?id=7") }); n != 0 || !ok {
+		t.Errorf("splitPlainURL allocates %v times (split: %v)", n, ok)
 	}
 }
 
