@@ -17,14 +17,10 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/search"
-	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
-func TestMain(m *testing.M) {
-	testkit.LoopProcs()
-	goleak.VerifyTestMain(m)
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // server is a fake target of slots workers that each take service per
 // request: it answers slots ÷ service requests a second, and past that a

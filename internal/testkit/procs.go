@@ -1,15 +1,28 @@
 package testkit
 
-import "runtime"
+import (
+	"flag"
+	"runtime"
+)
 
-// LoopProcs gives Go's scheduler at least 8 processors, for a test binary
-// whose tests run ceiling in its own process, side by side: each event
-// loop (httpx.Loop, wsx.Loop) holds a processor while it waits in the
-// kernel (docs/measurements.md), so two loops on a 2-core machine would
-// leave none to the tests' own servers, whose answers, and so the
-// latencies measured, would wait for Go to preempt a loop. The kernel
-// still shares the cores between the threads. Call it from TestMain; the
-// -test.parallel default is already set by then, from the machine's count.
+// LoopProcs gives Go's scheduler one processor more than the tests that
+// may run at once (-test.parallel), for a test binary whose tests run
+// ceiling in its own process, side by side: each event loop (httpx.Loop,
+// wsx.Loop) holds a processor while it waits in the kernel
+// (docs/measurements.md), so two loops on a 2-core machine would leave
+// none to the tests' own servers, whose answers, and so the latencies
+// measured, would wait for Go to preempt a loop. The kernel still shares
+// the cores between the threads; no more processors than that are added,
+// so as not to add to the load of the packages tested beside it. Call it
+// from TestMain after flag.Parse.
 func LoopProcs() {
-	runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 8))
+	n := runtime.GOMAXPROCS(0)
+	if f := flag.Lookup("test.parallel"); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			if p, ok := g.Get().(int); ok {
+				n = max(n, p+1)
+			}
+		}
+	}
+	runtime.GOMAXPROCS(n)
 }
