@@ -40,9 +40,14 @@ func retainedHeap() uint64 {
 func TestScrapeManySeries(t *testing.T) {
 	const series = 20000
 	url := serveProm(t, &promServer{bodies: []string{manySeries(series)}})
-	// The samples' times are given; the interval sets only each scrape's
-	// timeout, long enough for 20,000 series under -race on a busy machine.
-	w := NewWatcher(nil, newScraper(t, url, "big", "small"), 5*time.Second)
+	// The samples' times are given; the interval and the scraper's own
+	// timeout bound each scrape, long enough for 20,000 series under -race
+	// on a busy machine.
+	scr, err := NewScraper(url, []string{"big", "small"}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWatcher(nil, scr, 8*time.Second)
 	w.spacing = 0
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
