@@ -286,9 +286,7 @@ func TestCoarsePeriod(t *testing.T) {
 // nothing is sent after its window (the largest lag is under the step),
 // the loop returns within the step, the timeout and a second, and the
 // handshakes never answered are connect failures, not timeouts.
-func TestLoopOverdrivenStepEndsOnTime(t *testing.T) { engines(t, testLoopOverdrivenStepEndsOnTime) }
-
-func testLoopOverdrivenStepEndsOnTime(t *testing.T, users bool) {
+func TestLoopOverdrivenStepEndsOnTime(t *testing.T) {
 	url := "http://" + testkit.FullBacklog(t) + "/"
 	hc := httpx.Config{Timeout: 500 * time.Millisecond}
 	lp, err := httpx.NewLoop(hc)
@@ -305,11 +303,7 @@ func testLoopOverdrivenStepEndsOnTime(t *testing.T, users bool) {
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur >= 12000 {
 		conns = 8000
 	}
-	sc := plan.Scenario{Request: plan.Request{URL: url}}
-	if users { // rendered by virtual users: past the connections allowed between two polls, their requests wait, held
-		sc.Request.URL += "?n={{seq}}"
-	}
-	r := NewRunner(Config{Exchanger: ex, Loop: lp, Scenarios: compiled(t, sc),
+	r := NewRunner(Config{Exchanger: ex, Loop: lp, Scenarios: compiled(t, plan.Scenario{Request: plan.Request{URL: url}}),
 		Timeout: hc.Timeout, Grace: 2 * time.Second, MaxConns: conns})
 	t.Cleanup(r.Close)
 	const length = time.Second
