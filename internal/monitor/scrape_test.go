@@ -47,9 +47,13 @@ func serveProm(t *testing.T, p *promServer) string {
 	return srv.URL + "/metrics"
 }
 
+// newScraper is a scraper of url's metrics with a 5 s timeout: the tests'
+// answers are small and quick, but under -race beside other packages a
+// busy machine has taken over a second to serve and parse one. The tests
+// of the timeout make their own.
 func newScraper(t *testing.T, url string, metrics ...string) *Scraper {
 	t.Helper()
-	s, err := NewScraper(url, metrics, time.Second)
+	s, err := NewScraper(url, metrics, 5*time.Second)
 	if err != nil {
 		t.Fatalf("NewScraper(%q, %q) = %v", url, metrics, err)
 	}
