@@ -424,46 +424,33 @@ func TestLoopUnmadeConnectionIsConnect(t *testing.T) {
 // allocates nothing, so that a test can count the loop's allocations.
 func serveRequests(t testing.TB, reply func(n int64, req []byte) []byte) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	var count atomic.Int64
-	go func() {
+	ln := testkit.ServeTCP(t, func(c net.Conn) {
+		defer c.Close()
+		buf := make([]byte, 0, 64<<10)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			n := requestLen(buf)
+			if n == 0 {
+				if len(buf) == cap(buf) {
+					buf = append(buf, 0)[:len(buf)]
+				}
+				m, err := c.Read(buf[len(buf):cap(buf)])
+				if err != nil {
+					return
+				}
+				buf = buf[:len(buf)+m]
+				continue
+			}
+			out := reply(count.Add(1)-1, buf[:n])
+			if out == nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 0, 64<<10)
-				for {
-					n := requestLen(buf)
-					if n == 0 {
-						if len(buf) == cap(buf) {
-							buf = append(buf, 0)[:len(buf)]
-						}
-						m, err := c.Read(buf[len(buf):cap(buf)])
-						if err != nil {
-							return
-						}
-						buf = buf[:len(buf)+m]
-						continue
-					}
-					out := reply(count.Add(1)-1, buf[:n])
-					if out == nil {
-						return
-					}
-					if _, err := c.Write(out); err != nil {
-						return
-					}
-					buf = buf[:copy(buf, buf[n:])]
-				}
-			}()
+			if _, err := c.Write(out); err != nil {
+				return
+			}
+			buf = buf[:copy(buf, buf[n:])]
 		}
-	}()
+	})
 	return ln.Addr().String()
 }
 
