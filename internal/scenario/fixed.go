@@ -40,6 +40,10 @@ func (s *Set) Fixed() []*transport.Request {
 // answer, the exchange, then the iteration, in it (the caller's scratch,
 // so that recording allocates nothing).
 func (s *Set) Record(rec Recorder, it *metrics.Iteration, sc int, intended, start, end time.Duration, out *transport.Outcome) {
+	if ws := s.scenarios[sc].ws; ws != nil && ws.idle {
+		rec.Idle(intended) // an idle soak's arrival (Frames): no exchange, no iteration
+		return
+	}
 	if out.Kind == transport.Limited {
 		out.RetryAfter = retryAfter(out)
 	}

@@ -66,9 +66,11 @@ type frameRef struct {
 // LoopFrames returns the frames engine over sl when the plan's frames can
 // go over an event loop, and hands sl to the set (CloseSockets closes it);
 // else nil, and the set does not use sl. They can when the load is open,
-// every scenario sends websocket frames (no idle holding, no HTTP) over
-// ws:// to be acked, and nothing of a frame needs a user: no login, vars,
-// tags or delivery, and a send template of text, seq and uuid only. Call it
+// every scenario is a websocket over ws:// (no HTTP) that either sends
+// frames to be acked or holds its sockets idle, and nothing of a frame
+// needs a user: no login, vars, tags or delivery, and a send template of
+// text, seq and uuid only. Idle sockets on the loop cost no reader
+// goroutine: its stack was half of what an idle socket cost. Call it
 // before OpenSockets.
 func (s *Set) LoopFrames(sl transport.SocketLoop) *Frames {
 	if sl == nil || s.closed || len(s.login) > 0 || len(s.vars) > 0 || len(s.tagKeys) > 0 {
@@ -76,10 +78,10 @@ func (s *Set) LoopFrames(sl transport.SocketLoop) *Frames {
 	}
 	for _, c := range s.scenarios {
 		ws := c.ws
-		if ws == nil || ws.idle || c.delivery != nil || !strings.HasPrefix(strings.ToLower(ws.url.s), "ws://") {
+		if ws == nil || c.delivery != nil || !strings.HasPrefix(strings.ToLower(ws.url.s), "ws://") {
 			return nil
 		}
-		if !ws.send.static() {
+		if !ws.idle && !ws.send.static() {
 			if ws.send.fast == nil {
 				return nil
 			}
@@ -133,15 +135,20 @@ func (f *Frames) Wake() { f.sl.Wake() }
 
 // Send sends a frame of scenario sc, tagged tag, over the held socket pick
 // chooses (as Iterate's u). It always starts one: a frame that cannot go
-// (no ack key in it, its socket down) ends at the next Poll.
+// (no ack key in it, its socket down) ends at the next Poll, as does an
+// arrival of an idle scenario, which holds its sockets and sends nothing.
 func (f *Frames) Send(sc int, pick uint64, tag transport.Tag) bool {
 	ws := f.set.scenarios[sc].ws
+	f.flight++
+	start := f.sl.Now()
+	if ws.idle { // an idle soak's arrival sends nothing: Record counts it idle, as Iterate does
+		f.endNow(tag, start, transport.OK, 0)
+		return true
+	}
 	slots := ws.sockets.slots
 	sl := slots[Mix(pick, 1)%uint64(len(slots))]
 	frame, err := f.v.render(f.v.frameBuf[:0], ws.send)
 	f.v.frameBuf = frame
-	f.flight++
-	start := f.sl.Now()
 	if err != nil {
 		f.endNow(tag, start, transport.Check, 0)
 		return true

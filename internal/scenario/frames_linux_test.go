@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -231,8 +233,68 @@ scenarios:
   - name: idle
     websocket: {url: %s, connections: 2}
 `, "ws://127.0.0.1:9/w"))
-	if idle.LoopFrames(lp) != nil {
-		t.Error("an idle soak fits the loop; it sends nothing to loop")
+	if idle.LoopFrames(lp) == nil {
+		t.Error("an idle soak does not fit the loop; its sockets would each need a reader goroutine")
+	}
+}
+
+// Idle sockets are held on the loop: an arrival of an idle scenario is
+// counted idle (no exchange, no iteration), as on goroutines; no goroutine
+// reads the sockets, the loop answers the server's pings, and a socket the
+// server closes is reopened.
+func TestFramesIdleSockets(t *testing.T) {
+	var conns, pongs atomic.Int64
+	srv := testkit.NewWebSocket(t, func(c *websocket.Conn) {
+		n := conns.Add(1)
+		c.SetPongHandler(func(string) error {
+			pongs.Add(1)
+			if n == 1 {
+				return errors.New("the first socket closes after its pong")
+			}
+			return nil
+		})
+		if c.WriteControl(websocket.PingMessage, []byte("still there?"), time.Now().Add(time.Second)) != nil {
+			return
+		}
+		for {
+			if _, _, err := c.ReadMessage(); err != nil {
+				return
+			}
+		}
+	})
+	const n = 200
+	s := compile(t, fmt.Sprintf(`
+target: http://127.0.0.1:9
+load: {rates: [1]}
+scenarios:
+  - name: idle
+    websocket: {url: %s, connections: %d}
+`, testkit.WSURL(srv.URL), n))
+	before := runtime.NumGoroutine()
+	c := &clock{base: time.Now()}
+	f := onLoop(t, s, c)
+	done := recording(s, c)
+	for i := range 5 {
+		if !f.Send(0, uint64(i), transport.Tag{Intended: c.Now()}) {
+			t.Fatal("Send refused an idle arrival")
+		}
+	}
+	pollUntil(f, done, 5*time.Second, func() bool {
+		tot, _ := s.SocketTotals()
+		return pongs.Load() >= n+1 && tot.Open == n && f.InFlight() == 0
+	})
+	if c.idles != 5 || len(c.iterations) != 0 || len(c.exchanges) != 0 || f.InFlight() != 0 {
+		t.Errorf("%d idle, %d iterations, %d exchanges, %d in flight; want the 5 arrivals idle and nothing else",
+			c.idles, len(c.iterations), len(c.exchanges), f.InFlight())
+	}
+	tot, _ := s.SocketTotals()
+	if tot.Open != n || tot.Opened != n+1 || tot.Dropped != 1 || pongs.Load() != n+1 || conns.Load() != n+1 {
+		t.Errorf("sockets %+v, %d pongs, %d connections; want %d open after one drop and its reopen, every ping answered",
+			tot, pongs.Load(), conns.Load(), n)
+	}
+	// The server's side holds a goroutine per socket; ceiling's must not.
+	if grew := runtime.NumGoroutine() - before; grew > n+n/2 {
+		t.Errorf("%d more goroutines for %d idle sockets; the server's are %d of them", grew, n, n)
 	}
 }
 

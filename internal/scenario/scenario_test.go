@@ -52,6 +52,7 @@ type log struct {
 	iterations []metrics.Iteration
 	logins     []metrics.Login
 	noLogin    int
+	idles      int           // arrivals of idle websocket scenarios
 	clock      time.Duration // what Now returns
 }
 
@@ -63,7 +64,11 @@ func (l *log) Exchange(_, _, _ time.Duration, out *transport.Outcome) {
 	l.exchanges = append(l.exchanges, o)
 	l.mu.Unlock()
 }
-func (l *log) Idle(time.Duration) {}
+func (l *log) Idle(time.Duration) {
+	l.mu.Lock()
+	l.idles++
+	l.mu.Unlock()
+}
 func (l *log) Login(x *metrics.Login) {
 	l.mu.Lock()
 	l.logins = append(l.logins, *x)
