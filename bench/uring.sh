@@ -226,7 +226,9 @@ for label in labels:
           f"{med(r['srv'] / r['wall'] for r in rs):.0%} | {wake} | "
           f"{sum(r['errors'] for r in rs)} |")
 print()
-print("Per run (req/s, µs/request, own getrusage vs wait4 CPU s, other busy time on the generator's core s):")
+print("Per run (req/s, µs/request, own getrusage vs wait4 CPU s, other busy time on the generator's core s: "
+      "/proc/stat's busy time less the generator's own; below 0 when the tick accounting lost time, as it "
+      "does for io_uring, whose waits count as iowait, and for a vCPU the host took away):")
 print()
 for label in labels:
     cells = []
