@@ -199,18 +199,20 @@ labels = env["VARIANTS"].split() + (["wrk", "ceiling"] if env["REFS"] == "1" els
 rows = {}
 for label in labels:
     rows[label] = [r for i in range(1, runs + 1) if (r := one(label, f"run_{label}_{i}")) is not None]
+    for i, r in enumerate(rows[label]):
+        r["round"] = i  # (only used when no run of the label failed)
 
 med = statistics.median
 print(f"## Closed model, {env['CONNS']} connections, nginx `return 200`, {DUR} s a run, "
       f"medians of {runs} (min–max)")
 print()
-print("| generator | runs | req/s | CPU µs/request | user s | sys s | CPU share of core | nginx's core busy | requests per wake | errors |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| generator | runs | req/s | CPU µs/request | user s | sys s | CPU share of core | nginx's core busy | requests per wake | errors | µs/request ÷ epoll's in the same round |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 base = None
 for label in labels:
     rs = [r for r in rows[label] if r["per"] is not None]
     if not rs:
-        print(f"| {label} | 0 | failed | | | | | | | |")
+        print(f"| {label} | 0 | failed | | | | | | | | |")
         continue
     per = [r["per"] for r in rs]
     rps = [r["rps"] for r in rs]
@@ -220,11 +222,18 @@ for label in labels:
     # answers per epoll_pwait2 / io_uring_enter: how much each wake batched
     wake = f"{med(r['req'] / r['turns'] for r in rs):.1f}" if all(r["turns"] for r in rs) else "n/a"
     rel = f" ({med(per) / base - 1:+.0%} vs epoll)" if base and label != "epoll" else ""
+    # The machine's speed drifts (a shared host); a round's variants ran
+    # within a minute of each other, so their ratio to epoll drifts less.
+    paired = "n/a"
+    ep = rows.get("epoll", [])
+    if label != "epoll" and len(ep) == runs and len(rs) == runs:
+        q = [r["per"] / e["per"] for r, e in zip(rs, ep)]
+        paired = f"{med(q):.2f} ({min(q):.2f}–{max(q):.2f})"
     print(f"| {name} | {len(rs)} | {med(rps):,.0f} ({min(rps):,.0f}–{max(rps):,.0f}) | "
           f"{med(per):.2f} ({min(per):.2f}–{max(per):.2f}){rel} | {med(r['user'] for r in rs):.2f} | "
           f"{med(r['sys'] for r in rs):.2f} | {med(r['cpu'] / r['wall'] for r in rs):.0%} | "
           f"{med(r['srv'] / r['wall'] for r in rs):.0%} | {wake} | "
-          f"{sum(r['errors'] for r in rs)} |")
+          f"{sum(r['errors'] for r in rs)} | {paired} |")
 print()
 print("Per run (req/s, µs/request, own getrusage vs wait4 CPU s, other busy time on the generator's core s: "
       "/proc/stat's busy time less the generator's own; below 0 when the tick accounting lost time, as it "
