@@ -37,10 +37,18 @@ type jar struct {
 	same map[string]string
 	// headers holds the Cookie header of each URL (without its query)
 	// worked out since the jar last changed; until is the earliest expiry
-	// of a cookie that carried one, past which none is trusted.
-	headers map[string]string
-	until   time.Time
+	// of a cookie that carried one (expires, by cookie and the URL that
+	// set it), past which none is trusted until the expired ones are
+	// forgotten. Past maxExpiring such cookies none is remembered.
+	headers  map[string]string
+	until    time.Time
+	expires  map[string]time.Time
+	uncached bool
 }
+
+// maxExpiring bounds the cookies with an expiry a jar follows (a target
+// that sets one from every URL would otherwise grow it without end).
+const maxExpiring = 256
 
 // maxHeaders bounds the Cookie headers a jar remembers.
 const maxHeaders = 32
@@ -118,21 +126,51 @@ func (j *jar) remember(at string, line []byte, c *http.Cookie) {
 		return
 	}
 	delete(j.same, c.Name)
-	if exp := expiry(c); !exp.IsZero() && (j.until.IsZero() || exp.Before(j.until)) {
+	exp := expiry(c)
+	if exp.IsZero() || j.uncached {
+		return // a cookie deleted has nothing to expire: the jar's change cleared the headers
+	}
+	key := c.Name + "\x00" + c.Domain + "\x00" + c.Path + "\x00" + at
+	if _, ok := j.expires[key]; !ok && len(j.expires) >= maxExpiring {
+		j.uncached, j.expires = true, nil
+		return
+	}
+	if j.expires == nil {
+		j.expires = map[string]time.Time{}
+	}
+	j.expires[key] = exp
+	if j.until.IsZero() || exp.Before(j.until) {
 		j.until = exp
 	}
 }
 
-// expiry is when c expires, zero for a session cookie; a cookie deleted
-// (Max-Age < 0) expires now.
+// expiry is when c expires, zero for a session cookie or one deleted
+// (Max-Age < 0, or an Expires already past).
 func expiry(c *http.Cookie) time.Time {
 	switch {
 	case c.MaxAge < 0:
-		return time.Now()
+		return time.Time{}
 	case c.MaxAge > 0:
 		return time.Now().Add(time.Duration(c.MaxAge) * time.Second)
+	case !c.Expires.IsZero() && !c.Expires.After(time.Now()):
+		return time.Time{}
 	}
 	return c.Expires
+}
+
+// expired forgets the Cookie headers and the expiries past at now, and
+// trusts the headers again up to the earliest expiry left.
+func (j *jar) expired(now time.Time) {
+	clear(j.headers)
+	j.until = time.Time{}
+	for k, e := range j.expires {
+		switch {
+		case !e.After(now):
+			delete(j.expires, k)
+		case j.until.IsZero() || e.Before(j.until):
+			j.until = e
+		}
+	}
 }
 
 // header returns the Cookie header for rawURL, or "".
@@ -141,7 +179,12 @@ func (j *jar) header(rawURL string) string {
 		return ""
 	}
 	at := withoutQuery(rawURL)
-	trusted := j.until.IsZero() || time.Now().Before(j.until)
+	if !j.until.IsZero() {
+		if now := time.Now(); !now.Before(j.until) {
+			j.expired(now)
+		}
+	}
+	trusted := !j.uncached
 	if h, ok := j.headers[at]; ok && trusted {
 		return h
 	}

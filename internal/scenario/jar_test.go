@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -82,5 +83,46 @@ func TestJarSteadyStateAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per iteration, want 0", allocs)
+	}
+}
+
+// A cookie that expired, or was deleted, does not stop the jar from
+// remembering Cookie headers afterwards: once the expired one is
+// forgotten, a URL's header is remembered again (and still right).
+func TestJarRemembersAgainAfterExpiryAndDeletion(t *testing.T) {
+	t.Parallel()
+	j := jar{dropped: new(atomic.Int64)}
+	remembered := func(url, want string) {
+		t.Helper()
+		got := j.header(url)
+		_, kept := j.headers[withoutQuery(url)]
+		if !kept || got != want || got != j.cookieHeader(url) {
+			t.Errorf("Cookie for %s = %q, remembered %v; want %q, remembered", url, got, kept, want)
+		}
+	}
+	j.update("http://a.test/login", setCookies("sid=1; Path=/", "tmp=1; Path=/; Max-Age=1"))
+	remembered("http://a.test/cart", "sid=1; tmp=1")
+	j.update("http://a.test/login", setCookies("sid=1; Path=/", "tmp=1; Path=/; Max-Age=1")) // later expiry
+	time.Sleep(1100 * time.Millisecond)
+	remembered("http://a.test/cart", "sid=1")
+	j.update("http://a.test/logout", setCookies("sid=; Path=/; Max-Age=0")) // deleted
+	remembered("http://a.test/cart", "")
+	j.update("http://a.test/login", setCookies("sid=2; Path=/", "old=1; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT"))
+	remembered("http://a.test/cart", "sid=2")
+	if j.uncached || len(j.expires) != 0 {
+		t.Errorf("uncached %v, %d expiries followed; want none left", j.uncached, len(j.expires))
+	}
+}
+
+// Past maxExpiring cookies with an expiry, the jar remembers no header,
+// and still answers right.
+func TestJarTooManyExpiringCookies(t *testing.T) {
+	t.Parallel()
+	j := jar{dropped: new(atomic.Int64)}
+	for i := range maxExpiring + 1 {
+		j.update(fmt.Sprintf("http://a.test/item/%d", i), setCookies("seen=1; Path=/; Max-Age=600"))
+	}
+	if got := j.header("http://a.test/cart"); !j.uncached || len(j.headers) != 0 || got != "seen=1" {
+		t.Errorf("Cookie %q, uncached %v, %d headers remembered; want seen=1, none remembered", got, j.uncached, len(j.headers))
 	}
 }
