@@ -181,60 +181,26 @@ HEY="$BIN/hey"
 PORT="$(free_port "$PORT")" || die "no free port found near $PORT"
 
 NGX_DIR="$OUT_ABS/nginx"
-mkdir -p "$NGX_DIR/tmp"
-cat >"$NGX_DIR/nginx.conf" <<EOF
-# Written by bench/compare.sh; rewritten on every run.
-worker_processes 1;
-daemon off;
-pid $NGX_DIR/nginx.pid;
-error_log $NGX_DIR/error.log warn;
-worker_rlimit_nofile 20000;
-
-events {
-    # Generous: an open-model generator opens one connection per request in
-    # flight, so a stall can briefly need thousands.
-    worker_connections 16384;
-}
-
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    keepalive_timeout 120s;
-    # Temp paths under our own prefix so nothing needs /var/lib/nginx.
-    client_body_temp_path $NGX_DIR/tmp/body;
-    proxy_temp_path $NGX_DIR/tmp/proxy;
-    fastcgi_temp_path $NGX_DIR/tmp/fastcgi;
-    uwsgi_temp_path $NGX_DIR/tmp/uwsgi;
-    scgi_temp_path $NGX_DIR/tmp/scgi;
-
-    server {
-        listen 127.0.0.1:$PORT;
-        location / {
-            default_type text/plain;
-            return 200 "ok\n";
-        }
-        location = /items {
+# shellcheck disable=SC2016 # $cookie_sid is nginx's, not this shell's
+write_nginx_conf "$NGX_DIR" "$PORT" bench/compare.sh '        location = /items {
             default_type application/json;
-            return 200 '{"data":{"id":"it-1"}}';
+            return 200 '"'"'{"data":{"id":"it-1"}}'"'"';
         }
         location = /login {
             default_type application/json;
             add_header Set-Cookie "sid=abc; Path=/";
-            return 200 '{"token":"t"}';
+            return 200 '"'"'{"token":"t"}'"'"';
         }
         location = /cart {
             default_type text/plain;
-            if (\$cookie_sid != "abc") { return 403; }
+            if ($cookie_sid != "abc") { return 403; }
             return 200 "ok\n";
         }
         location = /checkout {
             default_type text/plain;
-            if (\$cookie_sid != "abc") { return 403; }
+            if ($cookie_sid != "abc") { return 403; }
             return 200 "ok\n";
-        }
-    }
-}
-EOF
+        }'
 
 NGINX_PID=""
 MOCK_PID=""
@@ -262,16 +228,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 log "starting nginx on 127.0.0.1:$PORT (CPU $SERVER_CPU)"
-# -e: the error log used before the config is read (so nothing goes to
-# /var/log/nginx); -p: prefix for any relative path.
-taskset -c "$SERVER_CPU" "$NGINX" -p "$NGX_DIR/" -e "$NGX_DIR/error.log" -c "$NGX_DIR/nginx.conf" &
-NGINX_PID=$!
-for _ in $(seq 50); do
-	port_in_use "$PORT" && break
-	kill -0 "$NGINX_PID" 2>/dev/null || die "nginx exited at start-up; see $NGX_DIR/error.log"
-	sleep 0.1
-done
-port_in_use "$PORT" || die "nginx does not answer on port $PORT; see $NGX_DIR/error.log"
+start_nginx "$NGINX" "$NGX_DIR" "$PORT" "$SERVER_CPU" || die "nginx did not start"
 URL="http://127.0.0.1:$PORT/"
 
 # A TCP connect only proves the master listens; make sure a worker really

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# bench/lib.sh — shared by bench/compare.sh and bench/ws.sh; source it, do
+# bench/lib.sh — shared by the bench/*.sh scripts; source it, do
 # not run it. It defines functions only and changes no shell options.
 #
 # The caller sets, before calling them:
@@ -128,6 +128,74 @@ measure() {
 	if [[ ! -s "$OUT/$name.rss" ]]; then
 		echo "0 0 0 0" >"$OUT/$name.rss"
 	fi
+}
+
+# write_nginx_conf DIR PORT WRITER [LOCATIONS]: a private nginx's config in
+# DIR/nginx.conf (its pid file, error log and temp paths under DIR too, so
+# nothing needs /var/lib/nginx): one worker, no access log, keep-alive
+# connections reused (practically) forever, listening on 127.0.0.1:PORT, `/`
+# answering a fixed 3-byte body so that the server does as little as
+# possible, and LOCATIONS (nginx text) beside it. WRITER names the script in
+# the file's first line.
+write_nginx_conf() {
+	local dir="$1" port="$2" writer="$3" locations="${4:-}"
+	mkdir -p "$dir/tmp"
+	cat >"$dir/nginx.conf" <<EOF
+# Written by $writer; rewritten on every run.
+worker_processes 1;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+worker_rlimit_nofile 20000;
+
+events {
+    # Generous: an open-model generator opens one connection per request in
+    # flight, so a stall can briefly need thousands.
+    worker_connections 16384;
+}
+
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 120s;
+    client_body_temp_path $dir/tmp/body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+
+    server {
+        listen 127.0.0.1:$port;
+        location / {
+            default_type text/plain;
+            return 200 "ok\n";
+        }
+$locations
+    }
+}
+EOF
+}
+
+# start_nginx NGINX DIR PORT CPU: starts the nginx binary NGINX with the
+# config write_nginx_conf wrote in DIR, in the background (daemon off),
+# pinned to CPU, and sets NGINX_PID to its master; false, with a line on
+# stderr naming the error log, when it exits or does not listen on PORT
+# within 5 s. -e: the error log used before the config is read (so nothing
+# goes to /var/log/nginx); -p: the prefix of any relative path.
+start_nginx() {
+	local nginx="$1" dir="$2" port="$3" cpu="$4"
+	taskset -c "$cpu" "$nginx" -p "$dir/" -e "$dir/error.log" -c "$dir/nginx.conf" &
+	NGINX_PID=$!
+	for _ in $(seq 50); do
+		port_in_use "$port" && return 0
+		if ! kill -0 "$NGINX_PID" 2>/dev/null; then
+			echo "nginx exited at start-up; see $dir/error.log" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo "nginx does not answer on port $port; see $dir/error.log" >&2
+	return 1
 }
 
 # port_in_use PORT: true when something accepts TCP on 127.0.0.1:PORT.

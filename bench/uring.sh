@@ -61,32 +61,7 @@ go build -o "$OUT/ceiling" ./cmd/ceiling
 # logs under $OUT/nginx; stopped by its own pid at exit, nothing else.
 PORT="$(free_port "$PORT")" || die "no free port found near $PORT"
 NGX_DIR="$OUT_ABS/nginx"
-mkdir -p "$NGX_DIR/tmp"
-cat >"$NGX_DIR/nginx.conf" <<EOF
-# Written by bench/uring.sh; rewritten on every run.
-worker_processes 1;
-daemon off;
-pid $NGX_DIR/nginx.pid;
-error_log $NGX_DIR/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    keepalive_timeout 120s;
-    client_body_temp_path $NGX_DIR/tmp/body;
-    proxy_temp_path $NGX_DIR/tmp/proxy;
-    fastcgi_temp_path $NGX_DIR/tmp/fastcgi;
-    uwsgi_temp_path $NGX_DIR/tmp/uwsgi;
-    scgi_temp_path $NGX_DIR/tmp/scgi;
-    server {
-        listen 127.0.0.1:$PORT;
-        location / {
-            default_type text/plain;
-            return 200 "ok\n";
-        }
-    }
-}
-EOF
+write_nginx_conf "$NGX_DIR" "$PORT" bench/uring.sh
 NGINX_PID=""
 cleanup() {
 	[[ -n "$NGINX_PID" ]] || return 0
@@ -103,14 +78,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 log "starting nginx on 127.0.0.1:$PORT (CPU $SERVER_CPU)"
-taskset -c "$SERVER_CPU" "$NGINX" -p "$NGX_DIR/" -e "$NGX_DIR/error.log" -c "$NGX_DIR/nginx.conf" &
-NGINX_PID=$!
-for _ in $(seq 50); do
-	port_in_use "$PORT" && break
-	kill -0 "$NGINX_PID" 2>/dev/null || die "nginx exited at start-up; see $NGX_DIR/error.log"
-	sleep 0.1
-done
-port_in_use "$PORT" || die "nginx does not answer on port $PORT"
+start_nginx "$NGINX" "$NGX_DIR" "$PORT" "$SERVER_CPU" || die "nginx did not start"
 URL="http://127.0.0.1:$PORT/"
 log "warming up (1 s, not measured)"
 taskset -c "$GEN_CPU" "$OUT/uring" -url "$URL" -conns "$CONNS" -duration 1s >"$OUT/warmup.log" 2>&1 ||
