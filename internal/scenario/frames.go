@@ -69,9 +69,9 @@ type frameRef struct {
 // every scenario is a websocket over ws:// (no HTTP) that either sends
 // frames to be acked or holds its sockets idle, and nothing of a frame
 // needs a user: no login, vars, tags or delivery, and a send template of
-// text, seq and uuid only. Idle sockets on the loop cost no reader
-// goroutine: its stack was half of what an idle socket cost. Call it
-// before OpenSockets.
+// text, seq and uuid only. An idle socket on the loop has no reader
+// goroutine, whose stack is about half of what it costs on goroutines.
+// Call it before OpenSockets.
 func (s *Set) LoopFrames(sl transport.SocketLoop) *Frames {
 	if sl == nil || s.closed || len(s.login) > 0 || len(s.vars) > 0 || len(s.tagKeys) > 0 {
 		return nil
