@@ -19,6 +19,10 @@ const (
 	DefaultStopGrace    = 5 * time.Second
 )
 
+// childPIDWait bounds the wait for the keeper shell's report of the
+// command's own pid, which it writes as soon as it forked it.
+const childPIDWait = 5 * time.Second
+
 // readyPoll is how often Launch asks the ready URL; readyTry bounds one ask.
 const (
 	readyPoll = 50 * time.Millisecond
@@ -60,6 +64,7 @@ type LaunchConfig struct {
 // concurrent use.
 type Target struct {
 	cmd   *exec.Cmd
+	pid   int      // the command's own process (see PID)
 	log   *os.File // nil when output is discarded
 	grace time.Duration
 	life  *Lifecycle // kills it at an abort until it is stopped; nil: none
@@ -94,10 +99,18 @@ func Launch(ctx context.Context, c LaunchConfig) (*Target, error) {
 		c.StopGrace = DefaultStopGrace
 	}
 	t := &Target{grace: c.StopGrace, life: c.Lifecycle, done: make(chan struct{}), shell: len(c.Argv) == 0}
-	cmd := shellCommand(c.Command)
+	var cmd *exec.Cmd
+	var pids *os.File // the keeper's report of the command's own pid
 	if len(c.Argv) > 0 {
 		cmd = argvCommand(c.Argv)
+	} else {
+		cmd, pids = shellCommand(c.Command)
 	}
+	defer func() {
+		for _, f := range cmd.ExtraFiles {
+			f.Close() // the write end: the shell has its own, or did not start
+		}
+	}()
 	cmd.Env = append(os.Environ(), c.Env...)
 	cmd.Dir = c.Dir
 	if c.Log != "" {
@@ -114,9 +127,19 @@ func Launch(ctx context.Context, c LaunchConfig) (*Target, error) {
 	}
 	if err := cmd.Start(); err != nil {
 		t.closeLog()
+		if pids != nil {
+			pids.Close()
+		}
 		return nil, fmt.Errorf("launch target: %w", err)
 	}
-	t.cmd = cmd
+	t.cmd, t.pid = cmd, cmd.Process.Pid
+	for _, f := range cmd.ExtraFiles {
+		f.Close() // so that the read sees the end when the shell closes its copy
+	}
+	cmd.ExtraFiles = nil
+	if pid := childPID(pids); pid > 0 {
+		t.pid = pid
+	}
 	t.life.add(t)
 	go func() {
 		t.waitErr = cmd.Wait()
@@ -255,9 +278,15 @@ func (t *Target) closeLog() {
 	}
 }
 
-// PID returns the process ID of the target's shell, the root of its process
-// tree and the leader of its process group.
-func (t *Target) PID() int { return t.cmd.Process.Pid }
+// PID returns the process ID of the target itself: the command's own
+// process (the program, when the command is one, which the shell execs;
+// else the shell's child that runs it), whose tree is watched and which
+// events signal. On Windows, and for Argv, the process started.
+func (t *Target) PID() int { return t.pid }
+
+// Group returns the target's process group ID (the keeper shell's pid on
+// Unix), for signals to every process the command started.
+func (t *Target) Group() int { return t.cmd.Process.Pid }
 
 // Exited reports whether the target's shell has exited.
 func (t *Target) Exited() bool {

@@ -320,3 +320,63 @@ func TestWaitReadyRedirectIsAnAnswer(t *testing.T) {
 		t.Errorf("the host the redirect named was asked %d times, want never", n)
 	}
 }
+
+// PID is the target's own process, not the shell that keeps it: the
+// program itself when the command is one (run alone, exec'd, or with
+// variables set before it), and for a compound command the keeper's child,
+// an ancestor of the program; Group is the keeper's process group, which
+// holds them all.
+func TestLaunchPIDIsTheTarget(t *testing.T) {
+	for _, tt := range []struct {
+		name, command string
+		itself        bool
+	}{
+		{"alone", `"$BIN"`, true},
+		{"exec", `exec "$BIN"`, true},
+		{"env", `X=1 "$BIN"`, true},
+		{"compound", `true; "$BIN"; echo done`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := freeAddr(t)
+			log := filepath.Join(t.TempDir(), "target.log")
+			tg := launch(t, LaunchConfig{
+				Command: tt.command,
+				Env:     []string{"BIN=" + testBinary(t), helperEnv + "=serve", "MONITOR_TEST_ADDR=" + addr},
+				Ready:   "http://" + addr + "/", ReadyTimeout: 10 * time.Second, Log: log,
+			})
+			var server int
+			fmt.Sscanf(readFile(t, log), "pid %d", &server)
+			if server <= 0 {
+				t.Fatalf("the server did not log its pid: %q", readFile(t, log))
+			}
+			if tt.itself && tg.PID() != server {
+				t.Errorf("PID() = %d, want the server's own %d (the keeper shell is %d)", tg.PID(), server, tg.Group())
+			}
+			if !tt.itself && (tg.PID() == tg.Group() || !ancestor(tg.PID(), server)) {
+				t.Errorf("PID() = %d, want the keeper's child (not the keeper %d), an ancestor of the server %d", tg.PID(), tg.Group(), server)
+			}
+			if pgid, err := syscall.Getpgid(server); err != nil || pgid != tg.Group() {
+				t.Errorf("the server's group = %d (%v), want Group() = %d", pgid, err, tg.Group())
+			}
+		})
+	}
+}
+
+// ancestor reports whether a is pid or one of its ancestors (procfs).
+func ancestor(a, pid int) bool {
+	for pid > 1 {
+		if pid == a {
+			return true
+		}
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		fields := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+		if len(fields) < 2 {
+			return false
+		}
+		pid, _ = strconv.Atoi(fields[1])
+	}
+	return false
+}

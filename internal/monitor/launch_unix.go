@@ -5,8 +5,12 @@ package monitor
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,12 +27,40 @@ import (
 // that forked (`server; echo done`, `a & b & wait`), the server would
 // outlive ceiling. The command's exit status is the shell's (a signal n
 // as 128+n, as shells report it).
-func shellCommand(command string) *exec.Cmd {
-	keeper := "trap 'kill -KILL 0' USR2\n{ " + command + "\n} &\nwait $!"
+//
+// The keeper writes the command's own pid ($!) to the pipe it is given as
+// descriptor 3, which the command does not inherit: that is the target
+// (the program itself for a single command, which the shell execs in its
+// background child; the child shell of a compound one). The returned file
+// is the pipe's write end, for the caller to close once the shell started.
+func shellCommand(command string) (*exec.Cmd, *os.File) {
+	keeper := "trap 'kill -KILL 0' USR2\n{ " + command + "\n} 3>&- &\necho $! >&3\nexec 3>&-\nwait $!"
 	cmd := exec.Command("/bin/sh", "-c", keeper)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	parentDeathSignal(cmd.SysProcAttr, syscall.SIGUSR2)
-	return cmd
+	r, w, err := os.Pipe()
+	if err != nil {
+		return cmd, nil // the keeper's echo then fails, and the target is the shell
+	}
+	cmd.ExtraFiles = []*os.File{w}
+	return cmd, r
+}
+
+// childPID reads the pid the keeper wrote (shellCommand), waiting at most
+// childPIDWait; 0 when none came (the shell's pid then stands for it).
+func childPID(r *os.File) int {
+	if r == nil {
+		return 0
+	}
+	defer r.Close()
+	_ = r.SetReadDeadline(time.Now().Add(childPIDWait))
+	var b [32]byte
+	n, _ := io.ReadFull(r, b[:])
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
 }
 
 // argvCommand runs a program directly, in a process group of its own, as

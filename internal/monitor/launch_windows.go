@@ -23,7 +23,7 @@ func argvCommand(argv []string) *exec.Cmd {
 // not reach it; ceiling stops it itself. cmd.exe does not parse its command
 // line as other programs do, so the line is written whole (SysProcAttr.CmdLine)
 // rather than built from escaped arguments.
-func shellCommand(command string) *exec.Cmd {
+func shellCommand(command string) (*exec.Cmd, *os.File) {
 	shell := os.Getenv("ComSpec")
 	if shell == "" {
 		shell = "cmd.exe"
@@ -33,8 +33,11 @@ func shellCommand(command string) *exec.Cmd {
 		CmdLine:       syscall.EscapeArg(shell) + ` /d /s /c "` + command + `"`,
 		CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP,
 	}
-	return cmd
+	return cmd, nil
 }
+
+// childPID has nothing to read on Windows: the target is the shell.
+func childPID(*os.File) int { return 0 }
 
 // stop kills the shell at once: Windows has no SIGTERM, and a process group
 // cannot be killed as a whole, so the processes the shell started are not

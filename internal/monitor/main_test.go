@@ -63,6 +63,7 @@ func runHelper(mode string) {
 	case "serve":
 		delay, _ := time.ParseDuration(os.Getenv("MONITOR_TEST_DELAY"))
 		time.Sleep(delay)
+		fmt.Printf("pid %d\n", os.Getpid())
 		fmt.Println("listening")
 		ln, err := listenReuse(os.Getenv("MONITOR_TEST_ADDR"), os.Getenv("MONITOR_TEST_REUSE") != "")
 		if err == nil {

@@ -263,14 +263,18 @@ func urlPort(raw string) int {
 	return 0
 }
 
-// runEvent runs an event's command, templated with the target's pid and
-// URL (shell-quoted: a URL is one word whatever it holds), with both in
-// its environment too, and records its exit code and the tail of its output (a line that
-// mentions a secret withheld).
+// runEvent runs an event's command, templated with the target's pid, its
+// process group and URL (shell-quoted: a URL is one word whatever it
+// holds), with them in its environment too, and records its exit code and
+// the tail of its output (a line that mentions a secret withheld). The pid
+// is the target's own process (monitor.Target.PID), not the shell that
+// keeps it; the group is every process its command started (the pid
+// itself for a monitor.pid target, whose group is not ceiling's to know).
 func (s *Session) runEvent(ctx context.Context, ev *plan.Event, r *results.Event) error {
 	pid := s.p.Monitor.PID
+	pgid := pid
 	if w := s.watch; w != nil && w.current() != nil {
-		pid = w.current().PID()
+		pid, pgid = w.current().PID(), w.current().Group()
 	}
 	t, err := template.New(ev.Name).Option("missingkey=error").Parse(ev.Run)
 	if err != nil {
@@ -283,7 +287,7 @@ func (s *Session) runEvent(ctx context.Context, ev *plan.Event, r *results.Event
 		return fmt.Errorf("run: {{.target.url}}: %w; use $CEILING_TARGET_URL", err)
 	}
 	var cmd bytes.Buffer
-	if err := t.Execute(&cmd, map[string]any{"target": map[string]any{"pid": pid, "url": url}}); err != nil {
+	if err := t.Execute(&cmd, map[string]any{"target": map[string]any{"pid": pid, "pgid": pgid, "url": url}}); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	log, err := os.CreateTemp("", "ceiling-event-*.log")
@@ -294,7 +298,7 @@ func (s *Session) runEvent(ctx context.Context, ev *plan.Event, r *results.Event
 	defer os.Remove(log.Name())
 	// Bounded by the step (and a Ctrl-C): a command still running when the
 	// step ends is stopped, and says so.
-	env := []string{"CEILING_TARGET_URL=" + s.p.Target, fmt.Sprintf("CEILING_TARGET_PID=%d", pid)}
+	env := []string{"CEILING_TARGET_URL=" + s.p.Target, fmt.Sprintf("CEILING_TARGET_PID=%d", pid), fmt.Sprintf("CEILING_TARGET_PGID=%d", pgid)}
 	err = monitor.RunCommand(ctx, monitor.LaunchConfig{Command: cmd.String(), Env: env, Log: log.Name(), Lifecycle: s.o.Lifecycle}, eventCommandTimeout)
 	var exit *exec.ExitError
 	switch {

@@ -1,0 +1,156 @@
+//go:build unix
+
+package run
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
+)
+
+// serverEnv makes the test binary, started again, a target that serves
+// HTTP on the address it holds and logs to the file serverLogEnv names:
+// its own pid first ("pid N"), then the time of each arrival (Unix
+// nanoseconds), a line each: the server's own account of what reached it.
+const (
+	serverEnv    = "RUN_TEST_SERVE"
+	serverLogEnv = "RUN_TEST_LOG"
+)
+
+func serveAndLog(addr, logPath string) {
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		os.Exit(2)
+	}
+	var mu sync.Mutex
+	fmt.Fprintf(f, "pid %d\n", os.Getpid())
+	err = http.ListenAndServe(addr, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		fmt.Fprintf(f, "%d\n", time.Now().UnixNano())
+		mu.Unlock()
+		w.Write([]byte("ok"))
+	}))
+	fmt.Fprintln(f, err)
+	os.Exit(1)
+}
+
+// serverLog reads a log serveAndLog wrote: the server's pid and its
+// arrivals.
+func serverLog(t *testing.T, path string) (int, []time.Time) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pid := 0
+	var at []time.Time
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "pid "); ok {
+			pid, _ = strconv.Atoi(rest)
+		} else if n, err := strconv.ParseInt(line, 10, 64); err == nil {
+			at = append(at, time.Unix(0, n))
+		}
+	}
+	return pid, at
+}
+
+// eventTarget runs one 2 s step at 100/s against the test binary started
+// as a command target (command, which names it as "$BIN"), with one event
+// at 500 ms running run, and returns the result and the server's log.
+func eventTarget(t *testing.T, command, run string) (*results.Result, int, []time.Time, time.Time) {
+	t.Helper()
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "server.log")
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
+	text := fmt.Sprintf(`
+target: http://%s
+load: {rates: [100], step: 2s, warmup: 0s}
+monitor:
+  command: %q
+  env: {BIN: %q, %s: %q, %s: %q}
+  ready_timeout: 10s
+scenarios: [{request: {url: /}}]
+events: [{name: poke, at: 500ms, run: %q}]
+`, addr, command, bin, serverEnv, addr, serverLogEnv, log, run)
+	p, err := plan.Parse("plan.yaml", []byte(text))
+	if err == nil {
+		err = p.Validate()
+	}
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, text)
+	}
+	ctx := context.Background()
+	started := time.Now()
+	s, err := Open(ctx, p, Options{Out: filepath.Join(dir, "result.json")})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	res, _ := s.Run(ctx) // a target killed for good stops the run: its result says so
+	if res == nil {
+		t.Fatal("Run returned no result")
+	}
+	pid, at := serverLog(t, log)
+	return res, pid, at, started
+}
+
+// The pid an event's command is given is the target's own process, not
+// the shell that keeps it, for a program run alone, one exec'd, and one
+// started with its environment: kill -STOP freezes the server itself (its
+// own log has a gap of the pause), and kill -9 ends it (its log stops,
+// and the run says the target died).
+func TestEventPidIsTheTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a target process: not in -short")
+	}
+	for _, command := range []string{`"$BIN"`, `exec "$BIN"`} {
+		t.Run("pause "+command, func(t *testing.T) {
+			res, _, at, _ := eventTarget(t, command, "kill -STOP {{.target.pid}}; sleep 1; kill -CONT {{.target.pid}}")
+			gap := time.Duration(0)
+			for i := 1; i < len(at); i++ {
+				gap = max(gap, at[i].Sub(at[i-1]))
+			}
+			if gap < 900*time.Millisecond {
+				t.Errorf("largest gap between the server's arrivals %v over %d arrivals, want ≥ 0.9 s: the pause did not reach the server", gap, len(at))
+			}
+			if len(res.Events) != 1 || res.Events[0].ExitCode == nil || *res.Events[0].ExitCode != 0 {
+				t.Errorf("events %+v, want the command run, exit 0", res.Events)
+			}
+		})
+	}
+	t.Run("kill", func(t *testing.T) {
+		res, pid, at, started := eventTarget(t, `"$BIN"`, "kill -9 {{.target.pid}}")
+		killed := started.Add(600 * time.Millisecond) // the event at 500 ms into the window, and the preflight before it
+		late := slices.IndexFunc(at, func(x time.Time) bool { return x.After(killed.Add(time.Second)) })
+		if late >= 0 {
+			t.Errorf("the server answered %d requests more than a second after it was killed: the kill missed it", len(at)-late)
+		}
+		if pid <= 0 || syscall.Kill(pid, 0) == nil {
+			t.Errorf("the server (pid %d) is still alive", pid)
+		}
+		if res.Passed || res.Outcome.Status != results.StatusCouldNotRun || !slices.ContainsFunc(res.Outcome.Reasons, func(r results.Reason) bool { return r.Kind == results.ReasonTargetDied }) {
+			t.Errorf("passed %v, outcome %+v; want could_not_run: the target died", res.Passed, res.Outcome)
+		}
+	})
+}
