@@ -27,12 +27,13 @@ func agentCmd(e *env) *cobra.Command {
 
 func mergeCmd(e *env) *cobra.Command {
 	var o outputFlags
+	var apart bool
 	c := &cobra.Command{
 		Use:   "merge SEGMENT.json ... --out merged.json",
 		Short: "Merge the results of a run's segments (run --segment i/N) exactly: histograms merged, then judged",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			res, err := run.MergeFiles(args, o.out, e.args)
+			res, err := run.MergeFiles(args, o.out, e.args, apart)
 			if res == nil {
 				return runError(err)
 			}
@@ -43,5 +44,6 @@ func mergeCmd(e *env) *cobra.Command {
 		},
 	}
 	o.register(c)
+	c.Flags().BoolVar(&apart, "allow-apart", false, "merge segments whose steps did not run at the same time (refused otherwise: their rates add up to a load the target never received); the merged result says so")
 	return c
 }

@@ -346,12 +346,21 @@ func TestEventRecoveryCloseEvents(t *testing.T) {
 // A target that never comes back (killed by a command, which does not
 // start it again: its process group, the shell ceiling started and the
 // server under it): its requests are refused from then on, recovery is
-// null, "did not recover", and a recovery< threshold fails.
+// null, "did not recover", a recovery< threshold fails, and the run could
+// not be carried out: its target died (exit 3), which every report says.
 func TestEventNeverRecovers(t *testing.T) {
 	long(t)
-	code, r, stdout := eventRun(t, 50, "3s", "", "  - {name: crash, at: 1s, run: \"kill -9 -{{.target.pid}}\"}\n", "--slo", "recovery<2s")
-	if code != ExitThreshold || len(r.Events) != 1 {
-		t.Fatalf("exit %d, events %+v; want the recovery threshold failed (exit 1)", code, r.Events)
+	code, r, stdout := eventRun(t, 50, "3s", "", "  - {name: crash, at: 1s, run: \"kill -9 -{{.target.pgid}}\"}\n", "--slo", "recovery<2s")
+	if code != ExitCannotRun || len(r.Events) != 1 || r.Passed || r.Outcome.Status != results.StatusCouldNotRun {
+		t.Fatalf("exit %d, events %+v, outcome %+v; want the target dead (exit 3, could_not_run)", code, r.Events, r.Outcome)
+	}
+	for _, kind := range []string{results.ReasonTargetDied, results.ReasonNotRecovered, results.ReasonThreshold} {
+		if !slices.ContainsFunc(r.Outcome.Reasons, func(rs results.Reason) bool { return rs.Kind == kind }) {
+			t.Errorf("outcome %+v lacks a reason of kind %s", r.Outcome, kind)
+		}
+	}
+	if !strings.Contains(stdout, "COULD NOT RUN: step 1: the target died (killed by SIGKILL)") {
+		t.Errorf("the table does not end with the outcome:\n%s", stdout)
 	}
 	if s := r.Steps[0]; s.Errors["refused"] < 50 {
 		t.Errorf("errors %v: want the requests after the kill refused (about 100)", s.Errors)

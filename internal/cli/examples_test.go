@@ -340,13 +340,18 @@ func TestExampleLoginPagesEach(t *testing.T) {
 func TestEachSameBodiesInvalid(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("<h1>Log in</h1>"))
+		w.Write([]byte("<!doctype html><title>Log in</title><form method=post><input name=email><input name=password type=password></form>"))
 	}))
 	defer srv.Close()
 	plan := writePlan(t, "target: "+srv.URL+"\nload: {vus: [2, 3], step: 200ms, warmup: 0s, think: 5ms}\nscenarios:\n  - {name: dashboard, request: {url: /dashboard}}\n  - {name: billing, request: {url: /billing}}\n")
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stdout, _ := ceiling(t, context.Background(), "run", plan, "--each", "--out", out, "--quiet")
-	if !strings.Contains(stdout, "INVALID scenarios dashboard and billing, each run alone, return bodies of the same average size at every level") {
-		t.Errorf("no INVALID line for the same bodies:\n%s", stdout)
+	code, stdout, _ := ceiling(t, context.Background(), "run", plan, "--each", "--out", out, "--quiet")
+	if !strings.Contains(stdout, "INVALID step 1: scenarios dashboard and billing, each run alone, return bodies of the same average size at every level") || code != ExitThreshold {
+		t.Errorf("exit %d, want 1, and an INVALID line for the same bodies:\n%s", code, stdout)
+	}
+	for _, s := range readResult(t, out).Steps {
+		if s.Verdict != results.Invalid {
+			t.Errorf("step %d (%s): verdict %s, want INVALID", s.Index+1, s.Scenario, s.Verdict)
+		}
 	}
 }

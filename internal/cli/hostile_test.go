@@ -40,8 +40,8 @@ scenarios: [{request: {url: /}}]
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("the run took %v, want at most about 4s", took)
 	}
-	if code != ExitOK {
-		t.Fatalf("exit = %d, want 0; stderr:\n%s", code, stderr)
+	if code != ExitThreshold { // GENERATOR LIMITED: the run does not pass
+		t.Fatalf("exit = %d, want 1; stderr:\n%s", code, stderr)
 	}
 	s := readResult(t, out).Steps[0]
 	if s.NotSent < 10000 || s.Sent+s.NotSent != 20000 || s.Verdict != results.GeneratorLimited || s.Late < s.NotSent {
@@ -90,8 +90,8 @@ scenarios:
 	if took := time.Since(start); took > 9*time.Second {
 		t.Errorf("the run took %v, want at most about 7s", took)
 	}
-	if code != ExitOK {
-		t.Fatalf("exit = %d, want 0; stderr:\n%s", code, stderr)
+	if code != ExitThreshold { // every frame failed: OVERLOADED, no step passed
+		t.Fatalf("exit = %d, want 1; stderr:\n%s", code, stderr)
 	}
 	r := readResult(t, out)
 	for _, s := range r.Steps {
@@ -178,8 +178,8 @@ vars: {clientKey: "{{.user.password}}"}
 scenarios: [{request: {url: "/?k={{.clientKey}}"}}]
 `, srv.URL, users))
 	code, _, stderr = ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
-	if code != ExitOK {
-		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
+	if code != ExitThreshold { // the data value repeats: a strict run's finding
+		t.Fatalf("exit = %d, want 1; stderr:\n%s", code, stderr)
 	}
 	result, _ = os.ReadFile(out)
 	if r := readResult(t, out); len(r.DuplicateIDs) == 0 || strings.Contains(string(result), "PASSWORD-SECRET") {

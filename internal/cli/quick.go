@@ -38,6 +38,7 @@ func (q *quickFlags) register(c *cobra.Command) {
 	})
 	flaggroup.In(f, flaggroup.SLO, func() {
 		f.StringVar(&q.SLO, "slo", "", "thresholds that decide the exit code, e.g. 'p99<200ms,errors<1%'")
+		f.BoolVar(&q.Strict, "strict", true, "a step whose figures a validity guard doubts (answers after a redirect, bodies of one page, percentiles the timeout shaped, repeated ids) is INVALID and fails the run; --strict=false only warns (plan key strict)")
 	})
 	flaggroup.In(f, flaggroup.Monitor, func() {
 		f.IntVar(&q.PID, "pid", 0, "watch this running process (and its children): CPU and RSS per step")

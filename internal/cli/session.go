@@ -103,28 +103,63 @@ func show(e *env, o *outputFlags, res *results.Result) error {
 }
 
 // stopped ends a run that returned err. A run stopped after a step (an
-// agent lost, a required event failed) returns its result too: its table
-// is printed, and err carries the exit code. The session has stopped its
-// outputs either way.
+// agent lost, a required event failed, the target died) returns its result
+// too: its table is printed, and its outcome gives the exit code, with
+// err's message. The session has stopped its outputs either way.
 func stopped(e *env, o *outputFlags, res *results.Result, err error) error {
 	if res == nil {
 		return runError(err)
 	}
-	return errors.Join(runError(err), show(e, o, res))
+	shown := show(e, o, res)
+	coded := runError(err)
+	var c *codedError
+	if errors.As(outcome(res), &c) && !errors.As(err, new(*failure.InputError)) {
+		coded = &codedError{code: c.code, err: err}
+	}
+	return errors.Join(coded, shown)
 }
 
-// outcome is the error that carries a finished run's exit code: interrupted,
-// a failed threshold (or no edge found), or none.
+// outcome is the error that carries a finished run's exit code, read from
+// its outcome's status (results.Outcome), as docs/cli.md's table maps it:
+// passed 0, failed 1 (find: no edge), could not run 3, interrupted 130; a
+// file left unfinished does not pass (1). It says why in one line, the
+// gravest reason first.
 func outcome(res *results.Result) error {
-	switch {
-	case res.Interrupted:
-		return &codedError{code: ExitInterrupted, err: failure.ErrInterrupted}
-	case !res.Passed && res.Search != nil:
-		return &codedError{code: ExitThreshold, err: errors.New(report.FindAnswer(res))}
-	case !res.Passed:
-		return &codedError{code: ExitThreshold, err: errors.New("a threshold failed")}
+	o := res.Outcome
+	if o.Status == "" { // a result from before outcomes were written
+		o.Status = map[bool]string{true: results.StatusPassed, false: results.StatusFailed}[res.Passed]
 	}
-	return nil
+	why := firstReason(o)
+	if res.Search != nil && o.Status == results.StatusFailed {
+		why = report.FindAnswer(res)
+	}
+	return exitOf(o, why)
+}
+
+// exitOf is the exit code of an outcome, the one mapping from status to
+// code (docs/cli.md): nil when it passed, else a coded error that says why.
+func exitOf(o results.Outcome, why string) error {
+	switch o.Status {
+	case results.StatusPassed:
+		return nil
+	case results.StatusInterrupted:
+		return &codedError{code: ExitInterrupted, err: failure.ErrInterrupted}
+	case results.StatusCouldNotRun:
+		return &codedError{code: ExitCannotRun, err: errors.New(why)}
+	}
+	return &codedError{code: ExitThreshold, err: errors.New(why)}
+}
+
+// firstReason says why a run did not pass in one line: its gravest
+// reason, and how many more the table lists.
+func firstReason(o results.Outcome) string {
+	switch len(o.Reasons) {
+	case 0:
+		return "the run did not pass"
+	case 1:
+		return "the run did not pass: " + o.Reasons[0].String()
+	}
+	return fmt.Sprintf("the run did not pass: %s (and %d more reasons, above)", o.Reasons[0], len(o.Reasons)-1)
 }
 
 // runError gives an error its exit code by its kind (package failure; nil

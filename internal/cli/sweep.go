@@ -62,7 +62,10 @@ Exits 3 when every shape failed to start, or when the target refused every scena
 			if errors.Is(err, sweep.ErrInvalid) {
 				return badInput("%w", err)
 			}
-			return runError(err)
+			if err != nil || res == nil {
+				return runError(err)
+			}
+			return exitOf(res.Outcome, firstReason(res.Outcome))
 		},
 	}
 	q.register(c)

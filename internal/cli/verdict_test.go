@@ -64,9 +64,12 @@ func TestRefusedRequestsFail(t *testing.T) {
 	}
 }
 
-// An INVALID line's hint to "set strict: false" is given only where strict
-// is on: a run that is not strict (run's default) has nothing to turn off.
-func TestStrictHintOnlyWhenStrict(t *testing.T) {
+// Strict is the default: answers that came after a redirect (the login
+// page every URL is sent to) make the step INVALID and fail the run, and
+// the INVALID line says how to accept them. A plan that opts out
+// (strict: false) keeps the verdict, passes, gives no hint to turn off
+// what is off, and says it was not strict.
+func TestRedirectTrapFailsUnlessOptedOut(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/login" {
@@ -76,17 +79,27 @@ func TestStrictHintOnlyWhenStrict(t *testing.T) {
 		w.Write([]byte("login"))
 	}))
 	defer srv.Close()
-	for _, strict := range []bool{false, true} {
+	for _, optOut := range []bool{false, true} {
 		text := "target: " + srv.URL + "\nload: {rates: [20], step: 300ms, warmup: 0s}\nhttp: {follow_redirects: true}\nscenarios:\n  - request: {url: /dashboard}\n"
-		if strict {
-			text += "strict: true\n"
+		if optOut {
+			text += "strict: false\n"
 		}
-		_, stdout, _ := ceiling(t, context.Background(), "run", writePlan(t, text), "--out", filepath.Join(t.TempDir(), "r.json"), "--quiet")
+		out := filepath.Join(t.TempDir(), "r.json")
+		code, stdout, _ := ceiling(t, context.Background(), "run", writePlan(t, text), "--out", out, "--quiet")
 		if !strings.Contains(stdout, "INVALID step 1: ") {
-			t.Fatalf("strict %v: no INVALID line:\n%s", strict, stdout)
+			t.Fatalf("strict: false %v: no INVALID line:\n%s", optOut, stdout)
 		}
-		if got := strings.Contains(stdout, "set strict: false"); got != strict {
-			t.Errorf("strict %v: hint to set strict: false shown = %v, want %v:\n%s", strict, got, strict, stdout)
+		if got := strings.Contains(stdout, "set strict: false"); got == optOut {
+			t.Errorf("strict: false %v: hint to set strict: false shown = %v:\n%s", optOut, got, stdout)
+		}
+		r := readResult(t, out)
+		wantCode, wantVerdict, wantLine := ExitThreshold, results.Invalid, "FAILED: step 1 is INVALID"
+		if optOut {
+			wantCode, wantVerdict, wantLine = ExitOK, results.Healthy, "PASSED (not strict"
+		}
+		if code != wantCode || r.Steps[0].Verdict != wantVerdict || r.Passed != optOut || r.Outcome.Strict == optOut || !strings.Contains(stdout, wantLine) {
+			t.Errorf("strict: false %v: exit %d, verdict %s, passed %v, outcome %+v; want exit %d, %s, %q:\n%s",
+				optOut, code, r.Steps[0].Verdict, r.Passed, r.Outcome, wantCode, wantVerdict, wantLine, stdout)
 		}
 	}
 }

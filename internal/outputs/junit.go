@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -29,14 +28,16 @@ const (
 // The types of the JUnit failures, errors and skips, for CI reporters that
 // show them.
 const (
-	failSLO         = "slo"         // a step's SLO terms did not hold
-	failInvalid     = "invalid"     // a step's figures cannot be trusted and that fails the run
-	failThreshold   = "threshold"   // an SLO term failed over the run
-	failRun         = "run"         // the run did not pass
-	failNoEdge      = "no_edge"     // find found no edge
-	errInterrupted  = "interrupted" // stopped by SIGINT or SIGTERM
-	errUnfinished   = "unfinished"  // ceiling was killed mid-run
-	skipInterrupted = "interrupted" // a step cut short, not judged
+	failSLO         = "slo"           // a step's SLO terms did not hold
+	failInvalid     = "invalid"       // a step's figures cannot be trusted and that fails the run
+	failThreshold   = "threshold"     // an SLO term failed over the run
+	failRun         = "run"           // the run did not pass
+	failStep        = "step"          // a step is among the reasons it did not (GENERATOR LIMITED, a dead target, a lost agent, an event)
+	errCouldNotRun  = "could_not_run" // the run could not be carried out (a dead target, a lost agent, a required event failed)
+	failNoEdge      = "no_edge"       // find found no edge
+	errInterrupted  = "interrupted"   // stopped by SIGINT or SIGTERM
+	errUnfinished   = "unfinished"    // ceiling was killed mid-run
+	skipInterrupted = "interrupted"   // a step cut short, not judged
 )
 
 // junitSuites is the document: the <testsuites> root.
@@ -100,15 +101,16 @@ type junitProblem struct {
 // the run, as result.json records them) and a case for the run itself
 // (ceiling.run).
 //
-// The report fails exactly when ceiling's exit code does: a step's case
-// fails when its SLO failed, its agent was lost, or its figures are INVALID
-// in a run that validity findings failed (strict); a term's case when the
-// term failed; the run's case when the run did not pass, and it is an error
-// when the run was interrupted or left unfinished. A verdict alone
-// (OVERLOADED at the top of a stairs) fails nothing, as it fails no run:
-// each step's verdict and reasons are in its system-out. In a find the
-// steps are probes, some failing by design: only the run's case (the edge
-// found or not) is judged.
+// The report fails exactly when ceiling's exit code does, since both read
+// the run's outcome (results.Outcome): the run's case fails with every
+// reason the outcome gives (an error when the run was interrupted, left
+// unfinished or could not be carried out), and a step's case fails when
+// the step is one of those reasons (its SLO failed, its verdict is INVALID
+// or GENERATOR LIMITED, its agent was lost, its target died). A verdict
+// alone (OVERLOADED at the top of a stairs) fails no step's case, as it
+// fails no run: each step's verdict and reasons are in its system-out. In
+// a find the steps are probes, some failing by design: only the run's
+// case (the edge found or not) is judged.
 //
 // It writes nothing that result.json does not hold (whose command and
 // target are already redacted), and less: no tags, ids or run warnings
@@ -145,17 +147,16 @@ func junitOf(r *results.Result) junitSuites {
 	if len(props) > 0 {
 		suite.Properties = &junitProperties{Property: props}
 	}
-	strict := strictFailed(r)
 	terms := termsOf(r)
 	for i := range r.Steps {
-		suite.Cases = append(suite.Cases, stepCase(r, &r.Steps[i], terms, strict))
+		suite.Cases = append(suite.Cases, stepCase(r, &r.Steps[i], terms))
 	}
 	if r.Search == nil { // a find's thresholds judged its probes, not the run
 		for _, th := range r.Thresholds {
 			suite.Cases = append(suite.Cases, thresholdCase(r, th))
 		}
 	}
-	suite.Cases = append(suite.Cases, runCase(r, strict))
+	suite.Cases = append(suite.Cases, runCase(r))
 	for _, c := range suite.Cases {
 		suite.Tests++
 		switch {
@@ -174,30 +175,40 @@ func junitOf(r *results.Result) junitSuites {
 		Time: suite.Time, Suites: []junitSuite{suite}}
 }
 
-// runCase is the run's own case: an error when it was interrupted or left
-// unfinished, a failure when it did not pass, saying why.
-func runCase(r *results.Result, strict bool) junitCase {
+// runCase is the run's own case, from its outcome: an error when it was
+// interrupted, left unfinished or could not be carried out, a failure
+// when it failed, each with every reason.
+func runCase(r *results.Result) junitCase {
 	c := junitCase{Name: "run", Classname: JUnitRun, Time: seconds(runSeconds(r))}
 	answer := report.Summary(r)
 	if r.Search != nil {
 		c.Name, answer = "find", report.FindAnswer(r)
 	}
+	o := r.Outcome
+	var why []string
+	for _, rs := range o.Reasons {
+		why = append(why, rs.String())
+	}
+	if len(why) == 0 {
+		why = []string{"the run did not pass"}
+	}
+	problem := &junitProblem{Message: strings.Join(why, "; "), Text: strings.Join(why, "\n")}
 	switch {
-	case r.Unfinished:
-		c.Error = &junitProblem{Type: errUnfinished, Message: "ceiling stopped before the run ended (killed, or a second Ctrl-C): the result is partial and did not pass"}
-	case r.Interrupted:
-		c.Error = &junitProblem{Type: errInterrupted, Message: "the run was interrupted (SIGINT or SIGTERM): only the steps that finished were judged"}
+	case o.Status == results.StatusUnfinished || o.Status == "" && r.Unfinished:
+		problem.Type, problem.Message = errUnfinished, "ceiling stopped before the run ended (killed, or a second Ctrl-C): the result is partial and did not pass"
+		c.Error = problem
+	case o.Status == results.StatusInterrupted || o.Status == "" && r.Interrupted:
+		problem.Type, problem.Message = errInterrupted, "the run was interrupted (SIGINT or SIGTERM): only the steps that finished were judged"
+		c.Error = problem
+	case o.Status == results.StatusCouldNotRun:
+		problem.Type = errCouldNotRun
+		c.Error = problem
 	case !r.Passed && r.Search != nil:
-		c.Failure = &junitProblem{Type: failNoEdge, Message: cmp.Or(report.FindAnswer(r), "no edge found")}
+		problem.Type, problem.Message = failNoEdge, cmp.Or(report.FindAnswer(r), "no edge found")
+		c.Failure = problem
 	case !r.Passed:
-		why := runReasons(r)
-		if strict {
-			why = append(why, fmt.Sprintf("the run is strict, and its figures are INVALID (%d validity findings)", len(r.Invalid)))
-		}
-		if len(why) == 0 {
-			why = []string{"the run did not pass"}
-		}
-		c.Failure = &junitProblem{Type: failRun, Message: strings.Join(why, "; "), Text: strings.Join(why, "\n")}
+		problem.Type = failRun
+		c.Failure = problem
 	}
 	if p := cmp.Or(c.Error, c.Failure); p != nil && answer != "" {
 		p.Text = strings.TrimSpace(p.Text + "\n" + answer)
@@ -207,61 +218,19 @@ func runCase(r *results.Result, strict bool) junitCase {
 	return c
 }
 
-// runReasons lists what failed the run, validity findings aside: its
-// failed thresholds, lost agents, INVALID steps and failed required
-// events.
-func runReasons(r *results.Result) []string {
-	var why []string
-	for _, th := range r.Thresholds {
-		if !th.OK {
-			why = append(why, "threshold "+th.Expr+" failed")
-		}
-	}
-	for _, s := range r.Steps {
-		switch {
-		case s.Lost != "":
-			why = append(why, fmt.Sprintf("step %d: %s", s.Index+1, s.Lost))
-		case s.Verdict == results.Invalid:
-			why = append(why, fmt.Sprintf("step %d is INVALID: %s", s.Index+1, s.VerdictReason))
-		}
-	}
-	for _, e := range r.Events {
-		if e.Required && e.Error != "" {
-			why = append(why, fmt.Sprintf("required event %s (%s) failed: %s", e.Name, e.Action, e.Error))
-		}
-	}
-	return why
-}
-
-// strictFailed reports whether the run's validity findings (Invalid)
-// failed it, as a strict run's do. result.json records strictness only for
-// a segment, so otherwise it is read from the run's verdict: it did not
-// pass, and nothing but its findings explains why (an INVALID step fails
-// any run: it explains it).
-func strictFailed(r *results.Result) bool {
-	switch {
-	case len(r.Invalid) == 0:
-		return false
-	case r.Segment != nil && r.Segment.Strict:
-		return true
-	}
-	return !r.Passed && r.Search == nil && !r.Interrupted && !r.Unfinished && len(runReasons(r)) == 0
-}
-
 // stepCase is a step's case: skipped when it was cut short (not judged),
-// failed when its SLO failed, its verdict is INVALID, or its figures are
-// INVALID in a run that this fails; its verdict and figures go to its
-// system-out.
-func stepCase(r *results.Result, s *results.Step, terms []slo.Term, strict bool) junitCase {
+// failed when it is among the reasons the run did not pass; its verdict
+// and figures go to its system-out.
+func stepCase(r *results.Result, s *results.Step, terms []slo.Term) junitCase {
 	c := junitCase{Name: stepName(s), Classname: JUnitSteps, Time: seconds(s.DurationS)}
 	details := stepDetails(r, s)
 	switch {
-	case s.Interrupted:
+	case s.Interrupted && (s.Target == nil || s.Target.Died == ""):
 		c.Skipped = &junitProblem{Type: skipInterrupted, Message: "the run was interrupted during this step: its figures are partial and were not judged"}
 	case r.Search != nil:
 		// A probe of find: the run's case carries the answer.
 	default:
-		if why, typ := stepFailure(r, s, terms, strict); len(why) > 0 {
+		if why, typ := stepFailure(r, s, terms); len(why) > 0 {
 			c.Failure = &junitProblem{Type: typ, Message: strings.Join(why, "; "), Text: details}
 			return c
 		}
@@ -272,8 +241,9 @@ func stepCase(r *results.Result, s *results.Step, terms []slo.Term, strict bool)
 
 // stepFailure says why step s fails the run, and the failure's type;
 // nothing when it does not. The reasons are the SLO terms that failed in
-// it with their values, its INVALID findings, then its verdict's reasons.
-func stepFailure(r *results.Result, s *results.Step, terms []slo.Term, strict bool) ([]string, string) {
+// it with their values, then what the run's outcome says of the step (its
+// verdict INVALID or GENERATOR LIMITED, a lost agent, a dead target).
+func stepFailure(r *results.Result, s *results.Step, terms []slo.Term) ([]string, string) {
 	var why []string
 	typ := ""
 	if s.SLOPassed != nil && !*s.SLOPassed {
@@ -290,27 +260,27 @@ func stepFailure(r *results.Result, s *results.Step, terms []slo.Term, strict bo
 		}
 	}
 	var invalid []string
-	if s.Lost != "" || s.Verdict == results.Invalid || strict && r.StepInvalid(s.Index) {
-		invalid = stepInvalid(r, s.Index)
-		if len(invalid) == 0 {
-			invalid = []string{cmp.Or(s.Lost, s.VerdictReason)}
-		}
-		typ = cmp.Or(typ, failInvalid)
-		for _, w := range invalid {
-			why = append(why, "INVALID: "+w)
+	for _, rs := range r.Outcome.Reasons {
+		switch {
+		case rs.Step != s.Index+1 || rs.Kind == results.ReasonThreshold:
+		case rs.Kind == results.ReasonInvalid:
+			typ = cmp.Or(typ, failInvalid)
+			if invalid = stepInvalid(r, s.Index); len(invalid) == 0 {
+				invalid = []string{s.VerdictReason}
+			}
+			for _, w := range invalid {
+				why = append(why, "INVALID: "+w)
+			}
+		default:
+			typ = cmp.Or(typ, failStep)
+			why = append(why, rs.Text)
 		}
 	}
 	if len(why) == 0 {
 		return nil, ""
 	}
-	var reasons []string
-	for _, v := range s.VerdictReasons {
-		if !slices.Contains(invalid, v) {
-			reasons = append(reasons, v)
-		}
-	}
-	if s.Verdict != "" && (len(reasons) > 0 || len(s.VerdictReasons) == 0) {
-		why = append(why, strings.TrimSuffix("verdict "+s.Verdict+": "+strings.Join(reasons, ", "), ": "))
+	if s.Verdict != "" && s.Verdict != results.Invalid && len(s.VerdictReasons) > 0 {
+		why = append(why, "verdict "+s.Verdict+": "+strings.Join(s.VerdictReasons, ", "))
 	}
 	return why, typ
 }
@@ -330,7 +300,7 @@ func stepDetails(r *results.Result, s *results.Step) string {
 		fmt.Fprintf(&b, "slo: %s\n", map[bool]string{true: "passed", false: "failed"}[*s.SLOPassed])
 	}
 	if r.Search != nil && !s.Interrupted {
-		fmt.Fprintf(&b, "probe: %s\n", map[bool]string{true: "passed", false: "did not pass"}[probePassed(r, s)])
+		fmt.Fprintf(&b, "probe: %s\n", map[bool]string{true: "passed", false: "did not pass"}[probePassed(s)])
 	}
 	fmt.Fprintf(&b, "sent %d, completed %d, ok %d, failed %d (errors %s), limited %d, achieved %s, p50 %s, p95 %s, p99 %s, max %s\n",
 		s.Sent, s.Completed, s.OK, s.Failed, report.Percent(s.ErrorRate), s.Limited, report.Rate(s.AchievedRate),
@@ -347,11 +317,10 @@ func stepDetails(r *results.Result, s *results.Step) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// probePassed judges a step as find does: its SLO held, its verdict is
-// neither OVERLOADED nor GENERATOR LIMITED, and its figures are valid.
-func probePassed(r *results.Result, s *results.Step) bool {
-	return s.Verdict != results.Overloaded && s.Verdict != results.GeneratorLimited &&
-		(s.SLOPassed == nil || *s.SLOPassed) && !r.StepInvalid(s.Index)
+// probePassed says whether a probe of find passed (results.Step.Pass).
+func probePassed(s *results.Step) bool {
+	ok, _ := s.Pass()
+	return ok
 }
 
 // stepInvalid returns the run's validity findings about the step of that

@@ -104,7 +104,7 @@ func redirected(i int, rate float64) results.Step {
 
 // judged judges r as a session does (run.Session.judge): the SLO, the
 // verdicts and validity, a strict run's findings, an unfinished run.
-func judged(t *testing.T, r *results.Result, expr string, strict bool) *results.Result {
+func judged(t *testing.T, r *results.Result, expr string, strict bool, search ...*results.Search) *results.Result {
 	t.Helper()
 	terms, err := slo.Parse(expr)
 	if err != nil {
@@ -116,14 +116,13 @@ func judged(t *testing.T, r *results.Result, expr string, strict bool) *results.
 		ended := started.Add(25 * time.Second)
 		r.EndedAt = &ended
 	}
+	if len(search) > 0 {
+		r.Search = search[0]
+	}
 	r.Evaluate(terms)
 	rules := results.DefaultRules
 	rules.Strict = strict
 	r.Judge(rules)
-	if strict && len(r.Invalid) > 0 {
-		r.Passed = false
-	}
-	r.Passed = r.Passed && !r.Interrupted && !r.Unfinished
 	return r
 }
 
@@ -132,12 +131,10 @@ func fixtures(t *testing.T) map[string]*results.Result {
 	interrupted := &results.Result{Name: "checkout", Interrupted: true,
 		Steps: []results.Step{openStep(0, 200, 50, 0), openStep(1, 400, 90, 0)}}
 	interrupted.Steps[1].Interrupted = true
-	find := judged(t, &results.Result{Name: "edge", Steps: []results.Step{openStep(0, 100, 50, 0), openStep(1, 200, 1200, 0)}}, "p99<200ms", true)
-	find.Search = &results.Search{Start: 100, Precision: 0.05, Outcome: "edge", Answer: "edge: 100/s at p99<200ms; 200/s fails: p99 1.20 s"}
-	find.Passed = true
-	noEdge := judged(t, &results.Result{Name: "edge", Steps: []results.Step{openStep(0, 100, 900, 0)}}, "p99<200ms", true)
-	noEdge.Search = &results.Search{Start: 100, Precision: 0.05, Outcome: "start_fails", Answer: "no edge: the first step, 100/s, fails: p99 900 ms"}
-	noEdge.Passed = false
+	find := judged(t, &results.Result{Name: "edge", Steps: []results.Step{openStep(0, 100, 50, 0), openStep(1, 200, 1200, 0)}}, "p99<200ms", true,
+		&results.Search{Start: 100, Precision: 0.05, Outcome: "edge", Answer: "edge: 100/s at p99<200ms; 200/s fails: p99 1.20 s"})
+	noEdge := judged(t, &results.Result{Name: "edge", Steps: []results.Step{openStep(0, 100, 900, 0)}}, "p99<200ms", true,
+		&results.Search{Start: 100, Precision: 0.05, Outcome: "start_fails", Answer: "no edge: the first step, 100/s, fails: p99 900 ms"})
 	hostile := &results.Result{Name: `a <b> & "c" 'd' ]]>`, Target: "http://example.test/?q=<x>&y=1",
 		Steps: []results.Step{openStep(0, 200, 50, 0)}}
 	hostile.Steps[0].Scenario = "send]]><x/>"
@@ -287,9 +284,10 @@ func TestWriteJUnitSLOFailure(t *testing.T) {
 }
 
 // An INVALID step (every request refused with a 404) fails its case and
-// the run, strict or not, saying why once. A validity finding of a step
-// whose verdict stands (answers that came after a redirect) is said in a
-// passing case, and fails step and run only when the run is strict.
+// the run, strict or not, saying why once. A validity finding (answers
+// that came after a redirect) makes a strict run's step INVALID, which
+// fails step and run; a run that opted out of strictness says the finding
+// in a passing case.
 func TestWriteJUnitInvalid(t *testing.T) {
 	all := fixtures(t)
 	const why = "every request failed with 404 Not Found: check the URL and method"
@@ -301,8 +299,8 @@ func TestWriteJUnitInvalid(t *testing.T) {
 	if strings.Count(c.Failure.Message, why) != 1 {
 		t.Errorf("failure message = %q: the verdict's reason repeats the finding", c.Failure.Message)
 	}
-	if run := caseNamed(t, doc.Suites[0], "run"); run.Failure == nil || !strings.Contains(run.Failure.Message, "step 1 is INVALID: "+why) || strings.Contains(run.Failure.Message, "strict") {
-		t.Errorf("run with an INVALID step: failure = %+v, want one that names the step and why (not strictness)", run.Failure)
+	if run := caseNamed(t, doc.Suites[0], "run"); run.Failure == nil || !strings.Contains(run.Failure.Message, "step 1 is INVALID: "+why) {
+		t.Errorf("run with an INVALID step: failure = %+v, want one that names the step and why", run.Failure)
 	}
 	const finding = "2000 answers counted as ok came after following a redirect"
 	doc, _ = writeJUnit(t, all["redirected"])
@@ -315,8 +313,8 @@ func TestWriteJUnitInvalid(t *testing.T) {
 	if c.Failure == nil || c.Failure.Type != "invalid" || !strings.HasPrefix(c.Failure.Message, "INVALID: "+finding) {
 		t.Fatalf("a finding in a strict run: failure = %+v, want type invalid, message INVALID: %s", c.Failure, finding)
 	}
-	if run := caseNamed(t, doc.Suites[0], "run"); run.Failure == nil || !strings.Contains(run.Failure.Message, "strict") {
-		t.Errorf("run of a strict run with findings: failure = %+v, want one that says the findings failed it", run.Failure)
+	if run := caseNamed(t, doc.Suites[0], "run"); run.Failure == nil || !strings.Contains(run.Failure.Message, "step 1 is INVALID: 2000 answers after a redirect") {
+		t.Errorf("run of a strict run with findings: failure = %+v, want one that says the step is INVALID and why", run.Failure)
 	}
 }
 

@@ -24,6 +24,7 @@ type Quick struct {
 	SLO                       string
 	HTTP2, Insecure, Each     bool
 	FollowRedirects           bool
+	Strict                    bool
 }
 
 // Apply writes into p the quick flags the user set: set reports whether a
@@ -65,6 +66,10 @@ func (p *Plan) Apply(q *Quick, set func(flag string) bool) error {
 	}
 	if set("slo") {
 		p.SLO = q.SLO
+	}
+	if set("strict") {
+		strict := q.Strict
+		p.Strict = &strict
 	}
 	if set("repeat") {
 		if q.Repeat < 1 || q.Repeat > MaxRepeat {

@@ -56,10 +56,11 @@ type Plan struct {
 	// Labels are the tag keys written as labels of live outputs' series
 	// (ceiling_tag_iterations_total), their values bounded by tag_limit.
 	Labels []string `yaml:"labels"`
-	// Strict makes validity warnings (redirects counted as success, bodies
-	// like an error page, duplicate ids, empty steps, percentiles shaped by
-	// the timeout) fail the run with exit 1. Nil: the command's default,
-	// false for run and true for find.
+	// Strict makes a step whose figures a validity guard doubts (answers
+	// after a redirect, bodies like one page's, percentiles shaped by the
+	// timeout, repeated ids) INVALID, which fails the run with exit 1. Nil:
+	// true, for every command; false opts out (the findings only warn),
+	// and the result says so.
 	Strict *bool `yaml:"strict"`
 
 	// pos maps field paths ("load.rates[2]") to where they are in File.

@@ -117,9 +117,6 @@ func (a answer) whyFailed(level float64) string {
 	if len(why) == 0 && st.VerdictReason != "" {
 		why = append(why, st.VerdictReason)
 	}
-	if len(why) == 0 && a.result.StepInvalid(st.Index) {
-		why = append(why, "its figures cannot be trusted (see the warnings)")
-	}
 	if r := st.Repeat; r != nil {
 		why = append(why, fmt.Sprintf("passed in %d of %d repeats", r.Passed, r.N))
 	}

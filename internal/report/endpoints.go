@@ -24,7 +24,11 @@ func endpointTable(w io.Writer, r *results.Result) {
 		}
 		success, body, cov := "-", "-", "-"
 		if s.Completed > 0 {
-			success = Percent(float64(s.Completed-s.Failed) / float64(s.Completed))
+			ok := s.Completed - s.Failed
+			if r.Outcome.Strict {
+				ok -= min(s.Redirected, ok) // not the page asked for, as far as anyone knows
+			}
+			success = Percent(float64(ok) / float64(s.Completed))
 		}
 		for _, b := range s.Scenarios {
 			if b.Name == s.Scenario && b.AvgBodyBytes > 0 {
@@ -45,5 +49,23 @@ func endpointTable(w io.Writer, r *results.Result) {
 	for _, row := range rows {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
-	fmt.Fprintf(w, "\nCoV%% is the throughput's coefficient of variation over the repeats (--repeat); \"-\" for a single run. AvgBody is the mean response body: endpoints whose bodies are the same size at every level are probably one page (a login page) served in their place.\n")
+	fmt.Fprintf(w, "\nCoV%% is the throughput's coefficient of variation over the repeats (--repeat); \"-\" for a single run. AvgBody is the mean response body: endpoints whose bodies are the same size at every level are probably one page (a login page) served in their place.%s\n", redirectNote(r))
+}
+
+// redirectNote says how Success counts answers that came after a redirect,
+// when some did.
+func redirectNote(r *results.Result) string {
+	var n int64
+	for _, s := range r.Steps {
+		if s.Scenario != "" {
+			n += s.Redirected
+		}
+	}
+	switch {
+	case n == 0:
+		return ""
+	case r.Outcome.Strict:
+		return " Success leaves out the answers that came after following a redirect: they may not be the page asked for (strict: false counts them)."
+	}
+	return " Success counts the answers that came after following a redirect (strict: false)."
 }

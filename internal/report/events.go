@@ -114,29 +114,6 @@ func mdEventTable(w io.Writer, head []string, rows [][]string) {
 	mdAlignedTable(w, head, rows, func(i int) bool { return i < 2 || i == len(head)-1 })
 }
 
-// eventVerdict adds a step's events to its verdict: the step was stressed
-// by design, so a HEALTHY one reads STRESSED (event: restart), and a worse
-// verdict keeps its word and names the event before its reasons. The
-// verdict in result.json is not changed.
-func eventVerdict(s results.Step) (string, string) {
-	if len(s.Events) == 0 || s.Verdict == "" {
-		return s.Verdict, s.VerdictReason
-	}
-	v, why := s.Verdict, s.VerdictReason
-	if v == results.Healthy {
-		v = results.Stressed
-	}
-	ev := "event: "
-	if len(s.Events) > 1 {
-		ev = "events: "
-	}
-	ev += strings.Join(s.Events, ", ")
-	if why != "" {
-		ev += "; " + why
-	}
-	return v, ev
-}
-
 // eventMarks are the run's events as marks on a plot over time: a line
 // at each start, labelled with its name, and its span shaded until its
 // end.

@@ -10,14 +10,18 @@ import (
 )
 
 // eventSample is sample() with events: a restart and a failing command
-// in step 2 (which was HEALTHY), and a pause that could not act in step
+// in step 2 (which was HEALTHY, and so is STRESSED), and a pause that could not act in step
 // 3; every step has a series, with the target's CPU.
 func eventSample() *results.Result {
 	r := sample()
 	rec, exit := 1.5, 2
-	r.Steps[1].Verdict = results.Healthy
+	r.Steps[1].Verdict, r.Steps[1].VerdictReason = results.Stressed, "events: restart-api, smoke" // as Judge says it
 	r.Steps[1].Events = []string{"restart-api", "smoke"}
 	r.Steps[2].Events = []string{"freeze"}
+	r.Steps[2].VerdictReason = "event: freeze; " + r.Steps[2].VerdictReason
+	r.Outcome.Reasons = append(r.Outcome.Reasons, results.Reason{Kind: results.ReasonEventFailed, Step: 2, Text: "required event smoke (run) failed: exit status 2"},
+		results.Reason{Kind: results.ReasonNotRecovered, Step: 2, Text: "the target did not recover from event smoke (run) before the step ended"})
+	r.Outcome.Status = results.StatusOf(r.Outcome.Reasons)
 	r.Events = []results.Event{
 		{Name: "restart-api", Action: "restart", Step: 1, AtS: 10, StartS: 15, DurationS: 2.4, RecoveryS: &rec,
 			Window: &results.EventWindow{FromS: 15, ToS: 19, Completed: 1200, Failed: 310, Errors: map[string]int64{"refused": 300, "reset": 10},
@@ -52,28 +56,6 @@ func TestEventsMarkdownGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "events.md", b.Bytes())
-}
-
-// A step in which an event happened says so in its verdict: HEALTHY
-// reads STRESSED, a worse verdict keeps its word; result.json's verdict
-// is not changed.
-func TestEventVerdict(t *testing.T) {
-	tests := []struct {
-		name string
-		s    results.Step
-		want string
-	}{
-		{"no event", results.Step{Verdict: results.Healthy}, "HEALTHY"},
-		{"healthy", results.Step{Verdict: results.Healthy, VerdictReasons: []string{}, Events: []string{"restart"}}, "STRESSED (event: restart)"},
-		{"stressed", results.Step{Verdict: results.Stressed, VerdictReason: "p95 120 ms ≥ 100 ms", Events: []string{"a", "b"}}, "STRESSED (events: a, b; p95 120 ms ≥ 100 ms)"},
-		{"overloaded", results.Step{Verdict: results.Overloaded, VerdictReason: "errors 5.0% > 1.0%", Events: []string{"kill"}}, "OVERLOADED (event: kill; errors 5.0% > 1.0%)"},
-		{"not judged", results.Step{Events: []string{"kill"}}, "-"},
-	}
-	for _, tt := range tests {
-		if got := verdict(tt.s); got != tt.want {
-			t.Errorf("%s: verdict(%+v) = %q, want %q", tt.name, tt.s, got, tt.want)
-		}
-	}
 }
 
 // A failed action shows its error; a command its exit code, and when it

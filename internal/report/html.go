@@ -42,17 +42,17 @@ func body(r *results.Result, story string) string {
 	if r.Search != nil {
 		answer = FindAnswer(r)
 	}
-	return bodyWith(r, answer, Summary(r), story)
+	return bodyWith(r, answer, Summary(r), OutcomeLine(r), story)
 }
 
-// bodyWith is body with answer (find's) and summary as its first lines.
-func bodyWith(r *results.Result, answer, summary, story string) string {
+// bodyWith is body with answer (find's), summary and the outcome as its
+// first lines.
+func bodyWith(r *results.Result, answer, summary, outcome, story string) string {
 	var b strings.Builder
-	if answer != "" {
-		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(answer))
-	}
-	if s := summary; s != "" {
-		fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(s))
+	for _, line := range []string{answer, summary, outcome} {
+		if line != "" {
+			fmt.Fprintf(&b, "<p class=\"answer\">%s</p>\n", html.EscapeString(line))
+		}
 	}
 	fmt.Fprintf(&b, "<p>%s · %s, %d CPUs · ceiling %s</p>\n<pre>%s</pre>\n",
 		html.EscapeString(r.StartedAt.UTC().Format("2006-01-02 15:04 MST")), html.EscapeString(r.Host.OS), r.Host.CPUs,
@@ -228,11 +228,11 @@ func LiveBody(r *results.Result, running *results.Step, now string) string {
 	if running != nil {
 		all.Steps = append(slices.Clip(r.Steps), *running)
 	}
-	summary, story := "", ""
+	summary, outcome, story := "", "", ""
 	if len(r.Steps) > 0 {
-		summary, story = Summary(r), BrokeFirst(r)
+		summary, outcome, story = Summary(r), "so far: "+OutcomeLine(soFar(r)), BrokeFirst(r)
 	}
-	b.WriteString(bodyWith(&all, "", summary, story))
+	b.WriteString(bodyWith(&all, "", summary, outcome, story))
 	return b.String()
 }
 

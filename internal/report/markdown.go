@@ -31,6 +31,7 @@ func markdown(w io.Writer, r *results.Result) {
 	if s := Summary(r); s != "" {
 		fmt.Fprintf(w, "**%s**\n\n", mdEscape(s))
 	}
+	fmt.Fprintf(w, "**%s**\n\n", mdEscape(OutcomeLine(r)))
 	fmt.Fprintf(w, "| setup | |\n|---|---|\n")
 	if r.Target != "" {
 		fmt.Fprintf(w, "| target | %s |\n", mdEscape(r.Target))

@@ -28,6 +28,8 @@ func findSample() *results.Result {
 		Host:       results.Host{OS: "linux/amd64", CPUs: 2, Version: "test"},
 		Search:     &results.Search{Start: 50, Precision: 0.05, Outcome: "edge", Answer: "edge: 161/s at p99<50ms, errors<1%, delivered>=95%; 168/s fails: delivered 91.87%"},
 		Edge:       &results.Edge{Rate: 161, Step: 7},
+		Outcome:    results.Outcome{Status: results.StatusPassed, Strict: true, Reasons: []results.Reason{}},
+		Passed:     true,
 		Thresholds: []results.Threshold{{Expr: "p99<50ms", Value: 3, OK: true}, {Expr: "errors<1%", Value: 2.5, OK: false}, {Expr: "delivered>=95%", Value: 71, OK: false}},
 	}
 	levels := []float64{50, 100, 200, 141, 168, 154, 161, 161}

@@ -37,13 +37,15 @@ func sample() *results.Result {
 			{Index: 2, Model: "open", TargetRate: 800, Completed: 24000, OK: 20000, Failed: 4000, AchievedRate: 666.7,
 				Errors: map[string]int64{"http_5xx": 3000, "timeout": 900, "reset": 100}, ErrorRate: 4000.0 / 24000,
 				Late: 35, MaxLagMS: 31.5, Verdict: "OVERLOADED", VerdictReason: "errors 16.7% > 1.0%",
-				Target:    &results.Target{CPUPct: 61, CPULimitPct: 100, RSSMB: 112, Samples: 30},
-				Notes:     []string{"latency rose without CPU saturation (p99 11.2ms → 3.9s at 61% of 100% CPU): something blocks (I/O, locks, a pool)"},
+				Target: &results.Target{CPUPct: 61, CPULimitPct: 100, RSSMB: 112, Samples: 30},
+				Notes: []string{"p99 3.9s reached the timeout (4s): its percentiles are lower bounds, shaped by the timeout",
+					"latency rose without CPU saturation (p99 11.2ms → 3.9s at 61% of 100% CPU): something blocks (I/O, locks, a pool)"},
 				LatencyMS: metrics.Latency{P50: 210, P95: 3300, P99: 3900, Max: 10000}, SLOPassed: &fail,
 				Warnings: []string{"generator could not hold the rate"}},
 		},
-		Invalid:    []string{"step 3: p99 3.9s reached the timeout (4s): the timeout, not the target, shaped the percentiles"},
 		Thresholds: []results.Threshold{{Expr: "p99<100ms", Value: 3900, OK: false}, {Expr: "errors<1%", Value: 16.67, OK: false}},
+		Outcome: results.Outcome{Status: results.StatusFailed, Strict: true, Reasons: []results.Reason{
+			{Kind: results.ReasonThreshold, Text: "threshold p99<100ms failed"}, {Kind: results.ReasonThreshold, Text: "threshold errors<1% failed"}}},
 	}
 }
 
@@ -109,7 +111,7 @@ func TestHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	for _, want := range []string{"<!doctype html>", "<table>", "<th>p99</th>", "<svg", "Load against latency", "Response time over time", "Requests per second over time", "Latency distribution", "Errors by class", "INVALID step 3"} {
+	for _, want := range []string{"<!doctype html>", "<table>", "<th>p99</th>", "<svg", "Load against latency", "Response time over time", "Requests per second over time", "Latency distribution", "Errors by class", "NOTE step 3", "FAILED: threshold p99&lt;100ms failed"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}

@@ -20,15 +20,14 @@ func level(s results.Step) float64 {
 	return s.TargetRate
 }
 
-// judged returns the finished steps that have a verdict or an SLO, sorted
+// judged returns the steps that were judged (results.Step.Pass), sorted
 // by level (a find runs them out of order; with load.each, within each
-// scenario's stairs), each with whether it passed as
-// find judges a step: its SLO held, its verdict is neither OVERLOADED nor
-// GENERATOR LIMITED, and its figures are valid.
+// scenario's stairs), each with whether it passed: HEALTHY or STRESSED
+// and its SLO held, as the run's outcome counts them.
 func judged(r *results.Result) ([]results.Step, []bool) {
 	var steps []results.Step
 	for _, s := range r.Steps {
-		if !s.Interrupted && (s.Verdict != "" || s.SLOPassed != nil) {
+		if _, ok := s.Pass(); ok {
 			steps = append(steps, s)
 		}
 	}
@@ -42,9 +41,8 @@ func judged(r *results.Result) ([]results.Step, []bool) {
 		return cmp.Or(cmp.Compare(group[a.Scenario], group[b.Scenario]), cmp.Compare(level(a), level(b)))
 	})
 	passed := make([]bool, len(steps))
-	for i, s := range steps {
-		passed[i] = s.Verdict != results.Overloaded && s.Verdict != results.GeneratorLimited &&
-			(s.SLOPassed == nil || *s.SLOPassed) && !r.StepInvalid(s.Index)
+	for i := range steps {
+		passed[i], _ = steps[i].Pass()
 	}
 	return steps, passed
 }
@@ -131,8 +129,8 @@ func whyFailed(r *results.Result, s *results.Step) string {
 	if len(why) == 0 && s.VerdictReason != "" {
 		why = append(why, s.VerdictReason)
 	}
-	if len(why) == 0 && r.StepInvalid(s.Index) {
-		why = append(why, "its figures cannot be trusted (see INVALID)")
+	if r := s.Repeat; r != nil {
+		why = append(why, fmt.Sprintf("passed in %d of %d repeats", r.Passed, r.N))
 	}
 	if len(why) == 0 {
 		return "see its verdict"

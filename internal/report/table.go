@@ -213,10 +213,10 @@ func ellipsis(more bool) string {
 	return ""
 }
 
-// verdict is the step's verdict, with its reason when it is not HEALTHY.
-// A step in which events happened says so (eventVerdict).
+// verdict is the step's verdict, with its reason when it is not HEALTHY
+// (a step in which events happened names them there).
 func verdict(s results.Step) string {
-	v, why := eventVerdict(s)
+	v, why := s.Verdict, s.VerdictReason
 	switch {
 	case v == "":
 		return "-"
@@ -295,6 +295,7 @@ func text(w io.Writer, r *results.Result, width int) {
 	if s := Summary(r); s != "" {
 		fmt.Fprintf(w, "\n%s\n", s)
 	}
+	fmt.Fprintf(w, "\n%s\n", OutcomeLine(r))
 }
 
 // footer writes thresholds and warnings; prefix starts each line.

@@ -322,6 +322,7 @@ func TestEvaluateRecovery(t *testing.T) {
 	}
 	r := two()
 	r.Evaluate(terms(t, "p99<50ms, recovery<5s"))
+	r.Judge(DefaultRules)
 	want := []Threshold{{Expr: "p99<50ms", Value: 20, OK: true}, {Expr: "recovery<5s", Value: 250, OK: true}}
 	if diff := cmp.Diff(want, r.Thresholds); diff != "" || !r.Passed {
 		t.Errorf("thresholds (-want +got):\n%s; passed %v", diff, r.Passed)
@@ -329,6 +330,7 @@ func TestEvaluateRecovery(t *testing.T) {
 
 	r = two()
 	r.Evaluate(terms(t, "p99<50ms, recovery<200ms"))
+	r.Judge(DefaultRules)
 	if th := r.Thresholds[1]; th.OK || th.Value != 250 || r.Passed || *r.Steps[0].SLOPassed || !*r.Steps[1].SLOPassed {
 		t.Errorf("recovery<200ms after 250 ms: %+v, passed %v, steps %v %v; want it failed in step 1 only", th, r.Passed, *r.Steps[0].SLOPassed, *r.Steps[1].SLOPassed)
 	}

@@ -81,6 +81,7 @@ func elem(t reflect.Type) reflect.Type {
 // figures, or of who measured them; MergeSteps and Combine set them.
 var notFigures = map[string]string{
 	"SLOPassed":        "judged on the merged or combined step",
+	"Passed":           "judged on the merged or combined step",
 	"Verdict":          "judged on the merged or combined step",
 	"VerdictReason":    "judged on the merged or combined step",
 	"VerdictReasons":   "judged on the merged or combined step",

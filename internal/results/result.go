@@ -38,10 +38,15 @@ type Result struct {
 	// Unfinished is true in every write before the run's last: a file that
 	// still says so was left by a ceiling that was killed (or aborted by a
 	// second Ctrl-C) mid-run. Such a result never passed.
-	Unfinished bool     `json:"unfinished,omitempty"`
-	Passed     bool     `json:"passed"`
-	Warnings   []string `json:"warnings"`
-	Steps      []Step   `json:"steps"`
+	Unfinished bool `json:"unfinished,omitempty"`
+	// Passed is Outcome's status read as one bit: true only when it is
+	// StatusPassed.
+	Passed bool `json:"passed"`
+	// Outcome is the run's answer, with every reason it did not pass
+	// (decide).
+	Outcome  Outcome  `json:"outcome"`
+	Warnings []string `json:"warnings"`
+	Steps    []Step   `json:"steps"`
 	// Events are the plan's events that happened during the run (a pause,
 	// a restart...), in the order they began, with what each cost
 	// (CostEvents).
@@ -184,41 +189,45 @@ type Step struct {
 	Errors     map[string]int64 `json:"errors"`
 	// Status4xx is the status of the step's 4xx failures when they all had
 	// the same one (-1: several).
-	Status4xx        int                             `json:"status_4xx,omitempty"`
-	AchievedRate     float64                         `json:"achieved_rate"`
-	Throughput       float64                         `json:"throughput"`
-	ErrorRate        float64                         `json:"error_rate"`
-	Late             int64                           `json:"late"`
-	NotSent          int64                           `json:"not_sent"`
-	Retried          int64                           `json:"retried"`
-	Redirected       int64                           `json:"redirected_ok"`
-	RetryAfters      int64                           `json:"retry_afters"`
-	RetryAfterS      float64                         `json:"retry_after_max_s"`
-	MaxLagMS         float64                         `json:"max_lag_ms"`
-	MeanLagMS        float64                         `json:"mean_lag_ms"`
-	SettleS          float64                         `json:"settle_s,omitempty"`
-	Workers          int                             `json:"workers"`
-	BytesIn          int64                           `json:"bytes_in"`
-	BytesOut         int64                           `json:"bytes_out"`
-	LatencyMS        metrics.Latency                 `json:"latency_ms"`
-	ServiceMS        metrics.Latency                 `json:"service_ms"`
-	Scenarios        []Breakdown                     `json:"scenarios"`
-	Logins           *Logins                         `json:"logins,omitempty"`
-	Tags             map[string]map[string]Breakdown `json:"tags"`
-	WebSocket        *Sockets                        `json:"websocket,omitempty"`
-	SLOPassed        *bool                           `json:"slo_passed,omitempty"`
-	Verdict          string                          `json:"verdict,omitempty"`
-	VerdictReason    string                          `json:"verdict_reason,omitempty"`
-	VerdictReasons   []string                        `json:"verdict_reasons"`
-	GeneratorLimited bool                            `json:"generator_limited"`
-	Generator        *Generator                      `json:"generator,omitempty"`
-	Target           *Target                         `json:"target,omitempty"`
-	Delivery         *Delivery                       `json:"delivery,omitempty"`
-	Notes            []string                        `json:"notes,omitempty"`
-	Warnings         []string                        `json:"warnings"`
-	Histogram        string                          `json:"histogram"`
-	ServiceHist      string                          `json:"service_histogram"`
-	Series           []Point                         `json:"series"`
+	Status4xx    int                             `json:"status_4xx,omitempty"`
+	AchievedRate float64                         `json:"achieved_rate"`
+	Throughput   float64                         `json:"throughput"`
+	ErrorRate    float64                         `json:"error_rate"`
+	Late         int64                           `json:"late"`
+	NotSent      int64                           `json:"not_sent"`
+	Retried      int64                           `json:"retried"`
+	Redirected   int64                           `json:"redirected_ok"`
+	RetryAfters  int64                           `json:"retry_afters"`
+	RetryAfterS  float64                         `json:"retry_after_max_s"`
+	MaxLagMS     float64                         `json:"max_lag_ms"`
+	MeanLagMS    float64                         `json:"mean_lag_ms"`
+	SettleS      float64                         `json:"settle_s,omitempty"`
+	Workers      int                             `json:"workers"`
+	BytesIn      int64                           `json:"bytes_in"`
+	BytesOut     int64                           `json:"bytes_out"`
+	LatencyMS    metrics.Latency                 `json:"latency_ms"`
+	ServiceMS    metrics.Latency                 `json:"service_ms"`
+	Scenarios    []Breakdown                     `json:"scenarios"`
+	Logins       *Logins                         `json:"logins,omitempty"`
+	Tags         map[string]map[string]Breakdown `json:"tags"`
+	WebSocket    *Sockets                        `json:"websocket,omitempty"`
+	SLOPassed    *bool                           `json:"slo_passed,omitempty"`
+	// Passed says whether the step passed: HEALTHY or STRESSED and its SLO
+	// held (with repeats, in most of them). Nil for a step cut short, which
+	// is not judged.
+	Passed           *bool      `json:"passed,omitempty"`
+	Verdict          string     `json:"verdict,omitempty"`
+	VerdictReason    string     `json:"verdict_reason,omitempty"`
+	VerdictReasons   []string   `json:"verdict_reasons"`
+	GeneratorLimited bool       `json:"generator_limited"`
+	Generator        *Generator `json:"generator,omitempty"`
+	Target           *Target    `json:"target,omitempty"`
+	Delivery         *Delivery  `json:"delivery,omitempty"`
+	Notes            []string   `json:"notes,omitempty"`
+	Warnings         []string   `json:"warnings"`
+	Histogram        string     `json:"histogram"`
+	ServiceHist      string     `json:"service_histogram"`
+	Series           []Point    `json:"series"`
 	// Events names the events that happened in this step (Result.Events):
 	// its figures include what they cost.
 	Events []string `json:"events,omitempty"`

@@ -171,7 +171,7 @@ func TestLoginTermSkipsStepsLoggedInEarlier(t *testing.T) {
 
 	r := &Result{Steps: []Step{made, earlier}}
 	r.Evaluate(terms)
-	r.Judge(Rules{})
+	r.Judge(DefaultRules)
 	if th := r.Thresholds[0]; !th.OK || th.Value != 400 || !r.Passed {
 		t.Errorf("login.p99<2s over a step of logins and one logged in earlier: %+v, passed %v; want ok at 400 ms", th, r.Passed)
 	}
@@ -271,6 +271,37 @@ func TestInvalidStepFailsRun(t *testing.T) {
 		r.Judge(DefaultRules)
 		if r.Passed != tt.want {
 			t.Errorf("%s: Passed = %v (verdicts %s, %s), want %v", tt.name, r.Passed, r.Steps[0].Verdict, r.Steps[len(r.Steps)-1].Verdict, tt.want)
+		}
+	}
+}
+
+// A step in which an event happened says so in its verdict, in
+// result.json as in every report: HEALTHY reads STRESSED, a worse verdict
+// keeps its word and names the events first; a step without events is
+// judged as ever.
+func TestJudgeEventVerdict(t *testing.T) {
+	overloaded := step(100, 5)
+	overloaded.Failed, overloaded.OK, overloaded.ErrorRate = 5, 95, 0.05
+	tests := []struct {
+		name    string
+		s       Step
+		events  []string
+		verdict string
+		reasons []string
+	}{
+		{"no event", step(100, 5), nil, Healthy, []string{}},
+		{"healthy", step(100, 5), []string{"restart"}, Stressed, []string{"event: restart"}},
+		{"stressed", step(100, 120), []string{"a", "b"}, Stressed, []string{"events: a, b", "p95 120ms ≥ 100ms"}},
+		{"overloaded", overloaded, []string{"kill"}, Overloaded, []string{"event: kill", "errors 5.0% > 1.0%"}},
+	}
+	for _, tt := range tests {
+		tt.s.Events = tt.events
+		r := &Result{Steps: []Step{tt.s}}
+		r.Evaluate(nil)
+		r.Judge(DefaultRules)
+		s := r.Steps[0]
+		if s.Verdict != tt.verdict || !slices.Equal(s.VerdictReasons, tt.reasons) || s.VerdictReason != strings.Join(tt.reasons, "; ") {
+			t.Errorf("%s: verdict %s %q (%q), want %s %q", tt.name, s.Verdict, s.VerdictReasons, s.VerdictReason, tt.verdict, tt.reasons)
 		}
 	}
 }

@@ -10,9 +10,10 @@ import (
 // Evaluate checks every term against every complete step: a threshold
 // holds only if it holds in each step, because a stairs run that passes on
 // average can still fail at the level that matters. Each Threshold carries
-// the worst step's value. It sets each step's SLOPassed, r.Thresholds and
-// r.Passed. An interrupted (partial) step is not judged. With no complete
-// step at all, every threshold fails. It first costs the run's events
+// the worst step's value. It sets each step's SLOPassed and r.Thresholds;
+// Judge then decides whether the run passed. A partial step (interrupted,
+// or short of a lost agent's share) is not judged. With no complete step
+// at all, every threshold fails. It first costs the run's events
 // (CostEvents): a recovery term judges them, over the whole run
 // (evaluateEvents).
 func (r *Result) Evaluate(terms []slo.Term) {
@@ -22,20 +23,19 @@ func (r *Result) Evaluate(terms []slo.Term) {
 	var judged []int
 	for i := range r.Steps {
 		r.Steps[i].SLOPassed = nil
-		if len(terms) > 0 && !r.Steps[i].Interrupted {
+		if r.Steps[i].Interrupted || r.Steps[i].Lost != "" {
+			continue // a partial step: its figures are short of its load
+		}
+		if len(terms) > 0 {
 			ok := true
 			r.Steps[i].SLOPassed = &ok
-			judged = append(judged, i)
-		} else if !r.Steps[i].Interrupted {
-			judged = append(judged, i)
 		}
+		judged = append(judged, i)
 	}
-	r.Passed = len(judged) > 0 || len(terms) == 0
 	for _, t := range terms {
 		th := Threshold{Expr: t.Text, OK: len(judged) > 0}
 		if t.OfEvents() {
 			r.evaluateEvents(t, judged, &th)
-			r.Passed = r.Passed && th.OK
 			r.Thresholds = append(r.Thresholds, th)
 			continue
 		}
@@ -69,7 +69,6 @@ func (r *Result) Evaluate(terms []slo.Term) {
 			th.OK = false
 			r.noSamples = append(r.noSamples, fmt.Sprintf("threshold %s evaluated on no samples: no judged step made a login; it fails, as no evidence is not a pass", t.Text))
 		}
-		r.Passed = r.Passed && th.OK
 		r.Thresholds = append(r.Thresholds, th)
 	}
 }

@@ -64,17 +64,36 @@ const (
 	GeneratorCPUShare = 0.95
 )
 
-// Judge sets every step's verdict, reason and generator limit, and the
-// run's validity findings (Invalid). Call it after Evaluate: a step that is
-// INVALID (a wrong request, no login, a lost agent, a dead target) fails
-// the run, SLO or not, since what it measured is not the target's capacity.
+// Judge sets every step's verdict, reasons, notes and whether it passed,
+// and the run's validity findings (Invalid), then decides the run's
+// outcome (decide): call it after Evaluate. A strict run (rules.Strict)
+// makes a step whose figures a validity guard doubts (redirects, bodies of
+// the same page, percentiles the timeout shaped) INVALID, whatever it
+// measured; without strictness those findings are listed and fail nothing.
+// A step with events is at best STRESSED: the plan stressed it on purpose.
 func (r *Result) Judge(rules Rules) {
 	r.Invalid = []string{}
 	lagNoted := false
+	alone := r.sameBodiesAlone()
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		s.GeneratorLimited = s.generatorLimited()
 		s.Verdict, s.VerdictReasons = s.verdict(rules)
+		findings := s.validity(rules)
+		if s.Scenario != "" && !s.Interrupted {
+			for _, g := range alone {
+				if slices.Contains(g.names, s.Scenario) {
+					findings = append(findings, finding{short: "same-size bodies as " + andList(others(g.names, s.Scenario)), text: g.text})
+				}
+			}
+		}
+		if rules.Strict && len(findings) > 0 && s.Verdict != Invalid {
+			s.Verdict, s.VerdictReasons = Invalid, nil
+			for _, f := range findings {
+				s.VerdictReasons = append(s.VerdictReasons, f.short)
+			}
+		}
+		s.VerdictReasons = s.eventful(s.VerdictReasons)
 		s.VerdictReason = strings.Join(s.VerdictReasons, "; ")
 		var prev *Step
 		if i > 0 {
@@ -86,18 +105,63 @@ func (r *Result) Judge(rules Rules) {
 			s.Notes = append(s.Notes, fmt.Sprintf("timer lag: exchanges started on average %s after their intended times (the generator's timer waking it; above 2000/s Go's timers wake with about 1 ms granularity: docs/measurements.md); the latency includes it, service_ms (p50 %s) does not; mean_lag_ms has it for every step",
 				ms(s.MeanLagMS), ms(s.ServiceMS.P50)))
 		}
-		for _, w := range s.validity(rules) {
-			r.Invalid = append(r.Invalid, fmt.Sprintf("step %d: %s", s.Index+1, w))
+		for _, f := range findings {
+			r.Invalid = append(r.Invalid, fmt.Sprintf("step %d: %s", s.Index+1, f.text))
 		}
+		s.Passed = s.passes()
 	}
-	if slices.ContainsFunc(r.Steps, func(s Step) bool { return s.Verdict == Invalid }) {
-		r.Passed = false
-	}
-	r.Invalid = append(r.Invalid, r.sameBodiesAlone()...)
 	r.Invalid = append(r.Invalid, r.noSamples...)
 	for _, d := range r.DuplicateIDs {
 		r.Invalid = append(r.Invalid, fmt.Sprintf("%s repeated %d times", d.Source, d.Count))
 	}
+	r.decide(rules.Strict)
+}
+
+// eventful adds the step's events to its verdict's reasons, first: a step
+// in which events happened was stressed on purpose, so a HEALTHY one is
+// STRESSED (event: restart), and a worse verdict keeps its word and names
+// the events before its own reasons.
+func (s *Step) eventful(reasons []string) []string {
+	if len(s.Events) == 0 || s.Verdict == "" {
+		return reasons
+	}
+	if s.Verdict == Healthy {
+		s.Verdict = Stressed
+	}
+	ev := "event: "
+	if len(s.Events) > 1 {
+		ev = "events: "
+	}
+	return append([]string{ev + strings.Join(s.Events, ", ")}, reasons...)
+}
+
+// Pass reports whether the step passed (Passed), and whether it was
+// judged at all: a step cut short was not. A step of a result written
+// before steps said whether they passed is judged from its verdict and
+// SLO, as Passed would be.
+func (s *Step) Pass() (passed, judged bool) {
+	switch {
+	case s.Passed != nil:
+		return *s.Passed, true
+	case s.Interrupted || s.Verdict == "" && s.SLOPassed == nil:
+		return false, false
+	}
+	return s.Verdict != Overloaded && s.Verdict != GeneratorLimited && s.Verdict != Invalid && (s.SLOPassed == nil || *s.SLOPassed), true
+}
+
+// passes says whether the step passed, as find judges a probe and a run
+// its steps: a verdict of HEALTHY or STRESSED (a strict run's doubtful
+// figures are INVALID) and its SLO held; with repeats, when most of them
+// passed. Nil for a step that was cut short, which is not judged.
+func (s *Step) passes() *bool {
+	if s.Interrupted {
+		return nil
+	}
+	ok := (s.Verdict == Healthy || s.Verdict == Stressed) && (s.SLOPassed == nil || *s.SLOPassed)
+	if r := s.Repeat; r != nil && r.N > 0 {
+		ok = 2*r.Passed > r.N
+	}
+	return &ok
 }
 
 // lateShare is the share of the window's arrivals that were late, those
@@ -264,39 +328,53 @@ func (s *Step) generatorReasons() []string {
 	return out
 }
 
+// finding is one thing that makes a step's figures untrustworthy: text
+// says it in full (result.json's invalid[], the INVALID lines), short in
+// a few words (the verdict's reason when it makes the step INVALID).
+type finding struct{ short, text string }
+
 // validity lists what makes the step's figures untrustworthy.
-func (s *Step) validity(rules Rules) []string {
-	var w []string
+func (s *Step) validity(rules Rules) []finding {
+	var w []finding
 	if s.Lost != "" {
-		return []string{s.Lost}
+		return []finding{{s.Lost, s.Lost}}
 	}
 	if s.Interrupted {
 		return nil
 	}
 	if s.Completed == 0 && s.Sent > 0 {
-		w = append(w, "no exchange completed")
+		w = append(w, finding{"no exchange completed", "no exchange completed"})
 	}
 	if why := s.wrongRequest(); why != "" {
-		w = append(w, why)
+		w = append(w, finding{why, why})
 	}
 	if why := s.noLogin(); why != "" {
-		w = append(w, why)
+		w = append(w, finding{why, why})
 	}
 	if s.Redirected > 0 {
 		accept := ""
 		if rules.Strict {
-			accept = ", or set strict: false"
+			accept = " (if they are, set strict: false or --strict=false)"
 		}
-		w = append(w, fmt.Sprintf("%d answers counted as ok came after following a redirect: check they are the page asked for, not a login page (compare avg body sizes)%s", s.Redirected, accept))
+		w = append(w, finding{fmt.Sprintf("%d answers after a redirect", s.Redirected),
+			fmt.Sprintf("%d answers counted as ok came after following a redirect: check they are the page asked for, not a login page (compare avg body sizes)%s", s.Redirected, accept)})
 	}
-	if s.Errors["redirect"] > 0 {
-		w = append(w, fmt.Sprintf("%d redirects: a page that answers with a redirect (to a login page?) is not the page", s.Errors["redirect"]))
+	if n := s.Errors["redirect"]; n > 0 {
+		w = append(w, finding{fmt.Sprintf("%d redirects", n), fmt.Sprintf("%d redirects: a page that answers with a redirect (to a login page?) is not the page", n)})
 	}
-	if rules.TimeoutMS > 0 && s.Completed > 0 && s.LatencyMS.P99 >= 0.99*rules.TimeoutMS {
-		w = append(w, fmt.Sprintf("p99 %s reached the timeout (%s): the timeout, not the target, shaped the percentiles", ms(s.LatencyMS.P99), ms(rules.TimeoutMS)))
+	if s.timeoutShaped(rules) && s.Verdict != Overloaded {
+		w = append(w, finding{"p99 at the timeout", fmt.Sprintf("p99 %s reached the timeout (%s): the timeout, not the target, shaped the percentiles", ms(s.LatencyMS.P99), ms(rules.TimeoutMS))})
 	}
-	w = append(w, s.sameBodies()...)
-	return w
+	return append(w, s.sameBodies()...)
+}
+
+// timeoutShaped reports whether the step's p99 reached the exchange
+// timeout: its percentiles are then the timeout's, lower bounds of the
+// target's. An OVERLOADED step says so in a note: its verdict stands
+// either way, and the top of a stairs that overloads its target is not
+// invalid for it.
+func (s *Step) timeoutShaped(rules Rules) bool {
+	return rules.TimeoutMS > 0 && s.Completed > 0 && s.LatencyMS.P99 >= 0.99*rules.TimeoutMS
 }
 
 // idle reports whether the step sent nothing by design and held sockets:
@@ -379,10 +457,24 @@ func RefusedHint(status int) string {
 	return "check the request"
 }
 
+// SameBodyMinBytes is the smallest average body the same-size guard
+// compares: below it, distinct pages share a size by chance ("ok\n" and
+// "[]\n" are both 3 bytes), while the pages it is there to catch (a
+// login page, an error page served for every URL) are larger.
+const SameBodyMinBytes = 32
+
+// bodyGroup is scenarios whose bodies had the same average size, and the
+// finding that says so.
+type bodyGroup struct {
+	names []string
+	text  string
+}
+
 // sameBodiesAlone finds scenarios run alone (load.each) whose bodies have
 // the same average size at every level both ran: a redirect to the login
-// page, served for every page, is told by exactly this.
-func (r *Result) sameBodiesAlone() []string {
+// page, served for every page, is told by exactly this. Scenarios alike
+// pairwise are grouped (a and b, b and c: one group), one finding each.
+func (r *Result) sameBodiesAlone() []bodyGroup {
 	type level struct {
 		rate float64
 		vus  int
@@ -394,7 +486,7 @@ func (r *Result) sameBodiesAlone() []string {
 			continue
 		}
 		for _, b := range s.Scenarios {
-			if b.Name != s.Scenario || b.WebSocket || b.AvgBodyBytes <= 0 {
+			if b.Name != s.Scenario || b.WebSocket || b.AvgBodyBytes < SameBodyMinBytes {
 				continue
 			}
 			if body[b.Name] == nil {
@@ -404,38 +496,95 @@ func (r *Result) sameBodiesAlone() []string {
 			body[b.Name][level{s.TargetRate, s.VUs}] = b.AvgBodyBytes
 		}
 	}
-	var w []string
-	for i, a := range names {
-		for _, b := range names[i+1:] {
-			same, shared := true, 0
-			for l, x := range body[a] {
-				if y, ok := body[b][l]; ok {
-					shared++
-					same = same && x == y
+	alike := func(a, b string) bool {
+		shared := 0
+		for l, x := range body[a] {
+			if y, ok := body[b][l]; ok {
+				if x != y {
+					return false
 				}
-			}
-			if same && shared > 0 {
-				w = append(w, fmt.Sprintf("scenarios %s and %s, each run alone, return bodies of the same average size at every level: probably the same page (a login page or an error page) instead of theirs", a, b))
+				shared++
 			}
 		}
+		return shared > 0
 	}
-	return w
+	var out []bodyGroup
+	for _, g := range groups(names, alike) {
+		out = append(out, bodyGroup{names: g, text: fmt.Sprintf("scenarios %s, each run alone, return bodies of the same average size at every level: probably the same page (a login page or an error page) instead of theirs", andList(g))})
+	}
+	return out
 }
 
 // sameBodies finds scenarios that return bodies of exactly the same average
 // size: different pages rarely do, and a login page or an error page served
-// in their place does. Websocket scenarios are left out:
-// their answers are acks, alike by design.
-func (s *Step) sameBodies() []string {
-	var w []string
-	for i, a := range s.Scenarios {
-		for _, b := range s.Scenarios[i+1:] {
-			if a.Completed > 0 && b.Completed > 0 && a.AvgBodyBytes > 0 && a.AvgBodyBytes == b.AvgBodyBytes && !a.WebSocket && !b.WebSocket {
-				w = append(w, fmt.Sprintf("scenarios %s and %s return bodies of the same average size (%.0f B): probably the same page (a login page or an error page) instead of theirs", a.Name, b.Name, a.AvgBodyBytes))
+// in their place does. Websocket scenarios are left out: their answers are
+// acks, alike by design. One finding for each size that several share.
+func (s *Step) sameBodies() []finding {
+	var names []string
+	size := map[string]float64{}
+	for _, b := range s.Scenarios {
+		if b.Completed > 0 && b.AvgBodyBytes >= SameBodyMinBytes && !b.WebSocket {
+			names = append(names, b.Name)
+			size[b.Name] = b.AvgBodyBytes
+		}
+	}
+	var w []finding
+	for _, g := range groups(names, func(a, b string) bool { return size[a] == size[b] }) {
+		w = append(w, finding{fmt.Sprintf("same-size bodies: %s", andList(g)),
+			fmt.Sprintf("scenarios %s return bodies of the same average size (%.0f B): probably the same page (a login page or an error page) instead of theirs", andList(g), size[g[0]])})
+	}
+	return w
+}
+
+// others is names without name.
+func others(names []string, name string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == name })
+}
+
+// groups puts names together by alike, transitively (a like b and b like
+// c: one group), and returns the groups of two or more, each in the order
+// of names, in the order of their first name.
+func groups(names []string, alike func(a, b string) bool) [][]string {
+	of := make([]int, len(names)) // each name's group: the index of its first name
+	for i := range names {
+		of[i] = i
+	}
+	var root func(i int) int
+	root = func(i int) int {
+		for of[i] != i {
+			i = of[i]
+		}
+		return i
+	}
+	for i := range names {
+		for j := i + 1; j < len(names); j++ {
+			if alike(names[i], names[j]) {
+				a, b := root(i), root(j)
+				of[max(a, b)] = min(a, b)
 			}
 		}
 	}
-	return w
+	var out [][]string
+	index := map[int]int{}
+	for i, n := range names {
+		r := root(i)
+		k, ok := index[r]
+		if !ok {
+			k = len(out)
+			index[r] = k
+			out = append(out, nil)
+		}
+		out[k] = append(out[k], n)
+	}
+	return slices.DeleteFunc(out, func(g []string) bool { return len(g) < 2 })
+}
+
+// andList writes names as "a and b", "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 func ms(v float64) string {
@@ -483,6 +632,9 @@ func (s *Step) notes(prev *Step, rules Rules) []string {
 		n = append(n, fmt.Sprintf("delivery lost messages: %d of %d accepted ids never reached the sink (nothing arrived in the drain's last seconds)", d.Lost, d.Expected))
 	} else if d != nil && d.Undelivered > 0 {
 		n = append(n, fmt.Sprintf("delivery: %d of %d accepted ids are missing (not delivered yet, not proven lost)", d.Undelivered, d.Expected))
+	}
+	if s.Verdict == Overloaded && s.timeoutShaped(rules) {
+		n = append(n, fmt.Sprintf("p99 %s reached the timeout (%s): its percentiles are lower bounds, shaped by the timeout", ms(s.LatencyMS.P99), ms(rules.TimeoutMS)))
 	}
 	t := s.Target
 	if t == nil || t.Samples == 0 {

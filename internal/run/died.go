@@ -74,7 +74,10 @@ func (w *watch) untilDied(ctx context.Context) (context.Context, context.CancelF
 // target died, at, and returns the run's error. cut is true when the step
 // was ended by the death (not by a Ctrl-C).
 func (s *Session) targetDied(step *results.Step, exit monitor.Exit, at time.Time, win Window, cut bool) error {
-	s.died = true
+	if step.Target == nil {
+		step.Target = &results.Target{}
+	}
+	step.Target.Exited, step.Target.Died = true, exit.String() // also when it died after the window
 	when := fmt.Sprintf("%.1fs into the window", at.Sub(win.Start).Seconds())
 	switch {
 	case at.Before(win.Start):

@@ -17,9 +17,9 @@ import (
 const settleQuiet = time.Second
 
 // Finder runs the steps a search asks for on a session, one per level, and
-// judges each: it is the search's Runner. A search is strict: a step whose
-// figures a validity guard doubts does not pass (unless the plan says
-// strict: false).
+// judges each: it is the search's Runner. A search is strict, as every
+// session is unless the plan says strict: false: a step whose figures a
+// validity guard doubts is INVALID, and does not pass.
 type Finder struct {
 	s    *Session
 	last *results.Step
@@ -27,9 +27,8 @@ type Finder struct {
 
 var _ search.Runner = (*Finder)(nil)
 
-// NewFinder prepares s for a search: strict unless the plan says not.
+// NewFinder prepares s for a search.
 func NewFinder(s *Session) *Finder {
-	s.strict = s.p.Strict == nil || *s.p.Strict
 	s.await = deliveryWait(s.terms) // each step is judged as it ends
 	return &Finder{s: s}
 }
@@ -66,10 +65,7 @@ func (f *Finder) Run(ctx context.Context, level float64, _ bool) (search.Step, e
 		}
 	}
 	f.last = &step
-	pass := passing(s.res, step)
-	if r := step.Repeat; r != nil {
-		pass = 2*r.Passed > r.N
-	}
+	pass := passing(step)
 	return search.Step{Pass: pass, GeneratorLimited: step.GeneratorLimited}, nil
 }
 
@@ -93,9 +89,7 @@ func Find(ctx context.Context, s *Session, cfg search.Config) (*results.Result, 
 	if err != nil && !errors.Is(err, failure.ErrInterrupted) {
 		return nil, s.abandon(err)
 	}
-	found := r.Outcome == search.Edge || r.Outcome == search.NoFailure
-	s.found = &found
-	if found {
+	if r.Outcome == search.Edge || r.Outcome == search.NoFailure {
 		s.res.Edge = edgeOf(s.res, r.Edge, cfg.Integer)
 	}
 	s.res.Search = searchOf(r, cfg, s.p.SLO)

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -34,18 +36,35 @@ func segmentOf(p *plan.Plan, o *Options) *results.Segment {
 	if o.Segment.Whole() {
 		return nil
 	}
-	return &results.Segment{I: o.Segment.I + 1, N: o.Segment.N, Plan: Fingerprint(p), SLO: p.SLO, Rules: rulesOf(p), Strict: p.Strict != nil && *p.Strict}
+	return &results.Segment{I: o.Segment.I + 1, N: o.Segment.N, Plan: Fingerprint(p), SLO: p.SLO, Rules: rulesOf(p), Strict: p.Strict == nil || *p.Strict}
 }
+
+// MinOverlap is the share of the shortest of a step's windows that the
+// segments' windows of that step must have in common to be merged as one
+// load: segments that ran at different times add up to a rate the target
+// never received.
+const MinOverlap = 0.5
 
 // Merge puts the results of the N segments of one run (ceiling run
 // --segment i/N, each on its machine) together, as `ceiling merge` does:
 // step by step with results.MergeSteps (histograms merged, counts and
 // rates added), then judged with the plan's SLO and verdict rules, which
 // the segments carry. It refuses inputs that are not every segment of one
-// plan, once each, with the same steps.
-func Merge(parts []*results.Result, command string) (*results.Result, error) {
+// plan, once each, with the same steps, and segments whose steps did not
+// run at the same time (MinOverlap), unless apart is set: their merged
+// steps then say so.
+func Merge(parts []*results.Result, command string, apart bool) (*results.Result, error) {
 	if err := checkSegments(parts); err != nil {
 		return nil, err
+	}
+	var notTogether []string
+	for i := range parts[0].Steps {
+		if why := overlap(parts, i); why != "" {
+			if !apart {
+				return nil, badInput("merge: %s: the merged step would claim a load the target never received (--allow-apart merges them anyway, marked)", why)
+			}
+			notTogether = append(notTogether, why)
+		}
 	}
 	first := parts[0].Segment
 	terms, err := slo.Parse(first.SLO)
@@ -63,6 +82,9 @@ func Merge(parts []*results.Result, command string) (*results.Result, error) {
 			return nil, err
 		}
 		out.Steps = append(out.Steps, m)
+	}
+	for _, why := range notTogether {
+		out.Warnings = append(out.Warnings, "merged with --allow-apart: "+why+": its rates add up to a load the target never received at once")
 	}
 	judgeMerged(out, first, terms)
 	if out.Unfinished {
@@ -101,6 +123,36 @@ func checkSegments(parts []*results.Result) error {
 	}
 	return nil
 }
+
+// overlap says how the windows of step i of the segments failed to
+// overlap by MinOverlap of the shortest, with their times; "" when they
+// did. A window is the step's counted seconds on its segment's wall clock
+// (its run's start, plus the step's start and warm-up).
+func overlap(parts []*results.Result, i int) string {
+	var from, to time.Time
+	shortest := time.Duration(math.MaxInt64)
+	var spans []string
+	for k, r := range parts {
+		s := r.Steps[i]
+		start := r.StartedAt.Add(seconds(s.StartS + s.WarmupS))
+		end := start.Add(seconds(s.DurationS))
+		if k == 0 || start.After(from) {
+			from = start
+		}
+		if k == 0 || end.Before(to) {
+			to = end
+		}
+		shortest = min(shortest, end.Sub(start))
+		spans = append(spans, fmt.Sprintf("%s %s–%s", segmentName(r.Segment), start.UTC().Format("15:04:05.000"), end.UTC().Format("15:04:05.000")))
+	}
+	if shortest <= 0 || float64(to.Sub(from)) >= MinOverlap*float64(shortest) {
+		return ""
+	}
+	return fmt.Sprintf("step %d of the segments did not run at the same time (%s UTC)", i+1, strings.Join(spans, ", "))
+}
+
+// seconds is a float of seconds as a duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // segmentName is how the merged result names a segment: "segment i/N".
 func segmentName(sg *results.Segment) string {
@@ -154,25 +206,21 @@ func mergeStep(parts []*results.Result, i int, names []string) (results.Step, er
 	return m, nil
 }
 
-// judgeMerged judges the merged result with the plan's SLO (terms) and
-// verdict rules, which the first segment carries: an invalid step fails
-// a strict plan, and an interrupted or unfinished segment fails the
-// merge.
+// judgeMerged judges the merged result with the plan's SLO (terms),
+// verdict rules and strictness, which the first segment carries, as the
+// run's own steps are judged (results.Result.Judge): an interrupted or
+// unfinished segment fails the merge.
 func judgeMerged(out *results.Result, first *results.Segment, terms []slo.Term) {
 	out.Evaluate(terms)
 	rules := first.Rules
 	rules.Strict = first.Strict
 	out.Judge(rules)
-	if first.Strict && len(out.Invalid) > 0 {
-		out.Passed = false
-	}
-	out.Passed = out.Passed && !out.Interrupted && !out.Unfinished
 }
 
-// MergeFiles reads the segments' result files, merges them (Merge) and
-// writes the merged result to out. args is the command line, for the
-// merged result's command.
-func MergeFiles(paths []string, out string, args []string) (*results.Result, error) {
+// MergeFiles reads the segments' result files, merges them (Merge, with
+// apart) and writes the merged result to out. args is the command line,
+// for the merged result's command.
+func MergeFiles(paths []string, out string, args []string, apart bool) (*results.Result, error) {
 	var parts []*results.Result
 	for _, p := range paths {
 		r, err := results.Read(p)
@@ -181,7 +229,7 @@ func MergeFiles(paths []string, out string, args []string) (*results.Result, err
 		}
 		parts = append(parts, r)
 	}
-	res, err := Merge(parts, reproduce(secret.Names(nil).Args(args)))
+	res, err := Merge(parts, reproduce(secret.Names(nil).Args(args)), apart)
 	if res == nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ type Session struct {
 	o      Options
 	terms  []slo.Term
 	rules  results.Rules
-	strict bool // a validity finding fails the run
+	strict bool // a validity finding makes its step INVALID, and fails the run
 	// await is how long a step's ids may take to arrive before its
 	// delivery figures are taken, when each step is judged as it ends (a
 	// search, repeats): the SLO's longest "<" delivery latency bound, so
@@ -116,12 +116,10 @@ type Session struct {
 	alone      string           // the scenario run alone (load.each), "" for the mix
 	raw        [][]results.Step // each step index's repeats, in run order
 	passed     [][]bool         // whether each of them passed, judged alone
-	died       bool             // the command target died: the run does not pass
 	fdLimit    int              // the process's open-file limit, 0 when unknown
 	conns      int              // the connections it leaves the open model's workers, 0: no cap
 
 	// What a search sets (see Finder).
-	found         *bool         // whether an edge was found, which is what passed means
 	settled       time.Duration // the wait for earlier deliveries before the next step
 	settleWarning string        // put on the next step: the wait ended with ids still missing
 }
@@ -202,7 +200,7 @@ func eventRefusals(p *plan.Plan, o *Options) error {
 // the watched target, the transport and its preflight, the sockets, the
 // result, the outputs and the executor.
 func openHere(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, set *scenario.Set, outs *outputs) (*Session, error) {
-	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict, outs: outs}
+	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict == nil || *p.Strict, outs: outs}
 	if p.Repeat > 1 {
 		s.await = deliveryWait(terms)
 	}
@@ -575,21 +573,24 @@ func (s *Session) record(step results.Step) (int, error) {
 }
 
 // passes judges one step alone, as find judges a probe: its SLO held, its
-// verdict is better than OVERLOADED, and nothing made its figures
-// untrustworthy.
+// verdict is HEALTHY or STRESSED (results.Step.Passed), which a strict
+// run's doubtful figures make INVALID.
 func (s *Session) passes(step results.Step) bool {
 	r := results.Result{Steps: []results.Step{step}}
 	r.Evaluate(s.terms)
-	rules := s.rules
-	rules.Strict = s.strict
-	r.Judge(rules)
-	return passing(&r, r.Steps[0])
+	r.Judge(s.judging())
+	return passing(r.Steps[0])
 }
 
-// passing is find's rule for a step of r.
-func passing(r *results.Result, st results.Step) bool {
-	return st.Verdict != results.Overloaded && st.Verdict != results.GeneratorLimited &&
-		(st.SLOPassed == nil || *st.SLOPassed) && !r.StepInvalid(st.Index)
+// passing reports whether a judged step passed.
+func passing(st results.Step) bool { return st.Passed != nil && *st.Passed }
+
+// judging is the rules the session's steps are judged by: the plan's
+// verdict rules, and its strictness.
+func (s *Session) judging() results.Rules {
+	rules := s.rules
+	rules.Strict = s.strict
+	return rules
 }
 
 func duplicates(d []scenario.Duplicate, full bool) ([]results.DuplicateID, bool) {
@@ -600,23 +601,11 @@ func duplicates(d []scenario.Duplicate, full bool) ([]results.DuplicateID, bool)
 	return out, full
 }
 
-// judge evaluates thresholds, verdicts and validity; a strict run does not
-// pass with a validity finding, a search passes when it found an edge, and
-// nothing passes before it is finished.
+// judge evaluates the thresholds, then judges the steps and decides the
+// run's outcome (results.Result.Judge), which is what passed means.
 func (s *Session) judge() {
 	s.res.Evaluate(s.terms)
-	rules := s.rules
-	rules.Strict = s.strict
-	s.res.Judge(rules)
-	if s.strict && len(s.res.Invalid) > 0 {
-		s.res.Passed = false
-	}
-	if s.found != nil {
-		s.res.Passed = *s.found
-	}
-	lost := slices.ContainsFunc(s.res.Steps, func(st results.Step) bool { return st.Lost != "" })
-	failed := slices.ContainsFunc(s.res.Events, func(e results.Event) bool { return e.Required && e.Error != "" })
-	s.res.Passed = s.res.Passed && !s.res.Interrupted && !s.res.Unfinished && !lost && !failed && !s.died
+	s.res.Judge(s.judging())
 }
 
 // newOutputs are a session's outputs: result.json at o.Out, when it is

@@ -3,8 +3,11 @@ package run
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,11 +19,18 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/schedule"
 	"github.com/ceiling-dev/ceiling/internal/search"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(serverEnv); addr != "" {
+		serveAndLog(addr, os.Getenv(serverLogEnv)) // the test binary, started again as a target
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // server is a fake target of slots workers that each take service per
 // request: it answers slots ÷ service requests a second, and past that a
@@ -203,6 +213,54 @@ func TestStepInterrupted(t *testing.T) {
 		}
 		if on, err := results.Read(out); err != nil || len(on.Steps) != 1 || !on.Interrupted {
 			t.Errorf("result.json = %+v (err %v), want the partial step, interrupted", on, err)
+		}
+	})
+}
+
+// runSegment runs segment i of 2 of p against ex, one session, and
+// returns its result.
+func runSegment(t *testing.T, p *plan.Plan, ex transport.Exchanger, i int) *results.Result {
+	t.Helper()
+	s, err := Open(t.Context(), p, Options{Args: []string{"test"}, Exchanger: ex, GoTimer: true, Segment: schedule.Segment{I: i, N: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// Segments merge when they ran at the same time, and are refused, with
+// their times, when they ran one after the other: their rates add up to a
+// load the target never received. --allow-apart merges them, said.
+func TestMergeRefusesSegmentsApart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := quickPlan(t, "", time.Second, 0, 200)
+		srv := newServer(8, 5*time.Millisecond)
+		var together [2]*results.Result
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Go(func() { together[i] = runSegment(t, p, srv, i) })
+		}
+		wg.Wait()
+		m, err := Merge(together[:], "ceiling merge", false)
+		if err != nil || m.Steps[0].TargetRate != 200 || !m.Passed {
+			t.Fatalf("segments run together: merge %v, err %v; want 200/s, passed", m, err)
+		}
+
+		first := runSegment(t, p, srv, 0)
+		second := runSegment(t, p, srv, 1) // a second later: the first's window is over
+		_, err = Merge([]*results.Result{first, second}, "ceiling merge", false)
+		var bad *failure.InputError
+		if !errors.As(err, &bad) || !strings.Contains(err.Error(), "step 1 of the segments did not run at the same time (segment 1/2 ") {
+			t.Fatalf("segments one after the other: err %v, want bad input naming the step and the times", err)
+		}
+		m, err = Merge([]*results.Result{first, second}, "ceiling merge", true)
+		if err != nil || !slices.ContainsFunc(m.Warnings, func(w string) bool { return strings.HasPrefix(w, "merged with --allow-apart: step 1") }) {
+			t.Errorf("--allow-apart: err %v, warnings %q; want merged, with a warning", err, m.Warnings)
 		}
 	})
 }

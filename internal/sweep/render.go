@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ceiling-dev/ceiling/internal/report"
+	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
 var header = []string{"config", "req/s", "req/s per CPU", "p50", "p95", "p99", "errors", "state", "est. users", "cpu", "rss"}
@@ -125,8 +127,27 @@ func footer(w io.Writer, r *Result, prefix string) error {
 			fmt.Fprintf(w, "  its log ends:\n    %s\n", strings.ReplaceAll(c.LogTail, "\n", "\n    "))
 		}
 	}
-	_, err := fmt.Fprintf(w, "%severy shape's own result: %s\n", prefix, resultsDir(r))
+	fmt.Fprintf(w, "%severy shape's own result: %s\n", prefix, resultsDir(r))
+	_, err := fmt.Fprintf(w, "\n%s%s\n", prefix, outcomeLine(r))
 	return err
+}
+
+// outcomeLine is the sweep's outcome in one line, as a run's report ends
+// with its own: "PASSED", or the status in capitals and every reason.
+func outcomeLine(r *Result) string {
+	o := r.Outcome
+	line := strings.ToUpper(strings.ReplaceAll(cmp.Or(o.Status, results.StatusFailed), "_", " "))
+	var reasons []string
+	for _, rs := range o.Reasons {
+		reasons = append(reasons, rs.String())
+	}
+	if len(reasons) > 0 {
+		line += ": " + strings.Join(reasons, "; ")
+	}
+	if !o.Strict {
+		line += " (not strict: a shape that died or did not start fails nothing)"
+	}
+	return line
 }
 
 func hasNeeded(r *Result) bool {

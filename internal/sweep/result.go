@@ -50,6 +50,14 @@ type Result struct {
 	// was killed mid-sweep. No row of such a file is best or needed: those
 	// are judged over every shape, once the sweep is over.
 	Unfinished bool `json:"unfinished,omitempty"`
+	// Passed is Outcome's status read as one bit: the sweep's exit code
+	// is 0 only when it is true.
+	Passed bool `json:"passed"`
+	// Outcome is the sweep's answer, with every reason it did not pass
+	// (decide).
+	Outcome results.Outcome `json:"outcome"`
+
+	strict bool // the plan's strictness: a shape that died or did not start fails the sweep
 }
 
 // Row is one shape's outcome: its last step's figures.
@@ -134,6 +142,7 @@ func (r *Result) judge() {
 	}
 	r.Lessons = lessons(r.Configs)
 	r.Limits = limitsOf(r.Configs)
+	defer r.decide()
 	if r.Unfinished {
 		return
 	}
@@ -377,4 +386,48 @@ func (r *Result) write(path string) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// decide sets the sweep's outcome and Passed from its rows, as
+// results.Result's decide does for a run: it fails when a shape's run is
+// INVALID, when (strict, the default) a shape's target died or did not
+// start, when no shape held its load, and when --need found no shape; it
+// could not be carried out when every shape failed to start.
+func (r *Result) decide() {
+	o := results.Outcome{Strict: r.strict, Reasons: []results.Reason{}}
+	add := func(kind, text string) { o.Reasons = append(o.Reasons, results.Reason{Kind: kind, Text: text}) }
+	if r.Unfinished {
+		add(results.ReasonUnfinished, "ceiling stopped before the sweep ended (killed, or a second Ctrl-C): the file is partial")
+	}
+	if r.Interrupted {
+		add(results.ReasonInterrupted, "the sweep was interrupted (SIGINT or SIGTERM)")
+	}
+	started, held := 0, 0
+	for _, c := range r.Configs {
+		switch {
+		case c.State == FailedToStart:
+			if r.strict {
+				add(results.ReasonInvalid, fmt.Sprintf("shape %s failed to start: %s", c.Name, c.Error))
+			}
+			continue
+		case c.State == TargetDied && r.strict:
+			add(results.ReasonInvalid, fmt.Sprintf("shape %s: TARGET DIED (%s)", c.Name, c.Died))
+		case c.State == results.Invalid:
+			add(results.ReasonInvalid, fmt.Sprintf("shape %s is INVALID (its result.json says why: %s)", c.Name, c.Result))
+		}
+		started++
+		if c.holds() {
+			held++
+		}
+	}
+	switch {
+	case len(r.Configs) > 0 && started == 0:
+		add(results.ReasonNotStarted, "every shape failed to start: the sweep measured nothing")
+	case len(r.Configs) > 0 && held == 0 && !r.Interrupted && !r.Unfinished:
+		add(results.ReasonNoStepPassed, "no shape held its load: each was OVERLOADED, GENERATOR LIMITED, INVALID or dead, or failed its SLO")
+	case r.Need > 0 && !r.Interrupted && !r.Unfinished && !slices.ContainsFunc(r.Configs, func(c Row) bool { return c.Needed }):
+		add(results.ReasonNoStepPassed, fmt.Sprintf("no shape holds the %s/s that --need asks for", report.Rate(r.Need)))
+	}
+	o.Status = results.StatusOf(o.Reasons)
+	r.Outcome, r.Passed = o, o.Passed()
 }

@@ -161,7 +161,8 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	if s.UsersPerRPS <= 0 {
 		s.UsersPerRPS = 0.5
 	}
-	r := &Result{Schema: Schema, Command: s.Command, StartedAt: time.Now().Round(0), UsersPerRPS: s.UsersPerRPS, Need: s.Need, Fingerprint: s.Fingerprint, Configs: []Row{}, Lessons: []string{}}
+	r := &Result{Schema: Schema, Command: s.Command, StartedAt: time.Now().Round(0), UsersPerRPS: s.UsersPerRPS, Need: s.Need, Fingerprint: s.Fingerprint, Configs: []Row{}, Lessons: []string{},
+		strict: true} // until a shape's plan says (every shape's is the same plan)
 	if s.Find != nil {
 		r.Mode = "find"
 	}
@@ -283,6 +284,7 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
 	}
+	r.strict = p.Strict == nil || *p.Strict
 	row := &Row{Name: c.Name(), ID: c.ID(), Workers: c.Workers, CPUs: c.CPUs, MemoryMB: c.MemoryMB, Result: out}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return nil, err
