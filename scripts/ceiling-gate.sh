@@ -11,7 +11,8 @@
 #   CEILING_REPEAT             repeats of the run (default 5: compare's rank test needs 5 a side)
 #   CEILING_RUN_ARGS           more flags for `ceiling run`, split at whitespace
 #   CEILING_RESULT             where the run's result goes (default ceiling-result.json)
-#   CEILING_BASELINE           the baseline's result file
+#   CEILING_BASELINE           the baseline's result file; empty: none yet (nothing compared),
+#                              a path that does not exist: bad input
 #   CEILING_BASELINE_ARTIFACT  or the name of a GitHub artifact holding it, fetched with gh
 #                              from the newest successful run of CEILING_BASELINE_WORKFLOW
 #                              (default: this workflow) on CEILING_BASELINE_BRANCH (default main)
@@ -77,6 +78,11 @@ case $on_unknown in fail | warn) ;; *) bad "on-unknown \"$on_unknown\": want fai
 if [ -n "$baseline" ] && [ -n "$artifact" ]; then
   bad "baseline and baseline-artifact are both set: give one"
 fi
+# A baseline that is named must be there: a typo must not switch the gate
+# off for good. Only an empty one means "no baseline yet".
+if [ -n "$baseline" ] && [ ! -f "$baseline" ]; then
+  bad "baseline $baseline does not exist (or is not a file): fix the path, or leave baseline empty while there is none yet"
+fi
 
 # The run. Its own Markdown report goes on the summary below the
 # comparison, not before it: GITHUB_STEP_SUMMARY is emptied for it.
@@ -137,9 +143,6 @@ if [ -n "$artifact" ]; then
     echo "::warning::ceiling gate: no artifact $artifact from a successful run of $workflow on $branch: nothing to compare with"
     baseline=""
   fi
-elif [ -n "$baseline" ] && [ ! -e "$baseline" ]; then
-  echo "::warning::ceiling gate: baseline $baseline does not exist: nothing to compare with"
-  baseline=""
 fi
 if [ -z "$baseline" ]; then
   note="$work/none.md"

@@ -206,6 +206,15 @@ func TestCIGate(t *testing.T) {
 		t.Fatalf("no baseline: %v\n%s", err, first.log)
 	}
 
+	// A baseline named but missing (a typo) is bad input, at once: were it
+	// "nothing compared", the gate would pass for good.
+	missing := runGate(t, gatePlan(t, fast), append(compareOpts, "CEILING_PLAN=plan.yaml", "CEILING_BASELINE=out/no-such-result.json")...)
+	missing.check(t, 2, map[string]string{"verdict": "none", "exit-code": "2"},
+		"**ceiling gate: bad input: baseline out/no-such-result.json does not exist")
+	if strings.Contains(missing.log, "== ") {
+		t.Errorf("the gate ran something before refusing its input:\n%s", missing.log)
+	}
+
 	// A pull request's job: the same plan against a candidate, compared
 	// with the baseline.
 	gate := func(t *testing.T, target string, env ...string) gateJob {
