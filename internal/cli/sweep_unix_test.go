@@ -535,8 +535,9 @@ func TestSweepTargetOOMKilled(t *testing.T) {
 		"--rate", "50", "--step", "3s", "--warmup", "200ms", "--out", out, "--quiet")
 	took := time.Since(start)
 	t.Logf("after %v:\n%s", took, stdout)
-	if code != ExitOK {
-		t.Fatalf("exit %d, want 0 (a shape whose target died is a row)\n%s\n%s", code, stdout, stderr)
+	// A shape whose target died is a row, and fails the (strict) sweep.
+	if code != ExitThreshold || !strings.Contains(stdout, "FAILED: shape 1w / 1c / 48Mi: TARGET DIED (OOM-killed at 48 MiB)") {
+		t.Fatalf("exit %d, want 1, saying the shape's target was OOM-killed\n%s\n%s", code, stdout, stderr)
 	}
 	r := readSweep(t, out)
 	if len(r.Configs) != 2 {
@@ -583,8 +584,8 @@ func TestSweepTargetDiedNotOOM(t *testing.T) {
 		"--ready", "http://127.0.0.1:{{.port}}/health", "--url", "http://127.0.0.1:{{.port}}/",
 		"--rate", "50", "--step", "4s", "--warmup", "200ms", "--out", out, "--quiet")
 	t.Log(stdout)
-	if code != ExitOK {
-		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	if code != ExitThreshold || readSweep(t, out).Passed {
+		t.Fatalf("exit %d, want 1: the shapes' targets died\n%s\n%s", code, stdout, stderr)
 	}
 	r := readSweep(t, out)
 	if len(r.Configs) != 2 {

@@ -164,3 +164,43 @@ func TestLessonWorkersLatency(t *testing.T) {
 		})
 	}
 }
+
+// A sweep's outcome follows its rows: a shape whose target died (the OOM
+// killer at its memory limit) or did not start fails a strict sweep (the
+// default) and only that; an INVALID shape fails any sweep; a sweep no
+// shape of which held fails; one in which every shape failed to start
+// could not be carried out; --need that no shape holds fails.
+func TestSweepOutcome(t *testing.T) {
+	healthy := Row{Name: "2w / 1c / 512Mi", Throughput: 400, State: results.Healthy}
+	oom := Row{Name: "1w / 1c / 128Mi", State: TargetDied, Died: "OOM-killed at 128Mi"}
+	notStarted := Row{Name: "1w / 1c / 64Mi", State: FailedToStart, Error: "launch target: exited with status 1"}
+	invalid := Row{Name: "4w / 2c / 1Gi", Throughput: 900, State: results.Invalid}
+	over := Row{Name: "1w / 1c / 512Mi", Throughput: 100, State: results.Overloaded}
+	for _, tt := range []struct {
+		name   string
+		rows   []Row
+		strict bool
+		need   float64
+		status string
+		says   string
+	}{
+		{"all held", []Row{healthy, over}, true, 0, results.StatusPassed, ""},
+		{"a shape OOM-killed", []Row{healthy, oom}, true, 0, results.StatusFailed, "shape 1w / 1c / 128Mi: TARGET DIED (OOM-killed at 128Mi)"},
+		{"a shape OOM-killed, not strict", []Row{healthy, oom}, false, 0, results.StatusPassed, ""},
+		{"a shape did not start", []Row{healthy, notStarted}, true, 0, results.StatusFailed, "shape 1w / 1c / 64Mi failed to start"},
+		{"an INVALID shape", []Row{healthy, invalid}, false, 0, results.StatusFailed, "shape 4w / 2c / 1Gi is INVALID"},
+		{"none held", []Row{over}, true, 0, results.StatusFailed, "no shape held its load"},
+		{"none started", []Row{notStarted}, false, 0, results.StatusCouldNotRun, "every shape failed to start"},
+		{"need not met", []Row{healthy}, true, 1000, results.StatusFailed, "no shape holds the 1000/s"},
+	} {
+		r := &Result{Configs: tt.rows, strict: tt.strict, Need: tt.need}
+		r.judge()
+		if r.Outcome.Status != tt.status || r.Passed != (tt.status == results.StatusPassed) || !strings.Contains(r.Outcome.Summary(), tt.says) {
+			t.Errorf("%s: outcome %+v, passed %v; want %s, saying %q", tt.name, r.Outcome, r.Passed, tt.status, tt.says)
+		}
+		var b strings.Builder
+		if err := Text(&b, r); err != nil || !strings.Contains(b.String(), strings.ToUpper(strings.ReplaceAll(tt.status, "_", " "))) {
+			t.Errorf("%s: the table does not end with the outcome (%v):\n%s", tt.name, err, b.String())
+		}
+	}
+}
