@@ -135,9 +135,15 @@ type Result struct {
 	// WindowStart and WindowEnd bound the counted window, as offsets from
 	// the run's base.
 	WindowStart, WindowEnd time.Duration
-	// Sent counts arrivals with an intended time in the window that were
-	// handed to a worker (less the idle ones, which send nothing by design).
+	// Sent counts the exchanges (requests, frames) of the window's
+	// iterations that were sent: each iteration's are counted where the
+	// iteration is, whole (see stepRun.counted).
 	Sent int64
+	// Iterations counts the iterations of the window: the open model's
+	// arrivals handed to a user that sent something (less the idle ones,
+	// which send nothing by design, and those unrun for want of a login),
+	// the closed model's users' iterations that ended.
+	Iterations int64
 	// Started counts the open model's arrivals of the window that started
 	// before the window ended: all of them, unless the generator fell behind;
 	// not those that sent nothing (idle ones, or unrun for want of a login).
@@ -369,18 +375,19 @@ func (sr *stepRun) tap(id int) *tap { return &tap{sr: sr, shard: sr.rec.Shard(id
 // Now returns the offset from the run's base.
 func (t *tap) Now() time.Duration { return t.sr.r.now() }
 
-// Exchange records one request. It allocates nothing.
-func (t *tap) Exchange(intended, start, end time.Duration, out *transport.Outcome) {
+// Exchange records one request, counted in the step whose window holds
+// its iteration's intended start (of). It allocates nothing.
+func (t *tap) Exchange(of, intended, start, end time.Duration, out *transport.Outcome) {
 	s := &t.sample
 	*s = metrics.Sample{Intended: intended, Start: start, End: end, Outcome: *out}
-	s.Counted = t.sr.counts(intended)
+	s.Counted = t.sr.counts(of)
 	s.InWindow = end >= t.sr.winStart && end < t.sr.winEnd
 	t.shard.Record(s)
 }
 
 // Iteration records how an iteration ended.
 func (t *tap) Iteration(it *metrics.Iteration) {
-	it.Counted = t.sr.counts(it.Intended)
+	it.Counted = t.sr.counts(it.Of)
 	t.shard.RecordIteration(it)
 }
 

@@ -55,7 +55,7 @@ type stepRun struct {
 	start            time.Duration
 	winStart, winEnd time.Duration
 	rec              *metrics.Recorder
-	sent             int64        // written by the scheduler only, read after it ends
+	sent             int64        // open model: arrivals handed to a user; written by the scheduler only, read after it ends
 	notSent          int64        // likewise
 	started          atomic.Int64 // written by the scheduler, read by the collector
 	workers          int
@@ -184,6 +184,36 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 	sr.mu.Unlock()
 }
 
+// counted returns the iterations and the exchanges the step sent in its
+// window, once its collector has ended. Every exchange of an iteration
+// counts where the iteration does (the step whose window holds its
+// intended start), so a flow crossing the window's end is counted whole.
+//
+// Closed model: a user records an exchange when it ends and begins no
+// iteration after the window, so the exchanges sent are those completed
+// (plus any abandoned at a stop, which none knows), and the iterations
+// those that ended.
+//
+// Open model: the iterations are the arrivals handed to a user that sent
+// something (not the idle ones, nor those unrun for want of a login). A
+// flow sends its requests one after another, so an iteration that had
+// not ended when the step gave up on it had exactly one request in
+// flight: the exchanges sent are those completed, plus one for each
+// iteration that did not end. Without per-scenario breakdowns (which
+// count the iterations that ended) each iteration is taken for one
+// exchange.
+func (sr *stepRun) counted() (iterations, sent int64) {
+	ended, known := sr.total.Iterations()
+	if sr.st.VUs > 0 {
+		return ended, sr.total.Completed()
+	}
+	iterations = max(sr.sent-sr.total.Idle-sr.total.Logins.Skipped, 0)
+	if !known {
+		return iterations, iterations
+	}
+	return iterations, sr.total.Completed() + max(iterations-ended, 0)
+}
+
 // startedSending counts the open model's arrivals of the window that
 // started and sent something: not those that ran nothing for want of a
 // login, nor the idle ones (a soak's, which send nothing by design). The
@@ -281,14 +311,7 @@ func (sr *stepRun) finish() *Result {
 	close(sr.stop)
 	<-sr.done
 	sr.flush(metrics.NewTallyFor(sr.r.cfg.Scenarios.Layout()), sr.last, sr.r.now())
-	if sr.st.VUs > 0 {
-		// A user records an exchange when it ends, so in the closed model the
-		// exchanges started are those completed (plus any abandoned at a stop).
-		sr.sent = sr.total.Completed()
-	}
-	if sr.st.VUs == 0 {
-		sr.sent -= sr.total.Idle + sr.total.Logins.Skipped
-	}
+	iterations, sent := sr.counted()
 	notLoggedIn, earlier := 0, 0
 	for _, v := range sr.r.vus[:min(sr.workers, len(sr.r.vus))] {
 		switch {
@@ -304,7 +327,7 @@ func (sr *stepRun) finish() *Result {
 	}
 	res := &Result{
 		Step: sr.st, WindowStart: sr.winStart, WindowEnd: end,
-		Sent: sr.sent, Started: sr.startedSending(), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
+		Sent: sent, Iterations: iterations, Started: sr.startedSending(), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
 		Trace:       sr.rec.Trace(),
 		Interrupted: interrupted, Workers: sr.workers, NotLoggedIn: notLoggedIn, LoggedInEarlier: earlier,
 	}

@@ -85,14 +85,16 @@ type Iteration struct {
 	// Tags holds the iteration's value for each tag key ("" when the
 	// scenario has no such tag).
 	Tags []string
-	// Intended is when the iteration was meant to start; End when its last
-	// request ended.
-	Intended, End time.Duration
+	// Of is when the arrival that began the iteration was meant to start
+	// (its login included), which decides the step that counts it;
+	// Intended is when its scenario was meant to start (after the login),
+	// which its latency is measured from; End when its last request ended.
+	Of, Intended, End time.Duration
 	// Kind is how it ended: OK, or the kind of the request that ended it.
 	Kind transport.Kind
 	// BodyBytes sums its responses' body bytes.
 	BodyBytes int64
-	// Counted is true when Intended falls inside the step's counted window.
+	// Counted is true when Of falls inside the step's counted window.
 	Counted bool
 }
 

@@ -140,6 +140,16 @@ func (t *Tally) Merge(o *Tally) {
 // Completed counts counted exchanges that ended, whatever the outcome.
 func (t *Tally) Completed() int64 { return t.Kinds.Completed() }
 
+// Iterations counts the counted iterations that ended, whatever the
+// outcome, from the per-scenario breakdowns; ok is false for a tally
+// kept without them (Layout.Scenarios 0), which cannot tell.
+func (t *Tally) Iterations() (n int64, ok bool) {
+	for _, s := range t.Scenarios {
+		n += s.Completed()
+	}
+	return n, len(t.Scenarios) > 0
+}
+
 // OK counts exchanges the scenario accepted.
 func (t *Tally) OK() int64 { return t.Kinds[transport.OK] }
 

@@ -35,6 +35,7 @@ type Figures struct {
 	WarmupS      float64
 	StartS       float64
 	Sent         int64
+	Iterations   int64
 	Completed    int64
 	OK           int64
 	Limited      int64

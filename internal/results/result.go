@@ -47,6 +47,10 @@ type Result struct {
 	Outcome  Outcome  `json:"outcome"`
 	Warnings []string `json:"warnings"`
 	Steps    []Step   `json:"steps"`
+	// Preflight is what ceiling sent before the first step to see that the
+	// target answers; nil when it sent nothing (websocket scenarios only,
+	// or agents, whose coordinator does not send it).
+	Preflight *Preflight `json:"preflight,omitempty"`
 	// Events are the plan's events that happened during the run (a pause,
 	// a restart...), in the order they began, with what each cost
 	// (CostEvents).
@@ -66,6 +70,16 @@ type Result struct {
 	Thresholds []Threshold `json:"thresholds"`
 
 	noSamples []string // thresholds evaluated on no samples, by Evaluate, for Judge
+}
+
+// Preflight counts the requests sent before the first step (the first
+// scenario's first request, and each other scenario's while they are
+// refused): the target received them, and no step counts them. With a
+// login, the first is the login's: the target sees one login more than
+// the users made.
+type Preflight struct {
+	Requests int  `json:"requests"`
+	Login    bool `json:"login,omitempty"`
 }
 
 // Segment is a --segment run's share and what its merge needs: the
@@ -176,12 +190,16 @@ type Step struct {
 	Model       string `json:"model"`
 	// Scenario is the scenario this step ran alone (load.each); empty for
 	// the plan's weighted mix.
-	Scenario   string           `json:"scenario,omitempty"`
-	TargetRate float64          `json:"target_rate,omitempty"`
-	VUs        int              `json:"vus,omitempty"`
-	DurationS  float64          `json:"duration_s"`
-	WarmupS    float64          `json:"warmup_s"`
+	Scenario   string  `json:"scenario,omitempty"`
+	TargetRate float64 `json:"target_rate,omitempty"`
+	VUs        int     `json:"vus,omitempty"`
+	DurationS  float64 `json:"duration_s"`
+	WarmupS    float64 `json:"warmup_s"`
+	// Sent counts the exchanges (requests, websocket frames) sent of the
+	// step's iterations, and Completed those that ended: a flow of two
+	// requests is two. Iterations counts the iterations (a flow whole).
 	Sent       int64            `json:"sent"`
+	Iterations int64            `json:"iterations"`
 	Completed  int64            `json:"completed"`
 	OK         int64            `json:"ok"`
 	Limited    int64            `json:"limited"`

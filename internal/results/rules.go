@@ -36,6 +36,7 @@ var stepRules = []rule{
 	{"WarmupS", first, last},
 	{"StartS", first, last},
 	{"Sent", sum, sum},
+	{"Iterations", sum, sum},
 	{"Completed", sum, sum},
 	{"OK", sum, sum},
 	{"Limited", sum, sum},

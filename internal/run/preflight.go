@@ -26,14 +26,16 @@ import (
 // refused: refused, when every scenario's was, says so and what to check (""
 // otherwise; a plan with a login or a websocket scenario is never refused
 // here, see scenario.Set.Preflight). cookie says the first answer set a
-// cookie.
-func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan) (cookie bool, refused string, err error) {
+// cookie; sent counts the requests sent (into *sent, also on an error),
+// which no step counts.
+func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan, sent *int) (cookie bool, refused string, err error) {
 	sess := ex.Session()
 	defer sess.Close()
 	var outs []transport.Outcome
 	var names []string
 	err = set.Preflight(sess, func(name string, out transport.Outcome) bool {
 		outs, names = append(outs, out), append(names, name)
+		*sent = len(outs)
 		return out.Kind == transport.HTTP4xx // only while every answer so far refused its request
 	})
 	if err != nil {

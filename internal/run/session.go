@@ -102,6 +102,9 @@ type Session struct {
 	ex     transport.Exchanger
 	loop   transport.Loop // nil: no event loop (see eventLoop)
 	cookie bool           // the first answer set a cookie: every user keeps its own (load.Config.Cookies)
+	// preflights counts the requests the preflight sent (the login's first
+	// request, with a login): outside every step's counts, and said so.
+	preflights int
 	runner *load.Runner
 	res    *results.Result
 	outs   *outputs // result.json first, then Options.Outputs
@@ -214,6 +217,9 @@ func openHere(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, se
 	}
 	s.res = newResult(p, &o)
 	s.res.Unfinished = true // until Finish: a run killed mid-way must not read as a pass
+	if s.preflights > 0 {
+		s.res.Preflight = &results.Preflight{Requests: s.preflights, Login: s.set.HasLogin()}
+	}
 	if refused != "" {
 		s.res.Warnings = append(s.res.Warnings, "preflight: "+refused)
 	}
@@ -275,7 +281,7 @@ func (s *Session) connect() (transport.SocketDialer, string, error) {
 		dialer = wsx.New(s.p.HTTP.Insecure)
 		frameLoop(s.p, s.set)
 	}
-	cookie, refused, err := preflight(s.ex, s.set, s.p)
+	cookie, refused, err := preflight(s.ex, s.set, s.p, &s.preflights)
 	if err == nil && refused != "" && s.o.RefusedStops {
 		err = fmt.Errorf("preflight: %s; %w", refused, failure.ErrRefused)
 	}

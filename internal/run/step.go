@@ -30,7 +30,7 @@ func newStep(res *load.Result, scenarios, tagKeys []string, share float64) (resu
 		Model:       "open",
 		DurationS:   (res.WindowEnd - res.WindowStart).Seconds(),
 		WarmupS:     res.Step.Warmup.Seconds(),
-		Sent:        res.Sent, Completed: t.Completed(), OK: t.OK(), Limited: t.Limited(), Failed: t.Failed(),
+		Sent:        res.Sent, Iterations: res.Iterations, Completed: t.Completed(), OK: t.OK(), Limited: t.Limited(), Failed: t.Failed(),
 		AchievedRate: res.Achieved(),
 		Throughput:   res.Throughput(),
 		Late:         t.Late + res.NotSent,

@@ -154,3 +154,69 @@ func TestEventPidIsTheTarget(t *testing.T) {
 		}
 	})
 }
+
+// A flow of two requests, against a server that counts what it receives:
+// each step's sent and completed are exactly the server's count of the
+// window's iterations (both requests of every iteration, those that
+// crossed the window's end too), iterations are half of them, and the
+// preflight's request is counted apart. Both models, both engines.
+func TestFlowCountsMatchTheServer(t *testing.T) {
+	for _, engine := range []string{"loop", "goroutines"} {
+		for _, load := range []string{"{rates: [200], step: 700ms, warmup: 0s}", "{model: closed, vus: [4], step: 500ms, warmup: 0s, think: 5ms}"} {
+			t.Run(engine+" "+load, func(t *testing.T) {
+				if engine == "goroutines" {
+					t.Setenv("CEILING_LOOP", "off")
+				}
+				var mu sync.Mutex
+				hits := map[string]int{}
+				ln := testkit.Listen(t)
+				server := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					mu.Lock()
+					hits[r.URL.Path]++
+					mu.Unlock()
+					time.Sleep(2 * time.Millisecond)
+					w.Write([]byte(`{"id":"x"}`))
+				})}
+				go server.Serve(ln)
+				defer server.Close()
+				text := fmt.Sprintf(`
+target: http://%s
+load: %s
+scenarios:
+  - steps:
+      - request: {method: POST, url: /create}
+        extract: {id: {json: id}}
+      - request: {url: "/read/{{.id}}"}
+`, ln.Addr(), load)
+				p, err := plan.Parse("plan.yaml", []byte(text))
+				if err == nil {
+					err = p.Validate()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := Open(t.Context(), p, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				res, err := s.Run(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				st := res.Steps[0]
+				got := hits["/create"] + hits["/read/x"]
+				pre := 0
+				if res.Preflight != nil {
+					pre = res.Preflight.Requests
+				}
+				if pre != 1 || st.Sent != st.Completed || int(st.Sent)+pre != got || st.Iterations != int64(hits["/read/x"]) || hits["/create"] != hits["/read/x"]+pre {
+					t.Errorf("sent %d, completed %d, iterations %d, preflight %d; the server saw %d creates and %d reads",
+						st.Sent, st.Completed, st.Iterations, pre, hits["/create"], hits["/read/x"])
+				}
+			})
+		}
+	}
+}

@@ -50,9 +50,9 @@ func (s *Set) Record(rec Recorder, it *metrics.Iteration, sc int, intended, star
 	// A check failure with no status and nothing sent is a frame that could
 	// not be made (Frames): it was never an exchange, as Iterate records it.
 	if out.Kind != transport.Check || out.Status != 0 || out.BytesOut != 0 {
-		rec.Exchange(intended, start, end, out)
+		rec.Exchange(intended, intended, start, end, out)
 	}
-	*it = metrics.Iteration{Scenario: sc, Intended: intended, End: end, Kind: out.Kind, BodyBytes: out.BytesIn, Tags: it.Tags[:0]}
+	*it = metrics.Iteration{Scenario: sc, Of: intended, Intended: intended, End: end, Kind: out.Kind, BodyBytes: out.BytesIn, Tags: it.Tags[:0]}
 	rec.Iteration(it)
 }
 

@@ -57,7 +57,7 @@ type log struct {
 }
 
 func (l *log) Now() time.Duration { return l.clock }
-func (l *log) Exchange(_, _, _ time.Duration, out *transport.Outcome) {
+func (l *log) Exchange(_, _, _, _ time.Duration, out *transport.Outcome) {
 	l.mu.Lock()
 	o := *out
 	o.Header, o.Body = nil, nil

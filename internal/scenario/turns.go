@@ -31,7 +31,7 @@ type flow struct {
 // The request returned belongs to the user: it is valid, unchanged, until
 // the next Begin or Answer.
 func (v *VU) Begin(done <-chan struct{}, rec Recorder, intended time.Duration, u uint64) *transport.Request {
-	v.done, v.u, v.pauseFor, v.wsNext = done, u, 0, false
+	v.done, v.u, v.pauseFor, v.wsNext, v.of = done, u, 0, false, intended
 	v.n++
 	v.base()
 	if err := v.evalVars(false); err != nil {
@@ -139,7 +139,7 @@ func (v *VU) answer(rec Recorder, start, end time.Duration) *transport.Request {
 		if v.fl.i > 0 {
 			intended = start // a later request is meant to start when it is sent
 		}
-		rec.Exchange(intended, start, end, &v.o)
+		rec.Exchange(v.of, intended, start, end, &v.o)
 	}
 	v.fl.body += v.o.BytesIn
 	if v.o.Kind != transport.OK {

@@ -19,9 +19,15 @@ import (
 type Recorder interface {
 	// Now returns the offset from the run's base.
 	Now() time.Duration
-	// Exchange records one request: intended and start are offsets, out
-	// what it produced; it returns nothing and must not keep out.
-	Exchange(intended, start, end time.Duration, out *transport.Outcome)
+	// Exchange records one request of the iteration meant to start at of
+	// (the arrival that began it, its login included), which decides the
+	// step that counts it: every request of an iteration is counted where
+	// the iteration is, so that a flow crossing a window's end is counted
+	// whole. intended (when the request was meant to start: the scenario's
+	// start for the first, its send for a later one), start and end are
+	// offsets, out what it produced; it returns nothing and must not keep
+	// out.
+	Exchange(of, intended, start, end time.Duration, out *transport.Outcome)
 	// Iteration records how an iteration ended. It must not keep it.
 	Iteration(it *metrics.Iteration)
 	// Idle records an iteration meant to start at intended that sent
@@ -62,6 +68,11 @@ type VU struct {
 
 	// The iteration under way, one request at a time (Begin, Answer).
 	fl       flow
+	// of is when the iteration under way was meant to start: the arrival
+	// (or the closed-model user's turn) that began it, its login included.
+	// Its requests, frames and the iteration itself are counted in the step
+	// whose window holds it.
+	of time.Duration
 	u        uint64        // the iteration's pick (Iterate's u)
 	wsNext   bool          // the scenario picked is a websocket one, which Iterate runs
 	pauseFor time.Duration // the wait the last iteration asked for
@@ -282,7 +293,7 @@ func retryAfter(out *transport.Outcome) time.Duration {
 }
 
 func (v *VU) finish(rec Recorder, sc int, intended, end time.Duration, kind transport.Kind, body int64) {
-	v.it.Scenario, v.it.Intended, v.it.End, v.it.Kind, v.it.BodyBytes = sc, intended, end, kind, body
+	v.it.Scenario, v.it.Of, v.it.Intended, v.it.End, v.it.Kind, v.it.BodyBytes = sc, v.of, intended, end, kind, body
 	rec.Iteration(&v.it)
 }
 

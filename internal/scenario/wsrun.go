@@ -263,6 +263,6 @@ func (v *VU) frame(rec Recorder, ws *wsScenario, intended time.Duration, u uint6
 		end -= time.Since(a.at) // the ack (or rejection) arrived when the reader read it, not when this user woke
 	}
 	v.o = transport.Outcome{Kind: kind, BytesOut: int64(len(frame)), BytesIn: int64(a.bytes)}
-	rec.Exchange(intended, start, end, &v.o)
+	rec.Exchange(v.of, intended, start, end, &v.o)
 	return end, kind, int64(a.bytes)
 }
