@@ -105,11 +105,11 @@ type Session struct {
 	// preflights counts the requests the preflight sent (the login's first
 	// request, with a login): outside every step's counts, and said so.
 	preflights int
-	runner *load.Runner
-	res    *results.Result
-	outs   *outputs // result.json first, then Options.Outputs
-	watch  *watch
-	sinks  *sinks
+	runner     *load.Runner
+	res        *results.Result
+	outs       *outputs // result.json first, then Options.Outputs
+	watch      *watch
+	sinks      *sinks
 	// collectors add what they saw beside the load to each step
 	// (collect.go); events is the one of them that fires the plan's
 	// events, nil without any.

@@ -67,12 +67,12 @@ type VU struct {
 	done <-chan struct{}
 
 	// The iteration under way, one request at a time (Begin, Answer).
-	fl       flow
+	fl flow
 	// of is when the iteration under way was meant to start: the arrival
 	// (or the closed-model user's turn) that began it, its login included.
 	// Its requests, frames and the iteration itself are counted in the step
 	// whose window holds it.
-	of time.Duration
+	of       time.Duration
 	u        uint64        // the iteration's pick (Iterate's u)
 	wsNext   bool          // the scenario picked is a websocket one, which Iterate runs
 	pauseFor time.Duration // the wait the last iteration asked for
