@@ -354,3 +354,24 @@ func TestLoginLine(t *testing.T) {
 		}
 	}
 }
+
+// The per-endpoint table's Success counts the answers of the URL asked
+// for: in a strict run an answer that came after following a redirect
+// (the login page every URL is sent to) is not a success; a run that
+// opted out counts it, and says so.
+func TestEndpointSuccessLeavesOutRedirects(t *testing.T) {
+	for _, strict := range []bool{true, false} {
+		r := &results.Result{Outcome: results.Outcome{Strict: strict}, Steps: []results.Step{
+			{Scenario: "dashboard", Model: "closed", VUs: 10, Completed: 1000, OK: 1000, Redirected: 750, Throughput: 500},
+		}}
+		var b bytes.Buffer
+		endpointTable(&b, r)
+		want, note := "| 25.0% |", "Success leaves out the answers that came after following a redirect"
+		if !strict {
+			want, note = "| 100.0% |", "Success counts the answers that came after following a redirect (strict: false)"
+		}
+		if !strings.Contains(b.String(), want) || !strings.Contains(b.String(), note) {
+			t.Errorf("strict %v: want %q and %q in\n%s", strict, want, note, b.String())
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -303,5 +304,48 @@ func TestJudgeEventVerdict(t *testing.T) {
 		if s.Verdict != tt.verdict || !slices.Equal(s.VerdictReasons, tt.reasons) || s.VerdictReason != strings.Join(tt.reasons, "; ") {
 			t.Errorf("%s: verdict %s %q (%q), want %s %q", tt.name, s.Verdict, s.VerdictReasons, s.VerdictReason, tt.verdict, tt.reasons)
 		}
+	}
+}
+
+// Scenarios whose bodies all have one size are one finding per step (19
+// scenarios gave 171 pair-lines a step), and bodies under SameBodyMinBytes
+// ("ok", "[]") are not compared: distinct small answers share a size by
+// chance.
+func TestSameBodiesOneFindingPerGroup(t *testing.T) {
+	s := step(100, 5)
+	for i := range 19 {
+		s.Scenarios = append(s.Scenarios, Breakdown{Name: fmt.Sprintf("s%02d", i), Completed: 10, AvgBodyBytes: 8700})
+	}
+	s.Scenarios = append(s.Scenarios, Breakdown{Name: "health", Completed: 10, AvgBodyBytes: 3}, Breakdown{Name: "list", Completed: 10, AvgBodyBytes: 3})
+	r := &Result{Steps: []Step{s, s}}
+	r.Steps[1].Index = 1
+	r.Evaluate(nil)
+	strict := DefaultRules
+	strict.Strict = true
+	r.Judge(strict)
+	if len(r.Invalid) != 2 || !strings.Contains(r.Invalid[0], "scenarios s00, s01,") || strings.Contains(r.Invalid[0], "health") {
+		t.Errorf("invalid %q, want one line per step naming the 19, not the 3-byte answers", r.Invalid)
+	}
+	if v := r.Steps[0]; v.Verdict != Invalid || len(v.VerdictReasons) != 1 || !strings.HasPrefix(v.VerdictReasons[0], "same-size bodies: s00, s01") {
+		t.Errorf("verdict %s %q, want INVALID by same-size bodies", v.Verdict, v.VerdictReasons)
+	}
+}
+
+// A step that lost an agent measured part of its load: its SLO is not
+// judged on the rest (it read "slo: pass" on half the load), it is
+// INVALID, and the run could not be carried out.
+func TestLostStepNotJudgedBySLO(t *testing.T) {
+	s := step(100, 5)
+	s.Lost = "agent 10.0.0.2:7070 lost after 3.1 s"
+	r := &Result{Steps: []Step{step(50, 5), s}}
+	r.Steps[1].Index = 1
+	terms, _ := slo.Parse("p99<200ms")
+	r.Evaluate(terms)
+	r.Judge(DefaultRules)
+	if s := r.Steps[1]; s.SLOPassed != nil || s.Verdict != Invalid || r.Outcome.Status != StatusCouldNotRun {
+		t.Errorf("lost step: slo %v, verdict %s, outcome %+v; want not judged, INVALID, could_not_run", s.SLOPassed, s.Verdict, r.Outcome)
+	}
+	if s := r.Steps[0]; s.SLOPassed == nil || !*s.SLOPassed {
+		t.Errorf("the whole step before it: slo %v, want judged and passed", s.SLOPassed)
 	}
 }
