@@ -375,3 +375,20 @@ func TestEndpointSuccessLeavesOutRedirects(t *testing.T) {
 		}
 	}
 }
+
+// The live page shows the outcome so far, from the same outcome as every
+// report (a run under way is not called unfinished), and the final page
+// the outcome itself.
+func TestLivePageShowsTheOutcome(t *testing.T) {
+	r := sample()
+	r.Unfinished = true
+	r.Outcome.Reasons = append([]results.Reason{{Kind: results.ReasonUnfinished, Text: "ceiling stopped before the run ended"}}, r.Outcome.Reasons...)
+	r.Outcome.Status = results.StatusUnfinished
+	live := LiveBody(r, nil, "")
+	if !strings.Contains(live, "so far: FAILED: threshold p99&lt;100ms failed") || strings.Contains(live, "UNFINISHED") {
+		t.Errorf("the live page's outcome:\n%s", live)
+	}
+	if final := FinalBody(sample()); !strings.Contains(final, "<p class=\"answer\">FAILED: threshold p99&lt;100ms failed") {
+		t.Errorf("the final page has no outcome line:\n%s", final)
+	}
+}
