@@ -385,6 +385,12 @@ type Delivery struct {
 	// delivered (the step's verdict says so).
 	BacklogStart *int64 `json:"backlog_at_start,omitempty"`
 	BacklogEnd   *int64 `json:"backlog_at_end,omitempty"`
+	// BacklogSamples is the same backlog at BacklogSampleCount instants
+	// evenly spread over the window, its start and end included: the
+	// series whose trend, against its own scatter, says whether the
+	// delivery fell behind (FellBehind). Absent in results from before it
+	// was kept, and for repeats whose samples differ in number.
+	BacklogSamples []int64 `json:"backlog_samples,omitempty"`
 }
 
 // Missing counts the expected ids not delivered (lost or undelivered).

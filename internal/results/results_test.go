@@ -349,3 +349,41 @@ func TestLostStepNotJudgedBySLO(t *testing.T) {
 		t.Errorf("the whole step before it: slo %v, want judged and passed", s.SLOPassed)
 	}
 }
+
+// A pipeline that holds every id for a fixed time keeps up: its backlog
+// is flat, moving from instant to instant by chance. The series is a real
+// one (a gateway posting each send 1.5 s later, 20 users): its two ends,
+// 119 and 130, differ by more than the old margin (1 % of 940 accepted),
+// yet its trend is inside its own scatter. Its twin, a queue growing by
+// ten through the step with little scatter (lanes at capacity, slightly
+// overdriven), fell behind.
+func TestFellBehindKnowsItsNoise(t *testing.T) {
+	withSamples := func(samples ...int64) Step {
+		s := step(94, 5)
+		s.DurationS = 10
+		first, last := samples[0], samples[len(samples)-1]
+		s.Delivery = &Delivery{Expected: 940, Delivered: 940, BacklogStart: &first, BacklogEnd: &last, BacklogSamples: samples}
+		return s
+	}
+	flat := withSamples(119, 139, 144, 137, 148, 139, 133, 142, 145, 149, 130)
+	if why := flat.FellBehind(); why != "" {
+		t.Errorf("a flat, noisy backlog: %q, want kept up", why)
+	}
+	old := flat
+	old.Delivery = &Delivery{Expected: 940, BacklogStart: flat.Delivery.BacklogStart, BacklogEnd: flat.Delivery.BacklogEnd}
+	if old.FellBehind() == "" {
+		t.Errorf("the same ends without samples (a result from before them): kept up, want fell behind by the ends' rule (119 → 130 > 9.4)")
+	}
+	growing := withSamples(5, 6, 6, 7, 8, 8, 9, 10, 10, 11, 12, 12, 13, 14, 14, 15)
+	growing.Delivery.Expected = 483
+	if why := growing.FellBehind(); !strings.HasPrefix(why, "delivery fell behind: backlog 5 → 15") {
+		t.Errorf("a backlog growing by 10 with little scatter: %q, want fell behind", why)
+	}
+	r := &Result{Steps: []Step{flat, growing}}
+	r.Steps[1].Index = 1
+	r.Evaluate(nil)
+	r.Judge(DefaultRules)
+	if r.Steps[0].Verdict != Healthy || r.Steps[1].Verdict != Overloaded {
+		t.Errorf("verdicts %s, %s; want HEALTHY, OVERLOADED", r.Steps[0].Verdict, r.Steps[1].Verdict)
+	}
+}

@@ -151,6 +151,7 @@ var deliveryRules = []rule{
 	{"AtStepEnd", whole, values("sum, when the last has one", atStepEnd)},
 	{"BacklogStart", whole, backlog},
 	{"BacklogEnd", whole, backlog},
+	{"BacklogSamples", whole, backlogSamples},
 }
 
 // The rules of one field each.
@@ -255,6 +256,26 @@ var (
 		return nil
 	}}
 )
+
+// backlogSamples adds the repeats' backlog samples instant by instant (each
+// repeat's series of its own ids), as backlog adds their ends, when every
+// repeat has as many; none otherwise.
+var backlogSamples = ofWhole("sum instant by instant, when every repeat has as many samples", false, func(out *Delivery, in []*Delivery) error {
+	out.BacklogSamples = nil
+	n := len(in[0].BacklogSamples)
+	for _, d := range in {
+		if len(d.BacklogSamples) != n || n == 0 {
+			return nil
+		}
+	}
+	out.BacklogSamples = make([]int64, n)
+	for _, d := range in {
+		for i, v := range d.BacklogSamples {
+			out.BacklogSamples[i] += v
+		}
+	}
+	return nil
+})
 
 // scenarioParts merges the parts' breakdowns by scenario name, in the order
 // the names first come.

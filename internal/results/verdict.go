@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/transport"
+	"github.com/ceiling-dev/ceiling/internal/trend"
 )
 
 // Verdicts of a step.
@@ -237,16 +238,30 @@ func (s *Step) verdict(rules Rules) (string, []string) {
 }
 
 // A step's delivery fell behind when its backlog (accepted ids not yet
-// delivered) grew during its window by more than BacklogGrowthShare of
-// the ids it accepted and more than BacklogGrowthMin: the target accepted
-// faster than it delivered, and a queue that grows for as long as the
-// load lasts has no bound, however well a drain clears it afterwards.
-// The margins keep a queue's ordinary jitter (the posts in flight at each
-// end, a pause of the target) from counting.
+// delivered) grew through its window beyond its own noise: the target
+// accepted faster than it delivered, and a queue that grows for as long
+// as the load lasts has no bound, however well a drain clears it
+// afterwards.
+//
+// The growth is the trend of the backlog sampled across the window
+// (Delivery.BacklogSamples): the Theil–Sen slope times the window, which
+// one odd instant does not tilt. A pipeline that holds every id for a
+// fixed time has a flat backlog whose level moves from instant to instant
+// by chance (±√140 when it holds about 140 sent at random times): the
+// samples' scatter about the line (trend.Fit.Sigma) measures that, and
+// the growth must pass BacklogNoise times it, as well as
+// BacklogGrowthShare of the ids the step accepted and BacklogGrowthMin,
+// which keep a few posts in flight at either end from counting. A result
+// from before the samples were kept is judged on the window's two ends.
 const (
 	BacklogGrowthShare = 0.01
 	BacklogGrowthMin   = 5
+	BacklogNoise       = 3
 )
+
+// BacklogSampleCount is how many instants of a step's window its backlog
+// is sampled at (Delivery.BacklogSamples): every twentieth of the window.
+const BacklogSampleCount = 21
 
 // FellBehind says how the step's delivery fell behind ("delivery fell
 // behind: backlog 4 → 15 (accepted 161/s, delivered 157/s)"), "" when it
@@ -257,14 +272,24 @@ func (s *Step) FellBehind() string {
 		return ""
 	}
 	start, end := *d.BacklogStart, *d.BacklogEnd
-	grew := end - start
-	if grew <= BacklogGrowthMin || float64(grew) <= BacklogGrowthShare*float64(d.Expected) {
+	grew := float64(end - start)
+	margin := max(BacklogGrowthMin, BacklogGrowthShare*float64(d.Expected))
+	if n := len(d.BacklogSamples); n >= 5 {
+		y := make([]float64, n)
+		for i, v := range d.BacklogSamples {
+			y[i] = float64(v)
+		}
+		f := trend.Even(y)
+		grew = f.Slope * float64(n-1)
+		margin = max(margin, BacklogNoise*f.Sigma)
+	}
+	if grew <= margin {
 		return ""
 	}
 	why := fmt.Sprintf("delivery fell behind: backlog %d → %d", start, end)
 	if s.DurationS > 0 && s.Repeat == nil {
 		accepted := float64(d.Expected) / s.DurationS
-		why += fmt.Sprintf(" (accepted %s/s, delivered %s/s)", rate(accepted), rate(accepted-float64(grew)/s.DurationS))
+		why += fmt.Sprintf(" (accepted %s/s, delivered %s/s)", rate(accepted), rate(accepted-grew/s.DurationS))
 	}
 	return why
 }

@@ -72,8 +72,13 @@ func (s *sinks) stepFigures(step int, start, end time.Time) *results.Delivery {
 	s.ledger.Poll()
 	d := figures(s.ledger.Step(step, time.Now()))
 	if !start.IsZero() {
-		b := s.ledger.Backlog(start, end)
-		d.BacklogStart, d.BacklogEnd = &b[0], &b[1]
+		n := results.BacklogSampleCount
+		at := make([]time.Time, n)
+		for i := range at {
+			at[i] = start.Add(end.Sub(start) * time.Duration(i) / time.Duration(n-1))
+		}
+		b := s.ledger.Backlog(at...)
+		d.BacklogStart, d.BacklogEnd, d.BacklogSamples = &b[0], &b[n-1], b
 	}
 	return d
 }
@@ -130,7 +135,7 @@ func (s *sinks) settle(ctx context.Context, res *results.Result, stop, base time
 	for i := range res.Steps {
 		f := figures(s.ledger.Step(res.Steps[i].Index, end))
 		if old := res.Steps[i].Delivery; old != nil {
-			f.AtStepEnd, f.BacklogStart, f.BacklogEnd = old.AtStepEnd, old.BacklogStart, old.BacklogEnd
+			f.AtStepEnd, f.BacklogStart, f.BacklogEnd, f.BacklogSamples = old.AtStepEnd, old.BacklogStart, old.BacklogEnd, old.BacklogSamples
 		}
 		res.Steps[i].Delivery = f
 	}
