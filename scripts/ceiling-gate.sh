@@ -163,8 +163,13 @@ echo "== $ceiling ${cmp[*]} --format md"
 cmp_rc=$?
 cat "$md"
 case $cmp_rc in 0 | 1 | 4) comparison=$md ;; esac
-verdict=$("$ceiling" "${cmp[@]}" --format json | sed -n 's/^  "verdict": "\([a-z]*\)",$/\1/p')
+json=$("$ceiling" "${cmp[@]}" --format json)
+verdict=$(sed -n 's/^  "verdict": "\([a-z]*\)",$/\1/p' <<<"$json")
 verdict=${verdict:-none}
+# Why compare could not tell, when it could not: the control moved, the
+# host was measured busier in one batch than in the other, or only the
+# tail moved with no control to tell the runner from the service.
+cannot=$(sed -n 's/^  "why": "\(.*\)",$/\1/p' <<<"$json")
 
 if [ -n "$run_failed" ]; then
   finish 1 1 "failed: $run_failed" "$comparison" "$report"
@@ -186,7 +191,7 @@ case $cmp_rc in
   finish 1 1 "failed: $said" "$comparison" "$report"
   ;;
 4)
-  why="could not tell: the control scenario moved (the host was busy, or idle), so no change was judged; run the job again"
+  why="could not tell the runner from the service: ${cannot:-the control scenario moved}; no change was judged: run the job again"
   if [ "$on_unknown" = warn ]; then
     echo "::warning::ceiling gate: $why"
     finish 0 4 "passed with a warning: $why" "$comparison" "$report"

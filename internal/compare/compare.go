@@ -41,6 +41,26 @@ const (
 	// less than this share of the p50 (of the same step and scenario, in
 	// A) never counts, so that the floor grows with slow endpoints.
 	FloorShareOfP50 = 0.01
+	// ControlFloorShare is the control's latency floor with repeats, up to
+	// --min-abs, instead of --min-abs and FloorShareOfP50: a move of less
+	// than this share of its own figure in A does not count. A static page
+	// answers in a fraction of a millisecond, below an absolute floor meant
+	// for the judged scenarios, and a busy host multiplies its tail (0.5 →
+	// 2.5 ms), while the timers' jitter moves it by a tenth. Without
+	// repeats (no test of its noise) the control keeps --min-abs.
+	ControlFloorShare = 0.5
+	// ControlMinAnswers is the fewest answers a repeat of the control
+	// needs for its p99 to be more than its few slowest answers: below it
+	// a note says the control is too thin to judge a tail, and what weight
+	// would give it enough.
+	ControlMinAnswers = 100
+	// HostBusyDelta is how much more (or less) CPU, in percent of one core,
+	// the host's other processes may have used during one result's steps
+	// than during the other's before compare cannot tell the target from
+	// the machine: half a core of other work.
+	HostBusyDelta = 50.0
+	// HostStealDelta is the same for the CPU a hypervisor took.
+	HostStealDelta = 10.0
 )
 
 // The metrics compared for every step and scenario, in the order reports
@@ -128,6 +148,26 @@ type Report struct {
 	// is unknown (compare could not tell).
 	Control  string `json:"control,omitempty"`
 	HostBusy bool   `json:"host_busy"`
+	// HostOtherA and HostOtherB are the CPU the host's other processes
+	// used during each result's steps (the median over them, in percent of
+	// one core; results.Generator.HostOtherPct), and HostStealA and
+	// HostStealB the CPU the hypervisor took; nil where a side was not
+	// measured. HostBusy is also set when they differ by more than
+	// HostBusyDelta (steal: HostStealDelta): the machines were not equally
+	// quiet, whatever the control says.
+	HostOtherA *float64 `json:"host_other_cpu_pct_a,omitempty"`
+	HostOtherB *float64 `json:"host_other_cpu_pct_b,omitempty"`
+	HostStealA *float64 `json:"host_steal_pct_a,omitempty"`
+	HostStealB *float64 `json:"host_steal_pct_b,omitempty"`
+	// TailOnly is true when, with no control, every change for the worse
+	// was in a tail percentile (p95, p99) while the same step's p50 and
+	// throughput held: what a busier runner does to a service as well as
+	// a slower service; those changes are Suppressed and the verdict is
+	// unknown.
+	TailOnly bool `json:"tail_only,omitempty"`
+	// Why says why compare could not tell, when it could not (HostBusy or
+	// TailOnly), in a sentence.
+	Why string `json:"why,omitempty"`
 	// Crossed lists the thresholds crossed, each with where.
 	Crossed []string `json:"thresholds_crossed"`
 	// Notes are what the reader should know: unmatched steps, the control.
@@ -136,6 +176,8 @@ type Report struct {
 	// oneSided holds the step figures found in one result only, each
 	// noted once.
 	oneSided map[string]bool
+	thin     bool // the thin control is noted
+
 }
 
 // Change is one metric of one step (and scenario) in A and in B.
@@ -222,6 +264,8 @@ func Compare(a, b *results.Result, o Options) *Report {
 		r.step(p[0], p[1], o)
 	}
 	r.control()
+	r.host(a, b)
+	r.tailOnly()
 	r.thresholds(o.Thresholds)
 	r.verdict()
 	return r
@@ -350,6 +394,9 @@ func cmpLevel(x, y *results.Step) int {
 func (r *Report) step(a, b *results.Step, o Options) {
 	at := Change{Step: a.Index, StepB: b.Index, StepScenario: a.Scenario, TargetRate: a.TargetRate, VUs: a.VUs, TargetRateB: b.TargetRate, VUsB: b.VUs,
 		Control: r.Control != "" && a.Scenario == r.Control, alone: a.Scenario != ""}
+	if at.Control {
+		r.thinControl(a, a.Completed)
+	}
 	p50 := sampleOf(a, nil, results.MetricP50).median
 	for _, m := range Metrics {
 		r.add(at, sampleOf(a, nil, m), sampleOf(b, nil, m), m, o, p50)
@@ -374,6 +421,9 @@ func (r *Report) step(a, b *results.Step, o Options) {
 			continue
 		}
 		at.Scenario, at.Control = sa.Name, sa.Name == r.Control
+		if at.Control {
+			r.thinControl(a, sa.Completed)
+		}
 		p50 := sampleOf(a, sa, results.MetricP50).median
 		for _, m := range Metrics {
 			r.add(at, sampleOf(a, sa, m), sampleOf(b, &b.Scenarios[j], m), m, o, p50)
@@ -384,6 +434,29 @@ func (r *Report) step(a, b *results.Step, o Options) {
 			r.note("%s: scenario %q is only in B", level(b), sb.Name)
 		}
 	}
+}
+
+// thinControl notes, once, a control whose repeats of step s answered
+// fewer than ControlMinAnswers times each (completed over all of them):
+// its p99 is then its one or two slowest answers, too few to tell a busy
+// host's tail from chance, and the note says what weight would give it
+// enough.
+func (r *Report) thinControl(s *results.Step, completed int64) {
+	n := int64(1)
+	if s.Repeat != nil {
+		n = int64(max(s.Repeat.N, 1))
+	}
+	per := completed / n
+	if per >= ControlMinAnswers || r.thin {
+		return
+	}
+	r.thin = true
+	share := float64(max(completed, 1)) / float64(max(s.Completed, 1))
+	weight := "run it alone (--each) or raise its weight"
+	if share > 0 && share < 1 {
+		weight = fmt.Sprintf("raise its weight to about %.0f× its share (%.1f %% of the iterations now)", math.Ceil(float64(ControlMinAnswers)/float64(max(per, 1))), 100*share)
+	}
+	r.note("the control %q answered %d times a repeat at %s: too few to judge its tail (p95, p99 rest on its few slowest answers); it needs %d: %s", r.Control, per, level(s), ControlMinAnswers, weight)
 }
 
 // has reports whether step s has the step figure metric: deliveries
@@ -436,6 +509,11 @@ func (r *Report) add(c Change, a, b sample, metric string, o Options, p50 float6
 	switch {
 	case (metric == results.MetricErrorRate || metric == MetricDelivered) && math.Abs(b.median-a.median) < MinErrorDelta:
 		big = false
+	case isLatency(metric) && c.Control && a.n >= 2 && b.n >= 2:
+		// With repeats the test tells jitter from a move: the floor is the
+		// control's own scale, up to --min-abs.
+		c.FloorMS = max(min(ms(o.MinAbs), ControlFloorShare*a.median), floorMS(0, 0, max(a.median, b.median)))
+		big = big && math.Abs(b.median-a.median) >= c.FloorMS
 	case isLatency(metric):
 		c.FloorMS = floorMS(o.MinAbs, p50, max(a.median, b.median))
 		big = big && math.Abs(b.median-a.median) >= c.FloorMS

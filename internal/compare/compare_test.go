@@ -855,7 +855,7 @@ func TestJSONKeepsTheRuleAndOneChange(t *testing.T) {
 	}
 	a := result("", step(0, 100, three(fast)))
 	b := result("", step(0, 100, three(fast)))
-	b.Steps[0].Repeat.Values[results.MetricP99] = []float64{40, 40.2, 39.9}
+	b.Steps[0].Repeat.Values[results.MetricP50] = []float64{40, 40.2, 39.9}
 	r := Compare(a, b, Options{MinEffect: DefaultMinEffect})
 	var w bytes.Buffer
 	if err := JSON(&w, r); err != nil {
@@ -866,5 +866,99 @@ func TestJSONKeepsTheRuleAndOneChange(t *testing.T) {
 	}
 	if got, want := r.Headline(), "worse: 1 significant change, 1 worse, 0 better"; got != want {
 		t.Errorf("headline = %q, want %q", got, want)
+	}
+}
+
+// withHost gives every step of r the host's other CPU in each repeat.
+func withHost(r *results.Result, other ...float64) *results.Result {
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		v := results.Median(other)
+		steal := 0.0
+		s.Generator = &results.Generator{HostOtherPct: &v, HostStealPct: &steal}
+		if s.Repeat != nil {
+			s.Repeat.Values[results.MetricHostOther] = other
+		}
+	}
+	return r
+}
+
+// A CPU hog on the host during B alone: the target's answers slow with the
+// machine (+30 % here), and no control was named. The host's own figures
+// say B's steps shared the machine: compare cannot tell (exit 4), never
+// "worse". The same change on an equally quiet host is worse; an
+// unchanged target on quiet hosts is the same.
+func TestBusyHostIsNotARegression(t *testing.T) {
+	o := Options{MinEffect: DefaultMinEffect, MinAbs: DefaultMinAbs}
+	hog := Compare(withHost(result("", step(0, 100, fast)), 4, 6, 5, 3, 5), withHost(result("", step(0, 100, slow)), 190, 188, 195, 192, 189), o)
+	if !hog.HostBusy || hog.Verdict != Unknown || !hog.CouldNotTell() || hog.Failed(true) || !strings.Contains(hog.Why, "other processes used 190% CPU during B's steps, 5% during A's") {
+		t.Errorf("hog during B: busy %v, verdict %s, could not tell %v, why %q; want busy, unknown, exit 4", hog.HostBusy, hog.Verdict, hog.CouldNotTell(), hog.Why)
+	}
+	quiet := Compare(withHost(result("", step(0, 100, fast)), 4, 6, 5, 3, 5), withHost(result("", step(0, 100, slow)), 5, 4, 7, 6, 5), o)
+	if quiet.HostBusy || quiet.Verdict != Worse || !quiet.Failed(true) {
+		t.Errorf("a real +30 %% on quiet hosts: busy %v, verdict %s; want worse", quiet.HostBusy, quiet.Verdict)
+	}
+	same := Compare(withHost(result("", step(0, 100, fast)), 4, 6, 5, 3, 5), withHost(result("", step(0, 100, fast)), 5, 4, 7, 6, 5), o)
+	if same.HostBusy || same.Verdict != Same || same.CouldNotTell() {
+		t.Errorf("no change on quiet hosts: busy %v, verdict %s; want same", same.HostBusy, same.Verdict)
+	}
+}
+
+// Without a control, a change in the tail alone (p95, p99 worse, p50 and
+// throughput held) is what a busier runner does too: compare cannot tell.
+// A move of the median is the service's; so is a tail move when a
+// control held.
+func TestTailOnlyWithoutControlCannotTell(t *testing.T) {
+	o := Options{MinEffect: DefaultMinEffect, MinAbs: DefaultMinAbs}
+	tailed := func() *results.Result {
+		r := result("", step(0, 100, fast))
+		r.Steps[0].Repeat.Values[results.MetricP99] = []float64{40, 40.2, 39.9, 40.4, 40.1}
+		r.Steps[0].Repeat.Values[results.MetricP95] = []float64{32, 32.2, 31.9, 32.4, 32.1}
+		return r
+	}
+	r := Compare(result("", step(0, 100, fast)), tailed(), o)
+	if !r.TailOnly || r.Verdict != Unknown || !r.CouldNotTell() || r.Failed(true) {
+		t.Errorf("tail only, no control: tail %v, verdict %s; want unknown, could not tell", r.TailOnly, r.Verdict)
+	}
+	if r := Compare(result("", step(0, 100, fast)), result("", step(0, 100, slow)), o); r.TailOnly || r.Verdict != Worse {
+		t.Errorf("p50 and tail worse: tail-only %v, verdict %s; want worse", r.TailOnly, r.Verdict)
+	}
+	static := spread{p50: []float64{0.5, 0.51, 0.49, 0.5, 0.52}, throughput: fast.throughput, errors: fast.errors}
+	a := result("static", step(0, 100, fast, scenarioSpread{"api", fast}, scenarioSpread{"static", static}))
+	b := tailed()
+	b.Control = "static"
+	b.Steps[0].Scenarios = a.Steps[0].Scenarios
+	b.Steps[0].Scenarios = []results.Breakdown{{Name: "api", Completed: 5000, LatencyMS: b.Steps[0].LatencyMS, Repeat: b.Steps[0].Repeat}, a.Steps[0].Scenarios[1]}
+	if r := Compare(a, b, o); r.TailOnly || r.HostBusy || r.Verdict != Worse {
+		t.Errorf("tail only, the control held: tail-only %v, busy %v, verdict %s; want worse", r.TailOnly, r.HostBusy, r.Verdict)
+	}
+}
+
+// A static control answering in half a millisecond: a busy host takes its
+// p95 from 0.6 to 1.4 ms while its p50 barely moves. That is below the
+// judged scenarios' 1 ms floor, but more than twice its own p95: with
+// repeats the control's floor is its own scale, and it moved. Its quiet
+// twin, jitter of a tenth, did not.
+func TestControlTailMovesOnItsOwnScale(t *testing.T) {
+	o := Options{MinEffect: DefaultMinEffect, MinAbs: DefaultMinAbs}
+	static := spread{p50: []float64{0.5, 0.51, 0.49, 0.5, 0.52}, throughput: fast.throughput, errors: fast.errors}
+	busy := spread{p50: []float64{0.52, 0.53, 0.51, 0.52, 0.54}, throughput: fast.throughput, errors: fast.errors}
+	jitter := spread{p50: []float64{0.52, 0.54, 0.51, 0.53, 0.55}, throughput: fast.throughput, errors: fast.errors}
+	a := result("static", step(0, 100, fast, scenarioSpread{"api", fast}, scenarioSpread{"static", static}))
+	for _, tt := range []struct {
+		name string
+		b    spread
+		p95  []float64
+		busy bool
+	}{
+		{"busy", busy, []float64{1.4, 1.3, 1.5, 1.35, 1.45}, true},
+		{"jitter", jitter, []float64{0.62, 0.65, 0.61, 0.66, 0.63}, false},
+	} {
+		b := result("static", step(0, 100, fast, scenarioSpread{"api", fast}, scenarioSpread{"static", tt.b}))
+		b.Steps[0].Scenarios[1].Repeat.Values[results.MetricP95] = tt.p95
+		r := Compare(a, b, o)
+		if r.HostBusy != tt.busy {
+			t.Errorf("%s: host busy %v, want %v (notes %q)", tt.name, r.HostBusy, tt.busy, r.Notes)
+		}
 	}
 }

@@ -68,11 +68,10 @@ func Markdown(w io.Writer, r *Report) error {
 		}
 	}
 	switch {
-	case r.HostBusy:
-		b.WriteString("**Could not tell:** the control moved, so the host was not the same in both runs and no change is called significant" +
-			" (`--fail-on-regression` exits 4). ")
+	case r.HostBusy || r.TailOnly:
+		fmt.Fprintf(&b, "**Could not tell:** %s, so no change is called significant (`--fail-on-regression` exits 4). ", mdEscape(r.Why))
 		if slices.ContainsFunc(r.Changes, func(c Change) bool { return c.Suppressed }) {
-			b.WriteString("The control's moves, and the changes that would have been significant:\n\n")
+			b.WriteString("The changes that would have been significant, and the control's moves:\n\n")
 		} else {
 			b.WriteString("No change would have been significant either. The control's moves:\n\n")
 		}
@@ -229,7 +228,9 @@ func (r *Report) Headline() string {
 	}
 	switch {
 	case r.HostBusy:
-		return "unknown: host busy: the control moved; " + r.suppressedText()
+		return "unknown: host busy: " + r.Why + "; " + r.suppressedText()
+	case r.TailOnly:
+		return "unknown: " + r.Why + "; " + r.suppressedText()
 	case r.Verdict == Unknown && r.Comparisons == 0:
 		return "unknown: nothing to compare"
 	case r.Verdict == Unknown:

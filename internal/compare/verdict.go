@@ -30,7 +30,7 @@ func (r *Report) control() {
 	if r.Control == "" {
 		return
 	}
-	seen, throughput := false, false
+	seen, throughput, moved := false, false, false
 	for i := range r.Changes {
 		c := &r.Changes[i]
 		if !c.Control {
@@ -65,13 +65,16 @@ func (r *Report) control() {
 		if isLatency(c.Metric) {
 			why += ", past its floor " + results.Millis(c.FloorMS)
 		}
-		c.Moved = true
-		r.HostBusy = true
+		c.Moved, moved = true, true
 		r.note("host busy: the control moved: %s%s %s → %s (%s, %s)",
 			levelOf(c), scenarioText(c), value(c.Metric, c.A), value(c.Metric, c.B), deltaText(c), why)
 	}
 	if !seen {
 		r.note("the control %q is not among the compared scenarios: it was not checked", r.Control)
+		return
+	}
+	if moved {
+		r.busy("the control moved") // once its own changes are no longer significant
 		return
 	}
 	if !r.HostBusy {
@@ -80,14 +83,124 @@ func (r *Report) control() {
 			what = "throughput and latency"
 		}
 		r.note("the control %q held: its %s", r.Control, what)
-		return
 	}
+}
+
+// busy says compare cannot tell the host from the target, why, and keeps
+// every change from counting: each that would have been significant is
+// Suppressed.
+func (r *Report) busy(why string) {
+	if !r.HostBusy {
+		r.Why = why
+	}
+	r.HostBusy = true
+	r.suppress(func(*Change) bool { return true })
+}
+
+// suppress marks the significant changes that which selects Suppressed.
+func (r *Report) suppress(which func(*Change) bool) {
 	for i := range r.Changes {
-		c := &r.Changes[i]
-		if c.Significant {
+		if c := &r.Changes[i]; c.Significant && which(c) {
 			c.Significant, c.Suppressed = false, true
 		}
 	}
+}
+
+// host compares how busy the machine was during each result's steps,
+// where both measured it (results.Generator.HostOtherPct, per repeat when
+// kept): other processes' CPU that differs by more than HostBusyDelta, or
+// a hypervisor's steal by more than HostStealDelta, is a busy host, the
+// same as a control that moved, and a host measured busy on one side
+// only is said.
+func (r *Report) host(a, b *results.Result) {
+	r.HostOtherA, r.HostStealA = hostLoad(a)
+	r.HostOtherB, r.HostStealB = hostLoad(b)
+	if r.HostOtherA == nil || r.HostOtherB == nil {
+		return
+	}
+	oa, ob := *r.HostOtherA, *r.HostOtherB
+	if math.Abs(ob-oa) > HostBusyDelta {
+		r.busy(fmt.Sprintf("the host was not as busy in both: other processes used %.0f%% CPU during B's steps, %.0f%% during A's", ob, oa))
+		r.note("host busy: other processes used %.0f%% of a core during B's steps and %.0f%% during A's (more than %.0f points apart): the target cannot be told from the machine", ob, oa, HostBusyDelta)
+	}
+	if r.HostStealA != nil && r.HostStealB != nil && math.Abs(*r.HostStealB-*r.HostStealA) > HostStealDelta {
+		r.busy(fmt.Sprintf("the hypervisor took %.0f%% CPU during B's steps, %.0f%% during A's", *r.HostStealB, *r.HostStealA))
+		r.note("host busy: the hypervisor stole %.0f%% of a core during B's steps and %.0f%% during A's", *r.HostStealB, *r.HostStealA)
+	}
+}
+
+// hostLoad is the median over r's steps (each repeat's, when kept) of the
+// CPU other processes used and of the steal; nil when a step was not
+// measured.
+func hostLoad(r *results.Result) (other, steal *float64) {
+	var os, ss []float64
+	for _, s := range r.Steps {
+		g := s.Generator
+		if g == nil || g.HostOtherPct == nil {
+			return nil, nil
+		}
+		if v := s.Repeat; v != nil && len(v.Values[results.MetricHostOther]) > 0 {
+			os = append(os, v.Values[results.MetricHostOther]...)
+		} else {
+			os = append(os, *g.HostOtherPct)
+		}
+		if g.HostStealPct != nil {
+			ss = append(ss, *g.HostStealPct)
+		}
+	}
+	if len(os) == 0 {
+		return nil, nil
+	}
+	o := results.Median(os)
+	other = &o
+	if len(ss) == len(r.Steps) {
+		st := results.Median(ss)
+		steal = &st
+	}
+	return other, steal
+}
+
+// tailOnly keeps a change in the tail alone from being a confident
+// "worse" where nothing tells a busier runner from a slower service (no
+// control): when every significant change for the worse is a p95 or p99
+// whose step and scenario kept their p50 and throughput, they are
+// Suppressed, and compare cannot tell. A control that held, or a move of
+// the median or the throughput, makes the change the service's.
+func (r *Report) tailOnly() {
+	if r.Control != "" || r.HostBusy {
+		return
+	}
+	where := func(c *Change) string { return fmt.Sprint(c.Step, "\x00", c.StepScenario, "\x00", c.Scenario) }
+	body := map[string]bool{} // a step and scenario whose p50 or throughput moved
+	worse := 0
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if !c.Significant {
+			continue
+		}
+		if c.Metric == results.MetricP50 || c.Metric == results.MetricThroughput {
+			body[where(c)] = true
+		}
+		if c.Direction == Worse {
+			worse++
+		}
+	}
+	tail := func(c *Change) bool {
+		return c.Direction == Worse && (c.Metric == results.MetricP95 || c.Metric == results.MetricP99) && !body[where(c)]
+	}
+	n := 0
+	for i := range r.Changes {
+		if c := &r.Changes[i]; c.Significant && tail(c) {
+			n++
+		}
+	}
+	if worse == 0 || n < worse {
+		return
+	}
+	r.TailOnly = true
+	r.Why = "only the tail moved (p95, p99: p50 and throughput held), and without a control a busier runner looks the same as a slower service"
+	r.suppress(tail)
+	r.note("could not tell: %s; name a control: scenario (a static page) so that compare can tell them apart", r.Why)
 }
 
 // thresholds marks the changes that crossed a --threshold: the delta went
@@ -131,7 +244,7 @@ func (r *Report) verdict() {
 	r.Tested = tested
 	r.Test = testText(r.Changes, r.MinEffectPct, r.MinAbsMS)
 	switch {
-	case r.HostBusy || tested == 0:
+	case r.HostBusy || r.TailOnly || tested == 0:
 		r.Verdict = Unknown
 	case worse > 0:
 		r.Verdict = Worse
@@ -157,7 +270,7 @@ func (r *Report) Failed(failOnRegression bool) bool {
 // Single runs tell nothing either way, control or not: they are never a
 // regression, and never a "could not tell".
 func (r *Report) CouldNotTell() bool {
-	return r.HostBusy && r.Tested > 0
+	return (r.HostBusy || r.TailOnly) && r.Tested > 0
 }
 
 // The tests' rules, as reports state them.

@@ -173,6 +173,12 @@ type Result struct {
 	// GeneratorCPU is ceiling's own CPU use while the step ran, in percent
 	// of one core.
 	GeneratorCPU float64
+	// HostCPU is the CPU every process of the machine used while the step
+	// ran, ceiling included, and HostSteal what the hypervisor took from
+	// its virtual CPUs, both in percent of one core; HostKnown is false
+	// where they cannot be read (not Linux).
+	HostCPU, HostSteal float64
+	HostKnown          bool
 	// GCPause is the total of ceiling's garbage-collection pauses while the
 	// step ran.
 	GCPause time.Duration
@@ -334,6 +340,7 @@ func (r *Runner) now() time.Duration { return time.Since(r.base) }
 // (they end as timeouts). Run returns once every worker has.
 func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	cpu0, wall0, gc0 := processCPU(), time.Now(), gcPauses()
+	busy0, steal0, host0 := hostCPU()
 	loop := r.loopable(st) // before the step's clock starts: the first call resolves the hosts
 	sr := r.newStepRun(st, loop)
 	unwatch := sr.watch(ctx)
@@ -353,6 +360,9 @@ func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	res.Loop = loop
 	if wall := time.Since(wall0); wall > 0 {
 		res.GeneratorCPU = 100 * float64(processCPU()-cpu0) / float64(wall)
+		if busy, steal, ok := hostCPU(); ok && host0 {
+			res.HostCPU, res.HostSteal, res.HostKnown = 100*(busy-busy0)/wall.Seconds(), 100*(steal-steal0)/wall.Seconds(), true
+		}
 	}
 	res.GCPause = gcPauses() - gc0
 	return res

@@ -15,6 +15,10 @@ const (
 	MetricP95        = "p95"
 	MetricP99        = "p99"
 	MetricErrorRate  = "error_rate"
+	// MetricHostOther is the CPU the host's other processes used during
+	// each repeat (Generator.HostOtherPct), kept when every repeat has it:
+	// not a figure of the target, but what tells compare a busy host.
+	MetricHostOther = "host_other_cpu_pct"
 )
 
 // RepeatMetrics lists them in the order tables show them.

@@ -454,6 +454,15 @@ type Generator struct {
 	// in their reason.
 	FDLimit   int `json:"fd_limit,omitempty"`
 	ConnLimit int `json:"conn_limit,omitempty"`
+	// HostOtherPct is the CPU the machine's other processes used while the
+	// step ran (not ceiling, nor the watched target), and HostStealPct
+	// what the hypervisor took from its virtual CPUs, both in percent of
+	// one core, from /proc/stat: a run on a busy host is known as such
+	// (compare cannot tell a slower target from a busier machine). Absent
+	// where not measured (not Linux) and from a merged step (each part ran
+	// on its own machine).
+	HostOtherPct *float64 `json:"host_other_cpu_pct,omitempty"`
+	HostStealPct *float64 `json:"host_steal_pct,omitempty"`
 }
 
 // Target is what the monitored target did during a step's window.

@@ -112,6 +112,8 @@ var generatorRules = []rule{
 	{"Engine", values(`the one engine, "mixed" when they differ`, engines), whole},
 	{"FDLimit", unset("none: one generator's, which its part's reason says"), whole},
 	{"ConnLimit", unset("none: one generator's, which its part's reason says"), whole},
+	{"HostOtherPct", unset("none: each part's machine is its own"), whole},
+	{"HostStealPct", unset("none: each part's machine is its own"), whole},
 }
 
 // pointRules are Point's, for the parts' seconds that end at the same
@@ -231,11 +233,16 @@ var (
 	// spread keeps each repeat's figures and their histograms (Repeat);
 	// Combine counts the repeats that passed.
 	spread = ofWhole("each repeat's figures and their spread", false, func(out *Figures, in []*Figures) error {
+		host := !slices.ContainsFunc(in, func(s *Figures) bool { return s.Generator == nil || s.Generator.HostOtherPct == nil })
 		out.Repeat = spreadOf(in, func(s *Figures) map[string]float64 {
-			return map[string]float64{
+			m := map[string]float64{
 				MetricAchieved: s.AchievedRate, MetricThroughput: s.Throughput, MetricErrorRate: s.ErrorRate,
 				MetricP50: s.LatencyMS.P50, MetricP95: s.LatencyMS.P95, MetricP99: s.LatencyMS.P99,
 			}
+			if host { // each repeat's host, when every one was measured
+				m[MetricHostOther] = *s.Generator.HostOtherPct
+			}
+			return m
 		})
 		for _, s := range in {
 			out.Repeat.Histograms = append(out.Repeat.Histograms, s.Histogram)

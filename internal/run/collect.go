@@ -105,6 +105,10 @@ func (c *targetCollector) annotate(ctx context.Context, step *results.Step, sp s
 	var warnings []string
 	step.Target, warnings = w.figures(sp.win.Start, sp.win.End)
 	step.Warnings = append(step.Warnings, warnings...)
+	if g := step.Generator; g != nil && g.HostOtherPct != nil && step.Target.SourceSamples > 0 {
+		other := max(*g.HostOtherPct-step.Target.CPUPct, 0) // the target's CPU is not another process's
+		g.HostOtherPct = &other
+	}
 	w.annotate(step.Series, sp.base)
 	if exit, at, ok := w.dead(); ok && !c.s.eventful(sp.st) {
 		return c.s.targetDied(step, exit, at, sp.win, ctx.Err() == nil)

@@ -53,6 +53,10 @@ func newStep(res *load.Result, scenarios, tagKeys []string, share float64) (resu
 		Warnings:       []string{},
 		VerdictReasons: []string{},
 	}
+	if res.HostKnown {
+		other, steal := max(res.HostCPU-res.GeneratorCPU, 0), max(res.HostSteal, 0)
+		st.Generator.HostOtherPct, st.Generator.HostStealPct = &other, &steal
+	}
 	var err error
 	if st.Series, err = points(res.Series); err != nil {
 		return st, err

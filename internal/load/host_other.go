@@ -1,0 +1,7 @@
+//go:build !linux
+
+package load
+
+// hostCPU cannot read the machine's CPU time here (no /proc/stat): the
+// host's load is not measured.
+func hostCPU() (busy, steal float64, ok bool) { return 0, 0, false }
