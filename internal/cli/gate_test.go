@@ -255,13 +255,13 @@ func TestCIGate(t *testing.T) {
 		t.Parallel()
 		j := gate(t, slowControl)
 		j.check(t, 4, map[string]string{"verdict": "unknown", "exit-code": "4"},
-			"**ceiling gate: failed: could not tell: the control scenario moved", "Could not tell", "landing", "## gate")
+			"**ceiling gate: failed: could not tell the runner from the service: the control moved", "Could not tell", "landing", "## gate")
 	})
 	t.Run("control moved, on-unknown warn: passes with a warning", func(t *testing.T) {
 		t.Parallel()
 		j := gate(t, slowControl, "CEILING_ON_UNKNOWN=warn")
 		j.check(t, 0, map[string]string{"verdict": "unknown", "exit-code": "4"},
-			"**ceiling gate: passed with a warning: could not tell: the control scenario moved", "Could not tell")
+			"**ceiling gate: passed with a warning: could not tell the runner from the service: the control moved", "Could not tell")
 		if !strings.Contains(j.log, "::warning::ceiling gate: could not tell") {
 			t.Errorf("no warning annotation in the log:\n%s", j.log)
 		}

@@ -120,15 +120,21 @@ func TestSweepCommandApplyFails(t *testing.T) {
 }
 
 // One shape that failed to start among shapes that ran is a row of the
-// sweep, not its failure: exit 0.
+// sweep: a strict sweep (the default) fails on it, exit 1, saying so; with
+// --strict=false it is a row only, exit 0.
 func TestSweepOneShapeFailedToStart(t *testing.T) {
 	exe := exeAsCeiling(t)
 	out := filepath.Join(t.TempDir(), "sweep.json")
-	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--configs", "1@1/256m 2@1/256m",
-		"--cmd", `if [ "$WORKERS" = 1 ]; then exit 3; fi; exec `+exe+` demo-target --addr 127.0.0.1:{{.port}}`, "--ready", "http://127.0.0.1:{{.port}}/health",
-		"--url", "http://127.0.0.1:{{.port}}/health", "--rate", "10", "--step", "200ms", "--warmup", "0s", "--out", out, "--quiet")
-	if code != ExitOK {
-		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	args := []string{"sweep", "--configs", "1@1/256m 2@1/256m",
+		"--cmd", `if [ "$WORKERS" = 1 ]; then exit 3; fi; exec ` + exe + ` demo-target --addr 127.0.0.1:{{.port}}`, "--ready", "http://127.0.0.1:{{.port}}/health",
+		"--url", "http://127.0.0.1:{{.port}}/health", "--rate", "10", "--step", "200ms", "--warmup", "0s", "--out", out, "--quiet"}
+	code, stdout, stderr := ceiling(t, context.Background(), args...)
+	if code != ExitThreshold || !strings.Contains(stdout, "FAILED: shape 1w / 1c / 256Mi failed to start") {
+		t.Fatalf("strict: exit %d, want 1 saying the shape failed to start\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = ceiling(t, context.Background(), append(args, "--strict=false")...)
+	if code != ExitOK || !strings.Contains(stdout, "PASSED (not strict") {
+		t.Fatalf("--strict=false: exit %d, want 0\n%s\n%s", code, stdout, stderr)
 	}
 	if r := readSweep(t, out); len(r.Configs) != 2 || r.Configs[0].State != sweep.FailedToStart || r.Configs[1].State == sweep.FailedToStart || r.Configs[1].Throughput <= 0 {
 		t.Errorf("rows %+v; want the first FAILED TO START, the second measured", r.Configs)
@@ -465,8 +471,9 @@ launcher:
 configs: ["1@1/256Mi"]
 `), 0o644)
 	out := filepath.Join(dir, "sweep.json")
-	if code, stdout, stderr := ceiling(t, context.Background(), "sweep", file, "--out", out, "--quiet"); code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	// Its one shape, starved on purpose, is OVERLOADED: no shape held, exit 1.
+	if code, stdout, stderr := ceiling(t, context.Background(), "sweep", file, "--out", out, "--quiet"); code != ExitThreshold || !strings.Contains(stdout, "FAILED: no shape held its load") {
+		t.Fatalf("exit %d, want 1: no shape held\n%s\n%s", code, stdout, stderr)
 	}
 	r := readResult(t, readSweep(t, out).Configs[0].Result)
 	if len(r.Events) != 1 || r.Events[0].Error != "" || r.Events[0].Window == nil {

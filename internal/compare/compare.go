@@ -241,6 +241,10 @@ type Change struct {
 	VUsB        int       `json:"-"`
 	ValuesA     []float64 `json:"-"`
 	ValuesB     []float64 `json:"-"`
+	// answers is, for the control's changes, the fewest answers a repeat
+	// of it had on either side: a tail percentile of fewer answers than
+	// its rank needs is not judged (see tailNeeds).
+	answers int64
 	// alone says whether the step ran its scenario alone (--each): only
 	// then is a scenario's throughput its own measurement. In an open mix
 	// it is its share of the arrivals, drawn by weight (the same draw with
@@ -395,7 +399,8 @@ func (r *Report) step(a, b *results.Step, o Options) {
 	at := Change{Step: a.Index, StepB: b.Index, StepScenario: a.Scenario, TargetRate: a.TargetRate, VUs: a.VUs, TargetRateB: b.TargetRate, VUsB: b.VUs,
 		Control: r.Control != "" && a.Scenario == r.Control, alone: a.Scenario != ""}
 	if at.Control {
-		r.thinControl(a, a.Completed)
+		at.answers = min(perRepeat(a, a.Completed), perRepeat(b, b.Completed))
+		r.thinControl(a, at.answers)
 	}
 	p50 := sampleOf(a, nil, results.MetricP50).median
 	for _, m := range Metrics {
@@ -420,9 +425,10 @@ func (r *Report) step(a, b *results.Step, o Options) {
 			r.note("%s: scenario %q is only in A", level(a), sa.Name)
 			continue
 		}
-		at.Scenario, at.Control = sa.Name, sa.Name == r.Control
+		at.Scenario, at.Control, at.answers = sa.Name, sa.Name == r.Control, 0
 		if at.Control {
-			r.thinControl(a, sa.Completed)
+			at.answers = min(perRepeat(a, sa.Completed), perRepeat(b, b.Scenarios[j].Completed))
+			r.thinControl(a, at.answers)
 		}
 		p50 := sampleOf(a, sa, results.MetricP50).median
 		for _, m := range Metrics {
@@ -436,27 +442,44 @@ func (r *Report) step(a, b *results.Step, o Options) {
 	}
 }
 
-// thinControl notes, once, a control whose repeats of step s answered
-// fewer than ControlMinAnswers times each (completed over all of them):
-// its p99 is then its one or two slowest answers, too few to tell a busy
-// host's tail from chance, and the note says what weight would give it
-// enough.
-func (r *Report) thinControl(s *results.Step, completed int64) {
-	n := int64(1)
-	if s.Repeat != nil {
-		n = int64(max(s.Repeat.N, 1))
+// perRepeat is completed (a step's or its scenario's, summed over its
+// repeats) per repeat of step s.
+func perRepeat(s *results.Step, completed int64) int64 {
+	if s.Repeat != nil && s.Repeat.N > 1 {
+		return completed / int64(s.Repeat.N)
 	}
-	per := completed / n
+	return completed
+}
+
+// tailNeeds is the fewest answers a repeat of the control needs for its
+// percentile metric to rest on more than its few slowest: 20 for p95, 100
+// (ControlMinAnswers) for p99. A tail of fewer is not judged: the max of
+// 13 answers moves by 76 % from one run to the next on a quiet host.
+func tailNeeds(metric string) int64 {
+	switch metric {
+	case results.MetricP95:
+		return 20
+	case results.MetricP99:
+		return ControlMinAnswers
+	}
+	return 0
+}
+
+// thinControl notes, once, a control whose repeats of step s answered
+// per times each, fewer than ControlMinAnswers: its p99 (below 20, its
+// p95) is not judged, being its one or two slowest answers, and the note
+// says what weight would give it enough.
+func (r *Report) thinControl(s *results.Step, per int64) {
 	if per >= ControlMinAnswers || r.thin {
 		return
 	}
 	r.thin = true
-	share := float64(max(completed, 1)) / float64(max(s.Completed, 1))
-	weight := "run it alone (--each) or raise its weight"
-	if share > 0 && share < 1 {
-		weight = fmt.Sprintf("raise its weight to about %.0f× its share (%.1f %% of the iterations now)", math.Ceil(float64(ControlMinAnswers)/float64(max(per, 1))), 100*share)
+	what := "p99"
+	if per < tailNeeds(results.MetricP95) {
+		what = "p95 and p99"
 	}
-	r.note("the control %q answered %d times a repeat at %s: too few to judge its tail (p95, p99 rest on its few slowest answers); it needs %d: %s", r.Control, per, level(s), ControlMinAnswers, weight)
+	r.note("the control %q answered %d times a repeat at %s: too few to judge its %s, which rest on its few slowest answers (only its p50 and what has enough are judged); its tail needs %d a repeat: raise its weight about %.0f×, or lengthen the step",
+		r.Control, per, level(s), what, ControlMinAnswers, math.Ceil(float64(ControlMinAnswers)/float64(max(per, 1))))
 }
 
 // has reports whether step s has the step figure metric: deliveries

@@ -42,6 +42,9 @@ func (r *Report) control() {
 		if c.Metric == results.MetricErrorRate || c.Metric == results.MetricThroughput && !c.alone || !slices.Contains(Metrics, c.Metric) {
 			continue // not the host's speed: errors, a share of a mix, deliveries, the target's CPU and memory
 		}
+		if c.answers < tailNeeds(c.Metric) {
+			continue // a tail of too few answers: chance, not the host (thinControl says so)
+		}
 		throughput = throughput || c.Metric == results.MetricThroughput
 		var why string
 		switch c.Test {
