@@ -74,6 +74,10 @@ type SeriesPoint struct {
 	CPUPct float64
 	// RSSMB is the resident memory at this reading (2^20 bytes).
 	RSSMB float64
+	// Measured says the reading holds the process's or cgroup's CPU and
+	// memory; false for one of the metrics endpoint alone, whose CPUPct
+	// and RSSMB are not figures but zeros.
+	Measured bool
 	// Metrics are the scraped series' values at this reading; nil for a
 	// reading old enough to have been folded into a summary (see Watcher).
 	Metrics map[string]float64
@@ -249,7 +253,7 @@ func (w *Watcher) Series(from, to time.Time) []SeriesPoint {
 			if prev != nil {
 				p.CPUPct = cpuPct(*prev, *r)
 			}
-			p.RSSMB = float64(r.sample.RSSBytes) / mib
+			p.RSSMB, p.Measured = float64(r.sample.RSSBytes)/mib, true
 			prev = r
 		}
 		for id, v := range w.hist.at(r.at) {

@@ -69,10 +69,10 @@ func TestWatcherSourceWindow(t *testing.T) {
 	}
 	series := w.Series(at(1000), at(4000))
 	want := []SeriesPoint{
-		{At: at(1000), CPUPct: 50, RSSMB: 30},
-		{At: at(2000), CPUPct: 100, RSSMB: 20},
+		{At: at(1000), CPUPct: 50, RSSMB: 30, Measured: true},
+		{At: at(2000), CPUPct: 100, RSSMB: 20, Measured: true},
 		{At: at(3000)},
-		{At: at(4000), CPUPct: 5},
+		{At: at(4000), CPUPct: 5, Measured: true},
 	}
 	if d := cmp.Diff(want, series); d != "" {
 		t.Errorf("Series mismatch (-want +got):\n%s", d)

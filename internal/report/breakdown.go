@@ -69,18 +69,22 @@ func tagKeys(r *results.Result) []string {
 	return keys
 }
 
+// breakdownRow is one scenario's (or tag value's) row. A breakdown with no
+// iteration in the step measured nothing: its share is 0 %, and its
+// rates, latencies and body are "-", not zeros.
 func breakdownRow(step int, name string, b results.Breakdown, total int64) []string {
-	share, errs, limited := "0%", "0%", "0%"
+	share := "0%"
 	if total > 0 {
 		share = Percent(float64(b.Completed) / float64(total))
 	}
-	if b.Completed > 0 {
-		errs = Percent(float64(b.Failed) / float64(b.Completed))
-		if b.Failed > 0 {
-			errs += " (" + topErrors(b.Errors) + ")"
-		}
-		limited = Percent(float64(b.Limited) / float64(b.Completed))
+	if b.Completed == 0 {
+		return []string{fmt.Sprint(step + 1), name, share, "0", "-", "-", "-", "-", "-", "-"}
 	}
+	errs := Percent(float64(b.Failed) / float64(b.Completed))
+	if b.Failed > 0 {
+		errs += " (" + topErrors(b.Errors) + ")"
+	}
+	limited := Percent(float64(b.Limited) / float64(b.Completed))
 	return []string{
 		fmt.Sprint(step + 1), name, share, fmt.Sprint(b.Completed), errs, limited,
 		Millis(b.LatencyMS.P50), Millis(b.LatencyMS.P95), Millis(b.LatencyMS.P99), bytesText(b.AvgBodyBytes),

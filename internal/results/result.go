@@ -498,6 +498,24 @@ type Target struct {
 	ScrapeError  string `json:"scrape_error,omitempty"`
 }
 
+// MarshalJSON writes t as result.json keeps it: CPU and memory only when
+// they were measured (SourceSamples, or a result from before it whose
+// figures say so), absent when only a metrics endpoint was watched, so
+// that nothing reads an unmeasured figure as 0 % or 0 MB.
+func (t Target) MarshalJSON() ([]byte, error) {
+	type plain Target // without this method
+	out := struct {
+		plain
+		CPUPct   *float64 `json:"cpu_pct,omitempty"`
+		RSSMB    *float64 `json:"rss_mb,omitempty"`
+		RSSMaxMB *float64 `json:"rss_max_mb,omitempty"`
+	}{plain: plain(t)}
+	if t.Measured() {
+		out.CPUPct, out.RSSMB, out.RSSMaxMB = &t.CPUPct, &t.RSSMB, &t.RSSMaxMB
+	}
+	return json.Marshal(out)
+}
+
 // Measured reports whether t holds readings of the target's process or
 // cgroup (source_samples), rather than only of its metrics endpoint:
 // showing an endpoint's figures as CPU and memory would claim "0% 0 MB"

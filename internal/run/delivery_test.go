@@ -7,11 +7,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
@@ -133,5 +135,80 @@ func TestLanesOverCapacityFallBehind(t *testing.T) {
 	s := res.Steps[0]
 	if why := s.FellBehind(); why == "" || s.Verdict != results.Overloaded {
 		t.Errorf("verdict %s (%s), backlog samples %v; want OVERLOADED: the lanes fell behind", s.Verdict, s.VerdictReason, s.Delivery.BacklogSamples)
+	}
+}
+
+// A target watched only through its metrics endpoint has no CPU or memory
+// figures: result.json leaves them out, the per-second series carries
+// none, and the report draws no CPU or memory plot (they were drawn as
+// flat lines at 0 % and 0 MB). A scenario that got no iteration in a step
+// shows "-" in its row, not 0 ms and 0 B.
+func TestUnmeasuredIsNotZero(t *testing.T) {
+	metrics := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "# TYPE queue_depth gauge\nqueue_depth 3\n")
+	}))
+	defer metrics.Close()
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) }))
+	defer target.Close()
+	text := fmt.Sprintf(`
+target: %s
+load: {rates: [50], step: 2s, warmup: 0s}
+monitor: {prometheus: {url: %s, metrics: [queue_depth]}}
+scenarios:
+  - {name: home, request: {url: /}}
+  - {name: rare, weight: 0.0001, request: {url: /rare}}
+`, target.URL, metrics.URL)
+	p, err := plan.Parse("plan.yaml", []byte(text))
+	if err == nil {
+		err = p.Validate()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(t.Context(), p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Steps[0]
+	if st.Target == nil || st.Target.Measured() || st.Target.Metrics["queue_depth"].Last != 3 {
+		t.Fatalf("target %+v: want the metric, and no CPU or memory measured", st.Target)
+	}
+	for _, pt := range st.Series {
+		if pt.TargetCPU != nil || pt.TargetRSS != nil {
+			t.Fatalf("second %v has the target's CPU %v and RSS %v: nothing measured them", pt.T, *pt.TargetCPU, *pt.TargetRSS)
+		}
+	}
+	data, _ := json.Marshal(st.Target)
+	if strings.Contains(string(data), "cpu_pct") || strings.Contains(string(data), "rss_mb") {
+		t.Errorf("result.json's target %s: want no cpu_pct or rss_mb", data)
+	}
+	var page, table bytes.Buffer
+	if err := report.HTML(&page, res); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(page.String(), "Target CPU over time") || strings.Contains(page.String(), "Target memory (RSS) over time") {
+		t.Errorf("the report plots the target's CPU or memory, which nothing measured")
+	}
+	if err := report.Text(&table, res); err != nil {
+		t.Fatal(err)
+	}
+	rare := false
+	for line := range strings.Lines(table.String()) {
+		f := strings.Fields(line)
+		if len(f) < 10 || f[1] != "rare" {
+			continue
+		}
+		rare = true
+		if want := []string{"1", "rare", "0%", "0", "-", "-", "-", "-", "-", "-"}; strings.Join(f, " ") != strings.Join(want, " ") {
+			t.Errorf("the row of a scenario with no iteration: %q, want %q", f, want)
+		}
+	}
+	if !rare {
+		t.Errorf("no row for the scenario with no iteration:\n%s", table.String())
 	}
 }

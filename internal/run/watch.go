@@ -166,6 +166,9 @@ func (w *watch) annotate(points []results.Point, base time.Time) {
 		at := base.Add(time.Duration(points[i].T * float64(time.Second)))
 		var best *monitor.SeriesPoint
 		for j := range readings {
+			if !readings[j].Measured {
+				continue // a metrics scrape alone: no CPU or memory to show, not zeros
+			}
 			if best == nil || absDur(readings[j].At.Sub(at)) < absDur(best.At.Sub(at)) {
 				best = &readings[j]
 			}
