@@ -98,10 +98,11 @@ func TestFixedDelayPipelineKeepsUp(t *testing.T) {
 			return time.Duration(r.IntN(20)) * time.Millisecond // with 150 ms of think time, 20 users send about 120 a second, unevenly
 		},
 		func(deliver func()) { time.AfterFunc(1500*time.Millisecond, deliver) })
-	res := deliveryRun(t, srv.URL, port, "{model: closed, vus: [20], step: 3s, warmup: 2s, think: 150ms}")
-	s := res.Steps[0]
-	if why := s.FellBehind(); why != "" || s.Verdict != results.Healthy {
-		t.Errorf("verdict %s (%s), backlog samples %v; want HEALTHY: a fixed delay keeps up", s.Verdict, s.VerdictReason, s.Delivery.BacklogSamples)
+	res := deliveryRun(t, srv.URL, port, fixedDelayLoad)
+	for _, s := range res.Steps {
+		if why := s.FellBehind(); why != "" || s.Verdict != results.Healthy {
+			t.Errorf("%d users: verdict %s (%s), backlog samples %v; want HEALTHY: a fixed delay keeps up", s.VUs, s.Verdict, s.VerdictReason, s.Delivery.BacklogSamples)
+		}
 	}
 	if d := res.Delivery; d == nil || d.Delivered != d.Expected || d.LatencyMS.P50 < 1490 || d.LatencyMS.P99 > 1600 {
 		t.Errorf("delivery %+v: want every id, 1.5 s each", d)
