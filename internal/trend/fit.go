@@ -1,6 +1,7 @@
 package trend
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -10,12 +11,24 @@ type Fit struct {
 	// Slope is the Theil–Sen slope: the median of (y_j − y_i)/(x_j − x_i)
 	// over every pair i < j with x_i ≠ x_j.
 	Slope float64
+	// Low and High bound Slope's 95 % confidence interval (see Line);
+	// −Inf and +Inf when the points are too few to bound it.
+	Low, High float64
 	// Intercept is the median of y_i − Slope·x_i.
 	Intercept float64
 	// Sigma is the points' scatter about the line: 1.4826 times the
 	// median absolute residual, which is the standard deviation for
 	// normal noise and is not moved by a few outliers.
 	Sigma float64
+	// R2 is the share of the points' variance about their mean that the
+	// line accounts for, 1 − Σ(y − line)² / Σ(y − ȳ)², within [0, 1]:
+	// near 1 for points on a sloping line, near 0 for noise about a flat
+	// one, and 0 when every y is the same (nothing to account for).
+	R2 float64
+	// Rho is the lag-1 autocorrelation of the residuals in the order of
+	// x (0 with fewer than MinAutoPoints points): how much each point's
+	// deviation from the line carries into the next one's.
+	Rho float64
 	// N is the number of points fitted.
 	N int
 }
@@ -24,12 +37,43 @@ type Fit struct {
 // normal noise.
 const MADScale = 1.4826
 
+// Confidence is the confidence level of Fit.Low and Fit.High, and z95
+// its two-sided normal quantile.
+const (
+	Confidence = 0.95
+	z95        = 1.959963984540054
+)
+
+// MinAutoPoints is the fewest points whose residuals' autocorrelation
+// Line measures: below it the estimate is mostly noise, and the interval
+// is taken as for independent points.
+const MinAutoPoints = 8
+
+// maxRho caps the autocorrelation used to widen the interval: at 0.9
+// the variance is already multiplied by 19.
+const maxRho = 0.9
+
 // Line fits y against x (the same length, at least two points with
-// different x). With fewer it returns a Fit of N = len(y) and zeros.
-// It costs O(n² log n): meant for tens or hundreds of points.
+// different x). With fewer it returns a Fit of N = len(y), zeros and an
+// unbounded interval. It costs O(n² log n): meant for tens or hundreds of
+// points.
+//
+// The slope's confidence interval is Sen's (1968): with the N pairwise
+// slopes sorted, d₁ ≤ … ≤ d_N, and C = z·√Var(S), where Var(S) =
+// [n(n−1)(2n+5) − Σ t(t−1)(2t+5)]/18 is the variance of Kendall's S
+// under no trend (t the sizes of groups of equal y), the interval runs
+// from d at rank (N − C)/2 to d at rank (N + C)/2 + 1, interpolated
+// between ranks. It needs no assumption on the noise's distribution,
+// only that the points are independent. Readings taken one after the
+// other (a process's memory, a latency) often are not: a deviation from
+// the line lasts a while. So Var(S) is multiplied by (1 + ρ)/(1 − ρ),
+// ρ the residuals' lag-1 autocorrelation (Rho, when positive, at most
+// 0.9): the effective number of independent points is that much smaller,
+// and the interval that much wider, so that a slow wander is not taken
+// for a trend.
 func Line(x, y []float64) Fit {
 	n := min(len(x), len(y))
-	f := Fit{N: n}
+	f := Fit{N: n, Low: math.Inf(-1), High: math.Inf(1)}
 	slopes := make([]float64, 0, n*(n-1)/2)
 	for i := range n {
 		for j := i + 1; j < n; j++ {
@@ -41,7 +85,7 @@ func Line(x, y []float64) Fit {
 	if len(slopes) == 0 {
 		return f
 	}
-	f.Slope = median(slopes)
+	f.Slope = median(slopes) // sorts slopes
 	rest := make([]float64, n)
 	for i := range n {
 		rest[i] = y[i] - f.Slope*x[i]
@@ -51,7 +95,103 @@ func Line(x, y []float64) Fit {
 		rest[i] = math.Abs(y[i] - f.At(x[i]))
 	}
 	f.Sigma = MADScale * median(rest)
+	f.R2 = rSquared(&f, x[:n], y[:n])
+	f.Rho = residualAutocorrelation(&f, x[:n], y[:n])
+	f.Low, f.High = senInterval(slopes, y[:n], f.Rho)
 	return f
+}
+
+// senInterval is the slope's confidence interval from the sorted pairwise
+// slopes (see Line), the variance widened for an autocorrelation rho > 0.
+func senInterval(sorted, y []float64, rho float64) (lo, hi float64) {
+	n := float64(len(y))
+	v := n * (n - 1) * (2*n + 5)
+	ys := slices.Clone(y)
+	slices.Sort(ys)
+	for i := 0; i < len(ys); {
+		j := i
+		for j < len(ys) && ys[j] == ys[i] {
+			j++
+		}
+		if t := float64(j - i); t > 1 {
+			v -= t * (t - 1) * (2*t + 5)
+		}
+		i = j
+	}
+	v /= 18
+	if rho > 0 {
+		rho = min(rho, maxRho)
+		v *= (1 + rho) / (1 - rho)
+	}
+	N := float64(len(sorted))
+	c := z95 * math.Sqrt(max(v, 0))
+	m1, m2 := (N-c)/2, (N+c)/2+1 // ranks, from 1
+	if m1 < 1 || m2 > N {
+		return math.Inf(-1), math.Inf(1) // too few points to bound it
+	}
+	return rank(sorted, m1), rank(sorted, m2)
+}
+
+// rank is the value at rank r (from 1) of sorted, interpolated between
+// neighbouring ranks.
+func rank(sorted []float64, r float64) float64 {
+	i := int(math.Floor(r)) - 1
+	frac := r - math.Floor(r)
+	if i+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + frac*(sorted[i+1]-sorted[i])
+}
+
+// rSquared is Fit.R2 for the line f through the points.
+func rSquared(f *Fit, x, y []float64) float64 {
+	mean := 0.0
+	for _, v := range y {
+		mean += v
+	}
+	mean /= float64(len(y))
+	var tot, res float64
+	for i := range y {
+		tot += (y[i] - mean) * (y[i] - mean)
+		r := y[i] - f.At(x[i])
+		res += r * r
+	}
+	if tot == 0 {
+		return 0
+	}
+	return min(max(1-res/tot, 0), 1)
+}
+
+// residualAutocorrelation is Fit.Rho for the line f through the points.
+func residualAutocorrelation(f *Fit, x, y []float64) float64 {
+	n := len(y)
+	if n < MinAutoPoints {
+		return 0
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(x[a], x[b]) })
+	r := make([]float64, n)
+	mean := 0.0
+	for k, i := range order {
+		r[k] = y[i] - f.At(x[i])
+		mean += r[k]
+	}
+	mean /= float64(n)
+	var num, den float64
+	for k := range r {
+		d := r[k] - mean
+		den += d * d
+		if k+1 < n {
+			num += d * (r[k+1] - mean)
+		}
+	}
+	if den == 0 {
+		return 0
+	}
+	return num / den
 }
 
 // Even fits y taken at evenly spaced x = 0, 1, 2, … (a sample a second, or
@@ -66,6 +206,10 @@ func Even(y []float64) Fit {
 
 // At is the line's value at x.
 func (f Fit) At(x float64) float64 { return f.Intercept + f.Slope*x }
+
+// Bounded reports whether the slope's interval is bounded: the points
+// were enough to say how far the slope may be from the truth.
+func (f Fit) Bounded() bool { return !math.IsInf(f.Low, 0) && !math.IsInf(f.High, 0) }
 
 // median returns the median of v, which it reorders.
 func median(v []float64) float64 {

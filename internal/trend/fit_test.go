@@ -49,3 +49,83 @@ func TestLineNoise(t *testing.T) {
 		}
 	}
 }
+
+// The interval holds the true slope about 95 % of the time, for
+// independent noise and for noise that wanders (each point's deviation
+// carried into the next): the widening for autocorrelation keeps the
+// second near its level too, where Sen's interval alone would not.
+func TestIntervalCoverage(t *testing.T) {
+	tests := []struct {
+		name     string
+		rho      float64 // the noise's lag-1 autocorrelation
+		atLeast  float64 // the share of trials whose interval holds the slope
+		atMost   float64
+		widerFor bool // the fits report a positive Rho
+	}{
+		{"independent", 0, 0.90, 0.99, false},
+		{"wandering", 0.7, 0.85, 1, true},
+	}
+	for _, tt := range tests {
+		r := rand.New(rand.NewPCG(3, 4))
+		held, trials, rhoSum := 0, 400, 0.0
+		for range trials {
+			slope := r.Float64()*2 - 1
+			x := make([]float64, 60)
+			y := make([]float64, 60)
+			e := 0.0
+			for i := range x {
+				x[i] = float64(i)
+				e = tt.rho*e + math.Sqrt(1-tt.rho*tt.rho)*r.NormFloat64()
+				y[i] = 10 + slope*x[i] + 2*e
+			}
+			f := Line(x, y)
+			rhoSum += f.Rho
+			if !f.Bounded() {
+				t.Fatalf("%s: 60 points give no bounded interval: %+v", tt.name, f)
+			}
+			if f.Low <= slope && slope <= f.High {
+				held++
+			}
+			if f.Low > f.Slope || f.High < f.Slope {
+				t.Fatalf("%s: interval [%v, %v] leaves out its own slope %v", tt.name, f.Low, f.High, f.Slope)
+			}
+		}
+		share := float64(held) / float64(trials)
+		if share < tt.atLeast || share > tt.atMost {
+			t.Errorf("%s: the interval held the slope in %.1f%% of %d trials, want %.0f–%.0f%%", tt.name, 100*share, trials, 100*tt.atLeast, 100*tt.atMost)
+		}
+		if mean := rhoSum / float64(trials); (mean > 0.3) != tt.widerFor {
+			t.Errorf("%s: mean Rho = %.2f, want it above 0.3: %v", tt.name, mean, tt.widerFor)
+		}
+	}
+}
+
+func TestIntervalAndR2(t *testing.T) {
+	tests := []struct {
+		name         string
+		y            []float64
+		bounded      bool
+		low, high    float64 // when bounded
+		r2Min, r2Max float64
+	}{
+		{"two points", []float64{1, 2}, false, 0, 0, 1, 1},
+		{"exact line", []float64{1, 3, 5, 7, 9, 11, 13, 15, 17, 19}, true, 2, 2, 1, 1},
+		{"flat", []float64{5, 5, 5, 5, 5, 5, 5, 5, 5, 5}, true, 0, 0, 0, 0},
+		// A flat count that steps once: ties shrink the variance, and the
+		// interval still holds zero.
+		{"one step", []float64{12, 12, 12, 12, 13, 12, 12, 12, 12, 12}, true, 0, 0, 0, 0.2},
+	}
+	for _, tt := range tests {
+		f := Even(tt.y)
+		if f.Bounded() != tt.bounded {
+			t.Errorf("%s: Even(%v).Bounded() = %v, want %v (%+v)", tt.name, tt.y, f.Bounded(), tt.bounded, f)
+			continue
+		}
+		if tt.bounded && (!near(f.Low, tt.low, 1e-9) || !near(f.High, tt.high, 1e-9)) {
+			t.Errorf("%s: Even(%v) interval = [%v, %v], want [%v, %v]", tt.name, tt.y, f.Low, f.High, tt.low, tt.high)
+		}
+		if f.R2 < tt.r2Min-1e-9 || f.R2 > tt.r2Max+1e-9 {
+			t.Errorf("%s: Even(%v).R2 = %v, want %v–%v", tt.name, tt.y, f.R2, tt.r2Min, tt.r2Max)
+		}
+	}
+}
