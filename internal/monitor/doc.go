@@ -5,7 +5,9 @@
 //   - a process tree (Process): a PID and all its descendants, found anew on
 //     every reading by walking the PPid links in /proc. CPU time, RSS
 //     (from statm, which matches VmRSS; stat's rss field reads low), threads
-//     and open file descriptors are summed over the tree;
+//     and open file descriptors are summed over the tree, and the tree's
+//     main process (the one holding most of its memory) is followed, so
+//     that a server a supervisor starts again counts as a restart;
 //   - a cgroup (Cgroup), v1 or v2: CPU usage and memory are read from the
 //     controller files instead, for targets such as containers whose
 //     processes are not one tree;
@@ -13,12 +15,18 @@
 //     by last, max and mean, counters by their rate per second.
 //
 // A Watcher takes a reading from an optional Source and an optional Scraper
-// every interval on its own goroutine. It keeps every reading of the source
-// (one an interval: an hour at 1 Hz is 3,600 small records) and the scraped
-// values in a history of bounded size: recent readings one by one, older
-// ones folded into summaries that merge exactly (history.go). Window
-// summarises a time range, typically one load step, into Figures; Series
-// gives per-reading points for plots.
+// every interval on its own goroutine. It keeps the readings of the source
+// (one an interval: an hour at 1 Hz is 3,600 small records), the older
+// ones thinned past a bound (thin.go: four hours at 1 Hz, or less with
+// Keep), and the scraped values in a history of bounded size: recent
+// readings one by one, older ones folded into summaries that merge
+// exactly (history.go). Window summarises a time range, typically one load
+// step, into Figures; Series gives per-reading points for plots.
+//
+// The limits a target runs into are read where the kernel keeps them:
+// CPULimit (affinity, CPU quotas), MemoryLimitOf (the cgroup memory limit,
+// with the OOM killer's count of kills there) and OpenFileLimit (the
+// process's `ulimit -n`).
 //
 // Scraping is bounded so that no endpoint can take ceiling down or steal
 // the load's CPU: a scrape, answer and parsing, ends within the timeout and

@@ -42,6 +42,11 @@ type Figures struct {
 	// Exited is true when the process had exited (or the cgroup had gone)
 	// by the last reading in or before the window.
 	Exited bool
+	// Restarts are the times of the readings in the window that saw the
+	// tree's main process gone and the root alive (Sample.Restarts): the
+	// target restarted between that reading and the one before. Nil when
+	// it did not.
+	Restarts []time.Time
 	// Metrics summarise the scraped series, by name{labels}: at most
 	// MaxSeriesPerMetric of each selected metric.
 	Metrics map[string]Stat
@@ -91,26 +96,16 @@ func (w *Watcher) Window(from, to time.Time) Figures {
 	if len(rs) == 0 {
 		return Figures{}
 	}
-	f := Figures{Samples: len(rs)}
+	var f Figures
 	var first, last *reading
-	var found scrapeFinds
+	var all tally
+	sel := len(w.metrics)
 	for i := range rs {
 		r := &rs[i]
-		if r.failed() {
-			f.Errors++
-		}
-		if r.skipped {
-			found.skipped++
-		}
-		if r.scraped {
-			found.slowest = max(found.slowest, r.took)
-			f.Scrapes++
-			if r.scrapeErr != "" {
-				f.ScrapeErrors++
-				f.ScrapeError = r.scrapeErr
-			} else {
-				found.add(r.counts, len(w.metrics))
-			}
+		c := r.tally(sel)
+		all.add(c, sel)
+		if c.scrapeErrs > 0 {
+			f.ScrapeError = r.scrapeErr
 		}
 		if !r.hasSrc {
 			continue
@@ -119,14 +114,17 @@ func (w *Watcher) Window(from, to time.Time) Figures {
 			first = r
 		}
 		last = r
-		f.SourceSamples++
-		f.RSSMaxMB = max(f.RSSMaxMB, float64(r.sample.RSSBytes)/mib)
 	}
+	f.Samples, f.SourceSamples, f.Errors = all.readings, all.sources, all.errors
+	f.Scrapes, f.ScrapeErrors = all.scrapes, all.scrapeErrs
+	f.RSSMaxMB = float64(all.rssMax) / mib
+	found := scrapeFinds{skipped: all.skipped, slowest: all.slowest, ok: all.scrapeOK, nothing: all.scrapeNothing, most: all.most}
 	if last != nil {
 		f.CPUPct = cpuPct(*first, *last)
 		f.RSSMB = float64(last.sample.RSSBytes) / mib
 		f.Threads, f.FDs = last.sample.Threads, last.sample.FDs
 	}
+	f.Restarts = w.restarts(lo, len(rs))
 	// Dead stays dead: the last source reading up to the window's end tells.
 	for i := lo + len(rs) - 1; i >= 0; i-- {
 		if w.readings[i].hasSrc {
@@ -139,6 +137,31 @@ func (w *Watcher) Window(from, to time.Time) Figures {
 	return f
 }
 
+// restarts returns the times of the source readings among the n from
+// index lo whose restart count rose since the source reading before. The
+// caller holds w.mu.
+func (w *Watcher) restarts(lo, n int) []time.Time {
+	var out []time.Time
+	prev := -1
+	for i := lo - 1; i >= 0; i-- {
+		if w.readings[i].hasSrc {
+			prev = w.readings[i].sample.Restarts
+			break
+		}
+	}
+	for i := lo; i < lo+n; i++ {
+		r := &w.readings[i]
+		if !r.hasSrc {
+			continue
+		}
+		if prev >= 0 && r.sample.Restarts > prev {
+			out = append(out, r.at)
+		}
+		prev = r.sample.Restarts
+	}
+	return out
+}
+
 // scrapeFinds gathers what the successful scrapes of a window found.
 type scrapeFinds struct {
 	skipped int           // readings that did not scrape: the last scrape was slow
@@ -146,27 +169,6 @@ type scrapeFinds struct {
 	ok      int           // successful scrapes
 	nothing int           // of which, those where no selector matched anything
 	most    []selCount    // per selector, the most seen and dropped in one scrape
-}
-
-// add counts one successful scrape's counts (nil: every selector matched
-// and none dropped) for selectors selectors.
-func (s *scrapeFinds) add(counts []selCount, selectors int) {
-	s.ok++
-	if counts == nil {
-		return
-	}
-	if s.most == nil {
-		s.most = make([]selCount, selectors)
-	}
-	none := true
-	for i, c := range counts {
-		none = none && c.seen == 0
-		s.most[i].seen = max(s.most[i].seen, c.seen)
-		s.most[i].dropped = max(s.most[i].dropped, c.dropped)
-	}
-	if none {
-		s.nothing++
-	}
 }
 
 // warnings says what the figures lack. The caller holds w.mu.

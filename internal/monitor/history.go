@@ -96,6 +96,10 @@ type history struct {
 	rows   []row
 	blocks int // how many of rows are blocks
 	budget int // bytes for the readings kept one by one, and for the blocks
+	// keep, when set (Watcher.Keep), caps the readings kept one by one at
+	// that many (at least minRaw) and the blocks at as many as would
+	// fold them (at least minBlocks), whatever the budget.
+	keep int
 }
 
 // add files one reading's values, vals by series id, with series ids in
@@ -115,7 +119,11 @@ func (h *history) compact(series int) {
 		budget = historyBudget
 	}
 	n := max(series, 1)
-	if len(h.rows)-h.blocks > max(minRaw, budget/(8*n)) {
+	rawCap, blockCap := max(minRaw, budget/(8*n)), max(minBlocks, budget/(64*n))
+	if h.keep > 0 {
+		rawCap, blockCap = min(rawCap, max(minRaw, h.keep)), min(blockCap, max(minBlocks, h.keep/blockReadings))
+	}
+	if len(h.rows)-h.blocks > rawCap {
 		b := row{from: h.rows[h.blocks].from, to: h.rows[h.blocks+blockReadings-1].to, accs: make([]acc, series)}
 		for i := range blockReadings {
 			h.rows[h.blocks+i].foldInto(b.accs)
@@ -124,7 +132,7 @@ func (h *history) compact(series int) {
 		h.rows = slices.Delete(h.rows, h.blocks+1, h.blocks+blockReadings)
 		h.blocks++
 	}
-	if h.blocks > max(minBlocks, budget/(64*n)) {
+	if h.blocks > blockCap {
 		k := 0
 		for i := 0; i < h.blocks; i += 2 {
 			b := h.rows[i]

@@ -25,7 +25,7 @@ import (
 
 // helperEnv makes the test binary, re-executed, act as a target instead of
 // running tests: spin (burn one core), alloc (hold MONITOR_TEST_MB MiB of
-// touched memory) or serve (answer HTTP on MONITOR_TEST_ADDR after
+// touched memory, for MONITOR_TEST_FOR when set, else until killed) or serve (answer HTTP on MONITOR_TEST_ADDR after
 // MONITOR_TEST_DELAY, with SO_REUSEPORT when MONITOR_TEST_REUSE is set).
 const helperEnv = "MONITOR_TEST_HELPER"
 
@@ -58,6 +58,10 @@ func runHelper(mode string) {
 			os.Exit(1)
 		}
 		fmt.Println("ready")
+		if d, err := time.ParseDuration(os.Getenv("MONITOR_TEST_FOR")); err == nil {
+			time.Sleep(d) // then exit: a target that ends on its own
+			os.Exit(0)
+		}
 		time.Sleep(time.Minute) // the test kills it long before
 		runtime.KeepAlive(b)
 	case "serve":

@@ -44,7 +44,27 @@ type process struct {
 	retired uint64         // ticks of members that left without being reaped in the tree
 	last    uint64         // the previous total, so that CPU never goes back
 	dead    bool
+
+	// main is the tree's main process at the previous reading (see
+	// mainOf), zero when it has none; restarts counts the times it ended
+	// (Sample.Restarts).
+	main     identity
+	restarts int
 }
+
+// identity tells a process apart from a later one given the same PID.
+type identity struct {
+	pid   int
+	start uint64
+}
+
+// A tree's main process is the member that holds at least half of the
+// tree's resident memory, and at least mainMinRSS: the server that a
+// shell or a supervisor keeps, not the shell, nor a short command it
+// runs now and then. When the main process of one reading has gone at
+// the next while the root lives on, the target restarted (a crash, a
+// worker recycled whole, a supervisor's restart): Sample.Restarts.
+const mainMinRSS = 4 << 20
 
 var _ Source = (*process)(nil)
 
@@ -95,7 +115,7 @@ func gone(st procfs.ProcStat) bool {
 func (p *process) Read() (Sample, error) {
 	at := time.Now()
 	if p.dead {
-		return Sample{At: at, CPU: ticksToDuration(p.last)}, nil
+		return Sample{At: at, CPU: ticksToDuration(p.last), Restarts: p.restarts}, nil
 	}
 	tree, err := p.tree()
 	if err != nil {
@@ -103,10 +123,12 @@ func (p *process) Read() (Sample, error) {
 	}
 	if len(tree) == 0 || tree[0].Starttime != p.rootBorn || gone(tree[0]) {
 		p.dead = true
-		return Sample{At: at, CPU: ticksToDuration(p.last)}, nil
+		return Sample{At: at, CPU: ticksToDuration(p.last), Restarts: p.restarts}, nil
 	}
 	s := Sample{At: at, Alive: true}
 	cur := make(map[int]member, len(tree))
+	var biggest identity
+	var biggestRSS int64
 	for _, st := range tree {
 		cur[st.PID] = member{
 			start: st.Starttime, ppid: st.PPID,
@@ -118,14 +140,36 @@ func (p *process) Read() (Sample, error) {
 			continue
 		}
 		if m, err := pr.Statm(); err == nil {
-			s.RSSBytes += int64(m.Resident) * p.pageSize
+			rss := int64(m.Resident) * p.pageSize
+			s.RSSBytes += rss
+			if rss > biggestRSS {
+				biggest, biggestRSS = identity{st.PID, st.Starttime}, rss
+			}
 		}
 		if n, err := pr.FileDescriptorsLen(); err == nil {
 			s.FDs += n
 		}
 	}
-	s.CPU = ticksToDuration(p.account(cur))
+	if p.main.pid != 0 && !living(tree, p.main) {
+		p.restarts++ // the main process has gone, the root lives on
+	}
+	p.main = identity{}
+	if biggestRSS >= mainMinRSS && 2*biggestRSS >= s.RSSBytes {
+		p.main = biggest
+	}
+	s.CPU, s.Restarts = ticksToDuration(p.account(cur)), p.restarts
 	return s, nil
+}
+
+// living reports whether process id is in tree and has not ended (a
+// zombie has).
+func living(tree []procfs.ProcStat, id identity) bool {
+	for _, st := range tree {
+		if st.PID == id.pid && st.Starttime == id.start {
+			return !gone(st)
+		}
+	}
+	return false
 }
 
 // tree returns the stat of the root and its descendants, root first; empty

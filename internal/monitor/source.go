@@ -24,6 +24,11 @@ type Sample struct {
 	// Alive is false once the process (the tree's root) has exited or the
 	// cgroup has been removed. A dead source keeps reporting its last CPU.
 	Alive bool
+	// Restarts counts, since the source was made, the times the tree's
+	// main process (see process) ended while the tree's root lived on: a
+	// server that a supervisor in the tree started again. Cumulative, as
+	// CPU is; always 0 for a cgroup.
+	Restarts int
 }
 
 // Source is something whose CPU and memory can be read: a process tree

@@ -29,14 +29,17 @@ type reading struct {
 	// counts says what each selector matched, when the scrape succeeded
 	// and some selector matched nothing or dropped series; nil otherwise.
 	counts []selCount
+	// sum, when set, is what the reading stands for: it was thinned from
+	// several (thin.go), whose flags above it no longer speaks for.
+	sum *tally
 }
 
 // failed reports whether the source or the scraper failed.
 func (r *reading) failed() bool { return r.srcFailed || r.scrapeErr != "" }
 
 // Watcher samples a Source and a Scraper, each optional, every interval on
-// its own goroutine. It keeps every reading of the source, and the scraped
-// values in a history of bounded size. Start and Stop are for its owner;
+// its own goroutine. It keeps the readings of the source, the older ones
+// thinned (thin.go), and the scraped values in a history of bounded size. Start and Stop are for its owner;
 // Window, Series and Err are safe from any goroutine.
 type Watcher struct {
 	src      Source
@@ -53,6 +56,7 @@ type Watcher struct {
 
 	mu       sync.Mutex
 	readings []reading // in time order
+	keep     int       // the readings kept one by one (Keep); 0: DefaultKeep
 	lastErr  error
 	// lastScrapeErr is the text of the last scrape error.
 	lastScrapeErr string
@@ -199,6 +203,7 @@ func (w *Watcher) add(r reading, res scraped, srcErr, scrErr error) {
 	}
 	i := sort.Search(len(w.readings), func(i int) bool { return w.readings[i].at.After(r.at) })
 	w.readings = slices.Insert(w.readings, i, r)
+	w.thin()
 	w.series = append(w.series, res.added...)
 	if slices.ContainsFunc(res.values, func(v float64) bool { return !math.IsNaN(v) }) {
 		w.hist.add(r.at, res.values, len(w.series))

@@ -257,11 +257,14 @@ func (w *watch) relaunchConfig() monitor.LaunchConfig {
 // starts the target again. CPU is cumulative: the new tree's counts on
 // from the old one's last reading, so that the watcher's differences stay
 // true.
+// So are its restarts: a start by an event is the event's, not one.
 type swappable struct {
-	mu     sync.Mutex
-	src    monitor.Source
-	offset time.Duration
-	last   time.Duration
+	mu       sync.Mutex
+	src      monitor.Source
+	offset   time.Duration
+	last     time.Duration
+	restarts int // the old trees' restarts, counted on by the new one's
+	lastRe   int
 }
 
 func (s *swappable) Read() (monitor.Sample, error) {
@@ -269,8 +272,9 @@ func (s *swappable) Read() (monitor.Sample, error) {
 	defer s.mu.Unlock()
 	r, err := s.src.Read()
 	r.CPU += s.offset
+	r.Restarts += s.restarts
 	if err == nil {
-		s.last = r.CPU
+		s.last, s.lastRe = r.CPU, r.Restarts
 	}
 	return r, err
 }
@@ -278,7 +282,7 @@ func (s *swappable) Read() (monitor.Sample, error) {
 func (s *swappable) swap(src monitor.Source) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.src, s.offset = src, s.last
+	s.src, s.offset, s.restarts = src, s.last, s.lastRe
 }
 
 // describe says what is watched, for the first line of output.
