@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"go.uber.org/goleak"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
@@ -378,6 +379,26 @@ func TestSeriesRateNotFromASliver(t *testing.T) {
 		}
 		if !near(covered, 3, 0.01) || !near(finished, float64(res.Total.Finished), 0.01) {
 			t.Errorf("points cover %.3fs of the window and %.1f responses, want 3s and the step's %d", covered, finished, res.Total.Finished)
+		}
+	})
+}
+
+// A step with NoSeries keeps no point a second, while its seconds still
+// reach OnSecond and its totals count every exchange.
+func TestNoSeries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{delay: constant(time.Millisecond)}
+		seconds := 0
+		r := newRunner(t, f, func(c *Config) {
+			c.OnSecond = func(_ Step, p Point, _ *hdrhistogram.Histogram) {
+				if !p.Warming {
+					seconds++
+				}
+			}
+		})
+		res := r.Run(context.Background(), Step{Rate: 10, Length: 5 * time.Second, NoSeries: true})
+		if res.Series != nil || seconds < 5 || res.Total.Completed() < 45 {
+			t.Errorf("Run = %d points, %d seconds passed on, %d completed; want none, ≥ 5, ≥ 45", len(res.Series), seconds, res.Total.Completed())
 		}
 	})
 }

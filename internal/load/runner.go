@@ -35,6 +35,10 @@ type Step struct {
 	// measuring a recovery to the millisecond around an event.
 	Trace     bool
 	TraceFrom time.Duration
+	// NoSeries keeps no per-second series (Result.Series is nil): a step
+	// of hours (a soak), whose seconds its Config.OnSecond consumer
+	// summarises as they come, would otherwise grow by a point a second.
+	NoSeries bool
 }
 
 // TargetRate returns the mean arrival rate of the window, or 0 in the
@@ -154,7 +158,8 @@ type Result struct {
 	NotSent int64
 	// Total is everything counted in the window.
 	Total *metrics.Tally
-	// Series holds one point per second of the step.
+	// Series holds one point per second of the step; nil with
+	// Step.NoSeries.
 	Series []Point
 	// Trace is the exchanges Step.Trace asked for, in the order of their
 	// intended starts: every one, up to metrics.TraceCapacity of them, and

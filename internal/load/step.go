@@ -179,7 +179,9 @@ func (sr *stepRun) flush(sec *metrics.Tally, from, to time.Duration) {
 		f(sr.st, p, sec.Latency)
 	}
 	sr.mu.Lock()
-	sr.series = append(sr.series, p)
+	if !sr.st.NoSeries {
+		sr.series = append(sr.series, p)
+	}
 	sr.total.Merge(sec)
 	sr.mu.Unlock()
 }
