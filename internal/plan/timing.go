@@ -13,6 +13,8 @@ func (p *Plan) Steps() int {
 	l := &p.Load
 	n := len(l.Rates)
 	switch {
+	case l.Soak != nil:
+		return 1
 	case p.Closed():
 		n = len(l.VUs)
 	case l.Ramp != nil:
@@ -34,7 +36,10 @@ func (p *Plan) Duration() time.Duration {
 		warmup = l.Warmup.Duration
 	}
 	step := l.Step.Duration
-	if !p.Closed() && l.Ramp != nil {
+	switch {
+	case l.Soak != nil:
+		step = l.Soak.For.Duration
+	case !p.Closed() && l.Ramp != nil:
 		step = l.Ramp.Over.Duration
 	}
 	runs := max(p.Repeat, 1) // the stairs run once per repeat
@@ -65,6 +70,8 @@ func addSat(a, b time.Duration) time.Duration {
 func (p *Plan) Describe() string {
 	var levels string
 	switch {
+	case p.Load.Soak != nil:
+		levels = p.describeSoak()
 	case len(p.Load.VUs) > 0:
 		levels = fmt.Sprintf("%s of %v users", count(len(p.Load.VUs), "step"), p.Load.VUs)
 	case p.Load.Ramp != nil:
@@ -88,6 +95,25 @@ func (p *Plan) Describe() string {
 		return fmt.Sprintf("%s, about %v of load, then up to %v waiting for late deliveries (about %v in all at most)", levels, load, drain, addSat(load, waits).Round(time.Second))
 	}
 	return fmt.Sprintf("%s, about %v in all", levels, load)
+}
+
+// describeSoak says what a soak holds, for how long, in what windows.
+func (p *Plan) describeSoak() string {
+	k := p.Load.Soak
+	level := fmt.Sprintf("%g/s", firstOr(p.Load.Rates))
+	if p.Closed() {
+		level = fmt.Sprintf("%d users", firstOr(p.Load.VUs))
+	}
+	return fmt.Sprintf("a soak at %s for %v in windows of %v (drifts projected to %v)", level, k.For.Duration, k.Window.Duration, k.Horizon.Duration)
+}
+
+// firstOr is the first of v, or zero.
+func firstOr[T any](v []T) T {
+	var zero T
+	if len(v) == 0 {
+		return zero
+	}
+	return v[0]
 }
 
 // count writes n and the noun, plural unless n is 1: "1 step", "3 steps".

@@ -244,6 +244,30 @@ type Load struct {
 	// Each runs the stairs once per scenario, that scenario alone, instead
 	// of the weighted mix (the per-endpoint table).
 	Each bool `yaml:"each"`
+	// Soak, when set, holds the plan's one level (one rate, or one number
+	// of users) for Soak.For as one continuous step cut into windows, and
+	// says what drifts. Nil: the stairs.
+	Soak *Soak `yaml:"soak"`
+}
+
+// Soak holds one load for hours and watches what drifts: each window's
+// figures are kept, a robust line fitted through each figure, and a
+// figure that drifts toward a known limit is projected to it.
+type Soak struct {
+	// For is how long the load is held, after the warm-up. Required.
+	For Duration `yaml:"for"`
+	// Window is the length of the windows the soak is cut into. Default
+	// 1m; at least 1s. Windows are merged two by two as the soak grows,
+	// so that its result stays bounded (docs/soak.md).
+	Window Duration `yaml:"window"`
+	// Horizon is how far from the soak's start no drift may reach a
+	// known limit: a figure DRIFTING toward a limit that its line reaches
+	// within Horizon fails the run. Default: DefaultHorizonTimes × For.
+	Horizon Duration `yaml:"horizon"`
+	// MemoryLimitMB is the memory the target may use, in MiB, which its
+	// RSS is projected against. Zero: its cgroup's memory limit, when it
+	// has one.
+	MemoryLimitMB float64 `yaml:"memory_limit_mb"`
 }
 
 // Ramp is a linear change of the arrival rate.

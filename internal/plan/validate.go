@@ -78,6 +78,7 @@ func (p *Plan) check() Problems {
 	c.data()
 	c.scope = newScope(p)
 	c.load()
+	c.soak()
 	c.ramp()
 	c.http()
 	c.target()
@@ -143,6 +144,14 @@ func (p *Plan) fillDefaults() {
 	}
 	if l.Arrival == "" {
 		l.Arrival = Uniform
+	}
+	if k := l.Soak; k != nil {
+		if k.Window.Duration == 0 && !p.has("load.soak.window") {
+			k.Window.Duration = DefaultSoakWindow
+		}
+		if k.Horizon.Duration == 0 && !p.has("load.soak.horizon") && k.For.Duration > 0 {
+			k.Horizon.Duration = DefaultHorizonTimes * k.For.Duration
+		}
 	}
 	if p.HTTP.Timeout.Duration == 0 {
 		p.HTTP.Timeout.Duration = DefaultTimeout

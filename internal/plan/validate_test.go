@@ -167,6 +167,21 @@ var validateCases = []struct {
 	{"share above 100%", func(p *Plan) { p.Verdict.MinRate = &Percent{100.5} }, []string{
 		`verdict.min_rate: want a percentage from 0% to 100%, not 100.5%`,
 	}},
+	{"soak", func(p *Plan) { p.Load.Rates, p.Load.Soak = []float64{50}, &Soak{For: dur(8 * time.Hour)} }, nil},
+	{"soak of users", func(p *Plan) { p.Load = Load{VUs: []int{20}, Soak: &Soak{For: dur(time.Hour), Window: dur(time.Second)}} }, nil},
+	{"soak without a length", func(p *Plan) { p.Load.Rates, p.Load.Soak = []float64{50}, &Soak{} }, []string{
+		`load.soak.for: want how long to hold the load, a positive duration such as "8h", not 0s`,
+	}},
+	{"soak of stairs", func(p *Plan) {
+		p.Load.Soak, p.Load.Each, p.Repeat = &Soak{For: dur(time.Hour), Window: dur(2 * time.Hour), Horizon: dur(time.Minute), MemoryLimitMB: -1}, true, 2
+	}, []string{
+		`load.soak.window: want at most the soak's length (1h0m0s), not 2h0m0s: a soak is judged on its windows`,
+		`load.soak.horizon: want at least the soak's length (1h0m0s), not 1m0s (leave it out for 3 times its length)`,
+		`load.soak.memory_limit_mb: want the target's memory limit in MiB, or 0 for its cgroup's, not -1`,
+		`load.rates: a soak holds one level: give one rate (rates: [500]), not 2`,
+		`load.each: a soak holds the weighted mix: each runs stairs, not a soak`,
+		`repeat: a soak runs once: its windows are its repeats`,
+	}},
 }
 
 func TestValidate(t *testing.T) {
@@ -188,6 +203,23 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate() problems mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A soak's windows default to a minute and its horizon to three times
+// its length; it is one step, of the soak's length.
+func TestValidateSoakDefaults(t *testing.T) {
+	p := flagPlan()
+	p.Load.Rates, p.Load.Soak = []float64{50}, &Soak{For: dur(8 * time.Hour)}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := Soak{For: dur(8 * time.Hour), Window: dur(time.Minute), Horizon: dur(24 * time.Hour)}
+	if *p.Load.Soak != want || p.Steps() != 1 || p.Duration() != 8*time.Hour+DefaultWarmup {
+		t.Errorf("soak = %+v, %d steps, %v; want %+v, 1 step, 8h5s", *p.Load.Soak, p.Steps(), p.Duration(), want)
+	}
+	if got, want := p.Describe(), "a soak at 50/s for 8h0m0s in windows of 1m0s (drifts projected to 24h0m0s), about 8h0m5s in all"; got != want {
+		t.Errorf("Describe() = %q, want %q", got, want)
 	}
 }
 
