@@ -168,7 +168,9 @@ var validateCases = []struct {
 		`verdict.min_rate: want a percentage from 0% to 100%, not 100.5%`,
 	}},
 	{"soak", func(p *Plan) { p.Load.Rates, p.Load.Soak = []float64{50}, &Soak{For: dur(8 * time.Hour)} }, nil},
-	{"soak of users", func(p *Plan) { p.Load = Load{VUs: []int{20}, Soak: &Soak{For: dur(time.Hour), Window: dur(time.Second)}} }, nil},
+	{"soak of users", func(p *Plan) {
+		p.Load = Load{VUs: []int{20}, Soak: &Soak{For: dur(time.Hour), Window: dur(time.Second)}}
+	}, nil},
 	{"soak without a length", func(p *Plan) { p.Load.Rates, p.Load.Soak = []float64{50}, &Soak{} }, []string{
 		`load.soak.for: want how long to hold the load, a positive duration such as "8h", not 0s`,
 	}},
