@@ -84,6 +84,12 @@ const (
 	ReasonNoStepPassed = "no_step_passed"
 	// ReasonNoEdge: find found no level that passed.
 	ReasonNoEdge = "no_edge"
+	// ReasonSoakDrift: a soak's figure is DRIFTING toward a known limit
+	// (memory, descriptors, the SLO) that its line reaches within the
+	// soak's horizon.
+	ReasonSoakDrift = "soak_drift"
+	// ReasonSoakSLO: a soak's SLO broke in one of its windows.
+	ReasonSoakSLO = "soak_slo"
 )
 
 // Passed reports whether the outcome is a pass.
@@ -114,9 +120,11 @@ func (r Reason) String() string {
 // result: the one place where a run's pass is decided. A run passes when
 // it finished, nothing stopped it (a target that died, a lost agent, a
 // required event that failed), no step is INVALID or GENERATOR LIMITED, no
-// threshold failed, every event's target recovered, a strict run found
-// nothing that makes its figures untrustworthy, and some judged step
-// passed (a run) or an edge was found (find). In a find the steps are
+// threshold failed, every event's target recovered, a soak's figures
+// drift toward no known limit within its horizon and its SLO held in
+// every window, a strict run found nothing that makes its figures
+// untrustworthy, and some judged step passed (a run) or an edge was found
+// (find). In a find the steps are
 // probes, some failing by design: their verdicts, thresholds and events
 // judge the probes (Step.Passed), and the run passes on its edge.
 func (r *Result) decide(strict bool) {
@@ -159,6 +167,9 @@ func (r *Result) decide(strict bool) {
 				add(ReasonThreshold, 0, "threshold %s failed", th.Expr)
 			}
 		}
+	}
+	if r.Soak != nil {
+		r.Soak.reasons(add)
 	}
 	if strict && len(r.DuplicateIDs) > 0 {
 		var what []string

@@ -60,6 +60,9 @@ type Result struct {
 	Edge         *Edge         `json:"edge"`
 	// Search describes the find that produced Edge; nil for a run.
 	Search *Search `json:"search,omitempty"`
+	// Soak is a soak's windows, trends, projections and episodes
+	// (SoakSchema); nil for stairs and searches.
+	Soak *Soak `json:"soak,omitempty"`
 	// Delivery sums the run\'s delivery, after the drain; DeliverySeries
 	// has one point per second.
 	Delivery       *Delivery       `json:"delivery,omitempty"`

@@ -32,6 +32,9 @@ func (r *Result) Evaluate(terms []slo.Term) {
 		}
 		judged = append(judged, i)
 	}
+	if len(judged) == 0 && r.Soak != nil && r.Unfinished {
+		return // a soak under way: its step is judged when it ends, its windows as they do
+	}
 	for _, t := range terms {
 		th := Threshold{Expr: t.Text, OK: len(judged) > 0}
 		if t.OfEvents() {
