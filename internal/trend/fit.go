@@ -14,7 +14,8 @@ type Fit struct {
 	// Low and High bound Slope's 95 % confidence interval (see Line);
 	// −Inf and +Inf when the points are too few to bound it.
 	Low, High float64
-	// Intercept is the median of y_i − Slope·x_i.
+	// Intercept is the median of y_i − Slope·x_i (with Segments, over the
+	// last segment's points).
 	Intercept float64
 	// Sigma is the points' scatter about the line: 1.4826 times the
 	// median absolute residual, which is the standard deviation for
@@ -71,13 +72,31 @@ const maxRho = 0.9
 // 0.9): the effective number of independent points is that much smaller,
 // and the interval that much wider, so that a slow wander is not taken
 // for a trend.
-func Line(x, y []float64) Fit {
+func Line(x, y []float64) Fit { return fit(x, y, nil) }
+
+// Segments fits one slope through a series cut into segments: seg[i]
+// names the segment of point i (each segment's points contiguous, in
+// order). Only pairs within a segment give slopes, and each segment has
+// its own intercept, so that a step from one segment to the next (a
+// process restarted, its memory back to where it began) is not taken for
+// a slope. Fit.Intercept is the last segment's (the line that goes on).
+// Kendall's variance is the sum of the
+// segments' (Hirsch's seasonal form), so the interval is Sen's as for
+// Line. With one segment it is Line.
+func Segments(x, y []float64, seg []int) Fit { return fit(x, y, seg) }
+
+// fit is Line (seg nil) and Segments.
+func fit(x, y []float64, seg []int) Fit {
 	n := min(len(x), len(y))
+	if seg != nil {
+		n = min(n, len(seg))
+	}
+	same := func(i, j int) bool { return seg == nil || seg[i] == seg[j] }
 	f := Fit{N: n, Low: math.Inf(-1), High: math.Inf(1)}
 	slopes := make([]float64, 0, n*(n-1)/2)
 	for i := range n {
 		for j := i + 1; j < n; j++ {
-			if dx := x[j] - x[i]; dx != 0 {
+			if dx := x[j] - x[i]; dx != 0 && same(i, j) {
 				slopes = append(slopes, (y[j]-y[i])/dx)
 			}
 		}
@@ -86,24 +105,87 @@ func Line(x, y []float64) Fit {
 		return f
 	}
 	f.Slope = median(slopes) // sorts slopes
+	icpt := intercepts(x[:n], y[:n], seg, f.Slope)
+	f.Intercept = icpt.last
 	rest := make([]float64, n)
 	for i := range n {
-		rest[i] = y[i] - f.Slope*x[i]
-	}
-	f.Intercept = median(rest)
-	for i := range n {
-		rest[i] = math.Abs(y[i] - f.At(x[i]))
+		rest[i] = math.Abs(y[i] - icpt.at(i, x[i], f.Slope))
 	}
 	f.Sigma = MADScale * median(rest)
-	f.R2 = rSquared(&f, x[:n], y[:n])
-	f.Rho = residualAutocorrelation(&f, x[:n], y[:n])
-	f.Low, f.High = senInterval(slopes, y[:n], f.Rho)
+	resid := make([]float64, n)
+	for i := range n {
+		resid[i] = y[i] - icpt.at(i, x[i], f.Slope)
+	}
+	f.R2 = rSquared(y[:n], resid)
+	f.Rho = autocorrelation(x[:n], resid)
+	v := 0.0
+	for _, part := range parts(y[:n], seg) {
+		v += kendallVariance(part)
+	}
+	f.Low, f.High = senInterval(slopes, v, f.Rho)
 	return f
 }
 
-// senInterval is the slope's confidence interval from the sorted pairwise
-// slopes (see Line), the variance widened for an autocorrelation rho > 0.
-func senInterval(sorted, y []float64, rho float64) (lo, hi float64) {
+// segmentLines are each segment's intercept for a slope.
+type segmentLines struct {
+	seg  []int
+	of   map[int]float64
+	last float64
+}
+
+// at is point i's line at x.
+func (l segmentLines) at(i int, x, slope float64) float64 {
+	if l.seg == nil {
+		return l.last + slope*x
+	}
+	return l.of[l.seg[i]] + slope*x
+}
+
+// intercepts finds each segment's intercept for slope: the median of
+// y − slope·x over its points.
+func intercepts(x, y []float64, seg []int, slope float64) segmentLines {
+	l := segmentLines{seg: seg, of: map[int]float64{}}
+	by := map[int][]float64{}
+	last := 0
+	for i := range y {
+		k := 0
+		if seg != nil {
+			k = seg[i]
+		}
+		by[k] = append(by[k], y[i]-slope*x[i])
+		last = k
+	}
+	for k, v := range by {
+		l.of[k] = median(v)
+	}
+	l.last = l.of[last]
+	return l
+}
+
+// parts splits y by segment.
+func parts(y []float64, seg []int) [][]float64 {
+	if seg == nil {
+		return [][]float64{y}
+	}
+	by := map[int][]float64{}
+	var order []int
+	for i, v := range y {
+		if _, ok := by[seg[i]]; !ok {
+			order = append(order, seg[i])
+		}
+		by[seg[i]] = append(by[seg[i]], v)
+	}
+	out := make([][]float64, len(order))
+	for i, k := range order {
+		out[i] = by[k]
+	}
+	return out
+}
+
+// kendallVariance is the variance of Kendall's S for the points y under
+// no trend: [n(n−1)(2n+5) − Σ t(t−1)(2t+5)]/18, t the sizes of groups of
+// equal y.
+func kendallVariance(y []float64) float64 {
 	n := float64(len(y))
 	v := n * (n - 1) * (2*n + 5)
 	ys := slices.Clone(y)
@@ -118,7 +200,13 @@ func senInterval(sorted, y []float64, rho float64) (lo, hi float64) {
 		}
 		i = j
 	}
-	v /= 18
+	return v / 18
+}
+
+// senInterval is the slope's confidence interval from the sorted pairwise
+// slopes and the variance v of Kendall's S (see Line), widened for an
+// autocorrelation rho > 0.
+func senInterval(sorted []float64, v, rho float64) (lo, hi float64) {
 	if rho > 0 {
 		rho = min(rho, maxRho)
 		v *= (1 + rho) / (1 - rho)
@@ -143,8 +231,9 @@ func rank(sorted []float64, r float64) float64 {
 	return sorted[i] + frac*(sorted[i+1]-sorted[i])
 }
 
-// rSquared is Fit.R2 for the line f through the points.
-func rSquared(f *Fit, x, y []float64) float64 {
+// rSquared is Fit.R2 for points y whose residuals from the line are
+// resid.
+func rSquared(y, resid []float64) float64 {
 	mean := 0.0
 	for _, v := range y {
 		mean += v
@@ -153,8 +242,7 @@ func rSquared(f *Fit, x, y []float64) float64 {
 	var tot, res float64
 	for i := range y {
 		tot += (y[i] - mean) * (y[i] - mean)
-		r := y[i] - f.At(x[i])
-		res += r * r
+		res += resid[i] * resid[i]
 	}
 	if tot == 0 {
 		return 0
@@ -162,9 +250,10 @@ func rSquared(f *Fit, x, y []float64) float64 {
 	return min(max(1-res/tot, 0), 1)
 }
 
-// residualAutocorrelation is Fit.Rho for the line f through the points.
-func residualAutocorrelation(f *Fit, x, y []float64) float64 {
-	n := len(y)
+// autocorrelation is Fit.Rho: the lag-1 autocorrelation of the residuals
+// resid in the order of x.
+func autocorrelation(x, resid []float64) float64 {
+	n := len(resid)
 	if n < MinAutoPoints {
 		return 0
 	}
@@ -176,7 +265,7 @@ func residualAutocorrelation(f *Fit, x, y []float64) float64 {
 	r := make([]float64, n)
 	mean := 0.0
 	for k, i := range order {
-		r[k] = y[i] - f.At(x[i])
+		r[k] = resid[i]
 		mean += r[k]
 	}
 	mean /= float64(n)

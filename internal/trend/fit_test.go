@@ -129,3 +129,36 @@ func TestIntervalAndR2(t *testing.T) {
 		}
 	}
 }
+
+// A flat series that steps down once (a restart) has a slope when fitted
+// whole (whose interval its autocorrelation widens), none when fitted by
+// segments; a leak that a restart set back
+// keeps its slope by segments, which the whole fit loses.
+func TestSegments(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var x, flat, leak []float64
+	var seg []int
+	for i := range 40 {
+		s := 0
+		if i >= 20 {
+			s = 1
+		}
+		x, seg = append(x, float64(i)), append(seg, s)
+		noise := r.NormFloat64() * 0.05
+		flat = append(flat, 10-0.7*float64(s)+noise)
+		leak = append(leak, 5+2*float64(i-20*s)+noise)
+	}
+	whole, parts := Line(x, flat), Segments(x, flat, seg)
+	if whole.Slope > -0.015 {
+		t.Errorf("Line(flat with a step) = %+v: want the step read as a slope below -0.015", whole)
+	}
+	if !parts.Bounded() || parts.Low > 0 || parts.High < 0 || math.Abs(parts.Slope) > 0.005 || !near(parts.Intercept, 9.3, 0.1) {
+		t.Errorf("Segments(flat with a step) = %+v, want an interval holding 0 and the last segment's level 9.3", parts)
+	}
+	if f := Segments(x, leak, seg); !near(f.Slope, 2, 0.01) || f.Low > 2 || f.High < 2 || !near(f.Intercept, 5-40, 0.1) {
+		t.Errorf("Segments(leak set back) = %+v, want slope 2 in its interval, intercept -35", f)
+	}
+	if f := Line(x, leak); near(f.Slope, 2, 0.2) {
+		t.Errorf("Line(leak set back) = %+v: the whole fit should not find the slope", f)
+	}
+}
