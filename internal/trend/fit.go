@@ -104,7 +104,7 @@ func fit(x, y []float64, seg []int) Fit {
 	if len(slopes) == 0 {
 		return f
 	}
-	f.Slope = median(slopes) // sorts slopes
+	f.Slope = median(slopes) // reorders slopes
 	icpt := intercepts(x[:n], y[:n], seg, f.Slope)
 	f.Intercept = icpt.last
 	rest := make([]float64, n)
@@ -203,9 +203,9 @@ func kendallVariance(y []float64) float64 {
 	return v / 18
 }
 
-// senInterval is the slope's confidence interval from the sorted pairwise
-// slopes and the variance v of Kendall's S (see Line), widened for an
-// autocorrelation rho > 0.
+// senInterval is the slope's confidence interval from the pairwise
+// slopes (which it reorders) and the variance v of Kendall's S (see
+// Line), widened for an autocorrelation rho > 0.
 func senInterval(sorted []float64, v, rho float64) (lo, hi float64) {
 	if rho > 0 {
 		rho = min(rho, maxRho)
@@ -220,15 +220,19 @@ func senInterval(sorted []float64, v, rho float64) (lo, hi float64) {
 	return rank(sorted, m1), rank(sorted, m2)
 }
 
-// rank is the value at rank r (from 1) of sorted, interpolated between
-// neighbouring ranks.
-func rank(sorted []float64, r float64) float64 {
+// rank is the value at rank r (from 1) of v as sorted, interpolated
+// between neighbouring ranks. It reorders v.
+func rank(v []float64, r float64) float64 {
 	i := int(math.Floor(r)) - 1
 	frac := r - math.Floor(r)
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
+	if i+1 >= len(v) {
+		return nth(v, len(v)-1)
 	}
-	return sorted[i] + frac*(sorted[i+1]-sorted[i])
+	lo := nth(v, i)
+	if frac == 0 {
+		return lo
+	}
+	return lo + frac*(nth(v, i+1)-lo)
 }
 
 // rSquared is Fit.R2 for points y whose residuals from the line are
@@ -302,10 +306,59 @@ func (f Fit) Bounded() bool { return !math.IsInf(f.Low, 0) && !math.IsInf(f.High
 
 // median returns the median of v, which it reorders.
 func median(v []float64) float64 {
-	slices.Sort(v)
 	n := len(v)
 	if n%2 == 1 {
-		return v[n/2]
+		return nth(v, n/2)
 	}
-	return (v[n/2-1] + v[n/2]) / 2
+	a := nth(v, n/2-1)
+	// nth left every value from n/2 on at or above a: the next is their least.
+	return (a + slices.Min(v[n/2:])) / 2
+}
+
+// nth returns the value that would be at index k of v sorted, in O(len(v))
+// on average (Hoare's selection, the pivot the median of three), where
+// sorting costs O(n log n): a fit of n points has n²/2 slopes. It
+// reorders v so that the values before index k are at most it, and those
+// after at least it.
+func nth(v []float64, k int) float64 {
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		// Median of three, placed at hi as the pivot.
+		if v[mid] < v[lo] {
+			v[mid], v[lo] = v[lo], v[mid]
+		}
+		if v[hi] < v[lo] {
+			v[hi], v[lo] = v[lo], v[hi]
+		}
+		if v[mid] < v[hi] {
+			v[mid], v[hi] = v[hi], v[mid]
+		}
+		pivot := v[hi]
+		i, j := lo, hi-1
+		for {
+			for v[i] < pivot {
+				i++
+			}
+			for j > lo && v[j] > pivot {
+				j--
+			}
+			if i >= j {
+				break
+			}
+			v[i], v[j] = v[j], v[i]
+			i++
+			j--
+		}
+		v[i], v[hi] = v[hi], v[i]
+		switch {
+		case k < i:
+			hi = i - 1
+		case k > i:
+			lo = i + 1
+		default:
+			return v[i]
+		}
+	}
+	return v[k]
 }

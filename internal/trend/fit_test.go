@@ -3,6 +3,7 @@ package trend
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -160,5 +161,33 @@ func TestSegments(t *testing.T) {
 	}
 	if f := Line(x, leak); near(f.Slope, 2, 0.2) {
 		t.Errorf("Line(leak set back) = %+v: the whole fit should not find the slope", f)
+	}
+}
+
+// nth finds what sorting would put at each index, with ties and runs of
+// equal values, and median agrees with sorting.
+func TestNth(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 300 {
+		n := 1 + r.IntN(60)
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(r.IntN(1 + trial%7*5)) // many ties when small
+		}
+		sorted := slices.Clone(v)
+		slices.Sort(sorted)
+		for k := range n {
+			w := slices.Clone(v)
+			if got := nth(w, k); got != sorted[k] {
+				t.Fatalf("nth(%v, %d) = %v, want %v", v, k, got, sorted[k])
+			}
+		}
+		want := sorted[n/2]
+		if n%2 == 0 {
+			want = (sorted[n/2-1] + sorted[n/2]) / 2
+		}
+		if got := median(slices.Clone(v)); got != want {
+			t.Fatalf("median(%v) = %v, want %v", v, got, want)
+		}
 	}
 }
