@@ -99,7 +99,9 @@ type Soak struct {
 // MaxWindows is how many windows a soak keeps: past it, neighbours merge
 // two by two (their histograms merged, never their percentiles averaged),
 // so that a day's soak stays a file a browser opens: at most MaxWindows
-// windows of about 3 KB each.
+// windows of 1 to 10 KB each (the histogram of a busy load whose response
+// times spread over four orders of magnitude, and sixteen metric series,
+// take 9.3 KB), under 5 MB in all.
 const MaxWindows = 480
 
 // MaxEpisodes is how many episodes (and windows that broke the SLO) a
@@ -123,8 +125,9 @@ type SoakWindow struct {
 	Failed    int64            `json:"failed"`
 	Limited   int64            `json:"limited"`
 	Errors    map[string]int64 `json:"errors,omitempty"`
-	// Throughput is the exchanges completed per second of the window;
-	// ErrorRate the share of them that failed, in [0, 1].
+	// Throughput is the responses (OK or limited) per second of the
+	// window, as a step's; ErrorRate the share of the exchanges completed
+	// that failed, in [0, 1].
 	Throughput float64 `json:"throughput"`
 	ErrorRate  float64 `json:"error_rate"`
 	// TargetRate is the open model's rate per second; 0 in the closed
@@ -315,7 +318,7 @@ func (w *SoakWindow) Absorb(next *SoakWindow) error {
 	}
 	w.Throughput, w.ErrorRate = 0, 0
 	if d := w.EndS - w.StartS; d > 0 {
-		w.Throughput = float64(w.Completed) / d
+		w.Throughput = float64(w.OK+w.Limited) / d
 	}
 	if w.Completed > 0 {
 		w.ErrorRate = float64(w.Failed) / float64(w.Completed)

@@ -1,0 +1,326 @@
+package soak
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/slo"
+	"github.com/ceiling-dev/ceiling/internal/trend"
+)
+
+// The figures a soak fits, by their names in result.json (Trend.Figure).
+const (
+	figThroughput  = "throughput"
+	figErrors      = "error_rate"
+	figP50         = "p50_ms"
+	figP99         = "p99_ms"
+	figCPU         = "target.cpu_pct"
+	figRSS         = "target.rss_mb"
+	figFDs         = "target.fds"
+	figThreads     = "target.threads"
+	figMetric      = "target.metric:"
+	figCeilingRSS  = "ceiling.rss_mb"
+	figCeilingHeap = "ceiling.heap_mb"
+)
+
+// Figure names for the limits that package run knows: the target's
+// memory (MiB) and its open descriptors.
+const (
+	MemoryFigure = figRSS
+	FDsFigure    = figFDs
+)
+
+// MinWindows is the fewest windows a figure's line is fitted through:
+// with fewer, its slope's interval cannot be bounded, and its verdict is
+// UNKNOWN.
+const MinWindows = 5
+
+// Materiality is the least a DRIFTING figure's line moves over the soak,
+// as a share of its median: a slope that the interval proves but that
+// moves a figure by less than this and less than its own scatter is
+// STABLE.
+const Materiality = 0.02
+
+// figure is one figure of a window that a soak fits.
+type figure struct {
+	id, name, unit string
+	// atEnd says the figure is read at the window's end (a gauge's last
+	// reading: memory, descriptors), not over the window (a rate).
+	atEnd bool
+	value func(w *results.SoakWindow) (float64, bool)
+}
+
+// figuresOf lists the figures the windows hold, in the order a report
+// shows them: the load's, the target's, its metrics, ceiling's own.
+func figuresOf(windows []results.SoakWindow) []figure {
+	answered := func(w *results.SoakWindow) bool { return w.Completed > 0 }
+	target := func(get func(t *results.WindowTarget) *float64) func(w *results.SoakWindow) (float64, bool) {
+		return func(w *results.SoakWindow) (float64, bool) {
+			if w.Target == nil || get(w.Target) == nil {
+				return 0, false
+			}
+			return *get(w.Target), true
+		}
+	}
+	out := []figure{
+		{figThroughput, "throughput", "/s", false, func(w *results.SoakWindow) (float64, bool) { return w.Throughput, w.Seconds > 0 }},
+		{figErrors, "error rate", "%", false, func(w *results.SoakWindow) (float64, bool) { return 100 * w.ErrorRate, answered(w) }},
+		{figP50, "p50", "ms", false, func(w *results.SoakWindow) (float64, bool) { return w.LatencyMS.P50, answered(w) }},
+		{figP99, "p99", "ms", false, func(w *results.SoakWindow) (float64, bool) { return w.LatencyMS.P99, answered(w) }},
+		{figCPU, "target CPU", "%", false, target(func(t *results.WindowTarget) *float64 { return t.CPUPct })},
+		{figRSS, "target RSS", "MB", true, target(func(t *results.WindowTarget) *float64 { return t.RSSMB })},
+		{figFDs, "target descriptors", "", true, target(func(t *results.WindowTarget) *float64 { return t.FDs })},
+		{figThreads, "target threads", "", true, target(func(t *results.WindowTarget) *float64 { return t.Threads })},
+	}
+	var names []string
+	for i := range windows {
+		if t := windows[i].Target; t != nil {
+			for k := range t.Metrics {
+				if !slices.Contains(names, k) {
+					names = append(names, k)
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		out = append(out, figure{figMetric + k, k, "", false, func(w *results.SoakWindow) (float64, bool) {
+			if w.Target == nil {
+				return 0, false
+			}
+			v, ok := w.Target.Metrics[k]
+			return v, ok
+		}})
+	}
+	return append(out,
+		figure{figCeilingRSS, "ceiling's RSS", "MB", true, func(w *results.SoakWindow) (float64, bool) {
+			if w.Ceiling == nil || w.Ceiling.RSSMB == nil {
+				return 0, false
+			}
+			return *w.Ceiling.RSSMB, true
+		}},
+		figure{figCeilingHeap, "ceiling's Go heap", "MB", true, func(w *results.SoakWindow) (float64, bool) {
+			if w.Ceiling == nil {
+				return 0, false
+			}
+			return w.Ceiling.HeapMB, true
+		}},
+	)
+}
+
+// analyse fits every figure the windows hold.
+func (r *Recorder) analyse() {
+	r.trends = r.trends[:0]
+	restarts := r.episodes.starts[results.EpisodeRestart]
+	for _, f := range figuresOf(r.windows) {
+		if t, ok := fitFigure(f, r.windows, restarts, r.limits, r.held, r.cfg.Horizon.Seconds()); ok {
+			r.trends = append(r.trends, t)
+		}
+	}
+}
+
+// fitFigure fits one figure through the windows that measured it,
+// segmented by the target's restarts (a restart is an episode, not a
+// trend: the windows that hold one are left out, and the line has an
+// intercept for each stretch between them), judges it and projects it to
+// its limit. held is the end of the last window, horizon the soak's.
+func fitFigure(f figure, windows []results.SoakWindow, restarts []float64, limits []results.Limit, held, horizon float64) (results.Trend, bool) {
+	var xs, ys []float64
+	var seg []int
+	measured := 0
+	for i := range windows {
+		w := &windows[i]
+		v, ok := f.value(w)
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		measured++
+		before := countBefore(restarts, w.StartS)
+		if countBefore(restarts, w.EndS) > before && len(restarts) < len(windows)/2 {
+			continue // the restart is in this window: its figure mixes two processes
+		}
+		x := (w.StartS + w.EndS) / 2
+		if f.atEnd {
+			x = w.EndS
+		}
+		xs, ys, seg = append(xs, x), append(ys, v), append(seg, before)
+	}
+	if measured == 0 {
+		return results.Trend{}, false // not measured: absent, not zero
+	}
+	t := results.Trend{Figure: f.id, Name: f.name, Unit: f.unit, Windows: len(xs)}
+	if len(ys) > 0 {
+		t.Median = median(slices.Clone(ys))
+	}
+	if len(xs) < MinWindows {
+		t.Verdict, t.Why = results.Unknown, fmt.Sprintf("%d windows measured it: too few for a line (%d needed)", len(xs), MinWindows)
+		return t, true
+	}
+	fit := trend.Segments(xs, ys, seg)
+	first := firstIntercept(xs, ys, seg, fit.Slope)
+	t.Start, t.End = first+fit.Slope*xs[0], fit.At(xs[len(xs)-1])
+	t.SlopePerH, t.R2, t.Sigma, t.Rho = fit.Slope*3600, fit.R2, fit.Sigma, fit.Rho
+	if fit.Bounded() {
+		lo, hi := fit.Low*3600, fit.High*3600
+		t.LowPerH, t.HighPerH = &lo, &hi
+	}
+	t.Verdict = verdict(fit, xs, t.Median)
+	t.Why = why(t)
+	if t.Verdict == results.Drifting {
+		t.Projection = project(fit, limitOf(limits, f.id), xs[len(xs)-1], held, horizon)
+	}
+	return t, true
+}
+
+// verdict is DRIFTING when the slope's interval leaves out zero and the
+// line moves over the soak by more than its scatter and than Materiality
+// of its median; else STABLE; UNKNOWN when the interval is unbounded.
+func verdict(f trend.Fit, xs []float64, level float64) string {
+	if !f.Bounded() {
+		return results.Unknown
+	}
+	moved := math.Abs(f.Slope) * (xs[len(xs)-1] - xs[0])
+	if (f.Low > 0 || f.High < 0) && moved > f.Sigma && moved > Materiality*math.Abs(level) {
+		return results.Drifting
+	}
+	return results.Stable
+}
+
+// why says a trend with its rate: "+14.2 MB/h ± 1.1, R² 0.98".
+func why(t results.Trend) string {
+	rate := fmt.Sprintf("%s%s/h", signed(t.SlopePerH), unitAfter(t.Unit))
+	if t.LowPerH != nil {
+		rate += " ± " + number((*t.HighPerH-*t.LowPerH)/2)
+	}
+	return fmt.Sprintf("%s, R² %.2f", rate, t.R2)
+}
+
+// signed writes v with its sign and three significant digits.
+func signed(v float64) string {
+	s := number(v)
+	if v >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// number writes v with three significant digits, whole numbers whole.
+func number(v float64) string {
+	if a := math.Abs(v); a >= 1000 || a == math.Trunc(a) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// unitAfter writes a unit after a number: " MB", "%", "" for a count.
+func unitAfter(unit string) string {
+	switch unit {
+	case "", "%":
+		return unit
+	case "/s":
+		return " /s"
+	}
+	return " " + unit
+}
+
+// limitOf is the tightest limit known for a figure, if any: the lowest
+// of those it rises to, or the highest of those it falls to.
+func limitOf(limits []results.Limit, fig string) *results.Limit {
+	var best *results.Limit
+	for i := range limits {
+		l := &limits[i]
+		if l.Figure != fig {
+			continue
+		}
+		if best == nil || (l.Above && l.Value < best.Value) || (!l.Above && l.Value > best.Value) {
+			best = l
+		}
+	}
+	return best
+}
+
+// project is when a drifting figure's line reaches its limit, nil when
+// it has none or drifts away from it. last is the last window's x, held
+// the end of the last window, horizon the soak's.
+func project(f trend.Fit, l *results.Limit, last, held, horizon float64) *results.Projection {
+	if l == nil || (l.Above && f.Slope <= 0) || (!l.Above && f.Slope >= 0) {
+		return nil
+	}
+	p := &results.Projection{Limit: *l}
+	end := f.At(last)
+	reached := (l.Above && end >= l.Value) || (!l.Above && end <= l.Value)
+	// The line reaches the limit at x = (limit − intercept) / slope.
+	at := (l.Value - f.Intercept) / f.Slope
+	switch {
+	case reached:
+		p.Reached, p.AtS, p.InS = true, min(at, held), 0
+	default:
+		p.AtS, p.InS = at, max(at-held, 0)
+		// The slope's interval bounds the time: the steeper end reaches
+		// the limit first; a bound on the far side of zero never does.
+		steep, shallow := f.High, f.Low
+		if !l.Above {
+			steep, shallow = f.Low, f.High
+		}
+		if e := last + (l.Value-end)/steep; steep != 0 && !math.IsInf(e, 0) && e >= last {
+			p.EarliestS = &e
+		}
+		if shallow != 0 && (shallow > 0) == l.Above {
+			if lt := last + (l.Value-end)/shallow; !math.IsInf(lt, 0) && lt >= last {
+				p.LatestS = &lt
+			}
+		}
+	}
+	p.WithinHorizon = p.AtS <= horizon
+	return p
+}
+
+// sloLimits are the limits the SLO's terms of the whole mix set on the
+// figures a soak fits.
+func sloLimits(terms []slo.Term) []results.Limit {
+	var out []results.Limit
+	for _, t := range terms {
+		if t.Scenario != "" {
+			continue
+		}
+		above := strings.HasPrefix(t.Op, "<")
+		var fig string
+		switch t.Metric {
+		case "p50":
+			fig = figP50
+		case "p99":
+			fig = figP99
+		case "errors":
+			fig = figErrors
+		case "throughput":
+			fig = figThroughput
+		default:
+			continue
+		}
+		out = append(out, results.Limit{Figure: fig, Value: t.Value, Above: above, Of: "the SLO " + t.Text})
+	}
+	return out
+}
+
+// countBefore counts the times before t (the restarts sorted).
+func countBefore(times []float64, t float64) int {
+	n, _ := slices.BinarySearchFunc(times, t, func(a, b float64) int { return cmp.Compare(a, b) })
+	return n
+}
+
+// firstIntercept is the first segment's intercept for slope: the median
+// of y − slope·x over its points.
+func firstIntercept(xs, ys []float64, seg []int, slope float64) float64 {
+	var v []float64
+	for i := range xs {
+		if seg[i] != seg[0] {
+			break
+		}
+		v = append(v, ys[i]-slope*xs[i])
+	}
+	return median(v)
+}
