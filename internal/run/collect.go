@@ -50,7 +50,13 @@ func (s *Session) collecting() []collector {
 	if s.sinks != nil {
 		cs = append(cs, &deliveryCollector{s: s})
 	}
-	return append(cs, &socketCollector{set: s.set, wanted: heldSockets(s.p)}, &diagnostics{set: s.set})
+	cs = append(cs, &socketCollector{set: s.set, wanted: heldSockets(s.p)}, &diagnostics{set: s.set})
+	if s.p.Load.Soak != nil {
+		// Last: it reads what the others found (the target's death).
+		s.soaking = &soakCollector{s: s}
+		cs = append(cs, s.soaking)
+	}
+	return cs
 }
 
 // annotate lets every collector add what it saw over sp to step, and

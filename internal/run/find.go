@@ -75,6 +75,9 @@ func (f *Finder) Run(ctx context.Context, level float64, _ bool) (search.Step, e
 // unfinished answer and an interrupted result, not an error. A bad cfg is
 // a failure.InputError.
 func Find(ctx context.Context, s *Session, cfg search.Config) (*results.Result, error) {
+	if s.p.Load.Soak != nil {
+		return nil, s.abandon(badInput("%s: a soak holds one level for hours, and find searches for the edge: use ceiling soak, or leave load.soak out", cmp.Or(s.p.Where("load.soak"), "load.soak")))
+	}
 	if s.p.Load.Each {
 		return nil, s.abandon(badInput("%s: load.each (--each) runs the stairs once per scenario, and find searches for the edge of one mix: use run, or leave each out", cmp.Or(s.p.Where("load.each"), "--each")))
 	}

@@ -122,7 +122,13 @@ type resultFile struct {
 	perm os.FileMode
 }
 
-var _ Output = (*resultFile)(nil)
+var (
+	_ Output       = (*resultFile)(nil)
+	_ WindowOutput = (*resultFile)(nil)
+)
+
+// Window rewrites result.json after a soak's window.
+func (f *resultFile) Window(res *results.Result) error { return results.Write(f.path, res, f.perm) }
 
 func (f *resultFile) Start(res *results.Result) error { return results.Write(f.path, res, f.perm) }
 

@@ -58,14 +58,21 @@ func stepLabel(st load.Step) string {
 }
 
 // onSecond returns the executor's per-second hook that passes each counted
-// second on to the outputs that take seconds, or nil when none does.
+// second on to a soak's collector and the outputs that take seconds, or
+// nil when there is no soak and no output takes them.
 func (s *Session) onSecond() func(load.Step, load.Point, *hdrhistogram.Histogram) {
 	outs := s.outs.seconds()
-	if len(outs) == 0 {
+	if len(outs) == 0 && s.soaking == nil {
 		return nil
 	}
 	names, keys := s.set.Names(), s.set.TagKeys()
 	return func(st load.Step, p load.Point, lat *hdrhistogram.Histogram) {
+		if s.soaking != nil {
+			s.soaking.second(p, lat)
+		}
+		if len(outs) == 0 {
+			return
+		}
 		at := s.runner.Base().Add(time.Duration(p.T * float64(time.Second)))
 		sec := Second{
 			Step: st.Index, Label: stepLabel(st), At: at, Warming: p.Warming,

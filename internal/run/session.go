@@ -112,9 +112,11 @@ type Session struct {
 	sinks      *sinks
 	// collectors add what they saw beside the load to each step
 	// (collect.go); events is the one of them that fires the plan's
-	// events, nil without any.
+	// events, nil without any; soaking the one that cuts a soak into
+	// windows, nil without load.soak.
 	collectors []collector
 	events     *eventsCollector
+	soaking    *soakCollector
 	index      int
 	alone      string           // the scenario run alone (load.each), "" for the mix
 	raw        [][]results.Step // each step index's repeats, in run order
@@ -179,6 +181,9 @@ func compile(p *plan.Plan, o *Options) ([]slo.Term, *scenario.Set, error) {
 	}
 	if err := remoteRefusals(o, len(p.Sinks) > 0, heldSockets(p), len(p.Events), p.Load.Each); err != nil {
 		return nil, nil, err
+	}
+	if p.Load.Soak != nil && (o.Remote != nil || !o.Segment.Whole()) {
+		return nil, nil, badInput("%s: a soak runs on one machine: its windows are closed as they end, where the load is counted", cmp.Or(p.Where("load.soak"), "load.soak"))
 	}
 	return terms, set, eventRefusals(p, o)
 }
@@ -392,6 +397,9 @@ func (s *Session) Run(ctx context.Context) (*results.Result, error) {
 			alone = append(alone, i) // each scenario alone, in plan order
 		}
 	}
+	if s.p.Load.Soak != nil {
+		return s.soak(ctx)
+	}
 	levels := Steps(s.p)
 	defer s.only(-1)
 run:
@@ -413,6 +421,20 @@ run:
 					return nil, s.abandon(err)
 				}
 			}
+		}
+	}
+	return s.Finish(ctx)
+}
+
+// soak runs the plan's soak, one step of its length, and finishes.
+func (s *Session) soak(ctx context.Context) (*results.Result, error) {
+	if _, err := s.step(ctx, soakStep(s.p)); err != nil {
+		switch {
+		case errors.Is(err, failure.ErrInterrupted):
+		case errors.Is(err, failure.ErrEventFailed) || errors.Is(err, failure.ErrTargetDied):
+			return s.stopAfter(ctx, err)
+		default:
+			return nil, s.abandon(err)
 		}
 	}
 	return s.Finish(ctx)

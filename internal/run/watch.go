@@ -74,6 +74,9 @@ func startWatch(ctx context.Context, p *plan.Plan, log string, life *monitor.Lif
 		}
 	}
 	w.watcher = monitor.NewWatcher(src, scr, time.Second)
+	if p.Load.Soak != nil {
+		w.watcher.Keep(soakKeep(p)) // hours of readings, asked about a window at a time
+	}
 	w.watcher.Start()
 	return w, nil
 }

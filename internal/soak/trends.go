@@ -192,7 +192,7 @@ func verdict(f trend.Fit, xs []float64, level float64) string {
 
 // why says a trend with its rate: "+14.2 MB/h ± 1.1, R² 0.98".
 func why(t results.Trend) string {
-	rate := fmt.Sprintf("%s%s/h", signed(t.SlopePerH), unitAfter(t.Unit))
+	rate := signed(t.SlopePerH) + perHour(t.Unit)
 	if t.LowPerH != nil {
 		rate += " ± " + number((*t.HighPerH-*t.LowPerH)/2)
 	}
@@ -216,15 +216,16 @@ func number(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-// unitAfter writes a unit after a number: " MB", "%", "" for a count.
-func unitAfter(unit string) string {
+// perHour writes a rate's unit after its number: " MB/h", "%/h", "/s
+// per h" (a throughput's change), "/h" for a count.
+func perHour(unit string) string {
 	switch unit {
 	case "", "%":
-		return unit
+		return unit + "/h"
 	case "/s":
-		return " /s"
+		return "/s per h"
 	}
-	return " " + unit
+	return " " + unit + "/h"
 }
 
 // limitOf is the tightest limit known for a figure, if any: the lowest
