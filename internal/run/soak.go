@@ -61,10 +61,10 @@ type soakCollector struct {
 	base time.Time // the run's clock's origin (load.Point.T counts from it)
 	// memory is the target's memory limit, whose OOM kills tell an OOM
 	// death; kills the count of them when the soak began.
-	memory      monitor.MemoryLimit
-	hasMemory   bool
-	kills       int64
-	noted bool // a failed write has been noted
+	memory    monitor.MemoryLimit
+	hasMemory bool
+	kills     int64
+	noted     bool // a failed write has been noted
 	// filed is the time of the last restart filed: a reading on the edge
 	// of two windows is in both.
 	filed time.Time
@@ -208,7 +208,9 @@ func (c *soakCollector) watched(start, end float64) (*results.WindowTarget, *res
 }
 
 // at is the time of t seconds from the soak's start.
-func (c *soakCollector) at(t float64) time.Time { return c.zero.Add(time.Duration(t * float64(time.Second))) }
+func (c *soakCollector) at(t float64) time.Time {
+	return c.zero.Add(time.Duration(t * float64(time.Second)))
+}
 
 // annotate ends the soak with its step: the window in progress, cut
 // where the step ended, and why it ended early (a Ctrl-C, the target's
