@@ -25,8 +25,9 @@
 //
 // The limits a target runs into are read where the kernel keeps them:
 // CPULimit (affinity, CPU quotas), MemoryLimitOf (the cgroup memory limit,
-// with the OOM killer's count of kills there) and OpenFileLimit (the
-// process's `ulimit -n`).
+// with the group's working set, which is what reaches it, and the OOM
+// killer's count of kills there) and OpenFileLimit (the process's
+// `ulimit -n`).
 //
 // Scraping is bounded so that no endpoint can take ceiling down or steal
 // the load's CPU: a scrape, answer and parsing, ends within the timeout and

@@ -125,6 +125,38 @@ func (l MemoryLimit) OOMKills() (int64, bool) {
 	return 0, false
 }
 
+// Used returns the memory the limit's cgroup holds that the kernel cannot
+// reclaim without killing: its working set, the memory charged to it
+// (v2 memory.current, v1 memory.usage_in_bytes) less the file pages not
+// used lately (memory.stat's inactive_file, total_inactive_file in v1),
+// which the kernel drops before it kills. It is what the limit is
+// reached by: a process's RSS counts pages (its program's own file, for
+// one) that are charged to another group, or to none. False when it
+// cannot be read.
+func (l MemoryLimit) Used() (int64, bool) {
+	usage, err := readInt(filepath.Join(l.Dir, "memory.current"))
+	inactive := "inactive_file"
+	if err != nil {
+		usage, err = readInt(filepath.Join(l.Dir, "memory.usage_in_bytes"))
+		inactive = "total_inactive_file"
+	}
+	if err != nil {
+		return 0, false
+	}
+	b, err := os.ReadFile(filepath.Join(l.Dir, "memory.stat"))
+	if err != nil {
+		return usage, true
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, inactive+" "); ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n <= usage {
+				return usage - n, true
+			}
+		}
+	}
+	return usage, true
+}
+
 // OpenFileLimit returns process pid's limit on open file descriptors
 // (its soft RLIMIT_NOFILE, `ulimit -n`, from /proc/<pid>/limits); false
 // when it has none or it cannot be read (not Linux).

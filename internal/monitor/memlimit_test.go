@@ -16,9 +16,13 @@ func TestMemoryLimit(t *testing.T) {
 	write(t, filepath.Join(root, "memory", "app", "memory.limit_in_bytes"), "536870912\n")
 	write(t, filepath.Join(root, "memory", "app", "web", "memory.limit_in_bytes"), "9223372036854771712\n")
 	write(t, filepath.Join(root, "memory", "app", "memory.oom_control"), "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n")
+	write(t, filepath.Join(root, "memory", "app", "memory.usage_in_bytes"), "300000000\n")
+	write(t, filepath.Join(root, "memory", "app", "memory.stat"), "cache 5\ninactive_file 7\ntotal_inactive_file 100000000\n")
 	write(t, filepath.Join(proc, "2", "cgroup"), "0::/svc\n")
 	write(t, filepath.Join(root, "svc", "memory.max"), "268435456\n")
 	write(t, filepath.Join(root, "svc", "memory.events"), "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+	write(t, filepath.Join(root, "svc", "memory.current"), "200000000\n")
+	write(t, filepath.Join(root, "svc", "memory.stat"), "anon 1\ninactive_file 50000000\n")
 	write(t, filepath.Join(proc, "3", "cgroup"), "0::/free\n")
 	write(t, filepath.Join(root, "free", "memory.max"), "max\n")
 	tests := []struct {
@@ -28,12 +32,13 @@ func TestMemoryLimit(t *testing.T) {
 		want   MemoryLimit
 		ok     bool
 		kills  int64
+		used   int64
 	}{
-		{"v1, set on the parent", 1, "", MemoryLimit{536870912, filepath.Join(root, "memory", "app")}, true, 2},
-		{"v2", 2, "", MemoryLimit{268435456, filepath.Join(root, "svc")}, true, 1},
-		{"v2, max", 3, "", MemoryLimit{}, false, 0},
-		{"a cgroup named", 0, "/app/web", MemoryLimit{536870912, filepath.Join(root, "memory", "app")}, true, 2},
-		{"no such process", 9, "", MemoryLimit{}, false, 0},
+		{"v1, set on the parent", 1, "", MemoryLimit{536870912, filepath.Join(root, "memory", "app")}, true, 2, 200000000},
+		{"v2", 2, "", MemoryLimit{268435456, filepath.Join(root, "svc")}, true, 1, 150000000},
+		{"v2, max", 3, "", MemoryLimit{}, false, 0, 0},
+		{"a cgroup named", 0, "/app/web", MemoryLimit{536870912, filepath.Join(root, "memory", "app")}, true, 2, 200000000},
+		{"no such process", 9, "", MemoryLimit{}, false, 0, 0},
 	}
 	for _, tc := range tests {
 		got, ok := memoryLimitAt(root, proc, tc.pid, tc.cgroup)
@@ -43,6 +48,9 @@ func TestMemoryLimit(t *testing.T) {
 		}
 		if kills, _ := got.OOMKills(); ok && kills != tc.kills {
 			t.Errorf("%s: OOMKills() = %d, want %d", tc.name, kills, tc.kills)
+		}
+		if used, _ := got.Used(); ok && used != tc.used {
+			t.Errorf("%s: Used() = %d, want %d (the usage less the inactive file pages)", tc.name, used, tc.used)
 		}
 	}
 }

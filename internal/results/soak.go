@@ -153,10 +153,16 @@ type WindowTarget struct {
 	// CPUPct is its CPU use over the window, in percent of one core.
 	CPUPct *float64 `json:"cpu_pct,omitempty"`
 	// RSSMB is its resident memory, FDs its open descriptors and Threads
-	// its threads, at the window's last reading.
+	// its threads, at the window's last reading (a watched cgroup's RSSMB
+	// is its charge).
 	RSSMB   *float64 `json:"rss_mb,omitempty"`
 	FDs     *float64 `json:"fds,omitempty"`
 	Threads *float64 `json:"threads,omitempty"`
+	// CgroupMB is the working set of the cgroup whose memory limit
+	// holds it (its charge less the file pages the kernel would drop
+	// first), at the window's end: what reaches that limit; absent when
+	// it has none.
+	CgroupMB *float64 `json:"cgroup_mb,omitempty"`
 	// Metrics are its Prometheus series kept for the soak: a gauge's mean
 	// over the window, a counter's rate per second.
 	Metrics map[string]float64 `json:"metrics,omitempty"`
@@ -180,7 +186,7 @@ type Limit struct {
 	// falling to it (a throughput).
 	Value float64 `json:"value"`
 	Above bool    `json:"above"`
-	// Of says what sets it: "the cgroup's memory limit
+	// Of says what sets it: "its cgroup's memory limit
 	// (/sys/fs/cgroup/memory/app)", "its open-file limit (ulimit -n)",
 	// "the SLO p99<200ms".
 	Of string `json:"of"`
@@ -381,7 +387,11 @@ func (k *Soak) reasons(add func(kind string, step int, format string, args ...an
 			continue
 		}
 		when := "has reached it"
-		if !p.Reached {
+		switch {
+		case p.Reached:
+		case p.InS < 1:
+			when = "reaches it now"
+		default:
 			when = "reaches it in about " + Hours(p.InS)
 		}
 		add(ReasonSoakDrift, 0, "%s is DRIFTING (%s) toward %s, %g%s: it %s, within the soak's horizon of %s",

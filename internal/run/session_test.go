@@ -21,6 +21,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
 	"github.com/ceiling-dev/ceiling/internal/search"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -29,10 +30,15 @@ func TestMain(m *testing.M) {
 		spin() // the test binary, started again as a CPU hog
 		return
 	}
+	if mode := os.Getenv(soakTargetEnv); mode != "" {
+		soakTarget(mode) // the test binary, started again as a soak's target
+		return
+	}
 	if addr := os.Getenv(serverEnv); addr != "" {
 		serveAndLog(addr, os.Getenv(serverLogEnv)) // the test binary, started again as a target
 		return
 	}
+	testkit.Own() // the soak's targets, in a shell's loop, end with the test binary
 	goleak.VerifyTestMain(m)
 }
 

@@ -98,11 +98,13 @@ func (c *soakCollector) limits() []results.Limit {
 			c.kills, _ = c.memory.OOMKills()
 		}
 	}
-	switch {
-	case s.p.Load.Soak.MemoryLimitMB > 0:
-		out = append(out, results.Limit{Figure: soak.MemoryFigure, Value: s.p.Load.Soak.MemoryLimitMB, Above: true, Of: "the plan's memory limit (load.soak.memory_limit_mb)"})
-	case c.hasMemory:
-		out = append(out, results.Limit{Figure: soak.MemoryFigure, Value: float64(c.memory.Bytes) / (1 << 20), Above: true, Of: "its cgroup's memory limit (" + c.memory.Dir + ")"})
+	if mb := s.p.Load.Soak.MemoryLimitMB; mb > 0 {
+		out = append(out, results.Limit{Figure: soak.MemoryFigure, Value: mb, Above: true, Of: "the plan's memory limit (load.soak.memory_limit_mb)"})
+	}
+	if c.hasMemory {
+		// The cgroup's working set reaches its limit, not the RSS, whose
+		// pages may be charged elsewhere (its program's file, for one).
+		out = append(out, results.Limit{Figure: soak.CgroupFigure, Value: float64(c.memory.Bytes) / (1 << 20), Above: true, Of: "its cgroup's memory limit (" + c.memory.Dir + ")"})
 	}
 	if s.watch != nil && pid > 0 && s.p.Monitor.Cgroup == "" {
 		if n, ok := monitor.OpenFileLimit(pid); ok {
@@ -194,6 +196,12 @@ func (c *soakCollector) watched(start, end float64) (*results.WindowTarget, *res
 			t.FDs = &n
 		}
 	}
+	if c.hasMemory {
+		if b, ok := c.memory.Used(); ok {
+			mb := float64(b) / (1 << 20)
+			t.CgroupMB = &mb
+		}
+	}
 	if len(f.Metrics) > 0 {
 		t.Metrics = map[string]float64{}
 		for name, st := range f.Metrics {
@@ -221,21 +229,30 @@ func (c *soakCollector) annotate(ctx context.Context, step *results.Step, sp spa
 	}
 	end := sp.win.End.Sub(c.zero).Seconds()
 	stopped := ""
-	if exit, at, dead := c.s.watch.dead(); dead {
+	exit, at, dead := c.s.watch.dead()
+	switch {
+	case dead:
 		how := exit.String()
 		if c.hasMemory {
 			if n, ok := c.memory.OOMKills(); ok && n > c.kills {
-				how += ", by the kernel's OOM killer (its cgroup " + c.memory.Dir + " counted the kill)"
+				oom := ", by the kernel's OOM killer (its cgroup " + c.memory.Dir + " counted the kill)"
+				how += oom
+				if step.Target != nil && step.Target.Died != "" {
+					step.Target.Died += oom
+				}
 			}
 		}
 		c.rec.Died(at.Sub(c.zero).Seconds(), how)
 		stopped = "the target died: " + how
 		end = min(end, at.Sub(c.zero).Seconds())
-	} else if step.Interrupted || ctx.Err() != nil {
+	case step.Interrupted || ctx.Err() != nil:
 		stopped = "interrupted"
 	}
 	start, _ := c.rec.Pending()
 	target, ceiling := c.watched(start, end)
+	if dead && target != nil {
+		target.CgroupMB = nil // read after the death: the group emptied, not the target's
+	}
 	err := c.rec.Finish(end, stopped, target, ceiling)
 	c.s.res.Soak = c.rec.Soak()
 	c.rec = nil

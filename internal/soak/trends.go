@@ -20,6 +20,7 @@ const (
 	figP99         = "p99_ms"
 	figCPU         = "target.cpu_pct"
 	figRSS         = "target.rss_mb"
+	figCgroup      = "target.cgroup_mb"
 	figFDs         = "target.fds"
 	figThreads     = "target.threads"
 	figMetric      = "target.metric:"
@@ -28,9 +29,11 @@ const (
 )
 
 // Figure names for the limits that package run knows: the target's
-// memory (MiB) and its open descriptors.
+// memory (MiB: its RSS, against a limit the plan gives), its cgroup's
+// working set (against the cgroup's limit) and its open descriptors.
 const (
 	MemoryFigure = figRSS
+	CgroupFigure = figCgroup
 	FDsFigure    = figFDs
 )
 
@@ -73,6 +76,7 @@ func figuresOf(windows []results.SoakWindow) []figure {
 		{figP99, "p99", "ms", false, func(w *results.SoakWindow) (float64, bool) { return w.LatencyMS.P99, answered(w) }},
 		{figCPU, "target CPU", "%", false, target(func(t *results.WindowTarget) *float64 { return t.CPUPct })},
 		{figRSS, "target RSS", "MB", true, target(func(t *results.WindowTarget) *float64 { return t.RSSMB })},
+		{figCgroup, "target's cgroup memory", "MB", true, target(func(t *results.WindowTarget) *float64 { return t.CgroupMB })},
 		{figFDs, "target descriptors", "", true, target(func(t *results.WindowTarget) *float64 { return t.FDs })},
 		{figThreads, "target threads", "", true, target(func(t *results.WindowTarget) *float64 { return t.Threads })},
 	}
@@ -125,9 +129,12 @@ func (r *Recorder) analyse() {
 
 // fitFigure fits one figure through the windows that measured it,
 // segmented by the target's restarts (a restart is an episode, not a
-// trend: the windows that hold one are left out, and the line has an
-// intercept for each stretch between them), judges it and projects it to
-// its limit. held is the end of the last window, horizon the soak's.
+// trend: the window that holds one and the next, the new process's
+// start-up, are left out, and the line has an intercept for each
+// stretch between restarts), judges it and projects it to its limit.
+// held is the end of the last window, horizon the soak's. A target that
+// restarts in more than a quarter of the windows is fitted whole: its
+// restarts are then its life.
 func fitFigure(f figure, windows []results.SoakWindow, restarts []float64, limits []results.Limit, held, horizon float64) (results.Trend, bool) {
 	var xs, ys []float64
 	var seg []int
@@ -140,8 +147,8 @@ func fitFigure(f figure, windows []results.SoakWindow, restarts []float64, limit
 		}
 		measured++
 		before := countBefore(restarts, w.StartS)
-		if countBefore(restarts, w.EndS) > before && len(restarts) < len(windows)/2 {
-			continue // the restart is in this window: its figure mixes two processes
+		if len(restarts) < len(windows)/4 && restartedIn(restarts, windows, i) {
+			continue // a restart, or the start-up after one: not the target's trend
 		}
 		x := (w.StartS + w.EndS) / 2
 		if f.atEnd {
@@ -190,11 +197,18 @@ func verdict(f trend.Fit, xs []float64, level float64) string {
 	return results.Stable
 }
 
-// why says a trend with its rate: "+14.2 MB/h ± 1.1, R² 0.98".
+// why says a trend with its rate and its interval: "+14.2 MB/h ± 1.1,
+// R² 0.98", or "+174 MB/h (+12 to +438), R² 0.89" when the interval is
+// lopsided.
 func why(t results.Trend) string {
 	rate := signed(t.SlopePerH) + perHour(t.Unit)
 	if t.LowPerH != nil {
-		rate += " ± " + number((*t.HighPerH-*t.LowPerH)/2)
+		lo, hi := t.SlopePerH-*t.LowPerH, *t.HighPerH-t.SlopePerH
+		if math.Abs(lo-hi) <= 0.2*max(lo, hi) {
+			rate += " ± " + number((lo+hi)/2) // about symmetric
+		} else {
+			rate += fmt.Sprintf(" (%s to %s)", signed(*t.LowPerH), signed(*t.HighPerH))
+		}
 	}
 	return fmt.Sprintf("%s, R² %.2f", rate, t.R2)
 }
@@ -305,6 +319,16 @@ func sloLimits(terms []slo.Term) []results.Limit {
 		out = append(out, results.Limit{Figure: fig, Value: t.Value, Above: above, Of: "the SLO " + t.Text})
 	}
 	return out
+}
+
+// restartedIn reports whether a restart happened in window i or the one
+// before it.
+func restartedIn(restarts []float64, windows []results.SoakWindow, i int) bool {
+	from := windows[i].StartS
+	if i > 0 {
+		from = windows[i-1].StartS
+	}
+	return countBefore(restarts, windows[i].EndS) > countBefore(restarts, from)
 }
 
 // countBefore counts the times before t (the restarts sorted).
