@@ -9,8 +9,9 @@ import (
 )
 
 // Terminal is the live line on the terminal as a run's output: a running
-// step's progress each second, its final figures when it ends, and the
-// wait for late deliveries (report.Live draws them).
+// step's progress each second, its final figures when it ends, a soak's
+// windows as they end, and the wait for late deliveries (report.Live
+// draws them).
 type Terminal struct {
 	live *report.Live
 }
@@ -18,6 +19,7 @@ type Terminal struct {
 var (
 	_ run.Output         = (*Terminal)(nil)
 	_ run.ProgressOutput = (*Terminal)(nil)
+	_ run.WindowOutput   = (*Terminal)(nil)
 )
 
 // NewTerminal returns the output that draws a run's progress with live.
@@ -62,6 +64,14 @@ func (t *Terminal) Step(f *run.Finished) error {
 		}
 	}
 	t.live.Update(p)
+	return nil
+}
+
+// Window writes a soak's window as a line of its own.
+func (t *Terminal) Window(res *results.Result) error {
+	if line := report.WindowLine(res); line != "" {
+		t.live.Window(line)
+	}
 	return nil
 }
 

@@ -62,6 +62,7 @@ func bodyWith(r *results.Result, answer, summary, outcome, story string) string 
 		fmt.Fprintf(&b, "<h2>%s</h2>\n", EventsTitle)
 		HTMLTable(&b, eventColumns, rs)
 	}
+	soakHTML(&b, r)
 	if story != "" {
 		fmt.Fprintf(&b, "<p class=\"story\">%s</p>\n", html.EscapeString(story))
 	}

@@ -113,6 +113,17 @@ func (l *Live) Update(p Progress) {
 	fmt.Fprintf(l.w, "%s%s  %s%s", prefix, l.line(p, phase), l.cpu(), end)
 }
 
+// Window writes a soak's window as a line of its own (WindowLine): on a
+// terminal, the progress line that was there is cleared first, and comes
+// back with the next second.
+func (l *Live) Window(line string) {
+	prefix := ""
+	if l.terminal {
+		prefix = "\r\x1b[K"
+	}
+	fmt.Fprintf(l.w, "%s%s\n", prefix, line)
+}
+
 // done ends a step's line with its final figures.
 func (l *Live) done(p Progress) {
 	l.plain = 0

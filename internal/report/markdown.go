@@ -63,6 +63,7 @@ func markdown(w io.Writer, r *results.Result) {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
 	eventTable(w, r, "### "+EventsTitle, mdEventTable)
+	soakMarkdown(w, r)
 	endpointTable(w, r)
 	breakdownTables(w, r, mdTable)
 	if len(r.Steps) > 0 && r.Steps[0].Model == "open" {

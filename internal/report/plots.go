@@ -21,7 +21,8 @@ type plot struct {
 // latency, the delivery, errors by class and each scenario's figures; the
 // latency distribution of each step; and over time (one point a second,
 // each step's start marked with its level) requests per second, latency,
-// errors, users and sockets, the target's CPU and memory, and deliveries.
+// errors, users and sockets, the target's CPU and memory, and deliveries;
+// and a soak's figures over its windows (soakCharts).
 func plotsOf(r *results.Result) []plot {
 	var out []plot
 	add := func(caption string, c *chart) {
@@ -52,6 +53,9 @@ func plotsOf(r *results.Result) []plot {
 	}
 	spans := spansOf(r)
 	for _, t := range timeCharts(r, spans) {
+		add(t.caption, t.chart)
+	}
+	for _, t := range soakCharts(r) {
 		add(t.caption, t.chart)
 	}
 	return out

@@ -56,6 +56,9 @@ func Summary(r *results.Result) string {
 	if r.Search != nil {
 		return ""
 	}
+	if r.Soak != nil {
+		return SoakAnswer(r)
+	}
 	steps, passed := judged(r)
 	if len(steps) == 0 {
 		return ""

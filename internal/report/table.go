@@ -290,6 +290,7 @@ func text(w io.Writer, r *results.Result, width int) {
 	t.fit(width, judgedColumns(r))
 	t.print(w, width)
 	eventTable(w, r, EventsTitle+":", textEventTable)
+	soakText(w, r)
 	breakdownTables(w, r, textTable)
 	footer(w, r, "")
 	if s := Summary(r); s != "" {

@@ -3,6 +3,7 @@ package soak
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -271,11 +272,14 @@ func (r *Recorder) Soak() *results.Soak {
 
 // notes are what a reader must know beside the figures.
 func (r *Recorder) notes() []string {
-	var out []string
+	var out, own []string
 	for _, t := range r.trends {
 		if (t.Figure == figCeilingRSS || t.Figure == figCeilingHeap) && t.Verdict == results.Drifting {
-			out = append(out, fmt.Sprintf("ceiling's own memory drifted (%s %s): the figures of the later windows may be ceiling's as much as the target's", t.Name, t.Why))
+			own = append(own, t.Name+" "+t.Why)
 		}
+	}
+	if len(own) > 0 {
+		out = append(out, fmt.Sprintf("ceiling's own memory drifted (%s): the later windows may measure ceiling as much as the target", strings.Join(own, "; ")))
 	}
 	if n := r.metrics.dropped; n > 0 {
 		out = append(out, fmt.Sprintf("%d metric series past the first %d were left out of the soak's windows", n, MaxMetricSeries))
