@@ -115,7 +115,7 @@ func newRoot(e *env) *cobra.Command {
 		// an unknown command or flag suggests those this close to it
 		SuggestionsMinimumDistance: 2,
 	}
-	root.AddCommand(runCmd(e), findCmd(e), validateCmd(e), versionCmd(e), demoCmd(e), demoTargetCmd(e), mockCmd(e), reportCmd(e), compareCmd(e), sweepCmd(e), agentCmd(e), mergeCmd(e), k8sCmd(e), initCmd(e))
+	root.AddCommand(runCmd(e), findCmd(e), validateCmd(e), versionCmd(e), demoCmd(e), demoTargetCmd(e), mockCmd(e), reportCmd(e), compareCmd(e), sweepCmd(e), soakCmd(e), agentCmd(e), mergeCmd(e), k8sCmd(e), initCmd(e))
 	return root
 }
 

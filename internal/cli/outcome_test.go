@@ -56,6 +56,22 @@ func crashedAt(t *testing.T, s results.Step, at float64) results.Step {
 	return s
 }
 
+// soakOf is a soak of 60 windows whose target memory has verdict v,
+// projected to its limit within the horizon or not, and whose SLO broke
+// in broken windows.
+func soakOf(v string, within bool, broken int) *results.Soak {
+	t := results.Trend{Figure: "target.rss_mb", Name: "target RSS", Unit: "MB", Windows: 60, Verdict: v, Why: "+14.2 MB/h ± 1.1, R² 0.98"}
+	if v == results.Drifting {
+		t.Projection = &results.Projection{Limit: results.Limit{Figure: "target.rss_mb", Value: 512, Above: true, Of: "its cgroup's memory limit"},
+			AtS: 20 * 3600, InS: 19 * 3600, WithinHorizon: within}
+	}
+	k := &results.Soak{Schema: results.SoakSchema, ForS: 3600, HeldS: 3600, HorizonS: 3 * 3600, Trends: []results.Trend{t}, SLOWindows: 60, SLOBrokenCount: broken}
+	if broken > 0 {
+		k.SLOBroken = []results.SLOBreak{{StartS: 600, EndS: 660, Terms: []string{"p99<100ms"}}}
+	}
+	return k
+}
+
 // Every finding reaches the one outcome, and everything that shows it
 // agrees: the exit code, result.json's passed and outcome, the table's
 // last line, the Markdown's outcome line, and JUnit (failing exactly when
@@ -90,6 +106,7 @@ func TestOneOutcomeEverywhere(t *testing.T) {
 		strict bool
 		events []results.Event
 		search *results.Search
+		soak   *results.Soak
 		interr bool
 		code   ExitCode
 		status string
@@ -118,6 +135,12 @@ func TestOneOutcomeEverywhere(t *testing.T) {
 		{name: "find: no edge", steps: []results.Step{overloaded(0, 100)}, slo: "p99<100ms", strict: true,
 			search: &results.Search{Start: 100, Precision: 0.05, Outcome: "start_fails", FailedLevel: 100}, code: ExitThreshold, status: results.StatusFailed, kinds: []string{results.ReasonNoEdge}},
 		{name: "interrupted", steps: []results.Step{ok(0, 100), interrupted}, strict: true, interr: true, code: ExitInterrupted, status: results.StatusInterrupted, kinds: []string{results.ReasonInterrupted}},
+		{name: "soak: stable", steps: []results.Step{ok(0, 100)}, strict: true, soak: soakOf(results.Stable, false, 0), code: ExitOK, status: results.StatusPassed},
+		{name: "soak: a drift beyond its horizon", steps: []results.Step{ok(0, 100)}, strict: true, soak: soakOf(results.Drifting, false, 0), code: ExitOK, status: results.StatusPassed},
+		{name: "soak: a drift within its horizon", steps: []results.Step{ok(0, 100)}, strict: true, soak: soakOf(results.Drifting, true, 0),
+			code: ExitThreshold, status: results.StatusFailed, kinds: []string{results.ReasonSoakDrift}},
+		{name: "soak: the SLO broken in a window", steps: []results.Step{ok(0, 100)}, strict: true, soak: soakOf(results.Stable, false, 2),
+			code: ExitThreshold, status: results.StatusFailed, kinds: []string{results.ReasonSoakSLO}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,7 +150,7 @@ func TestOneOutcomeEverywhere(t *testing.T) {
 			}
 			ended := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
 			r := &results.Result{Schema: results.Schema, Command: "ceiling run plan.yaml", StartedAt: ended.Add(-time.Minute), EndedAt: &ended,
-				Steps: tt.steps, Events: tt.events, Search: tt.search, Interrupted: tt.interr}
+				Steps: tt.steps, Events: tt.events, Search: tt.search, Soak: tt.soak, Interrupted: tt.interr}
 			r.Evaluate(terms)
 			rules := results.DefaultRules
 			rules.Strict = tt.strict

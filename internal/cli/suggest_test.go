@@ -35,7 +35,7 @@ func TestUnknownFlagSuggestions(t *testing.T) {
 		{[]string{"compare", "a.json", "b.json", "--treshold", "p99:+5%"}, []string{"threshold"}, ""},
 		{[]string{"demo", "--quik"}, []string{"quick"}, ""},
 		{[]string{"find", "--each"}, nil, "ceiling run"},
-		{[]string{"validate", "--rate", "5"}, nil, "ceiling find, ceiling run, ceiling sweep"},
+		{[]string{"validate", "--rate", "5"}, nil, "ceiling find, ceiling run, ceiling soak, ceiling sweep"},
 		{[]string{"run", "-x"}, nil, ""},
 		{[]string{"run", "--zzzz"}, nil, ""},
 	}

@@ -14,6 +14,7 @@ const (
 	Target  = "Target"     // what each request is and how it is sent
 	Load    = "Load"       // the levels, their length and model
 	Search  = "Search"     // find's (and a sweep's --find) levels
+	Soak    = "Soak"       // soak's length, windows and horizon
 	SLO     = "SLO"        // the thresholds that decide the exit code
 	Monitor = "Monitoring" // watching the target's process and metrics
 	Output  = "Output"     // where the results go and how they look
@@ -21,7 +22,7 @@ const (
 )
 
 // Order is the order `--help` lists the groups in.
-var Order = []string{Shape, Target, Load, Search, SLO, Monitor, Output, Agent}
+var Order = []string{Shape, Target, Load, Search, Soak, SLO, Monitor, Output, Agent}
 
 // In calls register, which adds flags to fs, and files every flag it
 // added under group.

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ceiling soak holds the load for --for in windows of --window: the table,
+// the soak's section and its answer on stdout, a line a window on stderr,
+// result.json with every window, and exit 0 for a steady target.
+func TestSoakCommand(t *testing.T) {
+	srv := delayServer(t, 2*time.Millisecond)
+	dir := t.TempDir()
+	out, page := filepath.Join(dir, "r.json"), filepath.Join(dir, "soak.html")
+	code, stdout, stderr := ceiling(t, context.Background(), "soak", "--url", srv.URL, "--rate", "40", "--for", "6s", "--window", "1s",
+		"--warmup", "0s", "--slo", "p99<1s", "--out", out, "--html", page)
+	if code != ExitOK {
+		t.Fatalf("exit = %d, want 0; stderr:\n%s\nstdout:\n%s", code, stderr, stdout)
+	}
+	r := readResult(t, out)
+	if r.Soak == nil || len(r.Soak.Windows) < 5 || len(r.Steps) != 1 || r.Soak.SLOWindows < 5 || !r.Passed {
+		t.Fatalf("result: soak %+v, %d steps, passed %v", r.Soak, len(r.Steps), r.Passed)
+	}
+	for _, want := range []string{"Soak: 40/s held 6 s of 6 s", "p99", "the SLO held in all"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "window 0:00:00–0:00:01") {
+		t.Errorf("stderr has no line for the first window:\n%s", stderr)
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "Latency over the soak") {
+		t.Errorf("report %s: %v, want the soak's plots", page, err)
+	}
+}
+
+// A soak's input is checked before anything runs: a length, one level.
+func TestSoakCommandInput(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no length", []string{"--url", "http://127.0.0.1:1/", "--rate", "10"}, "load.soak.for: want how long to hold the load"},
+		{"stairs", []string{"--url", "http://127.0.0.1:1/", "--rate", "10,20", "--for", "1m"}, "a soak holds one level"},
+		{"window longer than the soak", []string{"--url", "http://127.0.0.1:1/", "--rate", "10", "--for", "1m", "--window", "2m"}, "want at most the soak's length"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := ceiling(t, context.Background(), append([]string{"soak"}, tt.args...)...)
+		if code != ExitBadInput || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", tt.name, code, stderr, ExitBadInput, tt.want)
+		}
+	}
+}
