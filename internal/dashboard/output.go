@@ -17,9 +17,10 @@ import (
 )
 
 // Output feeds a Server from a run: the result so far when the session
-// opens and after every step, the running step's seconds (its row in the
-// table and its line in the plots over time) and progress each second,
-// and the final result with its report.
+// opens, after every step and after a soak's every window, the running
+// step's seconds (its row in the table and its line in the plots over
+// time, the last RunningSeconds of it) and progress each second, and the
+// final result with its report.
 //
 // The session's calls only take the news and wake a renderer goroutine:
 // a page is rendered (the report's tables and plots) off the step's
@@ -41,7 +42,13 @@ var (
 	_ run.Output         = (*Output)(nil)
 	_ run.SecondOutput   = (*Output)(nil)
 	_ run.ProgressOutput = (*Output)(nil)
+	_ run.WindowOutput   = (*Output)(nil)
 )
+
+// RunningSeconds is how many of the running step's seconds the page
+// plots, the latest: a soak's step lasts hours, and its windows are
+// plotted from the result (Window).
+const RunningSeconds = 600
 
 // Feed says what an Output shows besides its run.
 type Feed struct {
@@ -101,7 +108,21 @@ func (o *Output) Second(sec *run.Second) {
 	if sec.Latency != nil && sec.Latency.TotalCount() > 0 {
 		p.P50, p.P99, p.Max = metrics.Quantile(sec.Latency, 0.5), metrics.Quantile(sec.Latency, 0.99), metrics.Quantile(sec.Latency, 1)
 	}
+	if n := len(o.running.Series); n >= 2*RunningSeconds {
+		kept := copy(o.running.Series, o.running.Series[n-RunningSeconds+1:])
+		o.running.Series = o.running.Series[:kept]
+	}
 	o.running.Series = append(o.running.Series, p)
+}
+
+// Window takes the result after a soak's window: its windows, trends and
+// episodes so far, plotted under the running step.
+func (o *Output) Window(res *results.Result) error {
+	o.mu.Lock()
+	o.res = copyOf(res)
+	o.mu.Unlock()
+	o.poke()
+	return nil
 }
 
 // Progress takes the running step's figures so far, for its row and line.

@@ -230,7 +230,7 @@ func LiveBody(r *results.Result, running *results.Step, now string) string {
 		all.Steps = append(slices.Clip(r.Steps), *running)
 	}
 	summary, outcome, story := "", "", ""
-	if len(r.Steps) > 0 {
+	if len(r.Steps) > 0 || r.Soak != nil {
 		summary, outcome, story = Summary(r), "so far: "+OutcomeLine(soFar(r)), BrokeFirst(r)
 	}
 	b.WriteString(bodyWith(&all, "", summary, outcome, story))
