@@ -1,6 +1,9 @@
 package monitor
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // How a Watcher bounds its readings. It keeps the readings of the last
 // DefaultKeep intervals one by one (four hours at 1 Hz, about 600 KB);
@@ -104,13 +107,16 @@ func (t *tally) add(b tally, selectors int) {
 
 // Keep bounds the readings kept one by one to about the last n (at
 // least 64; zero: DefaultKeep), and the scraped values kept one by one to
-// as many (older ones are folded into blocks, history.go). Call it before
-// Start.
+// as many (older ones are folded into blocks, history.go). The readings'
+// room is made at once, so that the Watcher's memory does not grow as it
+// fills: a run that asks only about its recent past (a soak) holds a
+// fixed memory from its first minutes. Call it before Start.
 func (w *Watcher) Keep(n int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if n > 0 {
 		n = max(n, minKeep)
+		w.readings = slices.Grow(w.readings, 2*n+2-len(w.readings))
 	}
 	w.keep, w.hist.keep = n, n
 }

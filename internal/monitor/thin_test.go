@@ -10,7 +10,7 @@ import (
 // A watcher that keeps 64 readings one by one still sums a long run
 // exactly over its whole span (readings, failures, the most memory, the
 // CPU of a steady load) and the last minutes one by one, while what it
-// holds stays within twice its bound.
+// holds stays within twice its bound, in the room it made at first.
 func TestWatcherThinsOldReadings(t *testing.T) {
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	const n = 5000
@@ -31,10 +31,11 @@ func TestWatcherThinsOldReadings(t *testing.T) {
 	}
 	w := NewWatcher(src, nil, time.Second)
 	w.Keep(64)
+	room := cap(w.readings)
 	for i := range n {
 		w.sample(context.Background(), t0.Add(time.Duration(i)*time.Second))
-		if len(w.readings) > 2*64+1 {
-			t.Fatalf("after %d readings it holds %d, want at most %d", i+1, len(w.readings), 2*64+1)
+		if len(w.readings) > 2*64+1 || cap(w.readings) != room {
+			t.Fatalf("after %d readings it holds %d in room for %d, want at most %d in the room made at first, %d", i+1, len(w.readings), cap(w.readings), 2*64+1, room)
 		}
 	}
 	all := w.Window(t0, t0.Add(n*time.Second))

@@ -47,10 +47,10 @@ func soakStep(p *plan.Plan) load.Step {
 }
 
 // soakKeep is how many readings of the target a soak's watcher keeps one
-// by one: two windows' and two minutes'; older ones are thinned, as a
-// soak asks only about the window that has just ended.
+// by one: a window's and a minute's; older ones are thinned, as a soak
+// asks only about the window that has just ended.
 func soakKeep(p *plan.Plan) int {
-	return 2*int(p.Load.Soak.Window.Seconds()) + 120
+	return int(p.Load.Soak.Window.Seconds()) + 60
 }
 
 // soakCollector is a soak's collector (see above).
