@@ -35,7 +35,10 @@ func Unmeasured(r *results.Result) []string {
 	for _, s := range r.Steps {
 		longest = max(longest, s.DurationS)
 	}
-	if longest > 0 && longest < 60 {
+	switch k := r.Soak; {
+	case k != nil:
+		out = append(out, fmt.Sprintf("Time beyond the soak: it held the load %s; a drift too slow to move a figure beyond its noise in that time, and what happens after the horizon (%s), are not in these figures.", results.Hours(k.HeldS), results.Hours(k.HorizonS)))
+	case longest > 0 && longest < 60:
 		out = append(out, fmt.Sprintf("Time: the longest step lasted %.0f s; slow leaks, caches that fill, garbage-collection cycles and disks that fill up over minutes or hours are not in these figures.", longest))
 	}
 	if len(r.Steps) > 0 && r.Steps[0].Model == "closed" {
