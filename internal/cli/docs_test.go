@@ -40,13 +40,18 @@ import (
 // (and `go run ./cmd/ceiling`) is ceiling itself, in this process: a
 // command that exits 2 (bad input) or 3 (could not run) fails the test.
 // The blocks run as written, with two changes: `run`, `find` and `sweep`
-// get short steps (docShort), so that a block of minutes runs in seconds,
+// get short steps (docShort), and `soak` a short length (docSoak), so
+// that a block of minutes or hours runs in seconds,
 // and the fixed addresses of the built-in target (127.0.0.1:8080) and the
 // mock (127.0.0.1:9911) become free ports of the block's own (docPorts),
 // in the block and in the example plans it reads.
 
-// docShort is appended to every run, find and sweep of a block.
-var docShort = []string{"--step", "100ms", "--warmup", "50ms"}
+// docShort is appended to every run, find and sweep of a block, and
+// docSoak to every soak: hours become seconds.
+var (
+	docShort = []string{"--step", "100ms", "--warmup", "50ms"}
+	docSoak  = []string{"--for", "3s", "--window", "1s", "--warmup", "0s", "--horizon", "9s"}
+)
 
 // docBlock is one shell block of the documentation.
 type docBlock struct {
@@ -301,6 +306,9 @@ func docArgs(args []string, target string) []string {
 	}
 	if len(args) > 0 && slices.Contains([]string{"run", "find", "sweep"}, args[0]) {
 		args = append(slices.Clone(args), docShort...)
+	}
+	if len(args) > 0 && args[0] == "soak" {
+		args = append(slices.Clone(args), docSoak...)
 	}
 	if len(args) > 0 && args[0] == "demo-target" && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--addr") }) {
 		args = append(slices.Clone(args), "--addr", target)
