@@ -94,6 +94,9 @@ func TestSoakErrorBurstPeriod(t *testing.T) {
 			bursts++
 		}
 	}
+	for _, rc := range k.Recurring {
+		t.Logf("recurring: %s every %.2f s (± %.2f s), %d times", rc.Kind, rc.PeriodS, rc.JitterS, rc.Count)
+	}
 	if bursts < 4 || len(k.Recurring) == 0 || k.Recurring[0].Kind != results.EpisodeErrors || math.Abs(k.Recurring[0].PeriodS-30) > 1.5 {
 		t.Errorf("%d bursts, recurring %+v: want 4 bursts every 30 s", bursts, k.Recurring)
 	}
