@@ -256,7 +256,10 @@ func TestCompareControlExitCodes(t *testing.T) {
 		{"control moved, threshold crossed", []string{base, busy, "--fail-on-regression", "--threshold", "p50:+10%"}, ExitThreshold, "threshold crossed: p50:+10%"},
 		{"control moved, markdown", []string{base, busy, "--fail-on-regression", "--format", "md"}, ExitCouldNotTell, "**Could not tell:** the control moved"},
 		{"control moved, html", []string{base, busy, "--format", "html"}, ExitOK, `<tr class="suppressed">`},
-		{"a floor above the control's move", []string{base, busy, "--fail-on-regression", "--min-abs", "5ms"}, ExitOK, "verdict: same"},
+		// --min-abs is the judged scenarios' floor: the control is judged
+		// on its own scale (half its figure), so a wide --min-abs does not
+		// silence a control that doubled.
+		{"a floor above the control's move", []string{base, busy, "--fail-on-regression", "--min-abs", "5ms"}, ExitCouldNotTell, "verdict: unknown: host busy: the control moved"},
 		{"bad min-abs", []string{base, busy, "--min-abs", "-1ms"}, ExitBadInput, ""},
 	}
 	for _, tt := range tests {

@@ -174,8 +174,8 @@ func (j gateJob) busy(t *testing.T) bool {
 		return false
 	}
 	j.check(t, 4, map[string]string{"verdict": "unknown", "exit-code": "4"},
-		"**ceiling gate: failed: could not tell: the control scenario moved", "Could not tell")
-	t.Logf("this machine was busy: the control moved, and the gate could not tell (exit 4), as it should:\n%s", j.summary)
+		"**ceiling gate: failed: could not tell the runner from the service: ", "Could not tell")
+	t.Logf("this machine was busy: the control moved (or the host measured busier), and the gate could not tell (exit 4), as it should:\n%s", j.summary)
 	return true
 }
 
@@ -269,6 +269,13 @@ func TestCIGate(t *testing.T) {
 	t.Run("slower, fail-on threshold: passes", func(t *testing.T) {
 		t.Parallel()
 		j := gate(t, slowAPI, "CEILING_FAIL_ON=threshold", "CEILING_THRESHOLD=p50:+100000%")
+		if j.outputs["verdict"] == "unknown" && strings.Contains(j.summary, "Could not tell") {
+			// The other jobs of this test ran beside it, and its baseline
+			// alone: the host measured busier (or the control moved).
+			j.check(t, 0, map[string]string{"exit-code": "0"}, "**ceiling gate: passed: compare could not tell (below), and that does not fail this gate")
+			t.Logf("this machine was busier than while the baseline ran: compare could not tell, as it should:\n%s", j.summary)
+			return
+		}
 		j.check(t, 0, map[string]string{"verdict": "worse", "exit-code": "0"},
 			"**ceiling gate: passed: worse, but this gate fails only on a crossed threshold", "### ceiling compare: **worse")
 	})
