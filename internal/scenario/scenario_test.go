@@ -359,7 +359,8 @@ scenarios:
 
 // JSON bodies are built from YAML, with templated leaves escaped as JSON.
 func TestJSONBody(t *testing.T) {
-	ts := &templates{}
+	set := &Set{}
+	ts := &set.tmpls
 	b, err := compileJSON(ts, "json", map[string]any{
 		"text": `he said "hi"{{"\n"}}`, "n": uint64(3), "ok": true, "list": []any{"a", nil, 1.5},
 		"id": "{{.id}}",
@@ -367,7 +368,8 @@ func TestJSONBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &VU{data: map[string]any{"id": "x\ty"}, tmpls: ts.list}
+	ts.ready(&set.seq)
+	v := &VU{data: map[string]any{"id": "x\ty"}, set: set}
 	got, err := v.renderJSON(nil, b)
 	if err != nil {
 		t.Fatal(err)
@@ -519,13 +521,14 @@ func TestFastRenderMatchesTemplate(t *testing.T) {
 		"Bearer {{.token}}", "{{.user.email}}", "/u/{{.vu}}/{{.iteration}}?x={{.token}}", "{{.missing}}",
 		"{{.user.nope}}", "{{.token.deeper}}", "{{ .token }}-{{.vu}}", "plain {{/* comment */}}{{.vu}}",
 	} {
-		ts := &templates{}
-		x, err := ts.text("t", src)
+		set := &Set{}
+		x, err := set.tmpls.text("t", src)
 		if err != nil {
 			t.Fatal(err)
 		}
+		set.tmpls.ready(&set.seq)
 		fast := &VU{data: data}
-		slow := &VU{data: data, tmpls: ts.list}
+		slow := &VU{data: data, set: set}
 		slowText := x
 		slowText.fast = nil
 		want, werr := slow.render(nil, slowText)

@@ -201,6 +201,7 @@ func Compile(p *plan.Plan) (*Set, error) {
 		r.watchIDs(unique, s.ids)
 		s.login = append(s.login, r)
 	}
+	s.tmpls.ready(&s.seq)
 	return s, nil
 }
 
