@@ -603,3 +603,29 @@ func TestTemplateEnv(t *testing.T) {
 		t.Errorf(`{{env "CEILING_TEST_TOKEN" | urlquery}} = %q, want %q`, got, want)
 	}
 }
+
+// A failed check that did not need the body says the body was not kept,
+// with its size, rather than calling a body of 151 bytes empty; an empty
+// body is still "(empty)".
+func TestFailedCheckBodyNotKept(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/empty" {
+			return
+		}
+		w.Write([]byte(strings.Repeat("b", 151)))
+	}))
+	defer srv.Close()
+	for path, want := range map[string]string{"/full": "body not kept (151 bytes)", "/empty": "body (empty)"} {
+		s := compile(t, fmt.Sprintf(`
+target: %s
+load: {rates: [1]}
+scenarios:
+  - request: {url: %s}
+    expect: {header: {X-Wanted: yes}}
+`, srv.URL, path))
+		run(t, s, 1, 1)
+		if got := s.TakeFailedCheck(); !strings.Contains(got, want) {
+			t.Errorf("TakeFailedCheck() after %s = %q, want it to say %q", path, got, want)
+		}
+	}
+}
