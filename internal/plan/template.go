@@ -393,16 +393,34 @@ func (s *scope) known(inVars bool) []string {
 // didYouMean returns " (did you mean PREFIXbest?)" for the candidate
 // nearest to name when it looks like a typo of it, else "".
 func didYouMean(name string, candidates []string, prefix string) string {
-	best, bestDist := "", len(name)
-	for _, c := range candidates {
-		if d := distance(name, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	if best == "" || bestDist > max(1, len(best)/3) {
+	best := Nearest(name, candidates)
+	if len(best) == 0 {
 		return ""
 	}
-	return " (did you mean " + prefix + best + "?)"
+	return " (did you mean " + prefix + best[0] + "?)"
+}
+
+// Nearest returns the candidates nearest to name when they look like a
+// typo of it, in their order: a few edits (insertions, deletions,
+// substitutions, swaps), at most one for every three letters of the
+// candidate (more is another word). It is empty when none does; "p98"
+// gives p90, p95 and p99, which are all one edit away.
+func Nearest(name string, candidates []string) []string {
+	var best []string
+	bestDist := len(name)
+	for _, c := range candidates {
+		d := distance(name, c)
+		if d > max(1, len(c)/3) {
+			continue
+		}
+		switch {
+		case d < bestDist:
+			best, bestDist = []string{c}, d
+		case d == bestDist:
+			best = append(best, c)
+		}
+	}
+	return best
 }
 
 // callProblem says what is wrong with a call of one of ceiling's template
