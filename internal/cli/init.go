@@ -40,7 +40,7 @@ source did not give is a {{TODO "..."}} stub that ceiling validate lists with it
 				}
 			}
 			f.File = out
-			d, err := f.Draft()
+			d, err := f.Draft(e.ctx)
 			if err != nil {
 				return badInput("%w", err)
 			}

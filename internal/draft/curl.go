@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -55,10 +56,10 @@ type curlCmd struct {
 }
 
 // FromCurl drafts a plan from curl commands, one scenario per command.
-func FromCurl(srcs []Source, o Options) (*Draft, error) {
+func FromCurl(ctx context.Context, srcs []Source, o Options) (*Draft, error) {
 	var cmds []*curlCmd
 	for _, src := range srcs {
-		cs, err := parseCurls(src)
+		cs, err := parseCurls(ctx, src)
 		if err != nil {
 			return nil, err
 		}
@@ -275,7 +276,7 @@ func hasHeader(hs [][2]string, name string) bool {
 }
 
 // parseCurls reads the curl commands of a source.
-func parseCurls(src Source) ([]*curlCmd, error) {
+func parseCurls(ctx context.Context, src Source) ([]*curlCmd, error) {
 	text := strings.ReplaceAll(src.Text, "\r\n", "\n")
 	f, err := syntax.NewParser().Parse(strings.NewReader(text), src.Name)
 	if err != nil {
@@ -299,7 +300,7 @@ func parseCurls(src Source) ([]*curlCmd, error) {
 		if name := filepath.Base(words[0]); name != "curl" && name != "curl.exe" {
 			return nil, fmt.Errorf("%s: %q is not curl: give curl commands only", at, words[0])
 		}
-		c, err := readCurl(words[1:], src.Dir)
+		c, err := readCurl(ctx, words[1:], src.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
@@ -427,7 +428,7 @@ var withValue = map[string]bool{
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 // readCurl reads curl's arguments (after "curl").
-func readCurl(args []string, dir string) (*curlCmd, error) {
+func readCurl(ctx context.Context, args []string, dir string) (*curlCmd, error) {
 	c := &curlCmd{}
 	var urls []string
 	for i := 0; i < len(args); i++ {
@@ -482,7 +483,7 @@ func readCurl(args []string, dir string) (*curlCmd, error) {
 		case isIgnored:
 		case takes:
 			var err error
-			if urls, err = c.option(opt, val, dir, urls); err != nil {
+			if urls, err = c.option(ctx, opt, val, dir, urls); err != nil {
 				return nil, err
 			}
 		default:
@@ -528,7 +529,7 @@ func (c *curlCmd) flag(opt string) error {
 }
 
 // option sets an option with a value.
-func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) {
+func (c *curlCmd) option(ctx context.Context, opt, val, dir string, urls []string) ([]string, error) {
 	switch opt {
 	case "--url":
 		urls = append(urls, val)
@@ -581,7 +582,7 @@ func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) 
 	case "--data", "--data-ascii", "--data-binary", "--data-raw", "--json":
 		d := val
 		if opt != "--data-raw" && strings.HasPrefix(val, "@") {
-			b, err := readData(val[1:], dir)
+			b, err := readData(ctx, val[1:], dir)
 			if err != nil {
 				return nil, err
 			}
@@ -594,14 +595,14 @@ func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) 
 		c.hasData = true
 		c.json = c.json || opt == "--json"
 	case "--data-urlencode":
-		d, err := urlencoded(val, dir)
+		d, err := urlencoded(ctx, val, dir)
 		if err != nil {
 			return nil, err
 		}
 		c.data = append(c.data, d)
 		c.hasData = true
 	case "--upload-file":
-		b, err := readData(val, dir)
+		b, err := readData(ctx, val, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -619,7 +620,7 @@ func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) 
 }
 
 // readData reads a file named by a curl option (@file), relative to dir.
-func readData(name, dir string) (string, error) {
+func readData(ctx context.Context, name, dir string) (string, error) {
 	name, unset := withEnv(name)
 	if len(unset) > 0 {
 		return "", fmt.Errorf("@%s reads $%s, which is not set", name, unset[0])
@@ -651,7 +652,7 @@ func readData(name, dir string) (string, error) {
 }
 
 // urlencoded is the value of --data-urlencode as curl sends it.
-func urlencoded(val, dir string) (string, error) {
+func urlencoded(ctx context.Context, val, dir string) (string, error) {
 	switch i := strings.IndexAny(val, "=@"); {
 	case i < 0:
 		return url.QueryEscape(val), nil
@@ -661,7 +662,7 @@ func urlencoded(val, dir string) (string, error) {
 		}
 		return val[:i] + "=" + url.QueryEscape(val[i+1:]), nil
 	default:
-		b, err := readData(val[i+1:], dir)
+		b, err := readData(ctx, val[i+1:], dir)
 		if err != nil {
 			return "", err
 		}

@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -51,7 +52,7 @@ func curlDraft(t *testing.T, dir string, cmds ...string) (*Draft, error) {
 	for i, c := range cmds {
 		srcs = append(srcs, Source{Name: "--curl " + string(rune('1'+i)), Text: c, Dir: dir})
 	}
-	return FromCurl(srcs, Options{})
+	return FromCurl(context.Background(), srcs, Options{})
 }
 
 func TestCurl(t *testing.T) {
@@ -150,9 +151,9 @@ func TestCurlErrors(t *testing.T) {
 		{"curl https://h.test/ -H 'bad header'", `-H "bad header": want "Name: value"`},
 	}
 	for _, tt := range tests {
-		_, err := FromCurl([]Source{{Name: "f", Text: tt.text, Dir: t.TempDir()}}, Options{})
+		_, err := FromCurl(context.Background(), []Source{{Name: "f", Text: tt.text, Dir: t.TempDir()}}, Options{})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("FromCurl(%q) = %v, want %q", tt.text, err, tt.want)
+			t.Errorf("FromCurl(context.Background(), %q) = %v, want %q", tt.text, err, tt.want)
 		}
 	}
 }
@@ -171,7 +172,7 @@ func FuzzCurl(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		d, err := FromCurl([]Source{{Name: "f", Text: text, Dir: t.TempDir()}}, Options{})
+		d, err := FromCurl(context.Background(), []Source{{Name: "f", Text: text, Dir: t.TempDir()}}, Options{})
 		if err != nil {
 			return
 		}
@@ -182,7 +183,7 @@ func FuzzCurl(f *testing.F) {
 // --secret names more secrets: a header so named is read from the
 // environment and listed in http.secret_headers, a field so named too.
 func TestCurlMoreSecrets(t *testing.T) {
-	d, err := FromCurl([]Source{{Name: "c", Text: `curl https://h.test/a?tenant=acme -H 'X-Tenant: acme-42' --json '{"account": "ac-9"}'`}},
+	d, err := FromCurl(context.Background(), []Source{{Name: "c", Text: `curl https://h.test/a?tenant=acme -H 'X-Tenant: acme-42' --json '{"account": "ac-9"}'`}},
 		Options{Secrets: []string{"X-Tenant", "account", "tenant"}})
 	if err != nil {
 		t.Fatal(err)

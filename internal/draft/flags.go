@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -34,7 +35,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 }
 
 // Draft checks the flags, reads the source and drafts the plan.
-func (f *Flags) Draft() (*Draft, error) {
+func (f *Flags) Draft(ctx context.Context) (*Draft, error) {
 	var sources []string
 	if len(f.Curl) > 0 {
 		sources = append(sources, "--curl")
@@ -77,7 +78,7 @@ func (f *Flags) Draft() (*Draft, error) {
 		}
 		return FromHAR(f.HAR, data, f.Options)
 	case f.OpenAPI != "":
-		return FromOpenAPI(f.OpenAPI, f.Options)
+		return FromOpenAPI(ctx, f.OpenAPI, f.Options)
 	}
 	var srcs []Source
 	for i, c := range f.Curl {
@@ -92,7 +93,7 @@ func (f *Flags) Draft() (*Draft, error) {
 		}
 		srcs = append(srcs, Source{Name: name, Text: string(data), Dir: filepath.Dir(name)})
 	}
-	return FromCurl(srcs, f.Options)
+	return FromCurl(ctx, srcs, f.Options)
 }
 
 // readFile reads a source file of at most limit bytes.

@@ -42,8 +42,8 @@ func (o *operation) name() string {
 // FromOpenAPI drafts a plan from an OpenAPI 3.0 or 3.1 document: one
 // scenario per operation, safe methods only unless o.Unsafe. It reads the
 // file at path and the local files its $refs name, nothing else.
-func FromOpenAPI(path string, o Options) (*Draft, error) {
-	loader := &openapi3.Loader{Context: context.Background(), IncludeOrigin: true, IsExternalRefsAllowed: true, ReadFromURIFunc: readLocal}
+func FromOpenAPI(ctx context.Context, path string, o Options) (*Draft, error) {
+	loader := &openapi3.Loader{Context: ctx, IncludeOrigin: true, IsExternalRefsAllowed: true, ReadFromURIFunc: readLocal}
 	doc, err := loader.LoadFromFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,7 @@ const demoAPI = "../../docs/examples/demo-api.openapi.yaml"
 // default, with a bearer token from the environment; with --login and
 // --unsafe, the login's token for every operation, and the sends.
 func TestOpenAPIDemo(t *testing.T) {
-	d, err := FromOpenAPI(demoAPI, Options{})
+	d, err := FromOpenAPI(context.Background(), demoAPI, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestOpenAPIDemo(t *testing.T) {
 		t.Errorf("notes = %q", d.Notes)
 	}
 
-	d, err = FromOpenAPI(demoAPI, Options{Login: "POST /api/login", Unsafe: true})
+	d, err = FromOpenAPI(context.Background(), demoAPI, Options{Login: "POST /api/login", Unsafe: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestOpenAPISchemas(t *testing.T) {
   },
   "components": {"securitySchemes": {"basic": {"type": "http", "scheme": "basic"}}}
 }`)
-	d, err := FromOpenAPI(doc, Options{Unsafe: true})
+	d, err := FromOpenAPI(context.Background(), doc, Options{Unsafe: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,21 +142,21 @@ func TestOpenAPIErrors(t *testing.T) {
 			if strings.HasPrefix(tt.text, "openapi:") {
 				name = "b.yaml"
 			}
-			_, err := FromOpenAPI(writeDoc(t, dir, name, tt.text), Options{})
+			_, err := FromOpenAPI(context.Background(), writeDoc(t, dir, name, tt.text), Options{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("FromOpenAPI() = %v, want %q", err, tt.want)
+				t.Errorf("FromOpenAPI(context.Background(), ) = %v, want %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := FromOpenAPI(demoAPI, Options{Login: "nope"}); err == nil || !strings.Contains(err.Error(), "--login nope: no such operation") {
+	if _, err := FromOpenAPI(context.Background(), demoAPI, Options{Login: "nope"}); err == nil || !strings.Contains(err.Error(), "--login nope: no such operation") {
 		t.Errorf("--login nope: %v", err)
 	}
-	if _, err := FromOpenAPI(demoAPI, Options{Login: "health"}); err == nil || !strings.Contains(err.Error(), "no property that holds a token") {
+	if _, err := FromOpenAPI(context.Background(), demoAPI, Options{Login: "health"}); err == nil || !strings.Contains(err.Error(), "no property that holds a token") {
 		t.Errorf("--login health: %v", err)
 	}
 	// A relative server and --target.
 	doc := writeDoc(t, dir, "rel.json", minimal(`"servers": [{"url": "/api"}], "paths": {"/a": {"get": {"responses": {"200": {"description": "ok"}}}}}`))
-	d, err := FromOpenAPI(doc, Options{Target: "http://127.0.0.1:9"})
+	d, err := FromOpenAPI(context.Background(), doc, Options{Target: "http://127.0.0.1:9"})
 	if err != nil || !strings.Contains(string(d.YAML), "target: http://127.0.0.1:9\n") {
 		t.Errorf("--target: %v\n%s", err, d.YAML)
 	}
