@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 )
 
 // Source is text that holds curl commands: one --curl argument, or a file
@@ -636,17 +637,9 @@ func readData(ctx context.Context, name, dir string) (string, error) {
 	if dir != "" && !filepath.IsAbs(name) {
 		name = filepath.Join(dir, name)
 	}
-	f, err := os.Open(name)
+	b, err := inputfile.Read(ctx, name, maxCurlBytes)
 	if err != nil {
 		return "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxCurlBytes+1))
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", name, err)
-	}
-	if len(b) > maxCurlBytes {
-		return "", fmt.Errorf("%s is larger than %d bytes: a body a plan sends is written in the plan", name, maxCurlBytes)
 	}
 	return string(b), nil
 }

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 )
 
 // Flags are ceiling init's command-line settings, as typed: the source
@@ -72,7 +73,7 @@ func (f *Flags) Draft(ctx context.Context) (*Draft, error) {
 	}
 	switch {
 	case f.HAR != "":
-		data, err := readFile(f.HAR, MaxHARBytes)
+		data, err := readFile(ctx, f.HAR, MaxHARBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +88,7 @@ func (f *Flags) Draft(ctx context.Context) (*Draft, error) {
 			srcs = append(srcs, Source{Name: fmt.Sprintf("--curl %d", i+1), Text: c})
 			continue
 		}
-		data, err := readFile(name, maxCurlBytes)
+		data, err := readFile(ctx, name, maxCurlBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -96,14 +97,8 @@ func (f *Flags) Draft(ctx context.Context) (*Draft, error) {
 	return FromCurl(ctx, srcs, f.Options)
 }
 
-// readFile reads a source file of at most limit bytes.
-func readFile(name string, limit int64) ([]byte, error) {
-	st, err := os.Stat(name)
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s: larger than %d MiB", name, limit>>20)
-	}
-	return os.ReadFile(name)
+// readFile reads a source file of at most limit bytes: a regular file,
+// a pipe or a device, never past the limit, until ctx ends.
+func readFile(ctx context.Context, name string, limit int64) ([]byte, error) {
+	return inputfile.Read(ctx, name, limit)
 }

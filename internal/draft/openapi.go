@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 )
 
 // MaxOpenAPIBytes bounds an OpenAPI document (and each file it refers
@@ -133,24 +133,13 @@ func FromOpenAPI(ctx context.Context, path string, o Options) (*Draft, error) {
 }
 
 // readLocal reads the document and the files its $refs name: local files
-// only, never a URL.
-func readLocal(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+// only, never a URL, each of at most MaxOpenAPIBytes, until the loader's
+// context ends.
+func readLocal(l *openapi3.Loader, u *url.URL) ([]byte, error) {
 	if u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
 		return nil, fmt.Errorf("%s: ceiling init reads local files only, not URLs: download it and refer to the file", u)
 	}
-	f, err := os.Open(filepath.FromSlash(u.Path))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxOpenAPIBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxOpenAPIBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB", u.Path, MaxOpenAPIBytes>>20)
-	}
-	return b, nil
+	return inputfile.Read(l.Context, filepath.FromSlash(u.Path), MaxOpenAPIBytes)
 }
 
 // serverURL is the base URL of the document's first server with an
