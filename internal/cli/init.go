@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceiling-dev/ceiling/internal/draft"
+	"github.com/ceiling-dev/ceiling/internal/failure"
 )
 
 func initCmd(e *env) *cobra.Command {
@@ -41,6 +42,10 @@ source did not give is a {{TODO "..."}} stub that ceiling validate lists with it
 			}
 			f.File = out
 			d, err := f.Draft(e.ctx)
+			if err != nil && e.ctx.Err() != nil {
+				// Stopped (Ctrl-C, SIGTERM): nothing was written.
+				return &codedError{code: ExitInterrupted, err: failure.ErrInterrupted}
+			}
 			if err != nil {
 				return badInput("%w", err)
 			}
