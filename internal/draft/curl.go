@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -54,6 +55,7 @@ type curlCmd struct {
 	location bool
 	http2    bool
 	maxTime  time.Duration
+	files    []string // the files it read (@file, -T), as it named them
 }
 
 // FromCurl drafts a plan from curl commands, one scenario per command.
@@ -92,6 +94,17 @@ func FromCurl(ctx context.Context, srcs []Source, o Options) (*Draft, error) {
 		s.http.timeout = max(s.http.timeout, c.maxTime)
 	}
 	uniqueNames(s.scenarios)
+	var files []string
+	for _, c := range cmds {
+		for _, f := range c.files {
+			if !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+	}
+	if len(files) > 0 {
+		s.note("Read %d file%s for request bodies (what they hold is in the plan, and is sent to the target): %s.", len(files), plural(len(files)), strings.Join(files, ", "))
+	}
 	what := fmt.Sprintf("%d curl command%s", len(cmds), plural(len(cmds)))
 	s.header = []string{fmt.Sprintf("A plan drafted by ceiling init from %s: one scenario each, as an open-model mix of equal weights.", what), s.readIt()}
 	return s.draft(), nil
@@ -583,7 +596,7 @@ func (c *curlCmd) option(ctx context.Context, opt, val, dir string, urls []strin
 	case "--data", "--data-ascii", "--data-binary", "--data-raw", "--json":
 		d := val
 		if opt != "--data-raw" && strings.HasPrefix(val, "@") {
-			b, err := readData(ctx, val[1:], dir)
+			b, err := c.readData(ctx, val[1:], dir)
 			if err != nil {
 				return nil, err
 			}
@@ -596,14 +609,14 @@ func (c *curlCmd) option(ctx context.Context, opt, val, dir string, urls []strin
 		c.hasData = true
 		c.json = c.json || opt == "--json"
 	case "--data-urlencode":
-		d, err := urlencoded(ctx, val, dir)
+		d, err := c.urlencoded(ctx, val, dir)
 		if err != nil {
 			return nil, err
 		}
 		c.data = append(c.data, d)
 		c.hasData = true
 	case "--upload-file":
-		b, err := readData(ctx, val, dir)
+		b, err := c.readData(ctx, val, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -620,8 +633,13 @@ func (c *curlCmd) option(ctx context.Context, opt, val, dir string, urls []strin
 	return urls, nil
 }
 
-// readData reads a file named by a curl option (@file), relative to dir.
-func readData(ctx context.Context, name, dir string) (string, error) {
+// readData reads a file named by a curl option (@file, -T file),
+// relative to dir (the curl file's folder; "" for the working
+// directory). Only a regular file is read, within dir or the working
+// directory once its links are followed, never one of /proc, /dev or
+// /sys: a plan sends what it read to its target, so a draft must not
+// copy the machine's other files or its environment into it.
+func (c *curlCmd) readData(ctx context.Context, name, dir string) (string, error) {
 	name, unset := withEnv(name)
 	if len(unset) > 0 {
 		return "", fmt.Errorf("@%s reads $%s, which is not set", name, unset[0])
@@ -629,6 +647,7 @@ func readData(ctx context.Context, name, dir string) (string, error) {
 	if name == "-" {
 		return "", errors.New("@- reads the body from standard input: put it in a file and give @file")
 	}
+	given := name
 	if rest, ok := strings.CutPrefix(name, "~/"); ok {
 		if home, err := os.UserHomeDir(); err == nil {
 			name = filepath.Join(home, rest)
@@ -637,15 +656,107 @@ func readData(ctx context.Context, name, dir string) (string, error) {
 	if dir != "" && !filepath.IsAbs(name) {
 		name = filepath.Join(dir, name)
 	}
-	b, err := inputfile.Read(ctx, name, maxCurlBytes)
+	path, err := allowedFile(name, dir, "the curl file's folder")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", given, err)
+	}
+	b, err := inputfile.Read(ctx, path, maxCurlBytes)
 	if err != nil {
 		return "", err
 	}
+	c.files = append(c.files, given)
 	return string(b), nil
 }
 
+// systemDirs hold files that are the machine's, not the user's: the
+// processes' environments and memory (/proc), devices (/dev), the
+// kernel's settings (/sys).
+var systemDirs = []string{"/proc", "/dev", "/sys"}
+
+// allowedFile returns the real path of the file at name (its links
+// followed) if a draft may read it: a regular file within dir (when
+// given; folder names it in messages) or the working directory, not in
+// systemDirs.
+func allowedFile(name, dir, folder string) (string, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", err
+	}
+	var roots []string
+	for _, r := range []string{dir, "."} {
+		if r == "" {
+			continue
+		}
+		if r, err := filepath.Abs(r); err == nil {
+			roots = append(roots, r)
+			if real, err := filepath.EvalSymlinks(r); err == nil && real != r {
+				roots = append(roots, real)
+			}
+		}
+	}
+	// Where it is named, then where its links lead: a file outside is
+	// not even looked at.
+	if err := allowedPlace(abs, roots, dir, folder); err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", err
+	}
+	if err := allowedPlace(real, roots, dir, folder); err != nil {
+		return "", err
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("not a regular file (%s): ceiling init reads a body from a file", kindOf(st.Mode()))
+	}
+	return real, nil
+}
+
+// allowedPlace says why path may not be read, if it may not: it is in
+// systemDirs, or under none of roots.
+func allowedPlace(path string, roots []string, dir, folder string) error {
+	for _, sys := range systemDirs {
+		if within(path, sys) {
+			return fmt.Errorf("a file of %s: ceiling init reads the user's files only", sys)
+		}
+	}
+	if slices.ContainsFunc(roots, func(r string) bool { return within(path, r) }) {
+		return nil
+	}
+	where := "the working directory"
+	if dir != "" {
+		where = folder + " and the working directory"
+	}
+	return fmt.Errorf("%s is outside %s: ceiling init reads files only there", path, where)
+}
+
+// within reports whether path is root or lies under it.
+func within(path, root string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// kindOf names a file's type, for messages.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a folder"
+	}
+	return "not a file"
+}
+
 // urlencoded is the value of --data-urlencode as curl sends it.
-func urlencoded(ctx context.Context, val, dir string) (string, error) {
+func (c *curlCmd) urlencoded(ctx context.Context, val, dir string) (string, error) {
 	switch i := strings.IndexAny(val, "=@"); {
 	case i < 0:
 		return url.QueryEscape(val), nil
@@ -655,7 +766,7 @@ func urlencoded(ctx context.Context, val, dir string) (string, error) {
 		}
 		return val[:i] + "=" + url.QueryEscape(val[i+1:]), nil
 	default:
-		b, err := readData(ctx, val[i+1:], dir)
+		b, err := c.readData(ctx, val[i+1:], dir)
 		if err != nil {
 			return "", err
 		}

@@ -78,3 +78,78 @@ func TestDraftSourceBounded(t *testing.T) {
 		}
 	}
 }
+
+// A curl command's @file and -T file is read only from the curl file's
+// folder or the working directory, never from /proc, /dev or /sys, and
+// only when it is a regular file (a FIFO would hang init); the draft says
+// which files it read.
+func TestCurlFileRules(t *testing.T) {
+	tmp := t.TempDir()
+	cmds, work := filepath.Join(tmp, "cmds"), filepath.Join(tmp, "work")
+	for _, d := range []string{cmds, work} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(path, text string) {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(cmds, "body.json"), `{"a":1}`)
+	write(filepath.Join(work, "inwd.json"), `{"b":2}`)
+	write(filepath.Join(tmp, "outside.txt"), "S3CRET-OUTSIDE")
+	if err := os.Symlink(filepath.Join(tmp, "outside.txt"), filepath.Join(cmds, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(cmds, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
+	t.Setenv("OUTSIDE_DIR", tmp)
+	src := func(cmd string) []Source {
+		return []Source{{Name: filepath.Join(cmds, "calls.sh"), Text: cmd, Dir: cmds}}
+	}
+	d, err := FromCurl(context.Background(), src("curl https://h.test/a -d @body.json\ncurl https://h.test/b -T "+filepath.Join(work, "inwd.json")), Options{})
+	if err != nil {
+		t.Fatalf("files in the curl file's folder and the working directory: %v", err)
+	}
+	notes := strings.Join(d.Notes, "\n")
+	if !strings.Contains(notes, "body.json") || !strings.Contains(notes, "inwd.json") {
+		t.Errorf("the notes do not say which files were read:\n%s", notes)
+	}
+	for cmd, want := range map[string]string{
+		"curl https://h.test/ -d @../outside.txt":           "outside the curl file's folder",
+		"curl https://h.test/ -d @/etc/passwd":              "/etc/passwd",
+		"curl https://h.test/ -d @$OUTSIDE_DIR/outside.txt": "outside the curl file's folder",
+		"curl https://h.test/ -d @link.txt":                 "outside the curl file's folder",
+		"curl https://h.test/ -T /proc/self/environ":        "/proc",
+		"curl https://h.test/ --data-binary @/dev/stdin":    "/dev",
+		"curl https://h.test/ --data-urlencode k@fifo":      "not a regular file",
+		"curl https://h.test/ -d @fifo":                     "not a regular file",
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := FromCurl(context.Background(), src(cmd), Options{})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("FromCurl(%q) = %v, want it refused, saying %q", cmd, err, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("FromCurl(%q) had not returned after 10s", cmd)
+		}
+	}
+	if w, err := os.OpenFile(filepath.Join(cmds, "fifo"), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		w.Close()
+	}
+	// An inline --curl (no curl file) reads from the working directory only.
+	if _, err := FromCurl(context.Background(), []Source{{Name: "--curl 1", Text: "curl https://h.test/ -d @inwd.json"}}, Options{}); err != nil {
+		t.Errorf("an inline --curl reading the working directory's file: %v", err)
+	}
+	if _, err := FromCurl(context.Background(), []Source{{Name: "--curl 1", Text: "curl https://h.test/ -d @../cmds/body.json"}}, Options{}); err == nil {
+		t.Error("an inline --curl read a file outside the working directory")
+	}
+}

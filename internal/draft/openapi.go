@@ -43,7 +43,7 @@ func (o *operation) name() string {
 // scenario per operation, safe methods only unless o.Unsafe. It reads the
 // file at path and the local files its $refs name, nothing else.
 func FromOpenAPI(ctx context.Context, path string, o Options) (*Draft, error) {
-	loader := &openapi3.Loader{Context: ctx, IncludeOrigin: true, IsExternalRefsAllowed: true, ReadFromURIFunc: readLocal}
+	loader := &openapi3.Loader{Context: ctx, IncludeOrigin: true, IsExternalRefsAllowed: true, ReadFromURIFunc: readLocal(path)}
 	doc, err := loader.LoadFromFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -132,14 +132,27 @@ func FromOpenAPI(ctx context.Context, path string, o Options) (*Draft, error) {
 	return s.draft(), nil
 }
 
-// readLocal reads the document and the files its $refs name: local files
-// only, never a URL, each of at most MaxOpenAPIBytes, until the loader's
-// context ends.
-func readLocal(l *openapi3.Loader, u *url.URL) ([]byte, error) {
-	if u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
-		return nil, fmt.Errorf("%s: ceiling init reads local files only, not URLs: download it and refer to the file", u)
+// readLocal reads the document at doc and the files its $refs name:
+// local files only, never a URL, each of at most MaxOpenAPIBytes, until
+// the loader's context ends. A $ref's file is read by the rule of a curl
+// command's @file: a regular file in the document's folder or the
+// working directory, not of /proc, /dev or /sys.
+func readLocal(doc string) openapi3.ReadFromURIFunc {
+	docAbs, _ := filepath.Abs(doc)
+	return func(l *openapi3.Loader, u *url.URL) ([]byte, error) {
+		if u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
+			return nil, fmt.Errorf("%s: ceiling init reads local files only, not URLs: download it and refer to the file", u)
+		}
+		path := filepath.FromSlash(u.Path)
+		if abs, _ := filepath.Abs(path); abs != docAbs {
+			real, err := allowedFile(path, filepath.Dir(docAbs), "the document's folder")
+			if err != nil {
+				return nil, fmt.Errorf("$ref %s: %w", u.Path, err)
+			}
+			path = real
+		}
+		return inputfile.Read(l.Context, path, MaxOpenAPIBytes)
 	}
-	return inputfile.Read(l.Context, filepath.FromSlash(u.Path), MaxOpenAPIBytes)
 }
 
 // serverURL is the base URL of the document's first server with an

@@ -136,6 +136,8 @@ func TestOpenAPIErrors(t *testing.T) {
 		{"only unsafe", minimal(`"servers": [{"url": "http://h.test"}], "paths": {"/a": {"delete": {"responses": {"204": {"description": "ok"}}}}}`), "every operation is of an unsafe method"},
 		{"a remote reference", minimal(`"servers": [{"url": "http://h.test"}], "paths": {"/a": {"$ref": "http://127.0.0.1:9/x.json"}}`), "reads local files only"},
 		{"broken YAML", "openapi: 3.1.0\ninfo: {title: t\n", "b.yaml"},
+		{"a reference out of its folder", minimal(`"servers": [{"url": "http://h.test"}], "paths": {"/a": {"$ref": "../../outside.json#/a"}}`), "is outside the document's folder and the working directory"},
+		{"a reference to /proc", minimal(`"servers": [{"url": "http://h.test"}], "paths": {"/a": {"$ref": "/proc/self/environ#/a"}}`), "a file of /proc"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			name := "a.json"
