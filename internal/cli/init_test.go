@@ -102,16 +102,16 @@ func TestInitCurlRoundTrip(t *testing.T) {
 	addr := initTarget(t)
 	token := demoToken(t, addr)
 	dir := t.TempDir()
-	body := filepath.Join(dir, "body.json")
-	if err := os.WriteFile(body, []byte(`{"to": "+15550001", "text": "hello"}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "body.json"), []byte(`{"to": "+15550001", "text": "hello"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("DEMO_TOKEN", token)
 	t.Setenv("CEILING_AUTHORIZATION", token) // what init will name for the literal one
+	t.Chdir(dir)                             // an inline --curl's @file is read from the working directory
 	text := roundTrip(t, []string{
 		"--curl", "curl http://" + addr + "/health",
 		"--curl", `curl -s "http://` + addr + `/api/messages" -H "Authorization: Bearer $DEMO_TOKEN" -H 'Accept: application/json'`,
-		"--curl", "curl -X POST http://" + addr + "/api/messages -H 'Authorization: Bearer " + token + "' \\\n  -H 'Idempotency-Key: 6f1c2a9e' -H 'Content-Type: application/json' -d @" + body,
+		"--curl", "curl -X POST http://" + addr + "/api/messages -H 'Authorization: Bearer " + token + "' \\\n  -H 'Idempotency-Key: 6f1c2a9e' -H 'Content-Type: application/json' -d @body.json",
 		"--curl", "curl 'http://" + addr + "/api/sites/s-1/messages?limit=5' --compressed",
 	}, "--rate", "60")
 	if strings.Contains(text, token) {
