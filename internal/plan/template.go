@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"iter"
 	"maps"
@@ -28,6 +29,7 @@ import (
 //	pick(items ...any) any    one of its arguments, at random
 //	now() Now                 the current time: {{now}} prints RFC 3339, {{now.Unix}} seconds
 //	env(name string) string   an environment variable of the machine that runs the plan
+//	json(v any) string        v as a JSON string, quotes included, for a JSON body written as text
 //	TODO(what string) string  a value still to be filled in (ceiling init writes them)
 //
 // env is the real function (it needs no binding per user): Validate checks
@@ -46,14 +48,26 @@ var TemplateFuncs = template.FuncMap{
 	},
 	"now":  func() Now { return Now{} },
 	"env":  os.Getenv,
+	"json": JSONString,
 	"TODO": func(what string) string { return "" },
+}
+
+// JSONString is the template function json: its argument (printed as
+// {{print}} would) as a JSON string, quotes included, for a value put in
+// a JSON body written as text: {"password": {{env "PASSWORD" | json}}}.
+func JSONString(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(fmt.Sprint(v)) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // funcExamples shows a call of each function in TemplateFuncs, for messages.
 var funcExamples = map[string]string{
 	"uuid": "{{uuid}}", "seq": "{{seq}}", "randInt": "{{randInt 1 100}}",
 	"randString": "{{randString 16}}", "pick": `{{pick "a" "b"}}`, "now": "{{now}}",
-	"env": `{{env "API_TOKEN"}}`, "TODO": `{{TODO "an instance id"}}`,
+	"env": `{{env "API_TOKEN"}}`, "json": `{{env "PASSWORD" | json}}`, "TODO": `{{TODO "an instance id"}}`,
 }
 
 // Now is what the template function now returns: a time that prints as
