@@ -117,7 +117,7 @@ func TestInitCurlRoundTrip(t *testing.T) {
 	if strings.Contains(text, token) {
 		t.Errorf("the plan holds the token:\n%s", text)
 	}
-	for _, want := range []string{`Bearer {{env "DEMO_TOKEN"}}`, `Bearer {{env "CEILING_AUTHORIZATION"}}`, `Idempotency-Key: '{{uuid}}'`, "text: hello"} {
+	for _, want := range []string{`Bearer {{env "DEMO_TOKEN"}}`, `Bearer {{env "CEILING_AUTHORIZATION"}}`, `Idempotency-Key: '{{uuid}}'`, `body: '{"to": "+15550001", "text": "hello"}'`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the plan lacks %q:\n%s", want, text)
 		}

@@ -263,7 +263,7 @@ func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
 	}
 	if contentType != "" {
 		h := header{name: "Content-Type", value: lit(contentType)}
-		if r.json != nil && strings.HasPrefix(contentType, "application/x-www-form-urlencoded") {
+		if r.isJSON && strings.HasPrefix(contentType, "application/x-www-form-urlencoded") {
 			h.comment = "as curl sends -d; if the API wants JSON, make it application/json"
 		}
 		r.headers = append(r.headers, h)
@@ -759,20 +759,39 @@ func kindOf(m fs.FileMode) string {
 func (c *curlCmd) urlencoded(ctx context.Context, val, dir string) (string, error) {
 	switch i := strings.IndexAny(val, "=@"); {
 	case i < 0:
-		return url.QueryEscape(val), nil
+		return curlEscape(val), nil
 	case val[i] == '=':
 		if i == 0 {
-			return url.QueryEscape(val[1:]), nil
+			return curlEscape(val[1:]), nil
 		}
-		return val[:i] + "=" + url.QueryEscape(val[i+1:]), nil
+		return val[:i] + "=" + curlEscape(val[i+1:]), nil
 	default:
 		b, err := c.readData(ctx, val[i+1:], dir)
 		if err != nil {
 			return "", err
 		}
 		if i == 0 {
-			return url.QueryEscape(b), nil
+			return curlEscape(b), nil
 		}
-		return val[:i] + "=" + url.QueryEscape(b), nil
+		return val[:i] + "=" + curlEscape(b), nil
 	}
+}
+
+// curlEscape percent-encodes s as curl does (curl_easy_escape): every
+// byte but letters, digits and -._~ as %XX, a space as %20 (where Go's
+// url.QueryEscape writes +).
+func curlEscape(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
 }

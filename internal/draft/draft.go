@@ -138,6 +138,7 @@ type request struct {
 	headers []header
 	body    string // a template; or
 	json    *jvalue
+	isJSON  bool // body is a JSON document
 	status  []int
 	extract []extraction
 }

@@ -165,19 +165,17 @@ func (s *sketch) formField(p, kind string, encoded bool) string {
 	return lit(k) + "=" + envTemplate(env)
 }
 
-// bodyFor sets a request's body from a source's: JSON (by its content
-// type, or by its shape) as json with its secret fields from the
-// environment; a form with its secret fields from the environment; other
-// text as it is. It returns the Content-Type the request must send, ""
-// when the plan's json implies it.
+// bodyFor sets a request's body from a source's, to send the bytes the
+// source sent: JSON (an object or an array) as written, its secret
+// fields' values from the environment and the values an earlier answer
+// handed out extracted, each where it stood; a form with its secret
+// fields from the environment; other text as it is. It returns the
+// Content-Type the request must send.
 func (s *sketch) bodyFor(r *request, body, contentType, where string) string {
 	ct := strings.ToLower(strings.TrimSpace(strings.Split(contentType, ";")[0]))
 	if v, err := parseJSON([]byte(body)); err == nil && (v.kind == jobject || v.kind == jarray) {
 		s.jsonSecrets(v, where)
-		r.json = v
-		if ct == "application/json" {
-			return ""
-		}
+		r.body, r.isJSON = rawJSON(body, v), true
 		return contentType
 	}
 	switch {
