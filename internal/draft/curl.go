@@ -86,8 +86,7 @@ func FromCurl(ctx context.Context, srcs []Source, o Options) (*Draft, error) {
 		if host != base {
 			r.url = lit(host) + r.url // another host than the target's: absolute
 		}
-		path, _, _ := strings.Cut(r.url, "?")
-		s.scenarios = append(s.scenarios, &scenario{name: r.method + " " + path, steps: []*request{r}})
+		s.scenarios = append(s.scenarios, &scenario{name: r.method + " " + shownPath(r.url), steps: []*request{r}})
 		s.http.insecure = s.http.insecure || c.insecure
 		s.http.followRedirects = s.http.followRedirects || c.location
 		s.http.http2 = s.http.http2 || c.http2
@@ -257,9 +256,9 @@ func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
 		if contentType == "" {
 			contentType = "application/x-www-form-urlencoded" // as curl sends -d
 		}
-		contentType = s.bodyFor(r, data, contentType, "the body of "+r.method+" "+pathOf(c.url))
+		contentType = s.bodyFor(r, data, contentType, "the body of "+r.method+" "+shownPath(r.url))
 	case c.upload != "":
-		contentType = s.bodyFor(r, c.upload, contentType, "the body of "+r.method+" "+pathOf(c.url))
+		contentType = s.bodyFor(r, c.upload, contentType, "the body of "+r.method+" "+shownPath(r.url))
 	}
 	if contentType != "" {
 		h := header{name: "Content-Type", value: lit(contentType)}

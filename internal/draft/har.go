@@ -382,7 +382,7 @@ func (s *sketch) harRequest(e *entry, earlier *handed) (*request, error) {
 		if v, ok := use(seg, true); ok {
 			segs[i] = v
 		} else {
-			segs[i] = lit(seg)
+			segs[i] = s.pathSegment(seg)
 		}
 	}
 	r.url = strings.Join(segs, "/")
@@ -445,7 +445,7 @@ func (s *sketch) harRequest(e *entry, earlier *handed) (*request, error) {
 			}
 			body = strings.Join(vals, "&")
 		}
-		contentType = s.bodyFor(r, body, contentType, "the body of "+r.method+" "+p)
+		contentType = s.bodyFor(r, body, contentType, "the body of "+r.method+" "+shownPath(r.url))
 	}
 	if contentType != "" {
 		r.headers = append(r.headers, header{name: "Content-Type", value: lit(contentType)})
@@ -929,14 +929,20 @@ var templateRef = regexp.MustCompile(`\{\{(?:\.([A-Za-z_][A-Za-z0-9_]*))?[^}]*\}
 // endpointOf names a drafted URL's endpoint: its path, with what is read
 // from an earlier answer as {name} and ids as {id}.
 func endpointOf(u string) string {
+	return endpoint(shownPath(u))
+}
+
+// shownPath is a drafted URL's path as messages and names show it: what
+// is read from an earlier answer as {name}, other templates (a secret
+// from the environment) as {value}.
+func shownPath(u string) string {
 	p, _, _ := strings.Cut(u, "?")
-	p = templateRef.ReplaceAllStringFunc(p, func(m string) string {
+	return templateRef.ReplaceAllStringFunc(p, func(m string) string {
 		if name := templateRef.FindStringSubmatch(m)[1]; name != "" {
 			return "{" + name + "}"
 		}
 		return "{value}"
 	})
-	return endpoint(p)
 }
 
 // endpoint names a path with its ids replaced: /api/instances/7/status is

@@ -172,6 +172,11 @@ func (s *sketch) jsonSecretsIn(v *jvalue, where, key string, inSecret bool) {
 		case secret && item.kind != jnull && !item.tmpl && !hasEnv(item.text):
 			name := s.env.ref(k, fmt.Sprintf("the value of %q in %s", k, where), item.text)
 			v.items[i] = instead(item, tmplStr(envTemplate(name)))
+		case item.kind == jstring && !item.tmpl && !hasEnv(item.text):
+			if why, ok := secretValue(item.text); ok {
+				name := s.env.ref(k, fmt.Sprintf("the value of %q in %s%s", k, where, why), item.text)
+				v.items[i] = instead(item, tmplStr(envTemplate(name)))
+			}
 		}
 	}
 }
