@@ -111,6 +111,13 @@ func FromOpenAPI(ctx context.Context, path string, o Options) (*Draft, error) {
 		}
 		s.scenarios = append(s.scenarios, sc)
 	}
+	if n := len(d.guessed); n > 0 {
+		if n == 1 {
+			s.note("1 operation lists no 2xx answer (%s): its scenario expects any 2xx, a guess.", d.guessed[0])
+		} else {
+			s.note("%d operations list no 2xx answer (%s): their scenarios expect any 2xx, a guess.", n, strings.Join(d.guessed, ", "))
+		}
+	}
 	if len(unsafe) > 0 {
 		s.note("Left out %d operation%s of unsafe methods (--unsafe includes them): %s.", len(unsafe), plural(len(unsafe)), strings.Join(unsafe, ", "))
 	}
@@ -223,6 +230,9 @@ type openapiDraft struct {
 	doc    *openapi3.T
 	token  string // the login's extracted token, "" without --login
 	bearer bool   // some operation reads a bearer token from the environment
+	// guessed are the operations whose document lists no success answer:
+	// their scenarios expect any 2xx, a guess.
+	guessed []string
 }
 
 // request builds an operation's request.
@@ -301,7 +311,31 @@ func (d *openapiDraft) request(op *operation) *request {
 		d.body(op, rb.Value, r)
 	}
 	r.status = successes(op.op)
+	if len(r.status) == 0 {
+		r.comment = d.guess(op)
+	}
 	return r
+}
+
+// guess says why an operation's scenario expects any 2xx, its document
+// listing no success answer (none, only a default, only failures), and
+// notes the operation; "" when the document lists none at all.
+func (d *openapiDraft) guess(op *operation) string {
+	if op.op.Responses == nil || op.op.Responses.Len() == 0 {
+		return ""
+	}
+	var codes []string
+	for code := range op.op.Responses.Map() {
+		if code != "default" {
+			codes = append(codes, code)
+		}
+	}
+	slices.Sort(codes)
+	d.guessed = append(d.guessed, op.name())
+	if len(codes) == 0 {
+		return fmt.Sprintf("The document lists only a default answer for %s: any 2xx is expected, a guess; check what it answers.", op.name())
+	}
+	return fmt.Sprintf("The document lists no 2xx answer for %s (only %s): any 2xx is expected, a guess; check what it answers.", op.name(), strings.Join(codes, ", "))
 }
 
 // parameters are an operation's parameters: the path item's, overridden
@@ -643,17 +677,23 @@ func (d *openapiDraft) synth(ref *openapi3.SchemaRef, name string, depth int, ki
 			case !required:
 			case d.s.secretName(k):
 				obj.set(k, tmplStr(envTemplate(d.s.env.ref(k, fmt.Sprintf("the value of %q in a request body", k), ""))))
+			case prop != nil && prop.Value != nil && prop.Value.Type.Is("array"):
+				// A required list holds an item at least: one to fill in.
+				obj.set(k, &jvalue{kind: jarray, items: []*jvalue{tmplStr(d.s.todo(fmt.Sprintf("%s %s[0]%s", kind, k, typeOf(prop.Value.Items))))}})
 			default:
 				obj.set(k, tmplStr(d.s.todo(fmt.Sprintf("%s %s%s", kind, k, typeOf(prop)))))
 			}
 		}
+		if len(obj.keys) == 0 && depth > 0 {
+			return nil // nothing known of it: an empty object says nothing true
+		}
 		return obj
 	case sc.Type.Is("array"):
-		item := d.synth(sc.Items, name, depth+1, kind)
-		if item == nil {
-			return &jvalue{kind: jarray}
+		// One item, when one can be drafted; else nothing (a required
+		// list gets an item to fill in from its object).
+		if item := d.synth(sc.Items, name, depth+1, kind); item != nil {
+			return &jvalue{kind: jarray, items: []*jvalue{item}}
 		}
-		return &jvalue{kind: jarray, items: []*jvalue{item}}
 	}
 	return nil
 }

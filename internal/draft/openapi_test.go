@@ -163,3 +163,44 @@ func TestOpenAPIErrors(t *testing.T) {
 		t.Errorf("--target: %v\n%s", err, d.YAML)
 	}
 }
+
+// Petstore's operations that list no 2xx answer (updatePetWithForm: 405
+// only; deletePet: 400 only) or only a default (createUser, logoutUser)
+// are drafted expecting any 2xx, and say it is a guess; a required array
+// (photoUrls) gets one item to fill in; an optional array of objects that
+// have nothing to draft (tags) is left out, not written [{}].
+func TestOpenAPIPetstoreDraftsTrue(t *testing.T) {
+	d, err := FromOpenAPI(context.Background(), "testdata/petstore-excerpt.yaml", Options{Unsafe: true, Target: "http://127.0.0.1:9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	isPlan(t, d.YAML)
+	y := string(d.YAML)
+	// Comments are wrapped: compare them as words.
+	words := strings.Join(strings.Fields(strings.ReplaceAll(y, "#", "")), " ")
+	for _, want := range []string{
+		"- name: updatePetWithForm The document lists no 2xx answer for updatePetWithForm (only 405): any 2xx is expected, a guess",
+		"- name: deletePet The document lists no 2xx answer for deletePet (only 400): any 2xx is expected, a guess",
+		"- name: createUser The document lists only a default answer for createUser: any 2xx is expected, a guess",
+		"- name: logoutUser The document lists only a default answer for logoutUser: any 2xx is expected, a guess",
+		`photoUrls: - '{{TODO "body photoUrls[0] (string)"}}'`,
+	} {
+		if !strings.Contains(words, want) {
+			t.Errorf("the draft lacks %q", want)
+		}
+	}
+	addPet := y[strings.Index(y, "name: addPet"):]
+	addPet = addPet[:strings.Index(addPet, "- name:")]
+	for _, bad := range []string{"{}", "[]", "tags:"} {
+		if strings.Contains(addPet, bad) {
+			t.Errorf("addPet's body holds %q:\n%s", bad, addPet)
+		}
+	}
+	notes := strings.Join(d.Notes, "\n")
+	if !strings.Contains(notes, "updatePetWithForm, deletePet") && !strings.Contains(notes, "4 operations") {
+		t.Errorf("the notes do not say which expectations are guesses: %q", d.Notes)
+	}
+	if t.Failed() {
+		t.Logf("%s", y)
+	}
+}
