@@ -139,6 +139,9 @@ func local(p *plan.Plan) error {
 				p.Where(k.path), k.path))
 		}
 	}
+	for _, path := range p.BodyFiles() {
+		errs = append(errs, fmt.Errorf("%s: %s: names a file on this machine, which the pods cannot reach: put the body in the plan (body or json)", p.Where(path), path))
+	}
 	return errors.Join(errs...)
 }
 

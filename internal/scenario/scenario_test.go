@@ -629,3 +629,34 @@ scenarios:
 		}
 	}
 }
+
+// A body_file's bytes are sent as they are: no template ({{ stays), the
+// file read once when the plan compiles.
+func TestBodyFileSentAsItIs(t *testing.T) {
+	var got []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	body := `{"b": 1, "a": "{{not a template}}"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "order.json"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(planFile, []byte(fmt.Sprintf("target: %s\nload: {rates: [1]}\nscenarios:\n  - request: {method: POST, url: /o, body_file: order.json}\n", srv.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.LoadFile(planFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, s, 1, 1)
+	if string(got) != body {
+		t.Errorf("the body sent: %q, want the file's bytes %q", got, body)
+	}
+}
