@@ -325,3 +325,31 @@ func TestInitStdout(t *testing.T) {
 		t.Errorf("the notes go to stderr only: %s", stderr)
 	}
 }
+
+// A body too large for the plan is written next to it (body_file), and
+// the plan validates with it there; a second init does not write over it
+// without --force.
+func TestInitLargeBodyBesideThePlan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	body := `{"lines":[` + strings.Repeat(`{"sku":"A-1","qty":2},`, 5000) + `{"sku":"B-2"}]}`
+	os.WriteFile(filepath.Join(dir, "order.json"), []byte(body), 0o644)
+	os.WriteFile(filepath.Join(dir, "calls.sh"), []byte("curl http://127.0.0.1:9/orders -H 'Content-Type: application/json' --data-binary @order.json\n"), 0o644)
+	out := filepath.Join(dir, "plan.yaml")
+	code, _, stderr := ceiling(t, ctx, "init", "--curl", "@"+filepath.Join(dir, "calls.sh"), "--out", out)
+	if code != ExitOK {
+		t.Fatalf("init: exit %d\n%s", code, stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "plan.body-1.json"))
+	if err != nil || string(got) != body || !strings.Contains(stderr, "plan.body-1.json") {
+		t.Fatalf("the body's file: %v, %d bytes of %d\n%s", err, len(got), len(body), stderr)
+	}
+	if code, stdout, stderr := ceiling(t, ctx, "validate", out); code != ExitOK {
+		t.Errorf("validate: exit %d\n%s%s", code, stdout, stderr)
+	}
+	os.Remove(out)
+	if code, _, stderr := ceiling(t, ctx, "init", "--curl", "@"+filepath.Join(dir, "calls.sh"), "--out", out); code != ExitBadInput || !strings.Contains(stderr, "plan.body-1.json exists") {
+		t.Errorf("init over the body's file: exit %d, %s", code, stderr)
+	}
+}

@@ -92,6 +92,7 @@ func FromCurl(ctx context.Context, srcs []Source, o Options) (*Draft, error) {
 		s.http.http2 = s.http.http2 || c.http2
 		s.http.timeout = max(s.http.timeout, c.maxTime)
 	}
+	s.capScenarios("curl commands", "the first")
 	uniqueNames(s.scenarios)
 	var files []string
 	for _, c := range cmds {

@@ -776,6 +776,10 @@ func identifier(name string) string {
 // flow makes the kept requests one flow, in recorded order.
 func (s *sketch) flow(kept []*entry) {
 	sc := &scenario{name: "recorded session", flow: true}
+	if n := len(kept); n > maxScenarios {
+		kept = kept[:maxScenarios]
+		s.note("Left out the last %d of the recording's %d requests: the flow keeps its first %d (a plan file is at most %d MiB).", n-maxScenarios, n, maxScenarios, maxPlanBytes>>20)
+	}
 	for _, e := range kept {
 		e.req.name = e.req.method + " " + endpointOf(e.req.url)
 		sc.steps = append(sc.steps, e.req)
@@ -850,6 +854,7 @@ func (s *sketch) mix(kept []*entry) {
 		s.login = s.login[:len(s.login)-1]
 		s.scenarios = []*scenario{{name: last.method + " " + last.url, steps: []*request{last}}}
 	}
+	s.capScenarios("endpoints", "the most frequent")
 	uniqueNames(s.scenarios)
 }
 

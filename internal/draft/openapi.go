@@ -129,6 +129,7 @@ func FromOpenAPI(ctx context.Context, path string, o Options) (*Draft, error) {
 			s.note("Operations need a bearer token, read from the environment; if %s logs in, --login %s makes it the plan's login and its token theirs.", cand[0].method+" "+cand[0].path, cand[0].name())
 		}
 	}
+	s.capScenarios("operations", "the first")
 	uniqueNames(s.scenarios)
 	title := ""
 	if doc.Info != nil && doc.Info.Title != "" {

@@ -240,13 +240,15 @@ func (s *sketch) bodyFor(r *request, body, contentType, where string) string {
 	if v, err := parseJSON([]byte(body)); err == nil && (v.kind == jobject || v.kind == jarray) {
 		s.jsonSecrets(v, where)
 		r.body, r.isJSON = rawJSON(body, v), true
-		return contentType
-	}
-	switch {
-	case ct == "application/x-www-form-urlencoded" || ct == "" && looksLikeForm(body):
+	} else if ct == "application/x-www-form-urlencoded" || ct == "" && looksLikeForm(body) {
 		r.body = s.formBody(body)
-	default:
+	} else {
 		r.body = lit(body)
+	}
+	// A large body that holds nothing to put in its place (a secret, a
+	// value handed out) goes in a file as it is; one that does stays.
+	if len(body) > maxInlineBody && r.body == lit(body) {
+		s.bodyFile(r, body, contentType, strings.ToUpper(where[:1])+where[1:])
 	}
 	return contentType
 }
