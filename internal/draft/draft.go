@@ -159,17 +159,17 @@ type scenario struct {
 
 // request is a request with its checks and extractions.
 type request struct {
-	name    string // a flow step's name; "" for none
-	comment string
-	method  string
-	url     string // a template: literal text through lit
-	headers []header
+	name     string // a flow step's name; "" for none
+	comment  string
+	method   string
+	url      string // a template: literal text through lit
+	headers  []header
 	body     string // a template; or
 	json     *jvalue
 	bodyFile string // or a file of the plan's folder that holds the body
 	isJSON   bool   // the body is a JSON document
-	status  []int
-	extract []extraction
+	status   []int
+	extract  []extraction
 }
 
 // header is a header whose value is a template.
