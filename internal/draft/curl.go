@@ -271,15 +271,6 @@ func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
 	return r, host, nil
 }
 
-// pathOf returns a URL's path, for messages.
-func pathOf(raw string) string {
-	if _, rest, err := splitURL(raw); err == nil {
-		p, _, _ := strings.Cut(rest, "?")
-		return p
-	}
-	return raw
-}
-
 func hasHeader(hs [][2]string, name string) bool {
 	for _, h := range hs {
 		if strings.EqualFold(h[0], name) {
