@@ -42,13 +42,13 @@ func pipe(t *testing.T) (string, *os.File) {
 // there; one that neither ends nor writes stops with its context.
 func TestReadPipe(t *testing.T) {
 	path, w := pipe(t)
-	go func() { w.Write([]byte(`{"ok":true}`)); w.Close() }()
+	go func(w *os.File) { w.Write([]byte(`{"ok":true}`)); w.Close() }(w)
 	if got, err := Read(context.Background(), path, 1<<10); err != nil || string(got) != `{"ok":true}` {
 		t.Errorf("Read(a pipe) = %q, %v", got, err)
 	}
 
 	path, w = pipe(t)
-	go func() { w.Write(make([]byte, 1<<20)) }() // then it stays open
+	go func(w *os.File) { w.Write(make([]byte, 1<<20)) }(w) // then it stays open
 	var tl *TooLargeError
 	if _, err := Read(context.Background(), path, 512<<10); !errors.As(err, &tl) {
 		t.Errorf("Read(a pipe past the limit) = %v, want a TooLargeError", err)

@@ -53,19 +53,19 @@ func TestReadBoundsPipes(t *testing.T) {
 		return fmt.Sprintf("/dev/fd/%d", r.Fd()), w
 	}
 	path, w := pipe()
-	go func() { w.Write(data); w.Close() }()
+	go func(w *os.File) { w.Write(data); w.Close() }(w)
 	if r, err := readWithin(t, path, 10*time.Second); err != nil || len(r.Steps) != 1 {
 		t.Errorf("Read(a result from a pipe) = %v", err)
 	}
 	path, w = pipe()
-	go func() {
+	go func(w *os.File) {
 		zeros := make([]byte, 1<<20)
 		for range MaxResultBytes>>20 + 2 {
 			if _, err := w.Write(zeros); err != nil {
 				return
 			}
 		}
-	}() // and it stays open
+	}(w) // and it stays open
 	_, err = readWithin(t, path, 10*time.Second)
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "64 MiB") {
 		t.Errorf("Read(an endless pipe) = %v, want an error naming it and the limit", err)
