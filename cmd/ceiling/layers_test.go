@@ -62,9 +62,10 @@ var testOnly = map[string]bool{"internal/testkit": true}
 // import: k8s deploys ceiling commands and reads their result back, so it
 // needs the plan and the result format, never the executor (nor run); the
 // error kinds (failure.InputError, failure.ErrInterrupted), which cli turns
-// into exit codes as it does for every command; and the rule of what is
-// secret (secret), which keeps credentials out of what it prints.
-var allowed = map[string][]string{"internal/k8s": {"internal/failure", "internal/plan", "internal/results", "internal/secret"}}
+// into exit codes as it does for every command; the rule of what is
+// secret (secret), which keeps credentials out of what it prints; and the
+// bounded reading of the files it is given (inputfile: --token-file).
+var allowed = map[string][]string{"internal/k8s": {"internal/failure", "internal/inputfile", "internal/plan", "internal/results", "internal/secret"}}
 
 // formats are the file format and its renderers: they depend on no
 // executor, directly or not, so that results of any run (or of agents, or

@@ -3,7 +3,8 @@
 //
 // Server is an agent. It serves a small versioned HTTP/JSON control API
 // (paths under /v1): a health check without a token, and, behind a bearer
-// token compared in constant time, the clock, opening a session (a plan
+// token compared in constant time (wrong ones throttled by address and
+// logged: guesses.go), the clock, opening a session (a plan
 // and this agent's segment of the load), renewing its lease (a heartbeat),
 // running one step of it at a given instant, stopping that step, and
 // closing the session. It runs one coordinator's session at a time, held

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/flaggroup"
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
@@ -87,7 +87,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 // Serve runs an agent with the flags until ctx ends; log gets a line for
 // what it does, and life the targets its sessions start (Server.Lifecycle).
 func Serve(ctx context.Context, f ServeFlags, version string, life *monitor.Lifecycle, log io.Writer) error {
-	token, err := ReadToken(f.TokenFile)
+	token, err := ReadToken(ctx, f.TokenFile)
 	if err != nil {
 		return err
 	}
@@ -160,13 +160,21 @@ func Serve(ctx context.Context, f ServeFlags, version string, life *monitor.Life
 	}
 }
 
-// ReadToken reads a bearer token from a file: its first line, trimmed; at
-// least 16 characters, so that it cannot be guessed.
-func ReadToken(path string) (string, error) {
+// MaxTokenFileBytes bounds a token file: a token is a line.
+const MaxTokenFileBytes = 64 << 10
+
+// MaxAgentsFileBytes bounds --agents-file: a line per agent.
+const MaxAgentsFileBytes = 1 << 20
+
+// ReadToken reads a bearer token from a file of at most
+// MaxTokenFileBytes (a pipe or a device too, never past the limit): its
+// first line, trimmed; at least 16 characters, so that it cannot be
+// guessed.
+func ReadToken(ctx context.Context, path string) (string, error) {
 	if path == "" {
 		return "", &failure.InputError{Err: errors.New("--token-file: required: a file holding the agents' bearer token (e.g. openssl rand -hex 32 > token)")}
 	}
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(ctx, path, MaxTokenFileBytes)
 	if err != nil {
 		return "", &failure.InputError{Err: fmt.Errorf("--token-file: %w", err)}
 	}
@@ -213,7 +221,7 @@ func (f *Flags) register(fs *pflag.FlagSet, segment bool) {
 func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.Options) error {
 	addrs := splitAgents(f.Agents)
 	if f.AgentsFile != "" {
-		data, err := os.ReadFile(f.AgentsFile)
+		data, err := inputfile.Read(ctx, f.AgentsFile, MaxAgentsFileBytes)
 		if err != nil {
 			return &failure.InputError{Err: fmt.Errorf("--agents-file: %w", err)}
 		}
@@ -232,7 +240,7 @@ func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.
 	case len(addrs) == 0:
 		return nil
 	}
-	token, err := ReadToken(f.TokenFile)
+	token, err := ReadToken(ctx, f.TokenFile)
 	if err != nil {
 		return err
 	}
@@ -251,12 +259,15 @@ func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.
 	return nil
 }
 
+// maxCABytes bounds --agents-ca: a few PEM certificates.
+const maxCABytes = 1 << 20
+
 // clientFor is the coordinator's HTTP client: no proxy, and with ca (a
 // PEM file) as the roots of https:// agents' certificates when given.
 func clientFor(ca string) (*http.Client, error) {
 	tr := newTransport()
 	if ca != "" {
-		pem, err := os.ReadFile(ca)
+		pem, err := inputfile.Read(context.Background(), ca, maxCABytes)
 		if err != nil {
 			return nil, &failure.InputError{Err: fmt.Errorf("--agents-ca: %w", err)}
 		}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -75,6 +76,9 @@ type Server struct {
 	// mu guards the fields below; it is held for moments only, never
 	// while a session opens (which checks the target) or a step runs: the
 	// health check answers at once whatever the agent does.
+	// guesses throttles wrong bearer tokens by address.
+	guesses guesses
+
 	mu      sync.Mutex
 	sess    *session
 	opening bool // a session is opening: the agent is busy
@@ -132,11 +136,31 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-// auth checks the bearer token, in constant time.
+// auth checks the bearer token, in constant time, unless the request's
+// address has presented too many wrong ones (s.guesses): then it is
+// refused (429) without looking.
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		ip, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			ip = r.RemoteAddr
+		}
+		now := time.Now()
+		ok, note := s.guesses.allow(ip, now)
+		if note != "" {
+			s.logf("%s", note)
+		}
+		if !ok {
+			w.Header().Set("Connection", "close") // its body is not read
+			w.Header().Set("Retry-After", "1")
+			problem(w, http.StatusTooManyRequests, "too many wrong bearer tokens from this address: try again later")
+			return
+		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || s.Token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
+			if note := s.guesses.wrong(ip, now); note != "" {
+				s.logf("%s", note)
+			}
 			w.Header().Set("Connection", "close") // its body is not read
 			problem(w, http.StatusUnauthorized, "a valid bearer token is required (the agent's --token-file)")
 			return

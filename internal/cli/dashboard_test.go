@@ -166,7 +166,7 @@ func TestSweepLivePage(t *testing.T) {
 	var resp *http.Response
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		var err error
-		if resp, err = http.Get("http://" + addr + "/events"); err == nil {
+		if resp, err = http.Get("http://" + addr + "/live/events"); err == nil {
 			break
 		}
 	}
@@ -196,10 +196,10 @@ func TestSweepLivePage(t *testing.T) {
 	if !strings.Contains(last, "ceiling sweep") || !strings.Contains(last, "2w / 1c / 256Mi") || strings.Contains(last, "Shape under way") {
 		t.Errorf("the last body is not the sweep's last table:\n%s", last)
 	}
-	if !strings.Contains(end, `<a href=\"report\">`) && !strings.Contains(end, `<a href="report">`) {
+	if !strings.Contains(end, `<a href=\"live/report\">`) && !strings.Contains(end, `<a href="live/report">`) {
 		t.Errorf("the end links no report: %q", end)
 	}
-	page, err := http.Get("http://" + addr + "/report")
+	page, err := http.Get("http://" + addr + "/live/report")
 	if err != nil {
 		t.Fatal(err)
 	}

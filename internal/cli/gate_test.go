@@ -321,6 +321,7 @@ func TestCIGate(t *testing.T) {
 		calls = filepath.Join(dir, "calls")
 		script := fmt.Sprintf(`#!/bin/sh
 echo "gh $*" >>%q
+echo "token=${GH_TOKEN:-}" >>%[1]q.env
 if [ -n "%v" ] && [ "%v" = true ]; then echo "no runs" >&2; exit 1; fi
 case "$1 $2" in
 "run list") echo 42 ;;
@@ -353,6 +354,32 @@ esac
 			"gh run download 42 --name ceiling-baseline --dir "
 		if !strings.HasPrefix(string(got), want) {
 			t.Errorf("gh was called\n%s\nwant\n%s...", got, want)
+		}
+	})
+	// GH_TOKEN is for gh: the run, its target (monitor.command) and
+	// ceiling's other calls do not see it.
+	t.Run("the token goes to gh alone", func(t *testing.T) {
+		t.Parallel()
+		path, calls := gh(t, false)
+		dir := gatePlan(t, fast)
+		seen := filepath.Join(dir, "target-env")
+		p, err := os.OpenFile(filepath.Join(dir, "plan.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(p, "monitor: {command: 'echo \"token=${GH_TOKEN:-}\" > %s; exec sleep 60', ready: %s/}\n", seen, fast)
+		p.Close()
+		j := runGate(t, dir, append([]string{"CEILING_REPEAT=1", "CEILING_PLAN=plan.yaml", "PATH=" + path, "GH_TOKEN=gh-S3CRET"}, artifact...)...)
+		j.check(t, 0, map[string]string{"exit-code": "0"})
+		target, err := os.ReadFile(seen)
+		if err != nil {
+			t.Fatalf("the plan's target did not start: %v\n%s", err, j.log)
+		}
+		if got := strings.TrimSpace(string(target)); got != "token=" {
+			t.Errorf("the target started by the run saw %q, want no GH_TOKEN", got)
+		}
+		if got, _ := os.ReadFile(calls + ".env"); !strings.HasPrefix(string(got), "token=gh-S3CRET\ntoken=gh-S3CRET\n") {
+			t.Errorf("gh saw %q, want the token on each of its calls", got)
 		}
 	})
 	t.Run("artifact not found: passes with a warning", func(t *testing.T) {

@@ -102,22 +102,22 @@ func TestInitCurlRoundTrip(t *testing.T) {
 	addr := initTarget(t)
 	token := demoToken(t, addr)
 	dir := t.TempDir()
-	body := filepath.Join(dir, "body.json")
-	if err := os.WriteFile(body, []byte(`{"to": "+15550001", "text": "hello"}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "body.json"), []byte(`{"to": "+15550001", "text": "hello"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("DEMO_TOKEN", token)
 	t.Setenv("CEILING_AUTHORIZATION", token) // what init will name for the literal one
+	t.Chdir(dir)                             // an inline --curl's @file is read from the working directory
 	text := roundTrip(t, []string{
 		"--curl", "curl http://" + addr + "/health",
 		"--curl", `curl -s "http://` + addr + `/api/messages" -H "Authorization: Bearer $DEMO_TOKEN" -H 'Accept: application/json'`,
-		"--curl", "curl -X POST http://" + addr + "/api/messages -H 'Authorization: Bearer " + token + "' \\\n  -H 'Idempotency-Key: 6f1c2a9e' -H 'Content-Type: application/json' -d @" + body,
+		"--curl", "curl -X POST http://" + addr + "/api/messages -H 'Authorization: Bearer " + token + "' \\\n  -H 'Idempotency-Key: 6f1c2a9e' -H 'Content-Type: application/json' -d @body.json",
 		"--curl", "curl 'http://" + addr + "/api/sites/s-1/messages?limit=5' --compressed",
 	}, "--rate", "60")
 	if strings.Contains(text, token) {
 		t.Errorf("the plan holds the token:\n%s", text)
 	}
-	for _, want := range []string{`Bearer {{env "DEMO_TOKEN"}}`, `Bearer {{env "CEILING_AUTHORIZATION"}}`, `Idempotency-Key: '{{uuid}}'`, "text: hello"} {
+	for _, want := range []string{`Bearer {{env "DEMO_TOKEN"}}`, `Bearer {{env "CEILING_AUTHORIZATION"}}`, `Idempotency-Key: '{{uuid}}'`, `body: '{"to": "+15550001", "text": "hello"}'`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the plan lacks %q:\n%s", want, text)
 		}
@@ -323,5 +323,33 @@ func TestInitStdout(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "drafted 1 scenario") || strings.Contains(out, "next:") {
 		t.Errorf("the notes go to stderr only: %s", stderr)
+	}
+}
+
+// A body too large for the plan is written next to it (body_file), and
+// the plan validates with it there; a second init does not write over it
+// without --force.
+func TestInitLargeBodyBesideThePlan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	body := `{"lines":[` + strings.Repeat(`{"sku":"A-1","qty":2},`, 5000) + `{"sku":"B-2"}]}`
+	os.WriteFile(filepath.Join(dir, "order.json"), []byte(body), 0o644)
+	os.WriteFile(filepath.Join(dir, "calls.sh"), []byte("curl http://127.0.0.1:9/orders -H 'Content-Type: application/json' --data-binary @order.json\n"), 0o644)
+	out := filepath.Join(dir, "plan.yaml")
+	code, _, stderr := ceiling(t, ctx, "init", "--curl", "@"+filepath.Join(dir, "calls.sh"), "--out", out)
+	if code != ExitOK {
+		t.Fatalf("init: exit %d\n%s", code, stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "plan.body-1.json"))
+	if err != nil || string(got) != body || !strings.Contains(stderr, "plan.body-1.json") {
+		t.Fatalf("the body's file: %v, %d bytes of %d\n%s", err, len(got), len(body), stderr)
+	}
+	if code, stdout, stderr := ceiling(t, ctx, "validate", out); code != ExitOK {
+		t.Errorf("validate: exit %d\n%s%s", code, stdout, stderr)
+	}
+	os.Remove(out)
+	if code, _, stderr := ceiling(t, ctx, "init", "--curl", "@"+filepath.Join(dir, "calls.sh"), "--out", out); code != ExitBadInput || !strings.Contains(stderr, "plan.body-1.json exists") {
+		t.Errorf("init over the body's file: exit %d, %s", code, stderr)
 	}
 }

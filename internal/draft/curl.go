@@ -1,9 +1,10 @@
 package draft
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 )
 
 // Source is text that holds curl commands: one --curl argument, or a file
@@ -52,13 +55,14 @@ type curlCmd struct {
 	location bool
 	http2    bool
 	maxTime  time.Duration
+	files    []string // the files it read (@file, -T), as it named them
 }
 
 // FromCurl drafts a plan from curl commands, one scenario per command.
-func FromCurl(srcs []Source, o Options) (*Draft, error) {
+func FromCurl(ctx context.Context, srcs []Source, o Options) (*Draft, error) {
 	var cmds []*curlCmd
 	for _, src := range srcs {
-		cs, err := parseCurls(src)
+		cs, err := parseCurls(ctx, src)
 		if err != nil {
 			return nil, err
 		}
@@ -82,14 +86,25 @@ func FromCurl(srcs []Source, o Options) (*Draft, error) {
 		if host != base {
 			r.url = lit(host) + r.url // another host than the target's: absolute
 		}
-		path, _, _ := strings.Cut(r.url, "?")
-		s.scenarios = append(s.scenarios, &scenario{name: r.method + " " + path, steps: []*request{r}})
+		s.scenarios = append(s.scenarios, &scenario{name: r.method + " " + shownPath(r.url), steps: []*request{r}})
 		s.http.insecure = s.http.insecure || c.insecure
 		s.http.followRedirects = s.http.followRedirects || c.location
 		s.http.http2 = s.http.http2 || c.http2
 		s.http.timeout = max(s.http.timeout, c.maxTime)
 	}
+	s.capScenarios("curl commands", "the first")
 	uniqueNames(s.scenarios)
+	var files []string
+	for _, c := range cmds {
+		for _, f := range c.files {
+			if !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+	}
+	if len(files) > 0 {
+		s.note("Read %d file%s for request bodies (what they hold is in the plan, and is sent to the target): %s.", len(files), plural(len(files)), strings.Join(files, ", "))
+	}
 	what := fmt.Sprintf("%d curl command%s", len(cmds), plural(len(cmds)))
 	s.header = []string{fmt.Sprintf("A plan drafted by ceiling init from %s: one scenario each, as an open-model mix of equal weights.", what), s.readIt()}
 	return s.draft(), nil
@@ -242,27 +257,18 @@ func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
 		if contentType == "" {
 			contentType = "application/x-www-form-urlencoded" // as curl sends -d
 		}
-		contentType = s.bodyFor(r, data, contentType, "the body of "+r.method+" "+pathOf(c.url))
+		contentType = s.bodyFor(r, data, contentType, "the body of "+r.method+" "+shownPath(r.url))
 	case c.upload != "":
-		contentType = s.bodyFor(r, c.upload, contentType, "the body of "+r.method+" "+pathOf(c.url))
+		contentType = s.bodyFor(r, c.upload, contentType, "the body of "+r.method+" "+shownPath(r.url))
 	}
 	if contentType != "" {
 		h := header{name: "Content-Type", value: lit(contentType)}
-		if r.json != nil && strings.HasPrefix(contentType, "application/x-www-form-urlencoded") {
+		if r.isJSON && strings.HasPrefix(contentType, "application/x-www-form-urlencoded") {
 			h.comment = "as curl sends -d; if the API wants JSON, make it application/json"
 		}
 		r.headers = append(r.headers, h)
 	}
 	return r, host, nil
-}
-
-// pathOf returns a URL's path, for messages.
-func pathOf(raw string) string {
-	if _, rest, err := splitURL(raw); err == nil {
-		p, _, _ := strings.Cut(rest, "?")
-		return p
-	}
-	return raw
 }
 
 func hasHeader(hs [][2]string, name string) bool {
@@ -275,7 +281,7 @@ func hasHeader(hs [][2]string, name string) bool {
 }
 
 // parseCurls reads the curl commands of a source.
-func parseCurls(src Source) ([]*curlCmd, error) {
+func parseCurls(ctx context.Context, src Source) ([]*curlCmd, error) {
 	text := strings.ReplaceAll(src.Text, "\r\n", "\n")
 	f, err := syntax.NewParser().Parse(strings.NewReader(text), src.Name)
 	if err != nil {
@@ -299,7 +305,7 @@ func parseCurls(src Source) ([]*curlCmd, error) {
 		if name := filepath.Base(words[0]); name != "curl" && name != "curl.exe" {
 			return nil, fmt.Errorf("%s: %q is not curl: give curl commands only", at, words[0])
 		}
-		c, err := readCurl(words[1:], src.Dir)
+		c, err := readCurl(ctx, words[1:], src.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
@@ -427,7 +433,7 @@ var withValue = map[string]bool{
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 // readCurl reads curl's arguments (after "curl").
-func readCurl(args []string, dir string) (*curlCmd, error) {
+func readCurl(ctx context.Context, args []string, dir string) (*curlCmd, error) {
 	c := &curlCmd{}
 	var urls []string
 	for i := 0; i < len(args); i++ {
@@ -482,7 +488,7 @@ func readCurl(args []string, dir string) (*curlCmd, error) {
 		case isIgnored:
 		case takes:
 			var err error
-			if urls, err = c.option(opt, val, dir, urls); err != nil {
+			if urls, err = c.option(ctx, opt, val, dir, urls); err != nil {
 				return nil, err
 			}
 		default:
@@ -528,7 +534,7 @@ func (c *curlCmd) flag(opt string) error {
 }
 
 // option sets an option with a value.
-func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) {
+func (c *curlCmd) option(ctx context.Context, opt, val, dir string, urls []string) ([]string, error) {
 	switch opt {
 	case "--url":
 		urls = append(urls, val)
@@ -581,7 +587,7 @@ func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) 
 	case "--data", "--data-ascii", "--data-binary", "--data-raw", "--json":
 		d := val
 		if opt != "--data-raw" && strings.HasPrefix(val, "@") {
-			b, err := readData(val[1:], dir)
+			b, err := c.readData(ctx, val[1:], dir)
 			if err != nil {
 				return nil, err
 			}
@@ -594,14 +600,14 @@ func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) 
 		c.hasData = true
 		c.json = c.json || opt == "--json"
 	case "--data-urlencode":
-		d, err := urlencoded(val, dir)
+		d, err := c.urlencoded(ctx, val, dir)
 		if err != nil {
 			return nil, err
 		}
 		c.data = append(c.data, d)
 		c.hasData = true
 	case "--upload-file":
-		b, err := readData(val, dir)
+		b, err := c.readData(ctx, val, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -618,8 +624,13 @@ func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) 
 	return urls, nil
 }
 
-// readData reads a file named by a curl option (@file), relative to dir.
-func readData(name, dir string) (string, error) {
+// readData reads a file named by a curl option (@file, -T file),
+// relative to dir (the curl file's folder; "" for the working
+// directory). Only a regular file is read, within dir or the working
+// directory once its links are followed, never one of /proc, /dev or
+// /sys: a plan sends what it read to its target, so a draft must not
+// copy the machine's other files or its environment into it.
+func (c *curlCmd) readData(ctx context.Context, name, dir string) (string, error) {
 	name, unset := withEnv(name)
 	if len(unset) > 0 {
 		return "", fmt.Errorf("@%s reads $%s, which is not set", name, unset[0])
@@ -627,6 +638,7 @@ func readData(name, dir string) (string, error) {
 	if name == "-" {
 		return "", errors.New("@- reads the body from standard input: put it in a file and give @file")
 	}
+	given := name
 	if rest, ok := strings.CutPrefix(name, "~/"); ok {
 		if home, err := os.UserHomeDir(); err == nil {
 			name = filepath.Join(home, rest)
@@ -635,39 +647,142 @@ func readData(name, dir string) (string, error) {
 	if dir != "" && !filepath.IsAbs(name) {
 		name = filepath.Join(dir, name)
 	}
-	f, err := os.Open(name)
+	path, err := allowedFile(name, dir, "the curl file's folder")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", given, err)
+	}
+	b, err := inputfile.Read(ctx, path, maxCurlBytes)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxCurlBytes+1))
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", name, err)
-	}
-	if len(b) > maxCurlBytes {
-		return "", fmt.Errorf("%s is larger than %d bytes: a body a plan sends is written in the plan", name, maxCurlBytes)
-	}
+	c.files = append(c.files, given)
 	return string(b), nil
 }
 
+// systemDirs hold files that are the machine's, not the user's: the
+// processes' environments and memory (/proc), devices (/dev), the
+// kernel's settings (/sys).
+var systemDirs = []string{"/proc", "/dev", "/sys"}
+
+// allowedFile returns the real path of the file at name (its links
+// followed) if a draft may read it: a regular file within dir (when
+// given; folder names it in messages) or the working directory, not in
+// systemDirs.
+func allowedFile(name, dir, folder string) (string, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", err
+	}
+	var roots []string
+	for _, r := range []string{dir, "."} {
+		if r == "" {
+			continue
+		}
+		if r, err := filepath.Abs(r); err == nil {
+			roots = append(roots, r)
+			if real, err := filepath.EvalSymlinks(r); err == nil && real != r {
+				roots = append(roots, real)
+			}
+		}
+	}
+	// Where it is named, then where its links lead: a file outside is
+	// not even looked at.
+	if err := allowedPlace(abs, roots, dir, folder); err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", err
+	}
+	if err := allowedPlace(real, roots, dir, folder); err != nil {
+		return "", err
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("not a regular file (%s): ceiling init reads a body from a file", kindOf(st.Mode()))
+	}
+	return real, nil
+}
+
+// allowedPlace says why path may not be read, if it may not: it is in
+// systemDirs, or under none of roots.
+func allowedPlace(path string, roots []string, dir, folder string) error {
+	for _, sys := range systemDirs {
+		if within(path, sys) {
+			return fmt.Errorf("a file of %s: ceiling init reads the user's files only", sys)
+		}
+	}
+	if slices.ContainsFunc(roots, func(r string) bool { return within(path, r) }) {
+		return nil
+	}
+	where := "the working directory"
+	if dir != "" {
+		where = folder + " and the working directory"
+	}
+	return fmt.Errorf("%s is outside %s: ceiling init reads files only there", path, where)
+}
+
+// within reports whether path is root or lies under it.
+func within(path, root string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// kindOf names a file's type, for messages.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a folder"
+	}
+	return "not a file"
+}
+
 // urlencoded is the value of --data-urlencode as curl sends it.
-func urlencoded(val, dir string) (string, error) {
+func (c *curlCmd) urlencoded(ctx context.Context, val, dir string) (string, error) {
 	switch i := strings.IndexAny(val, "=@"); {
 	case i < 0:
-		return url.QueryEscape(val), nil
+		return curlEscape(val), nil
 	case val[i] == '=':
 		if i == 0 {
-			return url.QueryEscape(val[1:]), nil
+			return curlEscape(val[1:]), nil
 		}
-		return val[:i] + "=" + url.QueryEscape(val[i+1:]), nil
+		return val[:i] + "=" + curlEscape(val[i+1:]), nil
 	default:
-		b, err := readData(val[i+1:], dir)
+		b, err := c.readData(ctx, val[i+1:], dir)
 		if err != nil {
 			return "", err
 		}
 		if i == 0 {
-			return url.QueryEscape(b), nil
+			return curlEscape(b), nil
 		}
-		return val[:i] + "=" + url.QueryEscape(b), nil
+		return val[:i] + "=" + curlEscape(b), nil
 	}
+}
+
+// curlEscape percent-encodes s as curl does (curl_easy_escape): every
+// byte but letters, digits and -._~ as %XX, a space as %20 (where Go's
+// url.QueryEscape writes +).
+func curlEscape(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
 }

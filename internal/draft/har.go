@@ -82,6 +82,9 @@ type entry struct {
 	used   map[string]bool // offers a later request uses, by name
 	req    *request
 	login  bool // mix: runs in the plan's login
+	// user is the user information of the recorded URL ("user:password"),
+	// which the browser sent as Basic authentication; "" for none.
+	user string
 }
 
 // offer is a value an answer handed out and how to extract it.
@@ -224,7 +227,9 @@ func (s *sketch) keep(entries []*entry, o Options) (kept []*entry, left []string
 	var http []*entry
 	for i, e := range entries {
 		e.index = i
-		base, rest, err := splitURL(e.Request.URL)
+		raw, user := withoutUser(e.Request.URL)
+		e.user = user
+		base, rest, err := splitURL(raw)
 		if err != nil || !strings.HasPrefix(strings.ToLower(e.Request.URL), "http") {
 			drop(reason{"request that is not http(s)", "requests that are not http(s)"})
 			continue
@@ -290,6 +295,30 @@ func (s *sketch) keep(entries []*entry, o Options) (kept []*entry, left []string
 	return kept, left
 }
 
+// withoutUser returns a recorded URL without its user information, the
+// rest of it as it was, and that information as "user:password"
+// (decoded), "" when it has none.
+func withoutUser(raw string) (string, string) {
+	scheme, after, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw, ""
+	}
+	end := strings.IndexAny(after, "/?#")
+	if end < 0 {
+		end = len(after)
+	}
+	at := strings.LastIndexByte(after[:end], '@')
+	if at < 0 {
+		return raw, ""
+	}
+	u, err := url.Parse(scheme + "://" + after[:end])
+	if err != nil || u.User == nil {
+		return raw, ""
+	}
+	pw, _ := u.User.Password()
+	return scheme + "://" + after[at+1:], u.User.Username() + ":" + pw
+}
+
 // reason is why entries were left out, in the singular and the plural.
 type reason struct{ one, many string }
 
@@ -335,7 +364,8 @@ func responseBody(e *entry) string {
 // describe the connection or a cache: a plan does not send them.
 var droppedHeaders = []string{"host", "connection", "content-length", "accept-encoding", "accept-language",
 	"user-agent", "referer", "upgrade-insecure-requests", "cache-control", "pragma", "if-none-match",
-	"if-modified-since", "priority", "dnt", "te", "keep-alive", "proxy-connection", "cookie", "content-type"}
+	"if-modified-since", "priority", "dnt", "te", "keep-alive", "proxy-connection", "cookie", "content-type",
+	"alt-used"} // Firefox's: the host it used, which the plan's target may no longer be
 
 // harRequest builds the plan's request of an entry; earlier holds what
 // the answers before it handed out, which it may use.
@@ -352,7 +382,7 @@ func (s *sketch) harRequest(e *entry, earlier *handed) (*request, error) {
 		if v, ok := use(seg, true); ok {
 			segs[i] = v
 		} else {
-			segs[i] = lit(seg)
+			segs[i] = s.pathSegment(seg)
 		}
 	}
 	r.url = strings.Join(segs, "/")
@@ -399,6 +429,10 @@ func (s *sketch) harRequest(e *entry, earlier *handed) (*request, error) {
 	if c := s.cookies(e, cookies, earlier); c != nil {
 		r.headers = append(r.headers, *c)
 	}
+	if e.user != "" && !hasHeaderNamed(r.headers, "Authorization") {
+		env := s.env.ref("basic auth", "user:password in base64 (`printf %s user:password | base64`), for the Authorization header: the recorded URL's user information", e.user)
+		r.headers = append(r.headers, header{name: "Authorization", value: "Basic " + envTemplate(env), comment: "the recorded URL's user information"})
+	}
 	if pd := e.Request.PostData; pd != nil {
 		if contentType == "" {
 			contentType = pd.MimeType
@@ -411,7 +445,7 @@ func (s *sketch) harRequest(e *entry, earlier *handed) (*request, error) {
 			}
 			body = strings.Join(vals, "&")
 		}
-		contentType = s.bodyFor(r, body, contentType, "the body of "+r.method+" "+p)
+		contentType = s.bodyFor(r, body, contentType, "the body of "+r.method+" "+shownPath(r.url))
 	}
 	if contentType != "" {
 		r.headers = append(r.headers, header{name: "Content-Type", value: lit(contentType)})
@@ -742,6 +776,10 @@ func identifier(name string) string {
 // flow makes the kept requests one flow, in recorded order.
 func (s *sketch) flow(kept []*entry) {
 	sc := &scenario{name: "recorded session", flow: true}
+	if n := len(kept); n > maxScenarios {
+		kept = kept[:maxScenarios]
+		s.note("Left out the last %d of the recording's %d requests: the flow keeps its first %d (a plan file is at most %d MiB).", n-maxScenarios, n, maxScenarios, maxPlanBytes>>20)
+	}
 	for _, e := range kept {
 		e.req.name = e.req.method + " " + endpointOf(e.req.url)
 		sc.steps = append(sc.steps, e.req)
@@ -816,6 +854,7 @@ func (s *sketch) mix(kept []*entry) {
 		s.login = s.login[:len(s.login)-1]
 		s.scenarios = []*scenario{{name: last.method + " " + last.url, steps: []*request{last}}}
 	}
+	s.capScenarios("endpoints", "the most frequent")
 	uniqueNames(s.scenarios)
 }
 
@@ -895,14 +934,20 @@ var templateRef = regexp.MustCompile(`\{\{(?:\.([A-Za-z_][A-Za-z0-9_]*))?[^}]*\}
 // endpointOf names a drafted URL's endpoint: its path, with what is read
 // from an earlier answer as {name} and ids as {id}.
 func endpointOf(u string) string {
+	return endpoint(shownPath(u))
+}
+
+// shownPath is a drafted URL's path as messages and names show it: what
+// is read from an earlier answer as {name}, other templates (a secret
+// from the environment) as {value}.
+func shownPath(u string) string {
 	p, _, _ := strings.Cut(u, "?")
-	p = templateRef.ReplaceAllStringFunc(p, func(m string) string {
+	return templateRef.ReplaceAllStringFunc(p, func(m string) string {
 		if name := templateRef.FindStringSubmatch(m)[1]; name != "" {
 			return "{" + name + "}"
 		}
 		return "{value}"
 	})
-	return endpoint(p)
 }
 
 // endpoint names a path with its ids replaced: /api/instances/7/status is

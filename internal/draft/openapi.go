@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 )
 
 // MaxOpenAPIBytes bounds an OpenAPI document (and each file it refers
@@ -42,8 +42,8 @@ func (o *operation) name() string {
 // FromOpenAPI drafts a plan from an OpenAPI 3.0 or 3.1 document: one
 // scenario per operation, safe methods only unless o.Unsafe. It reads the
 // file at path and the local files its $refs name, nothing else.
-func FromOpenAPI(path string, o Options) (*Draft, error) {
-	loader := &openapi3.Loader{Context: context.Background(), IncludeOrigin: true, IsExternalRefsAllowed: true, ReadFromURIFunc: readLocal}
+func FromOpenAPI(ctx context.Context, path string, o Options) (*Draft, error) {
+	loader := &openapi3.Loader{Context: ctx, IncludeOrigin: true, IsExternalRefsAllowed: true, ReadFromURIFunc: readLocal(path)}
 	doc, err := loader.LoadFromFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -111,6 +111,13 @@ func FromOpenAPI(path string, o Options) (*Draft, error) {
 		}
 		s.scenarios = append(s.scenarios, sc)
 	}
+	if n := len(d.guessed); n > 0 {
+		if n == 1 {
+			s.note("1 operation lists no 2xx answer (%s): its scenario expects any 2xx, a guess.", d.guessed[0])
+		} else {
+			s.note("%d operations list no 2xx answer (%s): their scenarios expect any 2xx, a guess.", n, strings.Join(d.guessed, ", "))
+		}
+	}
 	if len(unsafe) > 0 {
 		s.note("Left out %d operation%s of unsafe methods (--unsafe includes them): %s.", len(unsafe), plural(len(unsafe)), strings.Join(unsafe, ", "))
 	}
@@ -122,6 +129,7 @@ func FromOpenAPI(path string, o Options) (*Draft, error) {
 			s.note("Operations need a bearer token, read from the environment; if %s logs in, --login %s makes it the plan's login and its token theirs.", cand[0].method+" "+cand[0].path, cand[0].name())
 		}
 	}
+	s.capScenarios("operations", "the first")
 	uniqueNames(s.scenarios)
 	title := ""
 	if doc.Info != nil && doc.Info.Title != "" {
@@ -132,25 +140,27 @@ func FromOpenAPI(path string, o Options) (*Draft, error) {
 	return s.draft(), nil
 }
 
-// readLocal reads the document and the files its $refs name: local files
-// only, never a URL.
-func readLocal(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
-	if u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
-		return nil, fmt.Errorf("%s: ceiling init reads local files only, not URLs: download it and refer to the file", u)
+// readLocal reads the document at doc and the files its $refs name:
+// local files only, never a URL, each of at most MaxOpenAPIBytes, until
+// the loader's context ends. A $ref's file is read by the rule of a curl
+// command's @file: a regular file in the document's folder or the
+// working directory, not of /proc, /dev or /sys.
+func readLocal(doc string) openapi3.ReadFromURIFunc {
+	docAbs, _ := filepath.Abs(doc)
+	return func(l *openapi3.Loader, u *url.URL) ([]byte, error) {
+		if u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
+			return nil, fmt.Errorf("%s: ceiling init reads local files only, not URLs: download it and refer to the file", u)
+		}
+		path := filepath.FromSlash(u.Path)
+		if abs, _ := filepath.Abs(path); abs != docAbs {
+			real, err := allowedFile(path, filepath.Dir(docAbs), "the document's folder")
+			if err != nil {
+				return nil, fmt.Errorf("$ref %s: %w", u.Path, err)
+			}
+			path = real
+		}
+		return inputfile.Read(l.Context, path, MaxOpenAPIBytes)
 	}
-	f, err := os.Open(filepath.FromSlash(u.Path))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxOpenAPIBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxOpenAPIBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB", u.Path, MaxOpenAPIBytes>>20)
-	}
-	return b, nil
 }
 
 // serverURL is the base URL of the document's first server with an
@@ -221,6 +231,9 @@ type openapiDraft struct {
 	doc    *openapi3.T
 	token  string // the login's extracted token, "" without --login
 	bearer bool   // some operation reads a bearer token from the environment
+	// guessed are the operations whose document lists no success answer:
+	// their scenarios expect any 2xx, a guess.
+	guessed []string
 }
 
 // request builds an operation's request.
@@ -299,7 +312,31 @@ func (d *openapiDraft) request(op *operation) *request {
 		d.body(op, rb.Value, r)
 	}
 	r.status = successes(op.op)
+	if len(r.status) == 0 {
+		r.comment = d.guess(op)
+	}
 	return r
+}
+
+// guess says why an operation's scenario expects any 2xx, its document
+// listing no success answer (none, only a default, only failures), and
+// notes the operation; "" when the document lists none at all.
+func (d *openapiDraft) guess(op *operation) string {
+	if op.op.Responses == nil || op.op.Responses.Len() == 0 {
+		return ""
+	}
+	var codes []string
+	for code := range op.op.Responses.Map() {
+		if code != "default" {
+			codes = append(codes, code)
+		}
+	}
+	slices.Sort(codes)
+	d.guessed = append(d.guessed, op.name())
+	if len(codes) == 0 {
+		return fmt.Sprintf("The document lists only a default answer for %s: any 2xx is expected, a guess; check what it answers.", op.name())
+	}
+	return fmt.Sprintf("The document lists no 2xx answer for %s (only %s): any 2xx is expected, a guess; check what it answers.", op.name(), strings.Join(codes, ", "))
 }
 
 // parameters are an operation's parameters: the path item's, overridden
@@ -641,17 +678,23 @@ func (d *openapiDraft) synth(ref *openapi3.SchemaRef, name string, depth int, ki
 			case !required:
 			case d.s.secretName(k):
 				obj.set(k, tmplStr(envTemplate(d.s.env.ref(k, fmt.Sprintf("the value of %q in a request body", k), ""))))
+			case prop != nil && prop.Value != nil && prop.Value.Type.Is("array"):
+				// A required list holds an item at least: one to fill in.
+				obj.set(k, &jvalue{kind: jarray, items: []*jvalue{tmplStr(d.s.todo(fmt.Sprintf("%s %s[0]%s", kind, k, typeOf(prop.Value.Items))))}})
 			default:
 				obj.set(k, tmplStr(d.s.todo(fmt.Sprintf("%s %s%s", kind, k, typeOf(prop)))))
 			}
 		}
+		if len(obj.keys) == 0 && depth > 0 {
+			return nil // nothing known of it: an empty object says nothing true
+		}
 		return obj
 	case sc.Type.Is("array"):
-		item := d.synth(sc.Items, name, depth+1, kind)
-		if item == nil {
-			return &jvalue{kind: jarray}
+		// One item, when one can be drafted; else nothing (a required
+		// list gets an item to fill in from its object).
+		if item := d.synth(sc.Items, name, depth+1, kind); item != nil {
+			return &jvalue{kind: jarray, items: []*jvalue{item}}
 		}
-		return &jvalue{kind: jarray, items: []*jvalue{item}}
 	}
 	return nil
 }

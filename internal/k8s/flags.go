@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ceiling-dev/ceiling/internal/failure"
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
@@ -139,17 +139,23 @@ func local(p *plan.Plan) error {
 				p.Where(k.path), k.path))
 		}
 	}
+	for _, path := range p.BodyFiles() {
+		errs = append(errs, fmt.Errorf("%s: %s: names a file on this machine, which the pods cannot reach: put the body in the plan (body or json)", p.Where(path), path))
+	}
 	return errors.Join(errs...)
 }
 
-// token reads --token-file, or makes a token of 32 random bytes.
+// maxTokenFileBytes bounds --token-file: a token is a line.
+const maxTokenFileBytes = 64 << 10
+
+// token reads --token-file (at most maxTokenFileBytes), or makes a token of 32 random bytes.
 func (f *Flags) token() (string, error) {
 	if f.TokenFile == "" {
 		b := make([]byte, 32)
 		rand.Read(b) // never fails: crypto/rand crashes the program instead
 		return hex.EncodeToString(b), nil
 	}
-	data, err := os.ReadFile(f.TokenFile)
+	data, err := inputfile.Read(context.Background(), f.TokenFile, maxTokenFileBytes)
 	if err != nil {
 		return "", fmt.Errorf("read token: %w", err)
 	}

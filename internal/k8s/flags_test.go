@@ -81,6 +81,10 @@ func TestFlagsOptionsRefuse(t *testing.T) {
 		return writeFile(t, "loopback.yaml", strings.Replace(testPlan, "http://shop.shop.svc:8080", target, 1))
 	}
 	long := writeFile(t, "long.yaml", strings.Replace(testPlan, "step: 30s", "step: 1h", 1))
+	withBody := writeFile(t, "body.yaml", testPlan+"  - request: {method: POST, url: /o, body_file: order.json}\n")
+	if err := os.WriteFile(filepath.Join(filepath.Dir(withBody), "order.json"), []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -93,6 +97,7 @@ func TestFlagsOptionsRefuse(t *testing.T) {
 		{"a bad plan", []string{writeFile(t, "bad.yaml", "load: {rates: [x]}\n"), "--agents", "2"}, "bad.yaml:1"},
 		{"a plan that names this machine", []string{local, "--agents", "2"}, "local.yaml:9:8: monitor.pid: names something on this machine"},
 		{"an empty token file", []string{good, "--agents", "2", "--token-file", empty}, "is empty"},
+		{"a body in a file", []string{withBody, "--agents", "2"}, "scenarios[1].request.body_file: names a file on this machine"},
 		{"no agents", []string{good}, "agents: want 1 or more, not 0"},
 		{"a bad name", []string{good, "--agents", "2", "--name", "Load_Test"}, `name "Load_Test"`},
 		{"one of our flags after --", []string{good, "--agents", "2", "--", "--out", "x.json"}, "coordinator flag --out"},

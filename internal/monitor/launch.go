@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/secret"
 )
 
 // Defaults for LaunchConfig's zero values.
@@ -199,18 +201,19 @@ func waitReady(ctx context.Context, url string, timeout time.Duration, exited <-
 	defer client.CloseIdleConnections()
 	tick := time.NewTicker(readyPoll)
 	defer tick.Stop()
+	shown := secret.URL(url) // these lines end up in CI logs
 	for {
 		if ready(ctx, client, url) {
 			return nil
 		}
 		select {
 		case <-exited:
-			return fmt.Errorf("target exited (%v) before %s answered", exitText(exitErr()), url)
+			return fmt.Errorf("target exited (%v) before %s answered", exitText(exitErr()), shown)
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("target not ready: %s did not answer within %s", url, timeout)
+				return fmt.Errorf("target not ready: %s did not answer within %s", shown, timeout)
 			}
-			return fmt.Errorf("wait for %s: %w", url, context.Cause(ctx))
+			return fmt.Errorf("wait for %s: %w", shown, context.Cause(ctx))
 		case <-tick.C:
 		}
 	}

@@ -407,6 +407,10 @@ type Request struct {
 	// leaves as templates. It sets Content-Type: application/json unless a
 	// header says otherwise. Not with Body.
 	JSON any `yaml:"json"`
+	// BodyFile names a file whose bytes are the body, sent as they are
+	// (not a template), relative to the plan's folder; at most
+	// MaxBodyFileBytes. Not with Body or JSON.
+	BodyFile string `yaml:"body_file"`
 }
 
 // Expect says which responses count as OK. A response that fails any check

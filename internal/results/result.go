@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 )
 
@@ -609,9 +611,15 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	return err
 }
 
-// Read loads a result file.
+// MaxResultBytes bounds a result file that Read reads: a long soak's
+// result, with its series of every second, is a few MiB.
+const MaxResultBytes = 64 << 20
+
+// Read loads a result file of at most MaxResultBytes: a regular file, a
+// pipe (compare base.json <(curl …)) or a device, never read past the
+// limit.
 func Read(path string) (*Result, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(context.Background(), path, MaxResultBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read result: %w", err)
 	}

@@ -8,6 +8,12 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
+// PageConns is how many connections a live page of the run (an Output
+// that serves one, --dashboard) holds open at most, whoever connects:
+// the run keeps them out of its connections' share of the open-file
+// limit, with its other descriptors.
+const PageConns = 32
+
 // An Output consumes a run as it goes: result.json, the live series
 // (Prometheus remote write, --metrics-listen, JSON lines), the JUnit report,
 // the terminal's live line. The session calls it from one goroutine at a
