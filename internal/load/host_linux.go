@@ -20,3 +20,17 @@ func hostCPU() (busy, steal float64, ok bool) {
 	c := s.CPUTotal
 	return c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ, c.Steal, true
 }
+
+// peakRSS returns the most resident memory this process has held
+// (VmHWM), in bytes; 0 when it cannot be read.
+func peakRSS() int64 {
+	p, err := procfs.Self()
+	if err != nil {
+		return 0
+	}
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0
+	}
+	return int64(st.VmHWM)
+}

@@ -66,6 +66,11 @@ type Config struct {
 	Scenarios *scenario.Set
 	// Timeout is the transport's timeout; it bounds the drain after a step.
 	Timeout time.Duration
+	// MemoryBudget is the heap, in bytes, past which the open model makes
+	// no more users in a step: a user costs what its state needs (a few
+	// kilobytes), yet a step that cannot keep up hands every late arrival
+	// to a new user, up to MaxWorkers. Zero: DefaultMemoryBudget.
+	MemoryBudget int64
 	// MaxWorkers caps concurrent open-model exchanges. Zero: rate × timeout,
 	// within [64, 20000].
 	MaxWorkers int
@@ -166,6 +171,17 @@ type Result struct {
 	Interrupted bool
 	// Workers is the number of workers (open) or users (closed) that ran.
 	Workers int
+	// MemoryLimited is true when the open model stopped making users at the
+	// memory budget (Config.MemoryBudget), the heap then HeapAtLimit bytes
+	// and the users Workers: its late arrivals waited for one to come free.
+	MemoryLimited bool
+	MemoryBudget  int64
+	HeapAtLimit   int64
+	// PeakRSS is the most resident memory ceiling's process had held by the
+	// step's end (bytes; 0 where unknown), and BytesPerUser what the heap
+	// grew by for each user the step made, when it made some (0 otherwise).
+	PeakRSS      int64
+	BytesPerUser float64
 	// ConnLimit is Config.MaxConns when the open model's workers (or the
 	// event loop's connections) reached it and an arrival had to wait for
 	// one; zero otherwise.

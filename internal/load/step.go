@@ -60,6 +60,13 @@ type stepRun struct {
 	started          atomic.Int64 // written by the scheduler, read by the collector
 	workers          int
 	connLimited      bool // an arrival waited at Config.MaxConns; the scheduler's own
+	// made counts the users the step made (mayMakeUser); memoryLimited says
+	// it stopped making them, the heap at heapAtLimit past the budget. The
+	// scheduler's own.
+	made          int
+	memoryLimited bool
+	heapAtLimit   int64
+	heap0         int64 // the heap's objects when the step began
 	// work is the context of the step's iterations: cancelled when the step
 	// gives up on its in-flight work, or when the runner is closed.
 	work   context.Context
@@ -90,7 +97,7 @@ func (r *Runner) newStepRun(st Step, loop bool) *stepRun {
 	start := r.now()
 	work, giveUp := context.WithCancel(r.stop)
 	sr := &stepRun{
-		work: work, giveUp: giveUp,
+		work: work, giveUp: giveUp, heap0: heapBytes(),
 		r: r, st: st, start: start,
 		winStart: start + st.Warmup,
 		winEnd:   start + st.Warmup + st.Length,
@@ -325,11 +332,20 @@ func (sr *stepRun) finish() *Result {
 	if interrupted {
 		end = max(at, sr.winStart)
 	}
+	budget := sr.r.cfg.MemoryBudget
+	if budget <= 0 {
+		budget = DefaultMemoryBudget
+	}
+	perUser := 0.0
+	if sr.made >= 100 { // enough users for their cost to stand out from the step's own
+		perUser = float64(max(heapBytes()-sr.heap0, 0)) / float64(sr.made)
+	}
 	res := &Result{
 		Step: sr.st, WindowStart: sr.winStart, WindowEnd: end,
 		Sent: sent, Iterations: iterations, Started: sr.startedSending(), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
 		Trace:       sr.rec.Trace(),
 		Interrupted: interrupted, Workers: sr.workers, NotLoggedIn: notLoggedIn, LoggedInEarlier: earlier,
+		MemoryLimited: sr.memoryLimited, MemoryBudget: budget, HeapAtLimit: sr.heapAtLimit, PeakRSS: peakRSS(), BytesPerUser: perUser,
 	}
 	if sr.connLimited {
 		res.ConnLimit = sr.r.cfg.MaxConns

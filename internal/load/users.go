@@ -65,7 +65,7 @@ func (e *users) Send(_ int, pick uint64, tag transport.Tag) bool {
 		if e.fhead++; e.fhead == len(e.free) {
 			e.free, e.fhead = e.free[:0], 0
 		}
-	case len(e.vus) < e.cap:
+	case len(e.vus) < e.cap && (len(e.vus) < len(e.lr.r.vus) || e.lr.r.mayMakeUser(e.lr.sr)):
 		u = len(e.vus)
 	default:
 		return false

@@ -465,6 +465,17 @@ type Generator struct {
 	// on its own machine).
 	HostOtherPct *float64 `json:"host_other_cpu_pct,omitempty"`
 	HostStealPct *float64 `json:"host_steal_pct,omitempty"`
+	// PeakRSSMB is the most resident memory ceiling's process had held by
+	// the step's end, and BytesPerUser what its heap grew by for each user
+	// the step made (when it made at least 100; absent otherwise): the cost
+	// of a virtual user. MemoryBudgetMB is set when the open model stopped
+	// making users at its memory budget, the heap then HeapAtLimitMB: its
+	// late arrivals waited for a user to come free. One generator's, absent
+	// from a merged step.
+	PeakRSSMB      float64 `json:"peak_rss_mb,omitempty"`
+	BytesPerUser   float64 `json:"bytes_per_user,omitempty"`
+	MemoryBudgetMB float64 `json:"memory_budget_mb,omitempty"`
+	HeapAtLimitMB  float64 `json:"heap_at_limit_mb,omitempty"`
 }
 
 // Target is what the monitored target did during a step's window.

@@ -114,6 +114,10 @@ var generatorRules = []rule{
 	{"ConnLimit", unset("none: one generator's, which its part's reason says"), whole},
 	{"HostOtherPct", unset("none: each part's machine is its own"), whole},
 	{"HostStealPct", unset("none: each part's machine is its own"), whole},
+	{"PeakRSSMB", unset("none: each part's machine is its own"), whole},
+	{"BytesPerUser", unset("none: each part's machine is its own"), whole},
+	{"MemoryBudgetMB", unset("none: one generator's, which its part's reason says"), whole},
+	{"HeapAtLimitMB", unset("none: one generator's, which its part's reason says"), whole},
 }
 
 // pointRules are Point's, for the parts' seconds that end at the same

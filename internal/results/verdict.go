@@ -178,7 +178,8 @@ func (s *Step) generatorLimited() bool {
 	late := s.Late >= GeneratorLateMin && s.lateShare() > GeneratorLateShare
 	cpu := s.Generator != nil && s.Generator.CPUs > 0 && s.Generator.CPUPct >= GeneratorCPUShare*100*float64(s.Generator.CPUs) && len(s.Parts) == 0
 	own := s.ownFailures() > 0 && len(s.Parts) == 0
-	return late || cpu || own || slices.ContainsFunc(s.Parts, func(p Part) bool { return p.GeneratorLimited })
+	memory := s.Generator != nil && s.Generator.MemoryBudgetMB > 0 && s.Late > 0 && len(s.Parts) == 0
+	return late || cpu || own || memory || slices.ContainsFunc(s.Parts, func(p Part) bool { return p.GeneratorLimited })
 }
 
 // ownFailures counts the exchanges that failed in ceiling itself, before
@@ -338,6 +339,9 @@ func (s *Step) generatorReasons() []string {
 	}
 	if g := s.Generator; g != nil && g.ConnLimit > 0 && len(why) > 0 {
 		why = append(why, fmt.Sprintf("its connections held at %d by its open-file limit of %d (ulimit -n; a reserve kept for its files)", g.ConnLimit, g.FDLimit))
+	}
+	if g := s.Generator; g != nil && g.MemoryBudgetMB > 0 && s.Late > 0 {
+		why = append(why, fmt.Sprintf("its users held at %d by its memory budget of %.0f MiB (the heap at %.0f MiB): a late arrival waited for a user to come free instead of making one", s.Workers, g.MemoryBudgetMB, g.HeapAtLimitMB))
 	}
 	if g := s.Generator; g != nil && g.CPUPct >= GeneratorCPUShare*100*float64(g.CPUs) {
 		why = append(why, fmt.Sprintf("ceiling used %.0f%% CPU of %d cores", g.CPUPct, g.CPUs))

@@ -53,6 +53,13 @@ func newStep(res *load.Result, scenarios, tagKeys []string, share float64) (resu
 		Warnings:       []string{},
 		VerdictReasons: []string{},
 	}
+	if res.PeakRSS > 0 {
+		st.Generator.PeakRSSMB = float64(res.PeakRSS) / (1 << 20)
+	}
+	st.Generator.BytesPerUser = res.BytesPerUser
+	if res.MemoryLimited {
+		st.Generator.MemoryBudgetMB, st.Generator.HeapAtLimitMB = float64(res.MemoryBudget)/(1<<20), float64(res.HeapAtLimit)/(1<<20)
+	}
 	if res.HostKnown {
 		other, steal := max(res.HostCPU-res.GeneratorCPU, 0), max(res.HostSteal, 0)
 		st.Generator.HostOtherPct, st.Generator.HostStealPct = &other, &steal

@@ -171,3 +171,32 @@ func TestHugeChunkSize(t *testing.T) {
 		}
 	}
 }
+
+// The bodies kept for checks are bounded for the whole process, not only
+// per exchange: a body that would take them past the budget fails in
+// ceiling itself (generator), the budget is whole again once the exchange
+// is over, and a body within it is kept as ever.
+func TestKeptBodiesBudget(t *testing.T) {
+	old := kept.limit.Load()
+	kept.limit.Store(64 << 10)
+	t.Cleanup(func() { kept.limit.Store(old) })
+	big := make([]byte, 200<<10)
+	addr, _ := rawServer(t, func(n int64) []byte {
+		if n%2 == 0 {
+			return append([]byte("HTTP/1.1 200 OK\r\nContent-Length: 204800\r\n\r\n"), big...)
+		}
+		return []byte(okReply)
+	})
+	ex := New(Config{Timeout: time.Second})
+	defer ex.Close()
+	s := ex.Session()
+	var out transport.Outcome
+	s.Do(&transport.Request{Method: "GET", URL: "http://" + addr + "/big", Capture: true}, &out)
+	if out.Kind != transport.Generator || kept.used.Load() != 0 {
+		t.Errorf("a body past the budget: %v, budget used %d after it; want generator, 0", out.Kind, kept.used.Load())
+	}
+	s.Do(&transport.Request{Method: "GET", URL: "http://" + addr + "/ok", Capture: true}, &out)
+	if out.Kind != transport.OK || string(out.Body) != "ok" || kept.used.Load() != 0 {
+		t.Errorf("a small body: %v %q, budget used %d after it; want ok, kept, 0", out.Kind, out.Body, kept.used.Load())
+	}
+}

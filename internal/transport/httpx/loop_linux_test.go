@@ -650,6 +650,18 @@ func TestLoopCapturesBody(t *testing.T) {
 	if f := pollUntilSent(t, small, &r); f.out.Kind != want.Kind || f.out.Kind != transport.Protocol {
 		t.Errorf("a body past the cap: %v, H1 %v; want protocol", f.out.Kind, want.Kind)
 	}
+
+	// Past the process's kept-body budget: generator, as on H1, and the
+	// budget is whole again after it.
+	old := kept.limit.Load()
+	kept.limit.Store(64 << 10)
+	defer kept.limit.Store(old)
+	wide := New(Config{Timeout: 5 * time.Second})
+	defer wide.Close()
+	wide.Session().Do(&r, &want)
+	if f := pollUntilSent(t, lp, &r); f.out.Kind != want.Kind || f.out.Kind != transport.Generator || kept.used.Load() != 0 {
+		t.Errorf("a body past the kept budget: %v, H1 %v, budget used %d after; want generator, 0", f.out.Kind, want.Kind, kept.used.Load())
+	}
 }
 
 // pollUntilSent sends r on lp and returns how it ended.

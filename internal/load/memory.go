@@ -1,0 +1,60 @@
+package load
+
+import (
+	"fmt"
+	"runtime/metrics"
+)
+
+// DefaultMemoryBudget is Config.MemoryBudget's default: the heap the open
+// model may hold before it makes no more users.
+const DefaultMemoryBudget = 1 << 30
+
+// memoryCheckEvery is how many new users come between two readings of the
+// heap: a reading costs about a microsecond, a user at least a few
+// kilobytes.
+const memoryCheckEvery = 64
+
+// heapSample reads the bytes held by heap objects, live or not yet swept.
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+// heapBytes returns the bytes the heap's objects hold.
+func heapBytes() int64 {
+	metrics.Read(heapSample)
+	if heapSample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(heapSample[0].Value.Uint64())
+}
+
+// mayMakeUser reports whether the open model may make one more user in
+// step sr: every memoryCheckEvery new users it reads the heap, and once the
+// heap holds more than the budget it makes none for the rest of the step
+// (its arrivals wait for a free user, late, and the step says why: Result.
+// MemoryLimited). It is called from one goroutine at a time (the step's
+// scheduler).
+func (r *Runner) mayMakeUser(sr *stepRun) bool {
+	if sr.memoryLimited {
+		return false
+	}
+	sr.made++
+	if sr.made%memoryCheckEvery != 0 {
+		return true
+	}
+	budget := r.cfg.MemoryBudget
+	if budget <= 0 {
+		budget = DefaultMemoryBudget
+	}
+	if h := heapBytes(); h > budget {
+		sr.memoryLimited, sr.heapAtLimit = true, h
+		return false
+	}
+	return true
+}
+
+// memoryText writes a byte count for a reason: "1.0 GiB", "768 MiB".
+func memoryText(b int64) string {
+	if b >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%d MiB", b>>20)
+}
