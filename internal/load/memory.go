@@ -30,9 +30,10 @@ func heapBytes() int64 {
 // step sr: every memoryCheckEvery new users it reads the heap, and once the
 // heap holds more than the budget it makes none for the rest of the step
 // (its arrivals wait for a free user, late, and the step says why: Result.
-// MemoryLimited). It is called from one goroutine at a time (the step's
-// scheduler).
+// MemoryLimited). The step's lanes call it at once (memMu).
 func (r *Runner) mayMakeUser(sr *stepRun) bool {
+	sr.memMu.Lock()
+	defer sr.memMu.Unlock()
 	if sr.memoryLimited {
 		return false
 	}

@@ -61,12 +61,17 @@ type stepRun struct {
 	workers          int
 	connLimited      bool // an arrival waited at Config.MaxConns; the scheduler's own
 	// made counts the users the step made (mayMakeUser); memoryLimited says
-	// it stopped making them, the heap at heapAtLimit past the budget. The
-	// scheduler's own.
+	// it stopped making them, the heap at heapAtLimit past the budget.
+	// Guarded by memMu: the lanes make users at once.
+	memMu         sync.Mutex
 	made          int
 	memoryLimited bool
 	heapAtLimit   int64
 	heap0         int64 // the heap's objects when the step began
+	// laneCPU is each lane's thread's CPU time over the step, when it ran
+	// on the event loops.
+	laneCPU   []time.Duration
+	laneEnded []int64
 	// work is the context of the step's iterations: cancelled when the step
 	// gives up on its in-flight work, or when the runner is closed.
 	work   context.Context
@@ -92,7 +97,7 @@ type stepRun struct {
 func (r *Runner) newStepRun(st Step, loop bool) *stepRun {
 	shards := shardCount()
 	if loop {
-		shards = 1
+		shards = r.laneCount() // each lane records into a shard of its own
 	}
 	start := r.now()
 	work, giveUp := context.WithCancel(r.stop)
@@ -346,6 +351,7 @@ func (sr *stepRun) finish() *Result {
 		Trace:       sr.rec.Trace(),
 		Interrupted: interrupted, Workers: sr.workers, NotLoggedIn: notLoggedIn, LoggedInEarlier: earlier,
 		MemoryLimited: sr.memoryLimited, MemoryBudget: budget, HeapAtLimit: sr.heapAtLimit, PeakRSS: peakRSS(), BytesPerUser: perUser,
+		LaneCPU: sr.laneCPU, LaneExchanges: sr.laneEnded,
 	}
 	if sr.connLimited {
 		res.ConnLimit = sr.r.cfg.MaxConns

@@ -25,6 +25,7 @@ type Quick struct {
 	HTTP2, Insecure, Each     bool
 	FollowRedirects           bool
 	Strict                    bool
+	Loops                     int
 }
 
 // Apply writes into p the quick flags the user set: set reports whether a
@@ -66,6 +67,9 @@ func (p *Plan) Apply(q *Quick, set func(flag string) bool) error {
 	}
 	if set("slo") {
 		p.SLO = q.SLO
+	}
+	if set("loops") {
+		p.Load.Loops = q.Loops
 	}
 	if set("strict") {
 		strict := q.Strict

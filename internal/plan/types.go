@@ -239,6 +239,12 @@ type Load struct {
 	// MaxWorkers caps concurrent open-model exchanges. Zero: rate × timeout,
 	// at least 64 and at most 20000. Arrivals past the cap wait and count as late.
 	MaxWorkers int `yaml:"max_workers"`
+	// Loops is how many event loops send the load, each on a core of its
+	// own with its own connections and users, the step split between them
+	// (the open model's arrivals striped, the closed model's users shared
+	// out). Zero: one per core ceiling may use (GOMAXPROCS). A plan that
+	// runs on goroutines (HTTPS, HTTP/2, redirects) ignores it.
+	Loops int `yaml:"loops"`
 	// Seed seeds Poisson arrivals. Zero: a fixed default, so runs repeat.
 	Seed int64 `yaml:"seed"`
 	// Each runs the stairs once per scenario, that scenario alone, instead

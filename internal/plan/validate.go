@@ -12,6 +12,9 @@ import (
 	"time"
 )
 
+// MaxLoops is the most event loops a plan may ask for (load.loops).
+const MaxLoops = 256
+
 // Limits on load levels: past them a plan is far more likely a typo than a
 // test one generator (or a fleet of them) could carry out.
 const (
@@ -211,6 +214,9 @@ func (c *checker) load() {
 		}
 	}
 	c.timings()
+	if l.Loops < 0 || l.Loops > MaxLoops {
+		c.add("load.loops", "want 0 (one per core) to %d, not %d", MaxLoops, l.Loops)
+	}
 	if l.MaxWorkers < 0 {
 		c.add("load.max_workers", "want 0 (automatic) or more, not %d", l.MaxWorkers)
 	}

@@ -472,6 +472,15 @@ type Generator struct {
 	// making users at its memory budget, the heap then HeapAtLimitMB: its
 	// late arrivals waited for a user to come free. One generator's, absent
 	// from a merged step.
+	// Loops counts the event loops the step ran on (each a lane of its
+	// load, on an OS thread of its own), and LoopCPUPct is each one's CPU
+	// in percent of one core: the one near 100 is the bottleneck. Absent
+	// when it ran on goroutines, and from a merged step.
+	Loops      int       `json:"loops,omitempty"`
+	LoopCPUPct []float64 `json:"loop_cpu_pct,omitempty"`
+	// LoopExchanges counts the exchanges each loop ended (its warm-up and
+	// drain included): how evenly they shared the step.
+	LoopExchanges  []int64 `json:"loop_exchanges,omitempty"`
 	PeakRSSMB      float64 `json:"peak_rss_mb,omitempty"`
 	BytesPerUser   float64 `json:"bytes_per_user,omitempty"`
 	MemoryBudgetMB float64 `json:"memory_budget_mb,omitempty"`

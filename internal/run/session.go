@@ -100,7 +100,9 @@ type Session struct {
 	await  time.Duration
 	set    *scenario.Set
 	ex     transport.Exchanger
-	loop   transport.Loop // nil: no event loop (see eventLoop)
+	loop   transport.Loop // nil: no event loop (see eventLoops)
+	// moreLoops are the event loops past the first: one per core in all.
+	moreLoops []transport.Loop
 	cookie bool           // the first answer set a cookie: every user keeps its own (load.Config.Cookies)
 	// preflights counts the requests the preflight sent (the login's first
 	// request, with a login): outside every step's counts, and said so.
@@ -234,7 +236,7 @@ func openHere(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, se
 	}
 	cfg := loadConfig(p, &o)
 	cfg.MaxConns = s.conns
-	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(s.outs.progress(), s.sinks)
+	cfg.Exchanger, cfg.Loop, cfg.MoreLoops, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, s.moreLoops, set.Frames(), set, ticking(s.outs.progress(), s.sinks)
 	cfg.OnSecond = s.onSecond()
 	cfg.Cookies = s.cookie
 	s.runner = load.NewRunner(cfg)
@@ -292,7 +294,7 @@ func (s *Session) connect() (transport.SocketDialer, string, error) {
 		s.note("preflight: " + refused + "; a step in which every request is refused is INVALID and fails the run")
 	}
 	if s.o.Exchanger == nil {
-		s.loop = eventLoop(s.p)
+		s.loop, s.moreLoops = eventLoops(s.p)
 	}
 	s.cookie = cookie
 	return dialer, refused, nil
@@ -712,6 +714,9 @@ func (s *Session) closeTransport() {
 	s.set.CloseSockets()
 	if s.ex != nil {
 		s.ex.Close()
+	}
+	for _, lp := range s.moreLoops {
+		lp.Close()
 	}
 	if s.loop != nil {
 		s.loop.Close()
