@@ -391,7 +391,7 @@ func (s *Step) validity(rules Rules) []finding {
 	if n := s.Errors["redirect"]; n > 0 {
 		w = append(w, finding{fmt.Sprintf("%d redirects", n), fmt.Sprintf("%d redirects: a page that answers with a redirect (to a login page?) is not the page", n)})
 	}
-	if s.timeoutShaped(rules) && s.Verdict != Overloaded {
+	if s.timeoutShaped(rules) && (s.Verdict == Healthy || s.Verdict == Stressed) {
 		w = append(w, finding{"p99 at the timeout", fmt.Sprintf("p99 %s reached the timeout (%s): the timeout, not the target, shaped the percentiles", ms(s.LatencyMS.P99), ms(rules.TimeoutMS))})
 	}
 	return append(w, s.sameBodies()...)
@@ -399,9 +399,9 @@ func (s *Step) validity(rules Rules) []finding {
 
 // timeoutShaped reports whether the step's p99 reached the exchange
 // timeout: its percentiles are then the timeout's, lower bounds of the
-// target's. An OVERLOADED step says so in a note: its verdict stands
-// either way, and the top of a stairs that overloads its target is not
-// invalid for it.
+// target's. An OVERLOADED (or GENERATOR LIMITED) step says so in a note:
+// its verdict stands either way, and the top of a stairs that overloads
+// its target is not invalid for it.
 func (s *Step) timeoutShaped(rules Rules) bool {
 	return rules.TimeoutMS > 0 && s.Completed > 0 && s.LatencyMS.P99 >= 0.99*rules.TimeoutMS
 }
@@ -662,7 +662,7 @@ func (s *Step) notes(prev *Step, rules Rules) []string {
 	} else if d != nil && d.Undelivered > 0 {
 		n = append(n, fmt.Sprintf("delivery: %d of %d accepted ids are missing (not delivered yet, not proven lost)", d.Undelivered, d.Expected))
 	}
-	if s.Verdict == Overloaded && s.timeoutShaped(rules) {
+	if (s.Verdict == Overloaded || s.Verdict == GeneratorLimited) && s.timeoutShaped(rules) {
 		n = append(n, fmt.Sprintf("p99 %s reached the timeout (%s): its percentiles are lower bounds, shaped by the timeout", ms(s.LatencyMS.P99), ms(rules.TimeoutMS)))
 	}
 	t := s.Target

@@ -97,13 +97,13 @@ type Session struct {
 	// search, repeats): the SLO's longest "<" delivery latency bound, so
 	// that the ids in flight at the step's end are known to be under it or
 	// not. Zero: the figures are taken at once.
-	await  time.Duration
-	set    *scenario.Set
-	ex     transport.Exchanger
-	loop   transport.Loop // nil: no event loop (see eventLoops)
+	await time.Duration
+	set   *scenario.Set
+	ex    transport.Exchanger
+	loop  transport.Loop // nil: no event loop (see eventLoops)
 	// moreLoops are the event loops past the first: one per core in all.
 	moreLoops []transport.Loop
-	cookie bool           // the first answer set a cookie: every user keeps its own (load.Config.Cookies)
+	cookie    bool // the first answer set a cookie: every user keeps its own (load.Config.Cookies)
 	// preflights counts the requests the preflight sent (the login's first
 	// request, with a login): outside every step's counts, and said so.
 	preflights int
