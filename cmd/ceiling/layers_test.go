@@ -76,6 +76,13 @@ var formats = map[string][]string{
 	"internal/compare": {"internal/load", "internal/scenario", "internal/run"},
 }
 
+// consumers are the packages that follow a run (the live line, the
+// outputs, the live page): run hands them values of the result format and
+// depends on none of them, directly or not.
+var consumers = map[string][]string{
+	"internal/run": {"internal/report", "internal/outputs", "internal/dashboard"},
+}
+
 // commandLine lists the packages that know nothing of command lines: the
 // plan is a file format, whatever command reads it, so the packages that
 // own a command's configuration register its flags, not plan.
@@ -139,6 +146,14 @@ func TestLayers(t *testing.T) {
 	for pkg := range layer {
 		if _, err := os.Stat(filepath.Join(root, pkg)); err != nil {
 			t.Errorf("docs/architecture.md's layer table lists %s, which does not exist", pkg)
+		}
+	}
+	for pkg, banned := range consumers {
+		deps := closure(imports, pkg)
+		for _, b := range banned {
+			if slices.Contains(deps, b) {
+				t.Errorf("%s depends on %s: a run hands its followers values of the result format, and knows none of them", pkg, b)
+			}
 		}
 	}
 	for pkg, banned := range formats {

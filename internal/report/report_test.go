@@ -130,7 +130,7 @@ func TestHTML(t *testing.T) {
 // window (none in the warm-up) and one when the step ends; on a terminal
 // the line is rewritten in place every tick.
 func TestLiveLines(t *testing.T) {
-	st := Progress{Index: 0, Rate: 100, Warmup: 2 * time.Second, Length: 12 * time.Second, Achieved: 100}
+	st := results.Progress{Index: 0, Rate: 100, Warmup: 2 * time.Second, Length: 12 * time.Second, Achieved: 100}
 	ticks := func(l *Live) {
 		for s := 1; s <= 14; s++ {
 			p := st
@@ -170,16 +170,16 @@ func TestLiveLines(t *testing.T) {
 func TestLiveDeliveries(t *testing.T) {
 	var b bytes.Buffer
 	l := NewLive(&b, false, 1)
-	l.Update(Progress{Rate: 160, Length: 20 * time.Second, Elapsed: 20 * time.Second, Done: true, Achieved: 160,
-		Delivery: &Delivery{Expected: 3200, Delivered: 1404, Backlog: 1796}})
+	l.Update(results.Progress{Rate: 160, Length: 20 * time.Second, Elapsed: 20 * time.Second, Done: true, Achieved: 160,
+		Delivery: &results.DeliveryNow{Expected: 3200, Delivered: 1404, Backlog: 1796}})
 	if !strings.Contains(b.String(), "delivered 1404/3200  backlog 1796") {
 		t.Errorf("live line = %q, want the deliveries and the backlog", b.String())
 	}
 	drain := func(l *Live) {
 		for s := 1; s <= 12; s++ {
-			l.Drain(Draining{Elapsed: time.Duration(s) * time.Second, Timeout: time.Minute, Missing: int64(1800 - 80*s), Arrived: 80})
+			l.Drain(results.Draining{Elapsed: time.Duration(s) * time.Second, Timeout: time.Minute, Missing: int64(1800 - 80*s), Arrived: 80})
 		}
-		l.Drain(Draining{Elapsed: 12500 * time.Millisecond, Timeout: time.Minute, Missing: 840, Done: true})
+		l.Drain(results.Draining{Elapsed: 12500 * time.Millisecond, Timeout: time.Minute, Missing: 840, Done: true})
 	}
 	var term bytes.Buffer
 	drain(NewLive(&term, true, 1))

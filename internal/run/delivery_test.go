@@ -134,8 +134,15 @@ func TestLanesOverCapacityFallBehind(t *testing.T) {
 	srv := gateway(t, fmt.Sprintf("http://127.0.0.1:%d", port), func() time.Duration { return 0 }, func(deliver func()) { queue <- deliver })
 	res := deliveryRun(t, srv.URL, port, "{rates: [208], step: 3s, warmup: 500ms}")
 	s := res.Steps[0]
-	if why := s.FellBehind(); why == "" || s.Verdict != results.Overloaded {
-		t.Errorf("verdict %s (%s), backlog samples %v; want OVERLOADED: the lanes fell behind", s.Verdict, s.VerdictReason, s.Delivery.BacklogSamples)
+	// On a starved machine the generator may not hold the rate either, and
+	// GENERATOR LIMITED, which says the load was not what was asked, comes
+	// before OVERLOADED: the backlog's finding must still be there.
+	why := s.FellBehind()
+	if why == "" || s.Verdict != results.Overloaded && s.Verdict != results.GeneratorLimited {
+		t.Errorf("verdict %s (%s), fell behind %q, backlog samples %v; want OVERLOADED: the lanes fell behind", s.Verdict, s.VerdictReason, why, s.Delivery.BacklogSamples)
+	}
+	if s.Verdict == results.GeneratorLimited {
+		t.Logf("the generator could not hold the rate on this machine (%s); the lanes still fell behind: %s", s.VerdictReason, why)
 	}
 }
 

@@ -650,7 +650,7 @@ func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
 		follow := s.outs.progress()
 		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base(), draining(follow))
 		d := s.res.Delivery
-		end := &Draining{
+		end := &results.Draining{
 			Elapsed: time.Duration(d.DrainS * float64(time.Second)), Timeout: s.sinks.drain,
 			Missing: d.Missing(), Done: true, Complete: d.DrainComplete != nil && *d.DrainComplete,
 		}
