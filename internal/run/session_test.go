@@ -83,8 +83,8 @@ type following struct{ ticks, ends *int }
 func (f *following) Start(*results.Result) error { return nil }
 func (f *following) Step(*Finished) error        { *f.ends++; return nil }
 func (f *following) Stop(*results.Result) error  { return nil }
-func (f *following) Progress(*results.Progress)          { *f.ticks++ }
-func (f *following) Drain(*results.Draining)             {}
+func (f *following) Progress(*results.Progress)  { *f.ticks++ }
+func (f *following) Drain(*results.Draining)     {}
 
 // A whole session without sockets: open, three steps under the target's
 // capacity of 400/s, then a search for the edge, which finishes it. Every
