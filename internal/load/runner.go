@@ -347,6 +347,13 @@ func (r *Runner) vu(id int) *scenario.VU {
 	return r.vus[id]
 }
 
+// userCount returns the number of virtual users made so far.
+func (r *Runner) userCount() int {
+	r.vusMu.Lock()
+	defer r.vusMu.Unlock()
+	return len(r.vus)
+}
+
 // made reports whether virtual user id exists already (an earlier step's).
 func (r *Runner) made(id int) bool {
 	r.vusMu.Lock()
