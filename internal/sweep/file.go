@@ -71,14 +71,14 @@ type FileFind struct {
 func LoadFile(path string) (*File, error) {
 	data, err := plan.ReadLimited(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: read sweep file: %w", ErrInvalid, err)
+		return nil, invalid("read sweep file: %w", err)
 	}
 	f := &File{path: path, data: data}
 	if err := plan.Decode(path, data, f); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, invalid("%w", err)
 	}
 	if err := f.check(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, invalid("%w", err)
 	}
 	return f, nil
 }
@@ -229,7 +229,7 @@ func (l *FileLauncher) NewLauncher() (Launcher, error) {
 	case "command":
 		return &Commands{Target: t, Apply: l.Apply, Teardown: l.Teardown, Timeout: l.Timeout.Duration}, nil
 	}
-	return nil, fmt.Errorf("%w: launcher %q: want local, docker, podman or command", ErrInvalid, l.Kind)
+	return nil, invalid("launcher %q: want local, docker, podman or command", l.Kind)
 }
 
 // findFlags returns find mode's search settings, nil in stairs mode.

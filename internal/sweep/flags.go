@@ -70,7 +70,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 // flags the user set (changed reports one by name), with the quick flags
 // (--url, --rate, --slo...) applied to every shape's plan; --url,
 // --target and --prom are templates of the shape. args is the command
-// line, for sweep.json (its secrets redacted). Errors wrap ErrInvalid.
+// line, for sweep.json (its secrets redacted). Its errors are
+// *failure.InputError: a problem with what the user gave.
 func (f *Flags) Spec(file string, q plan.Quick, changed func(string) bool, args []string) (Spec, error) {
 	sf := &File{}
 	if file != "" {
