@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // testLauncher starts nothing (the target is the test's own server); it
@@ -44,8 +43,7 @@ func readSweep(t *testing.T, path string) Result {
 // that says it is partial, not one that names the best of a sweep it did
 // not finish. The last write marks the best, and is finished.
 func TestSweepFileUnfinishedUntilItsLastWrite(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) }))
-	defer srv.Close()
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Body: "ok"})
 	out := filepath.Join(t.TempDir(), "sweep.json")
 	configs, err := ParseConfigs("1@1/256m 2@1/256m 4@1/256m")
 	if err != nil {

@@ -731,10 +731,9 @@ func TestLoopDialFailures(t *testing.T) {
 		}
 	})
 	t.Run("403", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) }))
-		defer srv.Close()
+		srv := testkit.NewTarget(t, testkit.TargetConfig{Status: http.StatusForbidden})
 		l := newTestLoop(t)
-		_, err := l.Dial(context.Background(), transport.SocketConfig{URL: wsURL(srv), Timeout: 3 * time.Second}, testOwner)
+		_, err := l.Dial(context.Background(), transport.SocketConfig{URL: testkit.WSURL(srv.URL), Timeout: 3 * time.Second}, testOwner)
 		var he *transport.HandshakeError
 		if !errors.As(err, &he) || he.Status != http.StatusForbidden {
 			t.Fatalf("Dial: %v, want a HandshakeError of 403", err)
