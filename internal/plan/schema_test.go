@@ -54,6 +54,14 @@ func TestSchemaMatchesTypes(t *testing.T) {
 			t.Errorf("schema %s enum mismatch (-want +got):\n%s", e.path, diff)
 		}
 	}
+	var kinds []string
+	for _, k := range OutputKinds {
+		kinds = append(kinds, k.Name)
+	}
+	items, _ := w.at("outputs")["items"].(map[string]any)
+	if want := "^(" + strings.Join(kinds, "|") + ")=.+"; items["pattern"] != want {
+		t.Errorf("schema outputs pattern %v, want %q: the kinds of OutputKinds", items["pattern"], want)
+	}
 }
 
 // schemaWalk compares Go types with schema nodes.
