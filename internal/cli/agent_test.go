@@ -15,7 +15,6 @@ import (
 	"math/big"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,17 +85,6 @@ func startAgentCmd(t *testing.T, token string, args ...string) (string, *exec.Cm
 	return "", nil
 }
 
-// slowServer answers after d, on loopback.
-func slowServer(t *testing.T, d time.Duration) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		time.Sleep(d)
-		w.Write([]byte("ok"))
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
 // Three agents, each its own process, at 600/s in all against a 20 ms
 // endpoint: exactly the arrivals of one process, and the same percentiles
 // within noise, merged from their histograms.
@@ -108,7 +96,7 @@ func TestAgentsMatchOneProcess(t *testing.T) {
 		a, _ := startAgent(t, token)
 		addrs = append(addrs, a)
 	}
-	url := slowServer(t, 20*time.Millisecond) + "/api"
+	url := delayServer(t, 20*time.Millisecond).URL + "/api"
 	dir := t.TempDir()
 	args := []string{"run", "--url", url, "--rate", "600", "--step", "1s", "--warmup", "300ms", "--quiet"}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -167,7 +155,7 @@ func TestAgentLost(t *testing.T) {
 	token := tokenFile(t)
 	a1, _ := startAgent(t, token)
 	a2, p2 := startAgent(t, token)
-	url := slowServer(t, 5*time.Millisecond) + "/"
+	url := delayServer(t, 5*time.Millisecond).URL + "/"
 	out := filepath.Join(t.TempDir(), "result.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -254,7 +242,7 @@ func TestAgentTakenOverAfterCoordinatorKilled(t *testing.T) {
 	const lease = 2 * time.Second
 	token := tokenFile(t)
 	addr, _ := startAgent(t, token, "--lease", lease.String())
-	url := slowServer(t, 0) + "/"
+	url := delayServer(t, 0).URL + "/"
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +304,7 @@ func TestAgentsRefuse(t *testing.T) {
 	t.Parallel()
 	token := tokenFile(t)
 	addr, _ := startAgent(t, token)
-	url := slowServer(t, 0) + "/"
+	url := delayServer(t, 0).URL + "/"
 	wrong := filepath.Join(t.TempDir(), "wrong")
 	os.WriteFile(wrong, []byte("another-token-0123456789"), 0o600)
 	code, _, stderr := ceiling(t, context.Background(), "run", "--url", url, "--rate", "10", "--step", "300ms",
@@ -384,7 +372,7 @@ func TestAgentsFind(t *testing.T) {
 // refuses inputs that are not every segment of one plan.
 func TestSegmentsMerge(t *testing.T) {
 	long(t)
-	url := slowServer(t, 10*time.Millisecond) + "/"
+	url := delayServer(t, 10*time.Millisecond).URL + "/"
 	dir := t.TempDir()
 	exe, err := os.Executable()
 	if err != nil {
@@ -440,7 +428,7 @@ func TestAgentsClosedModel(t *testing.T) {
 	token := tokenFile(t)
 	a1, _ := startAgent(t, token)
 	a2, _ := startAgent(t, token)
-	url := slowServer(t, 5*time.Millisecond) + "/"
+	url := delayServer(t, 5*time.Millisecond).URL + "/"
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", url, "--vus", "3", "--step", "500ms", "--warmup", "100ms",
 		"--agents", a1+","+a2, "--token-file", token, "--out", out, "--quiet")
@@ -465,7 +453,7 @@ func TestAgentOnceAndEmit(t *testing.T) {
 	t.Parallel()
 	token := tokenFile(t)
 	addr, cmd := startAgentCmd(t, token, "--once")
-	url := slowServer(t, 0) + "/"
+	url := delayServer(t, 0).URL + "/"
 	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", url, "--rate", "20", "--step", "300ms", "--warmup", "100ms",
 		"--agents", addr, "--token-file", token, "--out", filepath.Join(t.TempDir(), "r.json"), "--emit-result", "--quiet")
 	if code != ExitOK {
@@ -519,7 +507,7 @@ func TestAgentTLS(t *testing.T) {
 	token := tokenFile(t)
 	cert, key := selfSigned(t)
 	addr, _ := startAgent(t, token, "--tls-cert", cert, "--tls-key", key)
-	url := slowServer(t, 0) + "/"
+	url := delayServer(t, 0).URL + "/"
 	args := []string{"run", "--url", url, "--rate", "20", "--step", "300ms", "--warmup", "100ms", "--agents", "https://" + addr, "--token-file", token,
 		"--agents-timeout", "2s", "--out", filepath.Join(t.TempDir(), "r.json"), "--quiet"}
 	if code, stdout, stderr := ceiling(t, context.Background(), append(args, "--agents-ca", cert)...); code != ExitOK {
@@ -536,7 +524,7 @@ func TestAgentTLS(t *testing.T) {
 func TestAgentAllowTargets(t *testing.T) {
 	t.Parallel()
 	token := tokenFile(t)
-	url := slowServer(t, 0) + "/"
+	url := delayServer(t, 0).URL + "/"
 	args := func(addr string) []string {
 		return []string{"run", "--url", url, "--rate", "10", "--step", "300ms", "--warmup", "100ms",
 			"--agents", addr, "--token-file", token, "--agents-timeout", "5s", "--out", filepath.Join(t.TempDir(), "r.json"), "--quiet"}

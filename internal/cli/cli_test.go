@@ -25,14 +25,10 @@ func ceiling(t *testing.T, ctx context.Context, args ...string) (ExitCode, strin
 	return code, out.String(), errb.String()
 }
 
-func delayServer(t *testing.T, d time.Duration) *httptest.Server {
+// delayServer is a target on loopback that answers "ok" after d.
+func delayServer(t *testing.T, d time.Duration) *testkit.Target {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(d)
-		w.Write([]byte("ok"))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	return testkit.NewTarget(t, testkit.TargetConfig{Delay: d, Body: "ok"})
 }
 
 func readResult(t *testing.T, path string) *results.Result {

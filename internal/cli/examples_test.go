@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/demo"
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // examplePlan reads a plan of docs/examples with its fixed addresses
@@ -339,10 +339,7 @@ func TestExampleLoginPagesEach(t *testing.T) {
 // INVALID, as the same-size guard does for a mix.
 func TestEachSameBodiesInvalid(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("<!doctype html><title>Log in</title><form method=post><input name=email><input name=password type=password></form>"))
-	}))
-	defer srv.Close()
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Body: "<!doctype html><title>Log in</title><form method=post><input name=email><input name=password type=password></form>"})
 	plan := writePlan(t, "target: "+srv.URL+"\nload: {vus: [2, 3], step: 200ms, warmup: 0s, think: 5ms}\nscenarios:\n  - {name: dashboard, request: {url: /dashboard}}\n  - {name: billing, request: {url: /billing}}\n")
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, _ := ceiling(t, context.Background(), "run", plan, "--each", "--out", out, "--quiet")

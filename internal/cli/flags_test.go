@@ -90,8 +90,7 @@ scenarios:
 // the absolute throughput>= instead.
 func TestClosedModelThresholds(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer srv.Close()
+	srv := testkit.NewTarget(t, testkit.TargetConfig{})
 	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--vus", "2", "--step", "200ms", "--slo", "rate>=0.95", "--quiet", "--out", filepath.Join(t.TempDir(), "r.json"))
 	if code != ExitBadInput || !strings.Contains(stderr, "throughput>=") {
 		t.Errorf("closed model with rate>=0.95: exit %d, stderr %q; want 2, pointing to throughput>=", code, stderr)

@@ -21,8 +21,7 @@ import (
 // makes the step INVALID, saying so and what to check.
 func TestWrongURLIsNotOverload(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.NotFoundHandler())
-	defer srv.Close()
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Status: http.StatusNotFound})
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL+"/nope", "--rate", "20", "--step", "300ms", "--warmup", "0s", "--out", out)
 	if strings.Contains(stdout, "OVERLOADED") || !strings.Contains(stdout, "every request failed with 404 Not Found: check the URL") {
@@ -38,12 +37,7 @@ func TestWrongURLIsNotOverload(t *testing.T) {
 // INVALID; find stops at the preflight (exit 3) instead of searching level
 // after level of refusals, and writes no step.
 func TestRefusedRequestsFail(t *testing.T) {
-	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		w.WriteHeader(http.StatusUnauthorized)
-	}))
-	defer srv.Close()
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Status: http.StatusUnauthorized})
 	dir := t.TempDir()
 	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL+"/api", "--rate", "20", "--step", "300ms", "--warmup", "0s", "--out", filepath.Join(dir, "run.json"))
 	warning := "preflight: the target refused the request: GET " + srv.URL + "/api answered 401 Unauthorized: check the credentials"
@@ -53,11 +47,11 @@ func TestRefusedRequestsFail(t *testing.T) {
 	if r := readResult(t, filepath.Join(dir, "run.json")); r.Passed || len(r.Steps) != 1 || r.Steps[0].Verdict != results.Invalid {
 		t.Errorf("run: passed %v, %d steps; want one INVALID step that fails the run\n%s", r.Passed, len(r.Steps), stdout)
 	}
-	hits.Store(0)
+	before := srv.Hits()
 	start := time.Now()
 	code, stdout, stderr = ceiling(t, context.Background(), "find", "--url", srv.URL+"/api", "--start", "20", "--step", "300ms", "--warmup", "0s", "--out", filepath.Join(dir, "find.json"))
-	if code != ExitCannotRun || !strings.Contains(stderr, warning) || !strings.Contains(stderr, "stopped before the first step") || hits.Load() != 1 {
-		t.Errorf("find = exit %d after %d requests in %v, stderr:\n%s\nwant exit 3 after the preflight's one, saying %q", code, hits.Load(), time.Since(start), stderr, warning)
+	if code != ExitCannotRun || !strings.Contains(stderr, warning) || !strings.Contains(stderr, "stopped before the first step") || srv.Hits()-before != 1 {
+		t.Errorf("find = exit %d after %d requests in %v, stderr:\n%s\nwant exit 3 after the preflight's one, saying %q", code, srv.Hits()-before, time.Since(start), stderr, warning)
 	}
 	if stdout != "" {
 		t.Errorf("find printed a table of nothing:\n%s", stdout)
@@ -193,10 +187,7 @@ func TestFailedCheckIsNamed(t *testing.T) {
 // in result.json and ±CoV% in the table; a steady target spreads little.
 func TestRepeatMedians(t *testing.T) {
 	long(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(5 * time.Millisecond)
-	}))
-	defer srv.Close()
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Delay: 5 * time.Millisecond})
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20,40", "--step", "400ms", "--warmup", "100ms", "--repeat", "3", "--out", out)
 	if code != ExitOK {

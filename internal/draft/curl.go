@@ -168,7 +168,51 @@ func splitURL(raw string) (base, rest string, err error) {
 // curlRequest turns a curl command into the plan's request, its URL
 // relative to host, the URL's origin.
 func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
-	r = &request{method: strings.ToUpper(c.method)}
+	data := c.dataInQuery()
+	host, rest, err := splitURL(c.url)
+	if err != nil {
+		return nil, "", err
+	}
+	s.curlEnv(c, data)
+	r = &request{method: c.sentMethod(), url: s.pathQuery(rest)}
+	headers, contentType, err := c.sentHeaders()
+	if err != nil {
+		return nil, "", err
+	}
+	if c.user != "" {
+		auth, err := s.basicAuth(c.user, headers)
+		if err != nil {
+			return nil, "", err
+		}
+		r.headers = append(r.headers, auth)
+	}
+	for _, h := range headers {
+		v, comment := s.headerValue(h[0], h[1])
+		r.headers = append(r.headers, header{name: h[0], value: v, comment: comment})
+	}
+	switch {
+	case c.hasData:
+		if contentType == "" {
+			contentType = "application/x-www-form-urlencoded" // as curl sends -d
+		}
+		contentType = s.bodyFor(r, data, contentType, "the body of "+r.method+" "+shownPath(r.url))
+	case c.upload != "":
+		contentType = s.bodyFor(r, c.upload, contentType, "the body of "+r.method+" "+shownPath(r.url))
+	}
+	if contentType != "" {
+		h := header{name: "Content-Type", value: lit(contentType)}
+		if r.isJSON && strings.HasPrefix(contentType, "application/x-www-form-urlencoded") {
+			h.comment = "as curl sends -d; if the API wants JSON, make it application/json"
+		}
+		r.headers = append(r.headers, h)
+	}
+	return r, host, nil
+}
+
+// dataInQuery returns the command's data joined with &, as curl sends
+// it; with -G, curl sends it in the URL's query instead, and the command
+// is left with no body.
+func (c *curlCmd) dataInQuery() string {
 	data := strings.Join(c.data, "&")
 	if c.get && c.hasData {
 		sep := "?"
@@ -178,11 +222,12 @@ func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
 		c.url += sep + data
 		c.hasData = false
 	}
-	host, rest, err := splitURL(c.url)
-	if err != nil {
-		return nil, "", err
-	}
-	// The variables the command reads itself are the plan's too.
+	return data
+}
+
+// curlEnv names in the plan the environment variables the command reads
+// itself: in its URL, cookie, body and headers.
+func (s *sketch) curlEnv(c *curlCmd, data string) {
 	read := []string{c.url, c.cookie, data, c.upload}
 	for _, h := range c.headers {
 		read = append(read, h[1])
@@ -192,21 +237,29 @@ func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
 			s.env.named(m[1], "as the curl command read it, $"+m[1])
 		}
 	}
-	r.url = s.pathQuery(rest)
-	if r.method == "" {
-		switch {
-		case c.head:
-			r.method = "HEAD"
-		case c.hasData:
-			r.method = "POST"
-		case c.upload != "":
-			r.method = "PUT"
-		default:
-			r.method = "GET"
-		}
+}
+
+// sentMethod is the method curl sends: -X's, or else HEAD with -I, POST
+// with a body, PUT with -T, GET.
+func (c *curlCmd) sentMethod() string {
+	switch {
+	case c.method != "":
+		return strings.ToUpper(c.method)
+	case c.head:
+		return "HEAD"
+	case c.hasData:
+		return "POST"
+	case c.upload != "":
+		return "PUT"
 	}
-	contentType := ""
-	var headers [][2]string
+	return "GET"
+}
+
+// sentHeaders returns the headers curl sends, but its Content-Type,
+// which it returns apart (empty: none given): the cookies of -b as a
+// Cookie header, a header given twice as one with both values, and what
+// --json adds.
+func (c *curlCmd) sentHeaders() (headers [][2]string, contentType string, err error) {
 	if c.cookie != "" {
 		c.headers = append(c.headers, [2]string{"Cookie", c.cookie})
 	}
@@ -238,39 +291,23 @@ func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
 			headers = append(headers, [2]string{"Accept", "application/json"})
 		}
 	}
-	if c.user != "" {
-		switch {
-		case hasHeader(headers, "Authorization"):
-			return nil, "", errors.New("both -u and an Authorization header: give one")
-		case hasEnv(c.user):
-			return nil, "", errors.New("-u reads an environment variable: give the header instead, -H \"Authorization: Basic $CREDENTIALS\" (user:password in base64)")
-		}
-		env := s.env.ref("basic auth", "user:password in base64 (`printf %s user:password | base64`), for the Authorization header", c.user)
-		r.headers = append(r.headers, header{name: "Authorization", value: "Basic " + envTemplate(env)})
-	}
-	for _, h := range headers {
-		v, comment := s.headerValue(h[0], h[1])
-		r.headers = append(r.headers, header{name: h[0], value: v, comment: comment})
-	}
-	switch {
-	case c.hasData:
-		if contentType == "" {
-			contentType = "application/x-www-form-urlencoded" // as curl sends -d
-		}
-		contentType = s.bodyFor(r, data, contentType, "the body of "+r.method+" "+shownPath(r.url))
-	case c.upload != "":
-		contentType = s.bodyFor(r, c.upload, contentType, "the body of "+r.method+" "+shownPath(r.url))
-	}
-	if contentType != "" {
-		h := header{name: "Content-Type", value: lit(contentType)}
-		if r.isJSON && strings.HasPrefix(contentType, "application/x-www-form-urlencoded") {
-			h.comment = "as curl sends -d; if the API wants JSON, make it application/json"
-		}
-		r.headers = append(r.headers, h)
-	}
-	return r, host, nil
+	return headers, contentType, nil
 }
 
+// basicAuth is the Authorization header of -u user:password, which the
+// plan reads from the environment; headers are the others sent.
+func (s *sketch) basicAuth(user string, headers [][2]string) (header, error) {
+	switch {
+	case hasHeader(headers, "Authorization"):
+		return header{}, errors.New("both -u and an Authorization header: give one")
+	case hasEnv(user):
+		return header{}, errors.New("-u reads an environment variable: give the header instead, -H \"Authorization: Basic $CREDENTIALS\" (user:password in base64)")
+	}
+	env := s.env.ref("basic auth", "user:password in base64 (`printf %s user:password | base64`), for the Authorization header", user)
+	return header{name: "Authorization", value: "Basic " + envTemplate(env)}, nil
+}
+
+// hasHeader reports whether hs holds a header of that name.
 func hasHeader(hs [][2]string, name string) bool {
 	for _, h := range hs {
 		if strings.EqualFold(h[0], name) {
@@ -535,6 +572,9 @@ func (c *curlCmd) flag(opt string) error {
 
 // option sets an option with a value.
 func (c *curlCmd) option(ctx context.Context, opt, val, dir string, urls []string) ([]string, error) {
+	if why, ok := refusedOptions[opt]; ok {
+		return nil, errors.New(why)
+	}
 	switch opt {
 	case "--url":
 		urls = append(urls, val)
@@ -544,25 +584,7 @@ func (c *curlCmd) option(ctx context.Context, opt, val, dir string, urls []strin
 		}
 		c.method = val
 	case "--header":
-		if strings.HasPrefix(val, "@") {
-			return nil, errors.New("-H @file: give each header with its own -H")
-		}
-		name, value, ok := strings.Cut(val, ":")
-		if !ok {
-			if n, found := strings.CutSuffix(val, ";"); found {
-				name, value, ok = n, "", true // "X;" sends X with no value
-			}
-		}
-		name = strings.TrimSpace(name)
-		if !ok || !headerName.MatchString(name) {
-			return nil, fmt.Errorf("-H %q: want \"Name: value\"", val)
-		}
-		value = strings.TrimSpace(value)
-		if value == "" && !strings.HasSuffix(val, ";") {
-			// "X:" removes a header curl would send: nothing to send.
-			return urls, nil
-		}
-		c.headers = append(c.headers, [2]string{name, value})
+		return urls, c.header(val)
 	case "--user-agent":
 		c.headers = append(c.headers, [2]string{"User-Agent", val})
 	case "--referer":
@@ -584,44 +606,83 @@ func (c *curlCmd) option(ctx context.Context, opt, val, dir string, urls []strin
 			return nil, fmt.Errorf("--max-time %q: want seconds", val)
 		}
 		c.maxTime = time.Duration(secs * float64(time.Second))
-	case "--data", "--data-ascii", "--data-binary", "--data-raw", "--json":
-		d := val
-		if opt != "--data-raw" && strings.HasPrefix(val, "@") {
-			b, err := c.readData(ctx, val[1:], dir)
-			if err != nil {
-				return nil, err
-			}
-			d = b
-			if opt == "--data" || opt == "--data-ascii" {
-				d = strings.NewReplacer("\r", "", "\n", "").Replace(d) // as curl does
-			}
+	case "--data", "--data-ascii", "--data-binary", "--data-raw", "--json", "--data-urlencode", "--upload-file":
+		return urls, c.body(ctx, opt, val, dir)
+	}
+	return urls, nil
+}
+
+// refusedOptions are the options with a value that a plan has no
+// counterpart for, and what to give instead.
+var refusedOptions = map[string]string{
+	"--form":        "multipart forms (-F) are not something a plan sends: give the body with -d or --data-binary and its Content-Type with -H",
+	"--form-string": "multipart forms (-F) are not something a plan sends: give the body with -d or --data-binary and its Content-Type with -H",
+	"--proxy":       "a proxy (-x): ceiling connects to the target itself",
+	"--cert":        "client certificates (-E, --key): ceiling sends none",
+	"--key":         "client certificates (-E, --key): ceiling sends none",
+	"--config":      "-K reads options from a file: give them on the command line",
+}
+
+// header reads -H's value, "Name: value": "Name;" sends the header with
+// no value, and "Name:" none (it removes a header curl would send).
+func (c *curlCmd) header(val string) error {
+	if strings.HasPrefix(val, "@") {
+		return errors.New("-H @file: give each header with its own -H")
+	}
+	name, value, ok := strings.Cut(val, ":")
+	if !ok {
+		if n, found := strings.CutSuffix(val, ";"); found {
+			name, value, ok = n, "", true // "X;" sends X with no value
 		}
-		c.data = append(c.data, d)
-		c.hasData = true
-		c.json = c.json || opt == "--json"
-	case "--data-urlencode":
-		d, err := c.urlencoded(ctx, val, dir)
-		if err != nil {
-			return nil, err
-		}
-		c.data = append(c.data, d)
-		c.hasData = true
+	}
+	name = strings.TrimSpace(name)
+	if !ok || !headerName.MatchString(name) {
+		return fmt.Errorf("-H %q: want \"Name: value\"", val)
+	}
+	value = strings.TrimSpace(value)
+	if value == "" && !strings.HasSuffix(val, ";") {
+		// "X:" removes a header curl would send: nothing to send.
+		return nil
+	}
+	c.headers = append(c.headers, [2]string{name, value})
+	return nil
+}
+
+// body reads an option that gives the request's body: -d and its kinds
+// (@file reads a file), --json, --data-urlencode, and -T's file.
+func (c *curlCmd) body(ctx context.Context, opt, val, dir string) error {
+	switch opt {
 	case "--upload-file":
 		b, err := c.readData(ctx, val, dir)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c.upload = b
-	case "--form", "--form-string":
-		return nil, errors.New("multipart forms (-F) are not something a plan sends: give the body with -d or --data-binary and its Content-Type with -H")
-	case "--proxy":
-		return nil, errors.New("a proxy (-x): ceiling connects to the target itself")
-	case "--cert", "--key":
-		return nil, errors.New("client certificates (-E, --key): ceiling sends none")
-	case "--config":
-		return nil, errors.New("-K reads options from a file: give them on the command line")
+		return nil
+	case "--data-urlencode":
+		d, err := c.urlencoded(ctx, val, dir)
+		if err != nil {
+			return err
+		}
+		c.data = append(c.data, d)
+		c.hasData = true
+		return nil
 	}
-	return urls, nil
+	d := val
+	if opt != "--data-raw" && strings.HasPrefix(val, "@") {
+		b, err := c.readData(ctx, val[1:], dir)
+		if err != nil {
+			return err
+		}
+		d = b
+		if opt == "--data" || opt == "--data-ascii" {
+			d = strings.NewReplacer("\r", "", "\n", "").Replace(d) // as curl does
+		}
+	}
+	c.data = append(c.data, d)
+	c.hasData = true
+	c.json = c.json || opt == "--json"
+	return nil
 }
 
 // readData reads a file named by a curl option (@file, -T file),

@@ -37,6 +37,30 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 
 // Draft checks the flags, reads the source and drafts the plan.
 func (f *Flags) Draft(ctx context.Context) (*Draft, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	switch {
+	case f.HAR != "":
+		data, err := readFile(ctx, f.HAR, MaxHARBytes)
+		if err != nil {
+			return nil, err
+		}
+		return FromHAR(f.HAR, data, f.Options)
+	case f.OpenAPI != "":
+		return FromOpenAPI(ctx, f.OpenAPI, f.Options)
+	}
+	srcs, err := f.curlSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return FromCurl(ctx, srcs, f.Options)
+}
+
+// check says, all at once, what is wrong with the flags: one source, the
+// options of the others left out, --target a base URL (which it trims of
+// its last slashes).
+func (f *Flags) check() error {
 	var sources []string
 	if len(f.Curl) > 0 {
 		sources = append(sources, "--curl")
@@ -69,18 +93,14 @@ func (f *Flags) Draft(ctx context.Context) (*Draft, error) {
 		f.Target = strings.TrimRight(f.Target, "/")
 	}
 	if len(bad) > 0 {
-		return nil, errors.New(strings.Join(bad, "\n"))
+		return errors.New(strings.Join(bad, "\n"))
 	}
-	switch {
-	case f.HAR != "":
-		data, err := readFile(ctx, f.HAR, MaxHARBytes)
-		if err != nil {
-			return nil, err
-		}
-		return FromHAR(f.HAR, data, f.Options)
-	case f.OpenAPI != "":
-		return FromOpenAPI(ctx, f.OpenAPI, f.Options)
-	}
+	return nil
+}
+
+// curlSources are the --curl arguments: each a command line, or @FILE, a
+// file of them read whole.
+func (f *Flags) curlSources(ctx context.Context) ([]Source, error) {
 	var srcs []Source
 	for i, c := range f.Curl {
 		name, ok := strings.CutPrefix(c, "@")
@@ -94,7 +114,7 @@ func (f *Flags) Draft(ctx context.Context) (*Draft, error) {
 		}
 		srcs = append(srcs, Source{Name: name, Text: string(data), Dir: filepath.Dir(name)})
 	}
-	return FromCurl(ctx, srcs, f.Options)
+	return srcs, nil
 }
 
 // readFile reads a source file of at most limit bytes: a regular file,

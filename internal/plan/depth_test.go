@@ -1,8 +1,14 @@
 package plan
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
 )
 
 // A file that nests deeper than MaxDepth is refused, at the place it goes
@@ -37,6 +43,109 @@ func TestCheckDepth(t *testing.T) {
 			t.Errorf("%s: refused at %d:%d, want %d:%d", tt.name, p.Line, p.Col, tt.line, tt.col)
 		}
 	}
+}
+
+// The depth scanner never lets through a file whose flow collections the
+// YAML parser nests deeper than the scanner's limit: on every input the
+// parser reads, with the limit one below the depth the parser found, the
+// scanner refuses it.
+//
+// Inputs with quotes are left to TestCheckDepth: the scanner takes a
+// quote after a space for the start of a quoted scalar, which YAML does
+// only where a scalar begins (not in "a: rock 'n roll"), and until the
+// next quote it counts no bracket.
+func FuzzDepthScanner(f *testing.F) {
+	for _, s := range []string{
+		"a: [1, {b: [2]}]\n",
+		"- - - [x]\n",
+		"a: {b: [[], {}]}\nc: [[[d]]]\n",
+		"body: |\n  [[\nnext: [[1]]\n",
+		"body: >-\n  {{\n  more\nnext: {a: [1]} # [[\n",
+		"url: /items[0]?q=[1]\nj: [a, [b, [c]]]\n",
+		"a: [\n  [\n    [1],\n  ],\n]\n",
+		"? [a, [b]]\n: [[c]]\n",
+		"a: !t [&x [1], *x]\n",
+		deepLists(20),
+		fullPlan,
+	} {
+		f.Add([]byte(s))
+	}
+	examples, _ := filepath.Glob(filepath.Join("..", "..", "docs", "examples", "*.yaml"))
+	for _, name := range examples {
+		if b, err := os.ReadFile(name); err == nil && !bytes.ContainsAny(b, `'"`) {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 4<<10 || bytes.ContainsAny(data, `'"`) {
+			return // the parser's cost grows with the square of the depth
+		}
+		depth, ok := parsedDepth(data)
+		if !ok || depth == 0 {
+			return
+		}
+		if p := newDepthScanner("f.yaml", data, depth-1).scan(); p == nil {
+			t.Errorf("depthScanner(limit %d).scan(%q) = nil, want refused: the parser nests its flow collections %d deep", depth-1, data, depth)
+		}
+	})
+}
+
+// parsedDepth returns how deeply the YAML parser nests the flow
+// collections of data, and whether it parsed data.
+func parsedDepth(data []byte) (depth int, ok bool) {
+	defer func() {
+		if recover() != nil {
+			depth, ok = 0, false
+		}
+	}()
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return 0, false
+	}
+	for _, doc := range f.Docs {
+		if doc != nil {
+			depth = max(depth, flowDepth(doc.Body))
+		}
+	}
+	return depth, true
+}
+
+// flowDepth returns the most flow collections ([…], {…}) nested in one
+// another under n, n included.
+func flowDepth(n ast.Node) int {
+	deepest := func(ns ...ast.Node) int {
+		d := 0
+		for _, c := range ns {
+			d = max(d, flowDepth(c))
+		}
+		return d
+	}
+	switch n := n.(type) {
+	case *ast.SequenceNode:
+		d := deepest(n.Values...)
+		if n.IsFlowStyle {
+			d++
+		}
+		return d
+	case *ast.MappingNode:
+		d := 0
+		for _, mv := range n.Values {
+			d = max(d, flowDepth(mv))
+		}
+		if n.IsFlowStyle {
+			d++
+		}
+		return d
+	case *ast.MappingValueNode:
+		return deepest(n.Key, n.Value)
+	case *ast.MappingKeyNode:
+		return deepest(n.Value)
+	case *ast.TagNode:
+		return deepest(n.Value)
+	case *ast.AnchorNode:
+		return deepest(n.Value)
+	}
+	return 0
 }
 
 // The bombs of a hostile plan: 40,000 nested lists in 80 KB ran the

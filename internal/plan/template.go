@@ -423,7 +423,7 @@ func Nearest(name string, candidates []string) []string {
 	var best []string
 	bestDist := len(name)
 	for _, c := range candidates {
-		d := distance(name, c)
+		d := Distance(name, c)
 		if d > max(1, len(c)/3) {
 			continue
 		}

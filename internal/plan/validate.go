@@ -379,25 +379,6 @@ func (c *checker) statuses(path string, ss []int) {
 	}
 }
 
-// CheckOutput checks one live output, "KIND=TARGET": prometheus=URL (an
-// http or https URL of a remote-write receiver) or json=FILE.
-func CheckOutput(spec string) error {
-	kind, target, ok := strings.Cut(spec, "=")
-	switch {
-	case !ok || target == "":
-		return fmt.Errorf("want KIND=TARGET (prometheus=URL or json=FILE), not %q", spec)
-	case kind == "json":
-		return nil
-	case kind != "prometheus":
-		return fmt.Errorf("unknown output %q in %q: want prometheus=URL or json=FILE", kind, spec)
-	}
-	u, err := url.Parse(target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("prometheus=%s: want the http(s) URL of a remote-write receiver, e.g. http://127.0.0.1:9090/api/v1/write", secretless(target))
-	}
-	return nil
-}
-
 // secretless drops the user information and the query of a URL (either
 // may hold a token) for messages.
 func secretless(raw string) string {

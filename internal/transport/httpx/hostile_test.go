@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -15,41 +16,28 @@ import (
 // connection without answering.
 func rawServer(t *testing.T, reply func(n int64) []byte) (addr string, requests *atomic.Int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	requests = new(atomic.Int64)
-	go func() {
+	ln := testkit.ServeTCP(t, func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if line == "\r\n" {
+					break // the tests send no bodies
+				}
+			}
+			n := requests.Add(1) - 1
+			out := reply(n)
+			if out == nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					for {
-						line, err := br.ReadString('\n')
-						if err != nil {
-							return
-						}
-						if line == "\r\n" {
-							break // the tests send no bodies
-						}
-					}
-					n := requests.Add(1) - 1
-					out := reply(n)
-					if out == nil {
-						return
-					}
-					c.Write(out)
-				}
-			}()
+			c.Write(out)
 		}
-	}()
+	})
 	return ln.Addr().String(), requests
 }
 
@@ -87,36 +75,23 @@ func TestPostNotRetriedAfterSilentClose(t *testing.T) {
 // An idle connection the server closed is noticed before it is used: even
 // a POST goes out once, on a new connection, and nothing is retried.
 func TestIdleCloseDetected(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	var seen atomic.Int64
-	go func() {
+	ln := testkit.ServeTCP(t, func(c net.Conn) { // answer one request, then close while idle
+		defer c.Close()
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			line, err := br.ReadString('\n')
 			if err != nil {
 				return
 			}
-			go func() { // answer one request, then close while idle
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadString('\n')
-					if err != nil {
-						return
-					}
-					if line == "\r\n" {
-						break
-					}
-				}
-				seen.Add(1)
-				c.Write([]byte(okReply))
-				time.Sleep(50 * time.Millisecond)
-			}()
+			if line == "\r\n" {
+				break
+			}
 		}
-	}()
+		seen.Add(1)
+		c.Write([]byte(okReply))
+		time.Sleep(50 * time.Millisecond)
+	})
 	ex := New(Config{Timeout: time.Second})
 	defer ex.Close()
 	s := ex.Session()

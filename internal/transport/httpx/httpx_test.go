@@ -141,12 +141,7 @@ func TestFollowRedirects(t *testing.T) {
 }
 
 func TestRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)) // nothing listens there
 	for _, h2 := range []bool{false, true} {
 		ex := New(Config{Timeout: time.Second, HTTP2: h2})
 		if got := do(t, ex, "http://"+addr+"/", nil); got.Kind != transport.Refused {

@@ -291,14 +291,7 @@ func TestLoopEarlyAnswerDropsConnection(t *testing.T) {
 // per Poll for what had ended, not in a loop that never reads the network.
 func TestLoopRefusedResendIsBounded(t *testing.T) {
 	lp := newTestLoop(t, Config{Timeout: time.Second})
-	addr := func() string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().String()
-	}()
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)) // nothing listens there
 	r := &transport.Request{Static: true, Method: "GET", URL: "http://" + addr + "/"}
 	lp.Can(r)
 	calls := 0
