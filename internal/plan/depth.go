@@ -30,6 +30,14 @@ func checkDepth(file string, data []byte) *Problem {
 // collection from brackets in text: where a quoted scalar starts and
 // ends, where a comment starts, and which lines belong to a block scalar
 // (| or >). Every other byte is counted where it stands.
+//
+// It knows less of YAML than the parser, so it may take for text what the
+// parser reads as collections: a quote inside a plain scalar (a: b "c)
+// that it takes to open a quoted scalar, or a line it takes for a block
+// scalar's that the parser does not. So the brackets in text count too,
+// from where the text began (text): more than the limit left open in one
+// quoted or block scalar is refused, whichever of the two is right. A real
+// string holds its brackets balanced, or a few.
 type depthScanner struct {
 	file  string
 	data  []byte
@@ -38,6 +46,7 @@ type depthScanner struct {
 
 	line, col int  // of the byte being read, from 1
 	flow      int  // open [ and { on the stack
+	text      int  // open [ and { in the quoted or block scalar being read
 	quote     byte // ' or " while inside a quoted scalar
 	comment   bool
 	lineStart bool // only spaces and "- " so far on this line
@@ -79,9 +88,12 @@ func (s *depthScanner) next(c byte) *Problem {
 	case s.lineStart && c == ' ':
 		s.indent++
 		s.prev = c
-	case s.inBlockScalar(c), s.comment:
+	case s.inBlockScalar(c):
+		return s.inText(c)
+	case s.comment:
 	case s.quote != 0:
 		s.inQuote(c)
+		return s.inText(c)
 	default:
 		return s.syntax(c)
 	}
@@ -109,8 +121,21 @@ func (s *depthScanner) inBlockScalar(c byte) bool {
 		s.lineStart = false
 		return true // a line of the block scalar: text, not YAML
 	}
-	s.scalar = -1 // the block scalar ended: this line is YAML again
+	s.scalar, s.text = -1, 0 // the block scalar ended: this line is YAML again
 	return false
+}
+
+// inText counts c, a byte of a quoted or block scalar, if it is a
+// bracket, and returns a problem if the brackets open in that text, with
+// the collections around it, nest deeper than the limit.
+func (s *depthScanner) inText(c byte) *Problem {
+	switch {
+	case c == '[' || c == '{':
+		s.text++
+	case (c == ']' || c == '}') && s.text > 0:
+		s.text--
+	}
+	return s.deeper()
 }
 
 // inQuote reads c inside a quoted scalar: a backslash in double quotes
@@ -120,7 +145,7 @@ func (s *depthScanner) inQuote(c byte) {
 	case c == '\\' && s.quote == '"':
 		s.i++
 	case c == s.quote:
-		s.quote = 0
+		s.quote, s.text = 0, 0
 	}
 	s.prev = c
 }
@@ -194,7 +219,7 @@ func (s *depthScanner) word(c byte) {
 // deeper returns a problem at the byte being read if the collections open
 // there nest deeper than the limit.
 func (s *depthScanner) deeper() *Problem {
-	if s.flow+s.entries <= s.limit {
+	if s.flow+s.entries+s.text <= s.limit {
 		return nil
 	}
 	return &Problem{File: s.file, Line: s.line, Col: s.col,
