@@ -67,7 +67,7 @@ func TestCurl(t *testing.T) {
 		secrets []string // never in the YAML
 		env     []string // the variables named, in order
 	}{
-		{"the issue's example", []string{`curl -X POST https://api.example.test/v1/send -H "Authorization: Bearer abc.def.ghi" -d @body.json`},
+		{"a POST with a bearer token and a body file", []string{`curl -X POST https://api.example.test/v1/send -H "Authorization: Bearer abc.def.ghi" -d @body.json`},
 			[]string{"target: https://api.example.test", "method: POST", "url: /v1/send", `Authorization: 'Bearer {{env "CEILING_AUTHORIZATION"}}'`,
 				`body: '{"to": "+15550001", "text": "hello", "password": {{env "CEILING_PASSWORD" | json}}, "n": 1.50}'`, "Content-Type: application/x-www-form-urlencoded  # as curl sends -d"},
 			[]string{"abc.def.ghi", "hunter2"}, []string{"CEILING_AUTHORIZATION", "CEILING_PASSWORD"}},
