@@ -24,10 +24,11 @@ func TestWriteLogReadLog(t *testing.T) {
 	first := &Result{Schema: Schema, Command: "first", Steps: []Step{step(100, 5)}}
 	second := &Result{Schema: Schema, Command: "second", Steps: []Step{step(100, 5), step(200, 7)}}
 	full := logOf(t, first, second)
-	if !strings.HasPrefix(strings.SplitN(full, "\n", 3)[1], LogBegin) || !strings.Contains(full, "\n"+LogEnd+"\n") {
-		t.Fatalf("WriteLog = %q, want the markers on their own lines", full)
+	if !strings.HasPrefix(strings.SplitN(full, "\n", 3)[1], LogBegin) || !strings.Contains(full, "\n"+LogEnd+"\n"+LogSum+" ") {
+		t.Fatalf("WriteLog = %q, want the markers on their own lines, the checksum after the end", full)
 	}
-	cut := full[:len(full)-len(LogEnd)-10] // the second block without its end
+	cut := full[:strings.LastIndex(full, LogEnd)-10] // the second block without its end
+	unsummed := strings.Replace(logOf(t, first), LogSum, "ceiling: done", 1)
 	tests := []struct {
 		name, log string
 		want      string // the Command of the result read
@@ -38,6 +39,7 @@ func TestWriteLogReadLog(t *testing.T) {
 		{"CRLF line ends and spaces around the markers", strings.ReplaceAll(strings.ReplaceAll(logOf(t, first), "\n", "\r\n"), LogBegin, "  "+LogBegin+" "), "first"},
 		{"no newline after the end marker", strings.TrimSuffix(logOf(t, first), "\n"), "first"},
 		{"progress after the block", logOf(t, first) + "ceiling: result: /tmp/result.json\n", "first"},
+		{"no checksum (a log written before checksums)", unsummed, "first"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,7 +64,10 @@ func TestReadLogErrors(t *testing.T) {
 	}{
 		{"empty", "", "no result in the log"},
 		{"progress only", "ceiling: step 1\nceiling: step 2\n", "no result in the log"},
-		{"cut off", one[:len(one)-len(LogEnd)-5], "cut off"},
+		{"cut off", one[:strings.Index(one, LogEnd)-5], "cut off"},
+		{"a line changed", strings.Replace(one, `"command": "x"`, `"command": "y"`, 1), "the result is damaged: its"},
+		{"a line lost", strings.Replace(one, "  \"command\": \"x\",\n", "", 1), "the result is damaged: its"},
+		{"the checksum cut", one[:len(one)-20], "checksum line is damaged"},
 		{"an end without a begin", "{}\n" + LogEnd + "\n", "no result in the log"},
 		{"not JSON", LogBegin + "\nnot json\n" + LogEnd + "\n", "invalid character"},
 		{"another schema", LogBegin + "\n{\"schema\": \"other/v9\"}\n" + LogEnd + "\n", `schema "other/v9"`},
