@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/ceiling-dev/ceiling/internal/agent"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
@@ -48,6 +51,11 @@ type applier struct {
 	poll     time.Duration // between two looks at the pods or the Job
 	cleanup  time.Duration // bounds the deletion
 	created  []created
+
+	followed bool            // the coordinator's log was followed to its end
+	fetched  *results.Result // the result the coordinator held, fetched
+	fetchErr error           // why the last fetch failed
+	released bool            // the held result was released
 }
 
 // created is an object Apply created: its kind as kubectl names it, its
@@ -80,15 +88,24 @@ func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, er
 		return nil, err
 	}
 	tail := &echo{w: a.progress}
-	res, _ = a.readLog(ctx, o.Namespace, pod, true, tail) // a follow's error: the whole log is read again below
+	if o.hold() > 0 {
+		tail.held = func() { a.fetch(ctx, &o, pod, 3, true) }
+	}
+	res = a.follow(ctx, &o, pod, tail)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("apply: %w", ctx.Err())
 	}
-	job, err := a.finished(ctx, o.Namespace, o.coordinatorName())
+	job, err := a.finished(ctx, &o, pod, res != nil)
 	if err != nil {
 		return nil, err
 	}
-	if res != nil {
+	switch {
+	case a.fetched != nil:
+		return a.fetched, nil
+	case res != nil:
+		if a.fetchErr != nil {
+			fmt.Fprintf(a.progress, "ceiling: the result comes from the coordinator's log (its checksum verified)\n")
+		}
 		return res, nil
 	}
 	// The whole log, once more: a follow can be cut short.
@@ -102,6 +119,101 @@ func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, er
 	}
 	return nil, fmt.Errorf("apply: the coordinator, job/%s, %s: %w; the last lines of its log:\n%s",
 		o.coordinatorName(), why, logErr, tail.last())
+}
+
+// follow copies the coordinator's log to progress while its pod runs and
+// returns the result printed in it, if any. A log it cannot open, or one
+// cut before the pod's end, is said at once: Apply then waits for the Job
+// (and fetches the held result) without it.
+func (a *applier) follow(ctx context.Context, o *Options, pod string, tail *echo) *results.Result {
+	rc, err := a.cluster.Log(ctx, o.Namespace, pod, true)
+	if err != nil {
+		if ctx.Err() == nil {
+			fmt.Fprintf(a.progress, "ceiling: cannot follow the coordinator's log: %v; waiting for job/%s\n", err, o.coordinatorName())
+		}
+		return nil
+	}
+	defer rc.Close()
+	r := &readErr{r: rc}
+	res, _ := results.ReadLog(io.TeeReader(r, tail)) // without one, the log is read again at the end
+	tail.flush()
+	switch {
+	case r.err != nil && ctx.Err() == nil:
+		fmt.Fprintf(a.progress, "ceiling: the coordinator's log was cut: %v; waiting for job/%s\n", r.err, o.coordinatorName())
+	case r.err == nil:
+		a.followed = true
+	}
+	return res
+}
+
+// readErr is a reader that keeps the error of its reader, but io.EOF.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
+}
+
+// fetch fetches the result the coordinator holds (agent.Hold) through the
+// API server's proxy to its pod, up to tries times: its size and SHA-256,
+// the file, checked against them, then releases it, so that the
+// coordinator ends. It keeps the result in a.fetched, or the last error in
+// a.fetchErr, which it says on progress with say.
+func (a *applier) fetch(ctx context.Context, o *Options, pod string, tries int, say bool) {
+	for i := 0; i < tries && a.fetched == nil && ctx.Err() == nil; i++ {
+		a.fetchErr = a.fetchOnce(ctx, o, pod)
+	}
+	if a.fetchErr != nil && say {
+		fmt.Fprintf(a.progress, "ceiling: cannot fetch the result the coordinator holds: %v\n", a.fetchErr)
+	}
+}
+
+func (a *applier) fetchOnce(ctx context.Context, o *Options, pod string) error {
+	header := http.Header{agent.TokenHeader: {o.Token}}
+	get := func(path string) ([]byte, error) {
+		rc, err := a.cluster.Proxy(ctx, o.Namespace, pod, agent.ResultPort, http.MethodGet, path, header)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		return io.ReadAll(rc)
+	}
+	data, err := get(agent.ResultSumPath)
+	if err != nil {
+		return fmt.Errorf("fetch the result's checksum from pod %s: %w", pod, err)
+	}
+	var held agent.Held
+	if err := json.Unmarshal(data, &held); err != nil {
+		return fmt.Errorf("fetch the result's checksum from pod %s: %w", pod, err)
+	}
+	if data, err = get(agent.ResultPath); err != nil {
+		return fmt.Errorf("fetch the result from pod %s: %w", pod, err)
+	}
+	if err := held.Check(data); err != nil {
+		return fmt.Errorf("fetch the result from pod %s: %w", pod, err)
+	}
+	res, err := results.Decode(data)
+	if err != nil {
+		return fmt.Errorf("fetch the result from pod %s: %w", pod, err)
+	}
+	a.fetched = res
+	fmt.Fprintf(a.progress, "ceiling: fetched result.json from pod %s: %d bytes, SHA-256 %s verified\n", pod, held.Bytes, held.SHA256)
+	rc, err := a.cluster.Proxy(ctx, o.Namespace, pod, agent.ResultPort, http.MethodDelete, agent.ResultPath, header)
+	if err != nil {
+		// The coordinator holds it until its hold ends; Apply deletes
+		// the Job all the same.
+		fmt.Fprintf(a.progress, "ceiling: warning: cannot release the result the coordinator holds: %v\n", err)
+		return nil
+	}
+	rc.Close()
+	a.released = true
+	return nil
 }
 
 // createAll creates m's objects in order, remembering each for deleteAll,
@@ -264,10 +376,16 @@ func (a *applier) readLog(ctx context.Context, namespace, pod string, follow boo
 	return res, err
 }
 
-// finished waits until the Job has completed or failed, and returns it.
-func (a *applier) finished(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
+// finished waits until the coordinator's Job has completed or failed, and
+// returns it. While the coordinator holds its result (Options.Hold), it
+// fetches it, if the log did not say when: a coordinator that holds its
+// result ends only once it is released. haveLog says the log gave a
+// result already: when the held one cannot be fetched (no right to the
+// pods' proxy, an API server that does not reach the pods), the log's
+// copy is taken without waiting for the hold's end.
+func (a *applier) finished(ctx context.Context, o *Options, pod string, haveLog bool) (*batchv1.Job, error) {
 	for {
-		job, err := a.cluster.Job(ctx, namespace, name)
+		job, err := a.cluster.Job(ctx, o.Namespace, o.coordinatorName())
 		if err != nil {
 			return nil, fmt.Errorf("apply: %w", err)
 		}
@@ -275,6 +393,12 @@ func (a *applier) finished(ctx context.Context, namespace, name string) (*batchv
 			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
 				return job, nil
 			}
+		}
+		if o.hold() > 0 && a.fetched == nil && !a.followed {
+			a.fetch(ctx, o, pod, 1, false) // without the log, nothing says when: ask
+		}
+		if o.hold() > 0 && a.fetched == nil && haveLog && a.fetchErr != nil {
+			return job, nil
 		}
 		if err := a.wait(ctx); err != nil {
 			return nil, err
@@ -309,6 +433,7 @@ func (a *applier) wait(ctx context.Context) error {
 // error message.
 type echo struct {
 	w       io.Writer
+	held    func()   // if set, called after the line that says the result is held
 	partial []byte   // a line not ended yet
 	inside  bool     // within a result
 	lines   []string // the last tailLines lines, outside a result
@@ -346,12 +471,15 @@ func (e *echo) line(l string) {
 		e.inside = false
 		return
 	}
-	if e.inside {
+	if e.inside || strings.HasPrefix(strings.TrimSpace(l), results.LogSum) {
 		return
 	}
 	e.w.Write([]byte(l)) // progress only: a failed write loses a line, not the run
 	if e.lines = append(e.lines, strings.TrimRight(l, "\r\n")); len(e.lines) > tailLines {
 		e.lines = e.lines[1:]
+	}
+	if e.held != nil && strings.HasPrefix(strings.TrimSpace(l), agent.HeldLine) {
+		e.held()
 	}
 }
 
