@@ -112,7 +112,13 @@ func hold(e *env, o *outputFlags, res *results.Result) {
 	if res == nil || e.ctx.Err() != nil {
 		return
 	}
-	if err := o.dist.HoldResult(e.ctx, o.out, e.stderr); err != nil {
+	// With --emit-result, after the result on stdout: a log that merges
+	// stdout and stderr (a pod's) has them in that order.
+	log := e.stderr
+	if o.dist.Emit {
+		log = e.stdout
+	}
+	if err := o.dist.HoldResult(e.ctx, o.out, log); err != nil {
 		fmt.Fprintf(e.stderr, "ceiling: warning: %v\n", err)
 	}
 }

@@ -40,8 +40,12 @@ import (
 // volume) fails Apply as soon as it shows; a pod that waits for room on a
 // node is noted on progress once, and waited for: ctx bounds the wait.
 func Apply(ctx context.Context, c Cluster, o Options, progress io.Writer) (*results.Result, error) {
-	a := &applier{cluster: c, progress: progress, poll: time.Second, cleanup: 30 * time.Second}
-	return a.apply(ctx, o)
+	return newApplier(c, progress).apply(ctx, o)
+}
+
+// newApplier returns an applier of c, its progress on progress.
+func newApplier(c Cluster, progress io.Writer) *applier {
+	return &applier{cluster: c, progress: progress, poll: time.Second, cleanup: 30 * time.Second}
 }
 
 // applier is one Apply.
@@ -54,6 +58,7 @@ type applier struct {
 
 	followed bool            // the coordinator's log was followed to its end
 	fetched  *results.Result // the result the coordinator held, fetched
+	raw      []byte          // its file, as the coordinator wrote it
 	fetchErr error           // why the last fetch failed
 	released bool            // the held result was released
 }
@@ -161,12 +166,17 @@ func (r *readErr) Read(p []byte) (int, error) {
 }
 
 // fetch fetches the result the coordinator holds (agent.Hold) through the
-// API server's proxy to its pod, up to tries times: its size and SHA-256,
+// API server's proxy to its pod, up to tries times a poll apart (the log
+// may say the result is whole a moment before the coordinator serves
+// it): its size and SHA-256,
 // the file, checked against them, then releases it, so that the
 // coordinator ends. It keeps the result in a.fetched, or the last error in
 // a.fetchErr, which it says on progress with say.
 func (a *applier) fetch(ctx context.Context, o *Options, pod string, tries int, say bool) {
-	for i := 0; i < tries && a.fetched == nil && ctx.Err() == nil; i++ {
+	for i := 0; i < tries && a.fetched == nil; i++ {
+		if i > 0 && a.wait(ctx) != nil {
+			break
+		}
 		a.fetchErr = a.fetchOnce(ctx, o, pod)
 	}
 	if a.fetchErr != nil && say {
@@ -202,7 +212,7 @@ func (a *applier) fetchOnce(ctx context.Context, o *Options, pod string) error {
 	if err != nil {
 		return fmt.Errorf("fetch the result from pod %s: %w", pod, err)
 	}
-	a.fetched = res
+	a.fetched, a.raw = res, data
 	fmt.Fprintf(a.progress, "ceiling: fetched result.json from pod %s: %d bytes, SHA-256 %s verified\n", pod, held.Bytes, held.SHA256)
 	rc, err := a.cluster.Proxy(ctx, o.Namespace, pod, agent.ResultPort, http.MethodDelete, agent.ResultPath, header)
 	if err != nil {
@@ -433,7 +443,7 @@ func (a *applier) wait(ctx context.Context) error {
 // error message.
 type echo struct {
 	w       io.Writer
-	held    func()   // if set, called after the line that says the result is held
+	held    func()   // if set, called when the log says the result is held (or whole in it)
 	partial []byte   // a line not ended yet
 	inside  bool     // within a result
 	lines   []string // the last tailLines lines, outside a result
@@ -463,23 +473,33 @@ func (e *echo) flush() {
 }
 
 func (e *echo) line(l string) {
-	switch strings.TrimSpace(l) {
-	case results.LogBegin:
+	trimmed := strings.TrimSpace(l)
+	switch {
+	case trimmed == results.LogBegin:
 		e.inside = true
 		return
-	case results.LogEnd:
+	case trimmed == results.LogEnd:
 		e.inside = false
 		return
+	case strings.HasPrefix(trimmed, results.LogSum):
+		// The result is whole in the log: the coordinator holds it now.
+		if e.held != nil {
+			e.held()
+		}
+		return
+	case strings.HasPrefix(trimmed, agent.HeldLine):
+		// Its own line, even where the log's merge of stdout and stderr
+		// put it within the result.
+		if e.held != nil {
+			e.held()
+		}
 	}
-	if e.inside || strings.HasPrefix(strings.TrimSpace(l), results.LogSum) {
+	if e.inside {
 		return
 	}
 	e.w.Write([]byte(l)) // progress only: a failed write loses a line, not the run
 	if e.lines = append(e.lines, strings.TrimRight(l, "\r\n")); len(e.lines) > tailLines {
 		e.lines = e.lines[1:]
-	}
-	if e.held != nil && strings.HasPrefix(strings.TrimSpace(l), agent.HeldLine) {
-		e.held()
 	}
 }
 

@@ -49,7 +49,9 @@ func WriteLog(w io.Writer, r *Result) error {
 
 // ReadLog reads a log to its end and decodes the last complete result in
 // it: the lines between the last LogBegin and the LogEnd after it. Lines
-// outside a block (progress, notes) are skipped; a marker line may end in
+// outside a block (progress, notes) are skipped, and so are lines within
+// one that no indented JSON starts as (another stream's, merged into a
+// pod's log as they came); a marker line may end in
 // "\r\n" and have spaces around it. When the line after LogEnd is a
 // checksum (LogSum), the block must match it: a block that does not is
 // damaged, an error (a log written before checksums has none, and is read
@@ -79,6 +81,9 @@ func ReadLog(r io.Reader) (*Result, error) {
 		case marker == LogEnd && inside:
 			last, block = block, last[:0]
 			inside, found, summed, damaged = false, true, true, nil
+		case inside && !jsonLine(line):
+			// A line of the other stream: a pod's log merges stdout,
+			// which holds the result, and stderr as they come.
 		case inside:
 			block = append(append(block, bytes.TrimRight(line, "\r\n")...), '\n')
 		}
@@ -105,6 +110,12 @@ func ReadLog(r io.Reader) (*Result, error) {
 		return nil, fmt.Errorf("read result log: schema %q, want %q", res.Schema, Schema)
 	}
 	return &res, nil
+}
+
+// jsonLine reports whether line can be one of WriteLog's indented JSON:
+// the first starts with "{", the last with "}", every other with a space.
+func jsonLine(line []byte) bool {
+	return len(line) > 0 && (line[0] == '{' || line[0] == '}' || line[0] == ' ')
 }
 
 // checkSum checks block against its checksum line, "LogSum HEX -----".

@@ -40,6 +40,9 @@ func TestWriteLogReadLog(t *testing.T) {
 		{"no newline after the end marker", strings.TrimSuffix(logOf(t, first), "\n"), "first"},
 		{"progress after the block", logOf(t, first) + "ceiling: result: /tmp/result.json\n", "first"},
 		{"no checksum (a log written before checksums)", unsummed, "first"},
+		// A pod's log merges stdout and stderr as they come: a line of
+		// stderr can fall within the result printed on stdout.
+		{"a line of the other stream within the block", strings.Replace(logOf(t, first), `  "command"`, "ceiling: result: /tmp/result.json\n  \"command\"", 1), "first"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +72,7 @@ func TestReadLogErrors(t *testing.T) {
 		{"a line lost", strings.Replace(one, "  \"command\": \"x\",\n", "", 1), "the result is damaged: its"},
 		{"the checksum cut", one[:len(one)-20], "checksum line is damaged"},
 		{"an end without a begin", "{}\n" + LogEnd + "\n", "no result in the log"},
-		{"not JSON", LogBegin + "\nnot json\n" + LogEnd + "\n", "invalid character"},
+		{"not JSON", LogBegin + "\n{not json\n" + LogEnd + "\n", "invalid character"},
 		{"another schema", LogBegin + "\n{\"schema\": \"other/v9\"}\n" + LogEnd + "\n", `schema "other/v9"`},
 	}
 	for _, tt := range tests {
