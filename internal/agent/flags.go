@@ -20,6 +20,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/flaggroup"
 	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
 )
@@ -220,7 +221,7 @@ type Flags struct {
 	// Emit prints result.json between marker lines at the end
 	// (results.WriteLog): a coordinator's log, read back by ceiling k8s.
 	Emit bool
-	// Hold keeps result.json served on ResultPort after the run, until a
+	// Hold keeps result.json served on results.HeldPort after the run, until a
 	// client with the token fetches and releases it, at most this long
 	// (HoldResult). Zero: not held.
 	Hold time.Duration
@@ -241,7 +242,7 @@ func (f *Flags) register(fs *pflag.FlagSet, segment bool) {
 	fs.DurationVar(&f.Wait, "agents-timeout", 30*time.Second, "with --agents: how long to wait for every agent to answer")
 	fs.DurationVar(&f.MaxSkew, "max-skew", 500*time.Millisecond, "with --agents: refuse agents whose clock is further off than this")
 	fs.BoolVar(&f.Emit, "emit-result", false, "print result.json to stdout between marker lines at the end (a coordinator's log)")
-	fs.DurationVar(&f.Hold, "hold-result", 0, fmt.Sprintf("after the run, serve result.json on port %d to clients with the token (--token-file) until one fetches and releases it, at most this long (a coordinator in a pod)", ResultPort))
+	fs.DurationVar(&f.Hold, "hold-result", 0, fmt.Sprintf("after the run, serve result.json on port %d to clients with the token (--token-file) until one fetches and releases it, at most this long (a coordinator in a pod)", results.HeldPort))
 	if segment {
 		fs.StringVar(&f.Segment, "segment", "", "run share i of N of the load here, i/N (then: ceiling merge)")
 	}
@@ -294,7 +295,7 @@ func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.
 	return nil
 }
 
-// HoldResult holds the result written at out (Hold) on ResultPort, when
+// HoldResult holds the result written at out (Hold) on results.HeldPort, when
 // --hold-result asks for it; log gets what it does. It returns once the
 // result was fetched and released, the hold ended or ctx did.
 func (f *Flags) HoldResult(ctx context.Context, out string, log io.Writer) error {
@@ -305,7 +306,7 @@ func (f *Flags) HoldResult(ctx context.Context, out string, log io.Writer) error
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", ResultPort))
+	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", results.HeldPort))
 	if err != nil {
 		return fmt.Errorf("hold the result: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
 // held starts Hold on loopback for a file of size bytes, and returns its
@@ -40,7 +42,7 @@ func held(t *testing.T, size int, d time.Duration) (string, []byte, <-chan bool)
 		released <- r
 	}()
 	t.Cleanup(cancel)
-	for start := time.Now(); !strings.Contains(log.String(), HeldLine); time.Sleep(10 * time.Millisecond) {
+	for start := time.Now(); !strings.Contains(log.String(), results.HeldLine); time.Sleep(10 * time.Millisecond) {
 		if time.Since(start) > 10*time.Second {
 			t.Fatalf("Hold did not start: %s", log.String())
 		}
@@ -48,12 +50,12 @@ func held(t *testing.T, size int, d time.Duration) (string, []byte, <-chan bool)
 	return ln.Addr().String(), data, released
 }
 
-// ask sends one request to a held result, with tok in TokenHeader.
+// ask sends one request to a held result, with tok in results.HeldTokenHeader.
 func ask(t *testing.T, method, url, tok string) (int, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, nil)
 	if tok != "" {
-		req.Header.Set(TokenHeader, tok)
+		req.Header.Set(results.HeldTokenHeader, tok)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -73,21 +75,21 @@ func ask(t *testing.T, method, url, tok string) (int, []byte) {
 func TestHoldResult(t *testing.T) {
 	addr, data, released := held(t, 30<<20, time.Minute)
 	base := "http://" + addr
-	if status, _ := ask(t, "GET", base+ResultPath, ""); status != http.StatusUnauthorized {
-		t.Errorf("GET %s without the token = %d, want 401", ResultPath, status)
+	if status, _ := ask(t, "GET", base+results.HeldPath, ""); status != http.StatusUnauthorized {
+		t.Errorf("GET %s without the token = %d, want 401", results.HeldPath, status)
 	}
-	if status, _ := ask(t, "GET", base+ResultPath, "wrong-token-0123456789"); status != http.StatusUnauthorized {
-		t.Errorf("GET %s with a wrong token = %d, want 401", ResultPath, status)
+	if status, _ := ask(t, "GET", base+results.HeldPath, "wrong-token-0123456789"); status != http.StatusUnauthorized {
+		t.Errorf("GET %s with a wrong token = %d, want 401", results.HeldPath, status)
 	}
-	status, body := ask(t, "GET", base+ResultSumPath, token)
-	var h Held
+	status, body := ask(t, "GET", base+results.HeldSumPath, token)
+	var h results.Held
 	if err := json.Unmarshal(body, &h); status != http.StatusOK || err != nil {
-		t.Fatalf("GET %s = %d %q (%v)", ResultSumPath, status, body, err)
+		t.Fatalf("GET %s = %d %q (%v)", results.HeldSumPath, status, body, err)
 	}
 	for range 2 { // a client cut off asks again
-		status, got := ask(t, "GET", base+ResultPath, token)
+		status, got := ask(t, "GET", base+results.HeldPath, token)
 		if status != http.StatusOK || !bytes.Equal(got, data) {
-			t.Fatalf("GET %s = %d, %d bytes, want 200 and the %d bytes held", ResultPath, status, len(got), len(data))
+			t.Fatalf("GET %s = %d, %d bytes, want 200 and the %d bytes held", results.HeldPath, status, len(got), len(data))
 		}
 		if err := h.Check(got); err != nil {
 			t.Errorf("Held.Check(the file) = %v", err)
@@ -101,8 +103,8 @@ func TestHoldResult(t *testing.T) {
 	if err := h.Check(damaged); err == nil {
 		t.Errorf("Held.Check(a damaged copy) = nil, want an error")
 	}
-	if status, _ := ask(t, "DELETE", base+ResultPath, token); status != http.StatusNoContent {
-		t.Errorf("DELETE %s = %d, want 204", ResultPath, status)
+	if status, _ := ask(t, "DELETE", base+results.HeldPath, token); status != http.StatusNoContent {
+		t.Errorf("DELETE %s = %d, want 204", results.HeldPath, status)
 	}
 	select {
 	case r := <-released:

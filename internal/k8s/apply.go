@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ceiling-dev/ceiling/internal/agent"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
@@ -165,7 +164,7 @@ func (r *readErr) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// fetch fetches the result the coordinator holds (agent.Hold) through the
+// fetch fetches the result the coordinator holds (the agent package's Hold) through the
 // API server's proxy to its pod, up to tries times a poll apart (the log
 // may say the result is whole a moment before the coordinator serves
 // it): its size and SHA-256,
@@ -185,24 +184,24 @@ func (a *applier) fetch(ctx context.Context, o *Options, pod string, tries int, 
 }
 
 func (a *applier) fetchOnce(ctx context.Context, o *Options, pod string) error {
-	header := http.Header{agent.TokenHeader: {o.Token}}
+	header := http.Header{results.HeldTokenHeader: {o.Token}}
 	get := func(path string) ([]byte, error) {
-		rc, err := a.cluster.Proxy(ctx, o.Namespace, pod, agent.ResultPort, http.MethodGet, path, header)
+		rc, err := a.cluster.Proxy(ctx, o.Namespace, pod, results.HeldPort, http.MethodGet, path, header)
 		if err != nil {
 			return nil, err
 		}
 		defer rc.Close()
 		return io.ReadAll(rc)
 	}
-	data, err := get(agent.ResultSumPath)
+	data, err := get(results.HeldSumPath)
 	if err != nil {
 		return fmt.Errorf("fetch the result's checksum from pod %s: %w", pod, err)
 	}
-	var held agent.Held
+	var held results.Held
 	if err := json.Unmarshal(data, &held); err != nil {
 		return fmt.Errorf("fetch the result's checksum from pod %s: %w", pod, err)
 	}
-	if data, err = get(agent.ResultPath); err != nil {
+	if data, err = get(results.HeldPath); err != nil {
 		return fmt.Errorf("fetch the result from pod %s: %w", pod, err)
 	}
 	if err := held.Check(data); err != nil {
@@ -214,7 +213,7 @@ func (a *applier) fetchOnce(ctx context.Context, o *Options, pod string) error {
 	}
 	a.fetched, a.raw = res, data
 	fmt.Fprintf(a.progress, "ceiling: fetched result.json from pod %s: %d bytes, SHA-256 %s verified\n", pod, held.Bytes, held.SHA256)
-	rc, err := a.cluster.Proxy(ctx, o.Namespace, pod, agent.ResultPort, http.MethodDelete, agent.ResultPath, header)
+	rc, err := a.cluster.Proxy(ctx, o.Namespace, pod, results.HeldPort, http.MethodDelete, results.HeldPath, header)
 	if err != nil {
 		// The coordinator holds it until its hold ends; Apply deletes
 		// the Job all the same.
@@ -487,7 +486,7 @@ func (e *echo) line(l string) {
 			e.held()
 		}
 		return
-	case strings.HasPrefix(trimmed, agent.HeldLine):
+	case strings.HasPrefix(trimmed, results.HeldLine):
 		// Its own line, even where the log's merge of stdout and stderr
 		// put it within the result.
 		if e.held != nil {

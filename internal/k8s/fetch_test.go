@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/ceiling-dev/ceiling/internal/agent"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
@@ -34,7 +33,7 @@ func bigResult(t *testing.T, command string, size int) []byte {
 	return append(data, '\n')
 }
 
-// holder plays a coordinator that holds data (agent.Hold) behind the API
+// holder plays a coordinator that holds data (the agent package's Hold) behind the API
 // server's proxy; serve, when set, replaces the file it sends (a damaged
 // copy). It counts the releases.
 type holder struct {
@@ -45,21 +44,21 @@ type holder struct {
 }
 
 func (h *holder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get(agent.TokenHeader) != h.token {
+	if r.Header.Get(results.HeldTokenHeader) != h.token {
 		http.Error(w, "no token", http.StatusUnauthorized)
 		return
 	}
 	sum := sha256.Sum256(h.data)
 	switch {
-	case r.Method == http.MethodGet && r.URL.Path == agent.ResultSumPath:
-		json.NewEncoder(w).Encode(agent.Held{Bytes: int64(len(h.data)), SHA256: hex.EncodeToString(sum[:])})
-	case r.Method == http.MethodGet && r.URL.Path == agent.ResultPath:
+	case r.Method == http.MethodGet && r.URL.Path == results.HeldSumPath:
+		json.NewEncoder(w).Encode(results.Held{Bytes: int64(len(h.data)), SHA256: hex.EncodeToString(sum[:])})
+	case r.Method == http.MethodGet && r.URL.Path == results.HeldPath:
 		if h.serve != nil {
 			w.Write(h.serve)
 			return
 		}
 		w.Write(h.data)
-	case r.Method == http.MethodDelete && r.URL.Path == agent.ResultPath:
+	case r.Method == http.MethodDelete && r.URL.Path == results.HeldPath:
 		h.released.Add(1)
 		w.WriteHeader(http.StatusNoContent)
 	default:
@@ -70,7 +69,7 @@ func (h *holder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // heldLog is a coordinator's log that prints the log's result, then says
 // it holds its result.
 func heldLog(t *testing.T) string {
-	return resultLog(t, "the log's") + agent.HeldLine + " (…) on [::]:7071 for 15m0s\n"
+	return resultLog(t, "the log's") + results.HeldLine + " (…) on [::]:7071 for 15m0s\n"
 }
 
 // A coordinator that holds its result gives it whole, whatever its size

@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/ceiling-dev/ceiling/internal/agent"
 	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -258,7 +257,7 @@ func (o *Options) Hint() string {
 		o.planName(), o.tokenName(), o.kubectl("apply -f FILE"), o.kubectl("logs -f job/"+o.coordinatorName()), o.deleteCommand())
 	if hold := o.hold(); hold > 0 {
 		h += fmt.Sprintf("\nthe result: the coordinator holds result.json %v after the run on its port %d: %s, then GET and DELETE http://127.0.0.1:%d%s with the token in the %s header (docs/distributed.md)",
-			hold, agent.ResultPort, o.kubectl(fmt.Sprintf("port-forward job/%s %d", o.coordinatorName(), agent.ResultPort)), agent.ResultPort, agent.ResultPath, agent.TokenHeader)
+			hold, results.HeldPort, o.kubectl(fmt.Sprintf("port-forward job/%s %d", o.coordinatorName(), results.HeldPort)), results.HeldPort, results.HeldPath, results.HeldTokenHeader)
 	}
 	return h
 }

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ceiling-dev/ceiling/internal/agent"
+	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
 // Objects are the Kubernetes objects of a run by agents, in the order
@@ -232,7 +232,7 @@ func (o *Options) agents() *batchv1.Job {
 
 // coordinator is a Job of one pod, never retried: a second attempt would
 // start the plan over. It prints the result into its log and, unless
-// Options.Hold says not to, keeps it served on agent.ResultPort after the
+// Options.Hold says not to, keeps it served on results.HeldPort after the
 // run until it is fetched (--hold-result). Its flags that hold a secret come from its
 // environment, filled from the plan's Secret: the Job's spec holds
 // $(CEILING_ARG_N), which the kubelet replaces.
@@ -247,7 +247,7 @@ func (o *Options) coordinator() *batchv1.Job {
 		})
 	}
 	if o.hold() > 0 {
-		pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "result", ContainerPort: agent.ResultPort, Protocol: corev1.ProtocolTCP}}
+		pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "result", ContainerPort: results.HeldPort, Protocol: corev1.ProtocolTCP}}
 	}
 	pod.Spec.Containers[0].Resources = corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
