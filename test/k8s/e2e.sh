@@ -412,18 +412,25 @@ if scenario 1; then
 say "1. one generator, then 3 agents, at 150/s for 10 s against the target pod"
 plan one.yaml 150 10s "http://$target_ip:8080"
 plan three.yaml 150 10s "$target_url"
-# busy FILE: the run's generator could not hold its rate (this machine is
-# shared: a starved generator is not ceiling's failure, and is tried again).
+# busy FILE: the run's generator could not hold its rate. This machine is
+# shared: a generator starved of CPU at 150/s is the machine's, not
+# ceiling's failure. The pair is tried again; when the machine stays that
+# busy, the counts are still checked, and the test ends as skipped (77),
+# loudly, unless something else failed.
 busy() { grep -q "GENERATOR LIMITED" "$1"; }
-for attempt in 1 2 3; do
-  [ "$attempt" -gt 1 ] && { say "the machine was too busy for the comparison (above): once more in 20 s"; sleep 20; }
-  "${kubectl[@]}" -n "$namespace" delete jobs,services,secrets,networkpolicies -l app.kubernetes.io/instance=three --wait=true >/dev/null 2>&1
+starved=""
+for attempt in 1 2 3 4; do
+  if [ "$attempt" -gt 1 ]; then
+    say "the machine was too busy for the comparison (above): once more in 30 s"
+    sleep 30
+  fi
+  starved=""
   reset
   rc=0
   "$ceiling" run "$work/plans/one.yaml" --out "$work/results/one.json" --quiet >"$work/logs/one.out" 2>&1 || rc=$?
   if [ "$rc" -ne 0 ]; then
-    busy "$work/logs/one.out" && [ "$attempt" -lt 3 ] && continue
-    fail "one generator against the target exited $rc: $(tail -20 "$work/logs/one.out")"
+    { [ "$rc" -eq 1 ] && busy "$work/logs/one.out"; } || fail "one generator against the target exited $rc: $(tail -20 "$work/logs/one.out")"
+    starved="one generator"
   fi
   read -r _ _ one_p50_ms _ _ _ < <("$helper" figures "$work/results/one.json")
   reset
@@ -435,13 +442,11 @@ for attempt in 1 2 3; do
   target_count="$(count)"
   gone three
   if [ "$rc" -ne 0 ]; then
-    [ "$rc" -eq 1 ] && busy "$work/logs/three.out" && [ "$attempt" -lt 3 ] && continue
-    fail "ceiling k8s --apply with 3 agents exited $rc, want 0"
+    { [ "$rc" -eq 1 ] && busy "$work/logs/three.out"; } || fail "ceiling k8s --apply with 3 agents exited $rc, want 0"
+    starved="${starved:+$starved and }the agents"
   fi
   read -r sent completed p50_ms agents _ _ < <("$helper" figures "$work/results/three.json")
-  within_ms() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1.0) }'; }
-  within_ms "$p50_ms" "$one_p50_ms" && break
-  [ "$attempt" -lt 3 ] || fail "p50 of 3 agents $p50_ms ms, of one generator $one_p50_ms ms: more than 1 ms apart"
+  [ -z "$starved" ] && break
 done
 preflights=$agents
 printf '\nKubernetes %s, one node: %d agents and a coordinator ran (%s pods)\n' "$k8s_version" "$agents" "$((agents + 1))"
@@ -451,17 +456,37 @@ printf 'p50: 3 agents %.3f ms, one generator %.3f ms\n\n' "$p50_ms" "$one_p50_ms
 [ "$agents" -eq 3 ] || fail "the result names $agents agents, want 3"
 [ "$sent" -eq "$completed" ] || fail "sent $sent, completed $completed: want them equal"
 [ "$sent" -eq "$((target_count - preflights))" ] || fail "the merged result sent $sent, the target counted $target_count less $preflights preflights"
+if [ -z "$starved" ]; then
+  awk -v a="$p50_ms" -v b="$one_p50_ms" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1.0) }' ||
+    fail "p50 of 3 agents $p50_ms ms, of one generator $one_p50_ms ms: more than 1 ms apart"
+else
+  say "WARNING: $starved could not hold 150/s four times in a row: this machine is too busy to judge the exit code and the p50s"
+fi
 fi
 
 # --- 2. Pod Security restricted, live ---------------------------------------
 if scenario 2; then
 say "2. Pod Security restricted: a control pod with runAsNonRoot: false is refused"
-if control="$("${kubectl[@]}" -n "$namespace" run control --image=docker.io/library/ceiling:e2e --restart=Never \
-  --overrides='{"spec":{"securityContext":{"runAsNonRoot":false}}}' 2>&1)"; then
+# The control is the target's pod, which is admitted, with only
+# runAsNonRoot: false: refused for that alone, the check is live.
+if control="$("${kubectl[@]}" -n "$namespace" apply -f - 2>&1 <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: control}
+spec:
+  automountServiceAccountToken: false
+  securityContext: {runAsNonRoot: false, runAsUser: 65532, runAsGroup: 65532, seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: control
+    image: docker.io/library/ceiling-e2e-target:1
+    imagePullPolicy: Never
+    securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+EOF
+)"; then
   "${kubectl[@]}" -n "$namespace" delete pod control --wait=false >/dev/null 2>&1
   fail "a pod with runAsNonRoot: false was admitted in a namespace that enforces restricted: $control"
 fi
-echo "$control" | grep -q 'violates PodSecurity "restricted' || fail "the control pod was refused, but not by Pod Security: $control"
+echo "$control" | grep -q 'violates PodSecurity "restricted.*runAsNonRoot' || fail "the control pod was refused, but not for runAsNonRoot by Pod Security: $control"
 echo "refused: $control"
 refused="$("${kubectl[@]}" -n "$namespace" get events --field-selector reason=FailedCreate --no-headers 2>/dev/null | grep -c PodSecurity || true)"
 [ "$refused" -eq 0 ] || fail "$refused pods of the runs were refused by Pod Security"
@@ -523,7 +548,7 @@ say "6. a result of more than 30 MB (10,000 long series of the target's metrics 
 metrics="$(seq -s, -f 'e2e_gauge_%g' 0 9)"
 cat >"$work/plans/big.yaml" <<EOF
 target: $target_url
-load: {rates: [20, 20, 20, 20, 20, 20, 20, 20], step: 4s, warmup: 0s}
+load: {rates: [20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20], step: 4s, warmup: 0s}
 monitor:
   prometheus: {url: '$target_url/metrics', metrics: [$metrics]}
 scenarios:
@@ -564,10 +589,14 @@ cat >"$summary" <<EOF
   "one_generator_p50_ms": $one_p50_ms,
   "large_result_bytes": $big_bytes,
   "objects_left": $left,
+  "generator_limited": "${starved:-}",
   "seconds": $(($(date +%s) - begin))
 }
 EOF
 cat "$summary"
 say "summary: $summary"
 [ "$left" -eq 0 ] || fail "$left objects left"
+if [ -n "${starved:-}" ]; then
+  skip "every scenario passed, but scenario 1's exit code and p50s could not be judged: $starved could not hold 150/s (GENERATOR LIMITED) four times, 30 s apart, on this busy machine"
+fi
 say "passed"
