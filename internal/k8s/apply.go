@@ -57,7 +57,8 @@ type applier struct {
 
 	followed bool            // the coordinator's log was followed to its end
 	fetched  *results.Result // the result the coordinator held, fetched
-	raw      []byte          // its file, as the coordinator wrote it
+	raw      []byte          // the result's file, as the coordinator wrote it
+	logRaw   []byte          // the file, as the log had it
 	fetchErr error           // why the last fetch failed
 	released bool            // the held result was released
 }
@@ -110,6 +111,7 @@ func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, er
 		if a.fetchErr != nil {
 			fmt.Fprintf(a.progress, "ceiling: the result comes from the coordinator's log (its checksum verified)\n")
 		}
+		a.raw = a.logRaw
 		return res, nil
 	}
 	// The whole log, once more: a follow can be cut short.
@@ -139,7 +141,10 @@ func (a *applier) follow(ctx context.Context, o *Options, pod string, tail *echo
 	}
 	defer rc.Close()
 	r := &readErr{r: rc}
-	res, _ := results.ReadLog(io.TeeReader(r, tail)) // without one, the log is read again at the end
+	res, raw, _ := results.ReadLogFile(io.TeeReader(r, tail)) // without one, the log is read again at the end
+	if res != nil {
+		a.logRaw = raw
+	}
 	tail.flush()
 	switch {
 	case r.err != nil && ctx.Err() == nil:

@@ -59,6 +59,14 @@ func WriteLog(w io.Writer, r *Result) error {
 // block that was cut off (a LogBegin without its LogEnd), and when reading
 // fails. Memory is bounded by one block, not by the whole log.
 func ReadLog(r io.Reader) (*Result, error) {
+	res, _, err := ReadLogFile(r)
+	return res, err
+}
+
+// ReadLogFile is ReadLog, and returns the result's file too: the lines of
+// its block, each ended by "\n", the bytes that Write writes (and that
+// its checksum, when the log has one, was found to match).
+func ReadLogFile(r io.Reader) (*Result, []byte, error) {
 	br := bufio.NewReader(r)
 	var block, last []byte // the block being read (nil: outside one), the last complete one
 	inside, found := false, false
@@ -91,25 +99,25 @@ func ReadLog(r io.Reader) (*Result, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read result log: %w", err)
+			return nil, nil, fmt.Errorf("read result log: %w", err)
 		}
 	}
 	switch {
 	case !found && inside:
-		return nil, fmt.Errorf("read result log: the result is cut off: %q without %q after it", LogBegin, LogEnd)
+		return nil, nil, fmt.Errorf("read result log: the result is cut off: %q without %q after it", LogBegin, LogEnd)
 	case !found:
-		return nil, errors.New("read result log: no result in the log (no line " + LogBegin + ")")
+		return nil, nil, errors.New("read result log: no result in the log (no line " + LogBegin + ")")
 	case damaged != nil:
-		return nil, fmt.Errorf("read result log: %w", damaged)
+		return nil, nil, fmt.Errorf("read result log: %w", damaged)
 	}
 	var res Result
 	if err := json.Unmarshal(last, &res); err != nil {
-		return nil, fmt.Errorf("read result log: %w", err)
+		return nil, nil, fmt.Errorf("read result log: %w", err)
 	}
 	if res.Schema != Schema {
-		return nil, fmt.Errorf("read result log: schema %q, want %q", res.Schema, Schema)
+		return nil, nil, fmt.Errorf("read result log: schema %q, want %q", res.Schema, Schema)
 	}
-	return &res, nil
+	return &res, last, nil
 }
 
 // jsonLine reports whether line can be one of WriteLog's indented JSON:

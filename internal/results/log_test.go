@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -111,4 +112,23 @@ func FuzzReadLog(f *testing.F) {
 			t.Errorf("ReadLog = %v, %v: want a result or an error", r, err)
 		}
 	})
+}
+
+// The file ReadLogFile gives back is result.json byte for byte, as Write
+// writes it, also when another stream's line fell within the block.
+func TestReadLogFile(t *testing.T) {
+	r := &Result{Schema: Schema, Command: "x", Steps: []Step{step(100, 5)}}
+	path := t.TempDir() + "/result.json"
+	if err := Write(path, r, Public); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := strings.Replace(logOf(t, r), `  "command"`, "ceiling: result: /tmp/result.json\n  \"command\"", 1)
+	_, got, err := ReadLogFile(strings.NewReader(log))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("ReadLogFile = %d bytes, %v; want the %d bytes of result.json", len(got), err, len(want))
+	}
 }

@@ -80,6 +80,7 @@ func cniRun(conf *netConf, command string) (map[string]any, error) {
 			{"--net=" + netns, "ip", "link", "add", ifname, "type", "veth", "peer", "name", host},
 			{"--net=" + netns, "ip", "link", "set", host, "netns", strconv.Itoa(os.Getpid())},
 			{"ip", "link", "set", host, "master", conf.Bridge, "up"},
+			{"ip", "neigh", "flush", "to", addr.String(), "dev", conf.Bridge}, // a gone pod's entry
 			{"--net=" + netns, "ip", "addr", "add", fmt.Sprintf("%s/%d", addr, prefix.Bits()), "dev", ifname},
 			{"--net=" + netns, "ip", "link", "set", ifname, "up"},
 			{"--net=" + netns, "ip", "route", "add", "default", "via", conf.Gateway},
@@ -133,7 +134,11 @@ func hostVeth(id string) string {
 }
 
 // allocate gives the container id an address of the subnet, other than
-// the gateway's, under a lock: a file named after each address taken.
+// the gateway's, under a lock: a file named after each address taken. It
+// takes the next free address after the last one given (in "last"), so
+// that an address comes back only after the whole subnet: a pod's address
+// reused at once is unreachable from the node for a while (its neighbour
+// entry still names the gone pod's interface).
 func allocate(conf *netConf, id string) (netip.Addr, error) {
 	unlock, err := lock(conf.DataDir)
 	if err != nil {
@@ -145,7 +150,16 @@ func allocate(conf *netConf, id string) (netip.Addr, error) {
 		return netip.Addr{}, err
 	}
 	gw, _ := netip.ParseAddr(conf.Gateway)
-	for a := prefix.Addr().Next(); prefix.Contains(a) && prefix.Contains(a.Next()); a = a.Next() {
+	first := prefix.Addr().Next()
+	last, err := netip.ParseAddr(readString(filepath.Join(conf.DataDir, "last")))
+	if err != nil || !prefix.Contains(last) {
+		last = first
+	}
+	a := last
+	for range 1 << (32 - prefix.Bits()) {
+		if a = a.Next(); !prefix.Contains(a) || !prefix.Contains(a.Next()) {
+			a = first // the network's and the broadcast address are no pod's
+		}
 		if a == gw {
 			continue
 		}
@@ -157,9 +171,18 @@ func allocate(conf *netConf, id string) (netip.Addr, error) {
 			return netip.Addr{}, err
 		}
 		f.WriteString(id)
-		return a, f.Close()
+		if err := f.Close(); err != nil {
+			return netip.Addr{}, err
+		}
+		return a, os.WriteFile(filepath.Join(conf.DataDir, "last"), []byte(a.String()), 0o600)
 	}
 	return netip.Addr{}, errors.New("no address left in " + conf.Subnet)
+}
+
+// readString returns the file's contents, or "".
+func readString(path string) string {
+	data, _ := os.ReadFile(path)
+	return string(data)
 }
 
 // release frees the addresses given to the container id.
