@@ -251,7 +251,10 @@ func (o *Options) coordinator() *batchv1.Job {
 	}
 	pod.Spec.Containers[0].Resources = corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
-		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
+		// A result of tens of MB (a long search, many metric series) is
+		// held several times over while it is judged, printed and kept:
+		// at 512Mi such a coordinator was killed before it wrote it.
+		Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
 	}
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},

@@ -548,7 +548,7 @@ say "6. a result of more than 30 MB (10,000 long series of the target's metrics 
 metrics="$(seq -s, -f 'e2e_gauge_%g' 0 9)"
 cat >"$work/plans/big.yaml" <<EOF
 target: $target_url
-load: {rates: [20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20], step: 4s, warmup: 0s}
+load: {rates: [20, 20, 20, 20, 20, 20, 20, 20, 20], step: 4s, warmup: 0s}
 monitor:
   prometheus: {url: '$target_url/metrics', metrics: [$metrics]}
 scenarios:
