@@ -19,8 +19,9 @@ import (
 // results.Held: its size and SHA-256 at results.HeldSumPath, the file at
 // results.HeldPath) to clients that present token in
 // results.HeldTokenHeader, until one releases it (DELETE
-// results.HeldPath), d passes or ctx ends, and then closes ln. It logs a
-// line (results.HeldLine) once it serves, and one when it ends. It returns an error only when the file cannot be
+// results.HeldPath, or GET results.HeldReleasePath), d passes or ctx ends,
+// and then closes ln. It logs a line (results.HeldLine) once it serves,
+// and one when it ends. It returns an error only when the file cannot be
 // read; released tells whether a client released it.
 func Hold(ctx context.Context, ln net.Listener, path, token string, d time.Duration, log io.Writer) (released bool, err error) {
 	defer ln.Close()
@@ -37,14 +38,16 @@ func Hold(ctx context.Context, ln net.Listener, path, token string, d time.Durat
 		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 		w.Write(data) // a client cut off retries: the file stays until released
 	})
-	mux.HandleFunc("DELETE "+results.HeldPath, func(w http.ResponseWriter, _ *http.Request) {
+	release := func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		select {
 		case <-done:
 		default:
 			close(done)
 		}
-	})
+	}
+	mux.HandleFunc("DELETE "+results.HeldPath, release)
+	mux.HandleFunc("GET "+results.HeldReleasePath, release)
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			got := r.Header.Get(results.HeldTokenHeader)

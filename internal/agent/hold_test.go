@@ -103,6 +103,9 @@ func TestHoldResult(t *testing.T) {
 	if err := h.Check(damaged); err == nil {
 		t.Errorf("Held.Check(a damaged copy) = nil, want an error")
 	}
+	if status, _ := ask(t, "GET", base+results.HeldReleasePath, ""); status != http.StatusUnauthorized {
+		t.Errorf("GET %s without the token = %d, want 401", results.HeldReleasePath, status)
+	}
 	if status, _ := ask(t, "DELETE", base+results.HeldPath, token); status != http.StatusNoContent {
 		t.Errorf("DELETE %s = %d, want 204", results.HeldPath, status)
 	}
@@ -126,5 +129,22 @@ func TestHoldResultEnds(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Hold did not return within 10s of its 200ms")
+	}
+}
+
+// A client that may only GET through the API server's proxy releases the
+// result with GET HeldReleasePath.
+func TestHoldResultReleasedByGet(t *testing.T) {
+	addr, _, released := held(t, 10, time.Minute)
+	if status, _ := ask(t, "GET", "http://"+addr+results.HeldReleasePath, token); status != http.StatusNoContent {
+		t.Errorf("GET %s = %d, want 204", results.HeldReleasePath, status)
+	}
+	select {
+	case r := <-released:
+		if !r {
+			t.Errorf("Hold = not released, want released")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Hold did not return within 10s of the release")
 	}
 }

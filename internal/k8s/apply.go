@@ -60,7 +60,10 @@ type applier struct {
 	raw      []byte          // the result's file, as the coordinator wrote it
 	logRaw   []byte          // the file, as the log had it
 	fetchErr error           // why the last fetch failed
-	released bool            // the held result was released
+	// unreleased: the result was fetched, not released; the coordinator
+	// holds it until its hold ends, and Apply does not wait for that.
+	unreleased bool
+	stopFollow context.CancelFunc // ends the log's follow
 }
 
 // created is an object Apply created: its kind as kubectl names it, its
@@ -94,7 +97,11 @@ func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, er
 	}
 	tail := &echo{w: a.progress}
 	if o.hold() > 0 {
-		tail.held = func() { a.fetch(ctx, &o, pod, 3, true) }
+		tail.held = func() {
+			if a.fetch(ctx, &o, pod, 3, true); a.unreleased {
+				a.stopFollow() // the coordinator would hold until its hold ends
+			}
+		}
 	}
 	res = a.follow(ctx, &o, pod, tail)
 	if ctx.Err() != nil {
@@ -109,7 +116,7 @@ func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, er
 		return a.fetched, nil
 	case res != nil:
 		if a.fetchErr != nil {
-			fmt.Fprintf(a.progress, "ceiling: the result comes from the coordinator's log (its checksum verified)\n")
+			fmt.Fprintf(a.progress, "ceiling: the result comes from the coordinator's log, not from the file it holds\n")
 		}
 		a.raw = a.logRaw
 		return res, nil
@@ -132,7 +139,10 @@ func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, er
 // cut before the pod's end, is said at once: Apply then waits for the Job
 // (and fetches the held result) without it.
 func (a *applier) follow(ctx context.Context, o *Options, pod string, tail *echo) *results.Result {
-	rc, err := a.cluster.Log(ctx, o.Namespace, pod, true)
+	followCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	a.stopFollow = stop
+	rc, err := a.cluster.Log(followCtx, o.Namespace, pod, true)
 	if err != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(a.progress, "ceiling: cannot follow the coordinator's log: %v; waiting for job/%s\n", err, o.coordinatorName())
@@ -147,7 +157,7 @@ func (a *applier) follow(ctx context.Context, o *Options, pod string, tail *echo
 	}
 	tail.flush()
 	switch {
-	case r.err != nil && ctx.Err() == nil:
+	case r.err != nil && followCtx.Err() == nil:
 		fmt.Fprintf(a.progress, "ceiling: the coordinator's log was cut: %v; waiting for job/%s\n", r.err, o.coordinatorName())
 	case r.err == nil:
 		a.followed = true
@@ -218,15 +228,12 @@ func (a *applier) fetchOnce(ctx context.Context, o *Options, pod string) error {
 	}
 	a.fetched, a.raw = res, data
 	fmt.Fprintf(a.progress, "ceiling: fetched result.json from pod %s: %d bytes, SHA-256 %s verified\n", pod, held.Bytes, held.SHA256)
-	rc, err := a.cluster.Proxy(ctx, o.Namespace, pod, results.HeldPort, http.MethodDelete, results.HeldPath, header)
-	if err != nil {
-		// The coordinator holds it until its hold ends; Apply deletes
-		// the Job all the same.
+	if _, err := get(results.HeldReleasePath); err != nil {
+		// The coordinator holds it until its hold ends: Apply stops
+		// following its log and deletes its Job.
+		a.unreleased = true
 		fmt.Fprintf(a.progress, "ceiling: warning: cannot release the result the coordinator holds: %v\n", err)
-		return nil
 	}
-	rc.Close()
-	a.released = true
 	return nil
 }
 
@@ -407,6 +414,9 @@ func (a *applier) finished(ctx context.Context, o *Options, pod string, haveLog 
 			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
 				return job, nil
 			}
+		}
+		if a.unreleased {
+			return job, nil // the result is here; the coordinator would hold it
 		}
 		if o.hold() > 0 && a.fetched == nil && !a.followed {
 			a.fetch(ctx, o, pod, 1, false) // without the log, nothing says when: ask

@@ -41,6 +41,9 @@ type holder struct {
 	data     []byte
 	serve    []byte
 	released atomic.Int32
+	// forbidRelease refuses the release, as an API server would to a
+	// user without the right.
+	forbidRelease bool
 }
 
 func (h *holder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +61,11 @@ func (h *holder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Write(h.data)
-	case r.Method == http.MethodDelete && r.URL.Path == results.HeldPath:
+	case r.Method == http.MethodGet && r.URL.Path == results.HeldReleasePath:
+		if h.forbidRelease {
+			http.Error(w, `pods "x" is forbidden: User "u" cannot get resource "pods/proxy"`, http.StatusForbidden)
+			return
+		}
 		h.released.Add(1)
 		w.WriteHeader(http.StatusNoContent)
 	default:
@@ -112,7 +119,7 @@ func TestApplyRefusesDamagedHeldResult(t *testing.T) {
 			t.Fatalf("Apply = %+v, %v; want the log's result", r.res, r.err)
 		}
 		out := r.progress.String()
-		for _, want := range []string{"cannot fetch the result the coordinator holds", "not the one held", "comes from the coordinator's log"} {
+		for _, want := range []string{"cannot fetch the result the coordinator holds", "not the one held", "comes from the coordinator's log, not from the file it holds"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("progress = %q, want it to say %q", out, want)
 			}
@@ -157,6 +164,27 @@ func TestApplySaysFailedFollow(t *testing.T) {
 		r.wait()
 		if r.err != nil || r.res == nil || !strings.HasPrefix(r.res.Command, "the held") || h.released.Load() != 1 {
 			t.Fatalf("Apply = %v, released %d; want the held result, released once", r.err, h.released.Load())
+		}
+	})
+}
+
+// A user who may get through the pods' proxy but whose release is refused
+// still gets the result, said with a warning, and Apply does not wait for
+// the coordinator's hold to end: it deletes the run.
+func TestApplyUnreleasedHeldResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &holder{token: options().Token, data: bigResult(t, "the held", 10), forbidRelease: true}
+		r := startProxy(t, t.Context(), fake.NewClientset(), fixedLogs(heldLog(t)), h)
+		r.pod("checkout-coordinator-x2", "coordinator", corev1.PodRunning, "")
+		r.wait() // the Job never finishes: the coordinator holds until its hold ends
+		if r.err != nil || r.res == nil || !strings.HasPrefix(r.res.Command, "the held") {
+			t.Fatalf("Apply = %v, want the held result", r.err)
+		}
+		if out := r.progress.String(); !strings.Contains(out, "cannot release the result the coordinator holds") {
+			t.Errorf("progress = %q, want it to say the result could not be released", out)
+		}
+		if got := r.created(); len(got) != 0 {
+			t.Errorf("after Apply the namespace holds %q, want nothing", got)
 		}
 	})
 }

@@ -156,7 +156,7 @@ func TestRESTClusterApply(t *testing.T) {
 		"GET " + core + "pods/checkout-coordinator-x2/log?follow=true",
 		"GET " + core + "pods/checkout-coordinator-x2:7071/proxy/v1/result/sum",
 		"GET " + core + "pods/checkout-coordinator-x2:7071/proxy/v1/result",
-		"DELETE " + core + "pods/checkout-coordinator-x2:7071/proxy/v1/result",
+		"GET " + core + "pods/checkout-coordinator-x2:7071/proxy/v1/result/release",
 		"GET " + batch + "jobs/checkout-coordinator",
 		"DELETE " + batch + "jobs/checkout-coordinator",
 		"DELETE " + batch + "jobs/checkout-agents",

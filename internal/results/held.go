@@ -17,9 +17,13 @@ const (
 	// HeldPort is the port a coordinator holds its result on.
 	HeldPort = 7071
 	// HeldPath serves the file (GET) and releases it (DELETE);
-	// HeldSumPath serves its size and SHA-256 (Held, as JSON).
-	HeldPath    = "/v1/result"
-	HeldSumPath = "/v1/result/sum"
+	// HeldSumPath serves its size and SHA-256 (Held, as JSON);
+	// HeldReleasePath releases it too, to a GET: through the API
+	// server's proxy, a user may be allowed to get (pods/proxy) and not
+	// to delete.
+	HeldPath        = "/v1/result"
+	HeldSumPath     = "/v1/result/sum"
+	HeldReleasePath = "/v1/result/release"
 	// HeldTokenHeader carries the agents' token to the held result: the
 	// Authorization header is the Kubernetes API server's, which its proxy
 	// does not pass on.
