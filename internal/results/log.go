@@ -129,8 +129,9 @@ func jsonLine(line []byte) bool {
 // checkSum checks block against its checksum line, "LogSum HEX -----".
 func checkSum(block, line []byte) error {
 	sum := sha256.Sum256(block)
-	want, ok := bytes.CutPrefix(line, []byte(LogSum+" "))
-	if want, ok = bytes.CutSuffix(want, []byte(" -----")); !ok || len(want) != 2*sha256.Size {
+	want, prefixed := bytes.CutPrefix(line, []byte(LogSum+" "))
+	want, suffixed := bytes.CutSuffix(want, []byte(" -----"))
+	if !prefixed || !suffixed || len(want) != 2*sha256.Size {
 		return fmt.Errorf("the result's checksum line is damaged: %q", line)
 	}
 	if got := hex.EncodeToString(sum[:]); got != string(want) {

@@ -193,7 +193,7 @@ cleanup() {
   if [ "$status" -ne 0 ] && [ "$status" -ne "$skip_status" ]; then
     echo "e2e: the logs of the cluster are in $work/logs" >&2
   else
-    rm -rf "$work/containerd" "$work/kubelet" "$work/etcd" "$work"/*.tar
+    rm -rf "$work/containerd" "$work/kubelet" "$work/etcd" "$work"/*.tar "$work/results/big.json" "$work/pod-logs"
   fi
   say "done in $(($(date +%s) - begin)) s"
   exit "$status"

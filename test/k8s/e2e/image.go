@@ -22,7 +22,7 @@ import (
 //	e2e image OUT.tar NAME:TAG ENTRYPOINT SRC:DST...
 func image(args []string) error {
 	if len(args) < 4 {
-		return errors.New("usage: e2e image OUT.tar NAME:TAG ENTRYPOINT SRC:DST...")
+		return errors.New("usage: e2e image OUT.tar NAME:TAG ENTRYPOINT SRC:DST [SRC:DST]")
 	}
 	out, tag, entry := args[0], args[1], strings.Split(args[2], ",")
 	var layer bytes.Buffer
