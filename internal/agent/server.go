@@ -82,6 +82,7 @@ type Server struct {
 	mu      sync.Mutex
 	sess    *session
 	opening bool // a session is opening: the agent is busy
+	opened  bool // a session has opened, ever
 	stopped bool // Close was called: no session may open
 }
 
@@ -224,7 +225,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	s.opening = false
 	stopped := s.stopped
 	if err == nil && !stopped {
-		s.sess = sess
+		s.sess, s.opened = sess, true
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -529,6 +530,14 @@ func (s *Server) Close() {
 	if sess != nil {
 		s.end(sess, "the agent is stopping")
 	}
+}
+
+// used reports whether a coordinator's session has opened on this agent,
+// ever, and whether one is opening now.
+func (s *Server) used() (opened, opening bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opened, s.opening
 }
 
 // lease is the sessions' lease: Lease, or DefaultLease.

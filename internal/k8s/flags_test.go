@@ -115,7 +115,13 @@ func TestFlagsOptionsRefuse(t *testing.T) {
 			"monitor.prometheus.url: 127.0.0.1 is a loopback address"},
 		{"--target on loopback after --", []string{good, "--agents", "2", "--", "--target", "http://127.0.0.1:3000"}, "coordinator flag --target http://127.0.0.1:3000: 127.0.0.1 is a loopback address"},
 		{"--url= on loopback after --", []string{good, "--agents", "2", "--", "--url=http://localhost/"}, "coordinator flag --url http://localhost/: localhost is a loopback address"},
-		{"a deadline shorter than a run's load", []string{long, "--agents", "2", "--deadline", "2h"}, "deadline 2h0m0s: shorter than the agents' wait (5m0s) and the plan's load (2h0m10s)"},
+		{"a deadline shorter than a run's load", []string{long, "--agents", "2", "--deadline", "2h"}, "deadline 2h0m0s: shorter than the agents' wait (5m0s) and the plan's load (2h0m10s"},
+		// 50 repeats of 2 steps of 10m after 5s of warm-up: 16h48m20s.
+		{"a deadline shorter than the load the coordinator's flags make", []string{good, "--agents", "2", "--", "--repeat", "50", "--step", "10m"},
+			"deadline 2h0m0s: shorter than the agents' wait (5m0s) and the plan's load (16h48m20s with the coordinator's flags)"},
+		{"--step= and --rate after --", []string{good, "--agents", "2", "--deadline", "10m", "--", "--rate", "5,10,20", "--step=3m", "--slo", "p99<1s"},
+			"the plan's load (9m15s"},
+		{"a coordinator flag that the plan refuses", []string{good, "--agents", "2", "--", "--step", "soon"}, "coordinator flags: --step"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

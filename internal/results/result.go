@@ -643,15 +643,33 @@ func Read(path string) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read result: %w", err)
 	}
+	r, err := decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("read result %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Decode reads a result from the bytes of a result file, with Read's
+// checks.
+func Decode(data []byte) (*Result, error) {
+	r, err := decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("decode result: %w", err)
+	}
+	return r, nil
+}
+
+func decode(data []byte) (*Result, error) {
 	var r Result
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("read result %s: %w", path, err)
+		return nil, err
 	}
 	if r.Schema != Schema {
-		return nil, fmt.Errorf("read result %s: schema %q, want %q", path, r.Schema, Schema)
+		return nil, fmt.Errorf("schema %q, want %q", r.Schema, Schema)
 	}
 	if err := r.check(); err != nil {
-		return nil, fmt.Errorf("read result %s: %w", path, err)
+		return nil, err
 	}
 	return &r, nil
 }
