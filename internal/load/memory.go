@@ -1,7 +1,6 @@
 package load
 
 import (
-	"fmt"
 	"runtime"
 	"runtime/metrics"
 )
@@ -68,12 +67,4 @@ func (r *Runner) mayMakeUser(sr *stepRun) bool {
 		return false
 	}
 	return true
-}
-
-// memoryText writes a byte count for a reason: "1.0 GiB", "768 MiB".
-func memoryText(b int64) string {
-	if b >= 1<<30 {
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	}
-	return fmt.Sprintf("%d MiB", b>>20)
 }

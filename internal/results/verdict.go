@@ -578,8 +578,7 @@ func groups(names []string, alike func(a, b string) bool) [][]string {
 	for i := range names {
 		of[i] = i
 	}
-	var root func(i int) int
-	root = func(i int) int {
+	root := func(i int) int {
 		for of[i] != i {
 			i = of[i]
 		}
