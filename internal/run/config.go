@@ -67,6 +67,11 @@ func warmupOf(p *plan.Plan) time.Duration {
 	return p.Load.Warmup.Duration
 }
 
+// strictOf says whether a run of p is strict: by default, unless the plan
+// says strict: false (or --strict=false did). A local run, a coordinator's
+// over agents and a segment's judge alike.
+func strictOf(p *plan.Plan) bool { return p.Strict == nil || *p.Strict }
+
 // rulesOf turns the plan's verdict thresholds into results' rules.
 func rulesOf(p *plan.Plan) results.Rules {
 	r := results.DefaultRules

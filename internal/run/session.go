@@ -205,7 +205,7 @@ func eventRefusals(p *plan.Plan, o *Options) error {
 // the watched target, the transport and its preflight, the sockets, the
 // result, the outputs and the executor.
 func openHere(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, set *scenario.Set, outs *outputs) (*Session, error) {
-	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict == nil || *p.Strict, outs: outs}
+	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: strictOf(p), outs: outs}
 	if p.Repeat > 1 {
 		s.await = deliveryWait(terms)
 	}
