@@ -22,9 +22,9 @@ func (r *trapRemote) Step(_ context.Context, st load.Step) (results.Step, Window
 	return s, Window{Start: now.Add(-st.Length), End: now}, nil
 }
 func (r *trapRemote) Fresh(context.Context) error { return nil }
-func (r *trapRemote) Agents() []results.Agent    { return nil }
-func (r *trapRemote) Base() time.Time            { return r.base }
-func (r *trapRemote) Close()                     {}
+func (r *trapRemote) Agents() []results.Agent     { return nil }
+func (r *trapRemote) Base() time.Time             { return r.base }
+func (r *trapRemote) Close()                      {}
 
 // A run over agents is strict by default, as a run here is: answers after
 // a redirect make its step INVALID and fail it, unless the plan says
