@@ -103,55 +103,37 @@ func elem(t reflect.Type) reflect.Type {
 	return t
 }
 
-// notFigures are Step's fields that are not measured but said of the
-// figures, or of who measured them; MergeSteps and Combine set them.
+// notFigures are Step's fields besides its figures: who made a step of
+// several generators' shares, which MergeSteps and a coordinator set and
+// Combine keeps the last repeat's of.
 var notFigures = map[string]string{
-	"SLOPassed":        "judged on the merged or combined step",
-	"Passed":           "judged on the merged or combined step",
-	"Verdict":          "judged on the merged or combined step",
-	"VerdictReason":    "judged on the merged or combined step",
-	"VerdictReasons":   "judged on the merged or combined step",
-	"GeneratorLimited": "judged on the merged or combined step",
-	"Notes":            "judged on the merged or combined step",
-	"Warnings":         "parts: each prefixed with its part's name; repeats: each once",
-	"Agents":           "parts: how many; repeats: the last's",
-	"Parts":            "parts: each one's line; repeats: the last's",
-	"Lost":             "set by the coordinator that lost an agent",
-	"LostParts":        "set by the coordinator that lost an agent",
+	"Agents":    "parts: how many; repeats: the last's",
+	"Parts":     "parts: each one's line; repeats: the last's",
+	"Lost":      "set by the coordinator that lost an agent",
+	"LostParts": "set by the coordinator that lost an agent",
 }
 
-// Every field of Step is a figure (Figures' field of the same name and
-// type) or said of the figures.
-func TestStepIsFiguresProjection(t *testing.T) {
-	ft, st := reflect.TypeFor[Figures](), reflect.TypeFor[Step]()
-	for i := range st.NumField() {
-		s := st.Field(i)
-		f, ok := ft.FieldByName(s.Name)
-		_, said := notFigures[s.Name]
-		switch {
-		case ok && said:
-			t.Errorf("Step.%s is both a figure and not one", s.Name)
-		case ok && f.Type != s.Type:
-			t.Errorf("Figures.%s is a %s, Step's a %s", s.Name, f.Type, s.Type)
-		case !ok && !said:
-			t.Errorf("Step.%s is neither a field of Figures nor said of them (notFigures)", s.Name)
-		}
+// Step is its figures first (embedded: their fields are result.json's
+// first, in their order), then what is said of who made it; a field
+// measured of the step belongs in Figures, where a rule puts it together.
+func TestStepIsFiguresAndWhoMadeThem(t *testing.T) {
+	st := reflect.TypeFor[Step]()
+	if f := st.Field(0); !f.Anonymous || f.Type != reflect.TypeFor[Figures]() {
+		t.Fatalf("Step's first field is %s, want Figures embedded", f.Name)
 	}
-	for i := range ft.NumField() {
-		if _, ok := st.FieldByName(ft.Field(i).Name); !ok {
-			t.Errorf("Figures.%s is not in Step: result.json would lose it", ft.Field(i).Name)
+	for i := 1; i < st.NumField(); i++ {
+		if _, ok := notFigures[st.Field(i).Name]; !ok {
+			t.Errorf("Step.%s is not said of who made the step (notFigures): a figure belongs in Figures, with its rule", st.Field(i).Name)
 		}
 	}
 }
 
-// Figures go through result.json without loss: projected into a step,
-// written, read, and taken out again, every field is as it was.
+// Figures go through result.json without loss: in a step, written, read,
+// and taken out again, every field is as it was.
 func TestFiguresLossless(t *testing.T) {
 	var f Figures
 	fill(reflect.ValueOf(&f).Elem(), new(int))
-	var s Step
-	f.Project(&s)
-	data, err := json.Marshal(&s)
+	data, err := json.Marshal(&Step{Figures: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +141,8 @@ func TestFiguresLossless(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(f, FiguresOf(&back)); diff != "" {
-		t.Errorf("FiguresOf(read(write(Project(f)))) differs from f (-want +got):\n%s", diff)
+	if diff := cmp.Diff(f, back.Figures); diff != "" {
+		t.Errorf("read(write(f)) differs from f (-want +got):\n%s", diff)
 	}
 }
 

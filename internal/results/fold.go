@@ -211,6 +211,11 @@ func union[T any](at func(*T) *[]string) how[T] {
 	return values[T]("union", func(v [][]string) ([]string, error) { return unionOf(v, nil), nil })(at)
 }
 
+// unionOrEmpty is union, an empty list when none.
+func unionOrEmpty[T any](at func(*T) *[]string) how[T] {
+	return values[T]("union, [] when none", func(v [][]string) ([]string, error) { return unionOf(v, []string{}), nil })(at)
+}
+
 // unionOf appends to out every value of v once, in the order they come.
 func unionOf(v [][]string, out []string) []string {
 	for _, l := range v {
@@ -318,4 +323,21 @@ func oneGenerator[T, V any](func(*T) *V) how[T] {
 // ownMachine: each part ran on a machine of its own.
 func ownMachine[T, V any](func(*T) *V) how[T] {
 	return unset[T]("none: each part's machine is its own")
+}
+
+// judgedMerged: said of the merged step by whoever judges it, never by a
+// part.
+func judgedMerged[T, V any](func(*T) *V) how[T] {
+	return unset[T]("none: said when the merged step is judged")
+}
+
+// judgedAgain: said of the combined step when it is judged again.
+func judgedAgain[T, V any](func(*T) *V) how[T] {
+	return unset[T]("none: said when the combined step is judged again")
+}
+
+// emptyUntilJudged is an empty list, filled when the merged step is
+// judged.
+func emptyUntilJudged[T any](at func(*T) *[]string) how[T] {
+	return values[T]("[]: said when the merged step is judged", func([][]string) ([]string, error) { return []string{}, nil })(at)
 }

@@ -66,6 +66,18 @@ var stepRules = []rule[Figures]{
 	field(func(s *Figures) *[]string { return &s.Events }, union, last),
 	field(func(s *Figures) **Trace { return &s.Trace }, values[Figures]("every part's exchanges, from the latest start", mergeTraces), last),
 	field(func(s *Figures) **Repeat { return &s.Repeat }, oneRun, spread),
+	// What is said of the figures: the verdict is the merged step's, said
+	// when it is judged, and the last repeat's until the combined step is
+	// judged again; the warnings are every repeat's once, and the parts'
+	// each under its part's name (MergeSteps).
+	field(func(s *Figures) **bool { return &s.SLOPassed }, judgedMerged, last),
+	field(func(s *Figures) **bool { return &s.Passed }, judgedMerged, last),
+	field(func(s *Figures) *string { return &s.Verdict }, judgedMerged, last),
+	field(func(s *Figures) *string { return &s.VerdictReason }, judgedMerged, last),
+	field(func(s *Figures) *[]string { return &s.VerdictReasons }, emptyUntilJudged, last),
+	field(func(s *Figures) *bool { return &s.GeneratorLimited }, judgedMerged, last),
+	field(func(s *Figures) *[]string { return &s.Notes }, judgedMerged, judgedAgain),
+	field(func(s *Figures) *[]string { return &s.Warnings }, byMergeSteps, unionOrEmpty),
 }
 
 // breakdownRules are Breakdown's: a scenario's or a tag value's figures.
@@ -238,6 +250,12 @@ var (
 // Scenarios rule (scenarioRepeats), which knows each repeat's duration.
 func spreadOfStep[V any](func(*Breakdown) *V) how[Breakdown] {
 	return unset[Breakdown]("spread: set by the step's Scenarios rule, which knows each repeat's duration")
+}
+
+// byMergeSteps is an empty list of warnings, which MergeSteps fills with
+// each part's, prefixed with its part's name.
+func byMergeSteps(at func(*Figures) *[]string) how[Figures] {
+	return values[Figures]("[]: each part's, prefixed with its name, by MergeSteps", func([][]string) ([]string, error) { return []string{}, nil })(at)
 }
 
 // scenarioOfRepeats combines the scenario name of every repeat that ran
