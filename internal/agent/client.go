@@ -346,7 +346,7 @@ func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, 
 			return m, win, err
 		}
 	} else {
-		m = results.Step{Index: st.Index, Model: "open", Errors: map[string]int64{}, Warnings: []string{}, VerdictReasons: []string{}, Scenarios: []results.Breakdown{}}
+		m = results.Step{Figures: results.Figures{Index: st.Index, Model: "open", Errors: map[string]int64{}, Warnings: []string{}, VerdictReasons: []string{}, Scenarios: []results.Breakdown{}}}
 		if st.VUs > 0 {
 			m.Model = "closed"
 		}

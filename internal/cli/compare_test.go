@@ -93,8 +93,8 @@ func writeRepeated(t *testing.T, path string, p50 ...float64) {
 		rep.CoVPct[m] = results.CoV(v)
 	}
 	m := results.Median(p50)
-	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{Model: "open", TargetRate: 100, DurationS: 10,
-		Throughput: 100, LatencyMS: metrics.Latency{P50: m, P95: m * 1.2, P99: m * 1.5}, Repeat: rep}}}
+	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{Figures: results.Figures{Model: "open", TargetRate: 100, DurationS: 10,
+		Throughput: 100, LatencyMS: metrics.Latency{P50: m, P95: m * 1.2, P99: m * 1.5}, Repeat: rep}}}}
 	if err := results.Write(path, r, results.Public); err != nil {
 		t.Fatal(err)
 	}
@@ -222,11 +222,11 @@ func writeControlled(t *testing.T, path string, api, landing []float64) {
 		return metrics.Latency{P50: m, P95: m * 1.2, P99: m * 1.5}
 	}
 	n := int64(len(api))
-	r := &results.Result{Schema: results.Schema, Control: "landing", Steps: []results.Step{{Model: "open", TargetRate: 200, DurationS: 10,
+	r := &results.Result{Schema: results.Schema, Control: "landing", Steps: []results.Step{{Figures: results.Figures{Model: "open", TargetRate: 200, DurationS: 10,
 		Throughput: 200, Completed: 2000 * n, LatencyMS: lat(api), Repeat: repeat(api), Scenarios: []results.Breakdown{
 			{Name: "api", Completed: 1000 * n, OK: 1000 * n, LatencyMS: lat(api), Repeat: repeat(api)},
 			{Name: "landing", Completed: 1000 * n, OK: 1000 * n, LatencyMS: lat(landing), Repeat: repeat(landing)},
-		}}}}
+		}}}}}
 	if err := results.Write(path, r, results.Public); err != nil {
 		t.Fatal(err)
 	}

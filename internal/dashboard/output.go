@@ -125,7 +125,7 @@ func (o *Output) begin(index int) {
 	if o.running != nil && o.running.Index == index {
 		return
 	}
-	o.running = &results.Step{Index: index, Verdict: "RUNNING", VerdictReason: "under way", Model: "open"}
+	o.running = &results.Step{Figures: results.Figures{Index: index, Verdict: "RUNNING", VerdictReason: "under way", Model: "open"}}
 	if o.hist == nil {
 		o.hist = metrics.NewHistogram()
 	}

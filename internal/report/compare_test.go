@@ -32,8 +32,8 @@ func repeated(base float64, levels ...float64) *results.Result {
 			rep.CoVPct[m] = results.CoV(v)
 		}
 		p50 := base + l/100
-		r.Steps = append(r.Steps, results.Step{Index: i, Model: "open", TargetRate: l, DurationS: 10, Throughput: l, Completed: int64(5 * 10 * l),
-			LatencyMS: metrics.Latency{P50: p50, P95: 1.5 * p50, P99: 2 * p50}, Repeat: rep})
+		r.Steps = append(r.Steps, results.Step{Figures: results.Figures{Index: i, Model: "open", TargetRate: l, DurationS: 10, Throughput: l, Completed: int64(5 * 10 * l),
+			LatencyMS: metrics.Latency{P50: p50, P95: 1.5 * p50, P99: 2 * p50}, Repeat: rep}})
 	}
 	return r
 }

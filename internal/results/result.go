@@ -184,82 +184,12 @@ type Threshold struct {
 	AtLeast bool `json:"at_least,omitempty"`
 }
 
-// Step is one step's figures. Rates are per second; error_rate is a
-// fraction in [0, 1]; latencies are in milliseconds.
+// Step is one step as result.json holds it: its figures and what is said
+// of them (Figures, whose fields come first in the file), then which
+// generators made it when several did. Rates are per second; error_rate
+// is a fraction in [0, 1]; latencies are in milliseconds.
 type Step struct {
-	Index       int    `json:"index"`
-	Interrupted bool   `json:"interrupted,omitempty"`
-	Model       string `json:"model"`
-	// Scenario is the scenario this step ran alone (load.each); empty for
-	// the plan's weighted mix.
-	Scenario   string  `json:"scenario,omitempty"`
-	TargetRate float64 `json:"target_rate,omitempty"`
-	VUs        int     `json:"vus,omitempty"`
-	DurationS  float64 `json:"duration_s"`
-	WarmupS    float64 `json:"warmup_s"`
-	// Sent counts the exchanges (requests, websocket frames) sent of the
-	// step's iterations, and Completed those that ended: a flow of two
-	// requests is two. Iterations counts the iterations (a flow whole).
-	Sent       int64            `json:"sent"`
-	Iterations int64            `json:"iterations"`
-	Completed  int64            `json:"completed"`
-	OK         int64            `json:"ok"`
-	Limited    int64            `json:"limited"`
-	Failed     int64            `json:"failed"`
-	Errors     map[string]int64 `json:"errors"`
-	// Status4xx is the status of the step's 4xx failures when they all had
-	// the same one (-1: several).
-	Status4xx    int                             `json:"status_4xx,omitempty"`
-	AchievedRate float64                         `json:"achieved_rate"`
-	Throughput   float64                         `json:"throughput"`
-	ErrorRate    float64                         `json:"error_rate"`
-	Late         int64                           `json:"late"`
-	NotSent      int64                           `json:"not_sent"`
-	Retried      int64                           `json:"retried"`
-	Redirected   int64                           `json:"redirected_ok"`
-	RetryAfters  int64                           `json:"retry_afters"`
-	RetryAfterS  float64                         `json:"retry_after_max_s"`
-	MaxLagMS     float64                         `json:"max_lag_ms"`
-	MeanLagMS    float64                         `json:"mean_lag_ms"`
-	SettleS      float64                         `json:"settle_s,omitempty"`
-	Workers      int                             `json:"workers"`
-	BytesIn      int64                           `json:"bytes_in"`
-	BytesOut     int64                           `json:"bytes_out"`
-	LatencyMS    metrics.Latency                 `json:"latency_ms"`
-	ServiceMS    metrics.Latency                 `json:"service_ms"`
-	Scenarios    []Breakdown                     `json:"scenarios"`
-	Logins       *Logins                         `json:"logins,omitempty"`
-	Tags         map[string]map[string]Breakdown `json:"tags"`
-	WebSocket    *Sockets                        `json:"websocket,omitempty"`
-	SLOPassed    *bool                           `json:"slo_passed,omitempty"`
-	// Passed says whether the step passed: HEALTHY or STRESSED and its SLO
-	// held (with repeats, in most of them). Nil for a step cut short, which
-	// is not judged.
-	Passed           *bool      `json:"passed,omitempty"`
-	Verdict          string     `json:"verdict,omitempty"`
-	VerdictReason    string     `json:"verdict_reason,omitempty"`
-	VerdictReasons   []string   `json:"verdict_reasons"`
-	GeneratorLimited bool       `json:"generator_limited"`
-	Generator        *Generator `json:"generator,omitempty"`
-	Target           *Target    `json:"target,omitempty"`
-	Delivery         *Delivery  `json:"delivery,omitempty"`
-	Notes            []string   `json:"notes,omitempty"`
-	Warnings         []string   `json:"warnings"`
-	Histogram        string     `json:"histogram"`
-	ServiceHist      string     `json:"service_histogram"`
-	Series           []Point    `json:"series"`
-	// Events names the events that happened in this step (Result.Events):
-	// its figures include what they cost.
-	Events []string `json:"events,omitempty"`
-	// Trace is the step's exchanges one by one around its events, which
-	// their recovery is measured from; nil in a step without events.
-	Trace *Trace `json:"trace,omitempty"`
-	// Repeat is the spread over the run's repeats (--repeat N > 1).
-	Repeat *Repeat `json:"repeat,omitempty"`
-	// StartS is when the step began (its warm-up), on the series clock:
-	// seconds from the run's start, as Point.T. A merge of segments lines
-	// their seconds up on it.
-	StartS float64 `json:"start_s,omitempty"`
+	Figures
 	// Agents counts the generators whose shares were merged into this
 	// step (agents, segments; 0: one generator); Parts lists each one's.
 	Agents int    `json:"agents,omitempty"`

@@ -24,7 +24,7 @@ const noExchange = "no exchange completed"
 // share is this machine's share of the load's rate (1: all of it).
 func newStep(res *load.Result, scenarios, tagKeys []string, share float64) (results.Step, error) {
 	t := res.Total
-	st := results.Step{
+	st := results.Step{Figures: results.Figures{
 		Index:       res.Step.Index,
 		Interrupted: res.Interrupted,
 		Model:       "open",
@@ -52,7 +52,7 @@ func newStep(res *load.Result, scenarios, tagKeys []string, share float64) (resu
 		ServiceMS:      metrics.Summarize(t.Service),
 		Warnings:       []string{},
 		VerdictReasons: []string{},
-	}
+	}}
 	if wall := (res.WindowEnd - res.WindowStart + res.Step.Warmup).Seconds(); len(res.LaneCPU) > 0 && wall > 0 {
 		st.Generator.Loops, st.Generator.LoopExchanges = len(res.LaneCPU), res.LaneExchanges
 		for _, c := range res.LaneCPU {
