@@ -15,9 +15,9 @@ import (
 type trapRemote struct{ base time.Time }
 
 func (r *trapRemote) Step(_ context.Context, st load.Step) (results.Step, Window, error) {
-	s := results.Step{Index: st.Index, Model: "open", TargetRate: st.Rate, DurationS: st.Length.Seconds(),
+	s := results.Step{Figures: results.Figures{Index: st.Index, Model: "open", TargetRate: st.Rate, DurationS: st.Length.Seconds(),
 		Sent: 200, Iterations: 200, Completed: 200, OK: 200, Redirected: 200, AchievedRate: 100, Throughput: 100,
-		Errors: map[string]int64{}, Warnings: []string{}, VerdictReasons: []string{}, Agents: 2}
+		Errors: map[string]int64{}, Warnings: []string{}, VerdictReasons: []string{}}, Agents: 2}
 	now := time.Now()
 	return s, Window{Start: now.Add(-st.Length), End: now}, nil
 }
