@@ -222,6 +222,33 @@ func (o *Options) ttl() time.Duration {
 func (o *Options) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	o.validateNames(bad)
+	o.validatePods(bad)
+	if len(o.Plan) == 0 {
+		bad("plan: empty")
+	} else if !utf8.Valid(o.Plan) {
+		bad("plan: not UTF-8 text")
+	}
+	if strings.TrimSpace(o.Token) == "" {
+		bad("token: empty")
+	}
+	o.validateTimes(bad)
+	for _, a := range o.Args {
+		flag, _, _ := strings.Cut(a, "=")
+		if slices.Contains(ownFlags, flag) {
+			bad("coordinator flag %s: set by ceiling k8s itself", flag)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("k8s: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// validateNames says to bad what is wrong with the objects' names: the
+// run's name (a DNS label, short enough for its last agent's hostname and
+// the coordinator's Job) and the namespace's.
+func (o *Options) validateNames(bad func(string, ...any)) {
 	if msgs := validation.IsDNS1035Label(o.Name); len(msgs) > 0 {
 		bad("name %q: %s", o.Name, strings.Join(msgs, "; "))
 	} else if last := fmt.Sprintf("%s-%d", o.agentsName(), max(o.Agents-1, 0)); len(last) > validation.DNS1035LabelMaxLength ||
@@ -234,6 +261,11 @@ func (o *Options) validate() error {
 			bad("namespace %q: %s", o.Namespace, strings.Join(msgs, "; "))
 		}
 	}
+}
+
+// validatePods says to bad what is wrong with the pods: how many agents,
+// their image, and their CPU and memory.
+func (o *Options) validatePods(bad func(string, ...any)) {
 	if o.Agents < 1 {
 		bad("agents: want 1 or more, not %d", o.Agents)
 	}
@@ -250,14 +282,12 @@ func (o *Options) validate() error {
 			bad("%s %q: want more than zero", q.name, q.value)
 		}
 	}
-	if len(o.Plan) == 0 {
-		bad("plan: empty")
-	} else if !utf8.Valid(o.Plan) {
-		bad("plan: not UTF-8 text")
-	}
-	if strings.TrimSpace(o.Token) == "" {
-		bad("token: empty")
-	}
+}
+
+// validateTimes says to bad what is wrong with the run's times: the
+// agents' wait, the deadline (long enough for the wait and the load, the
+// coordinator's flags included), the result's hold and the objects' TTL.
+func (o *Options) validateTimes(bad func(string, ...any)) {
 	if o.AgentsTimeout < 0 {
 		bad("agents timeout: want a positive duration, not %v", o.AgentsTimeout)
 	}
@@ -277,14 +307,4 @@ func (o *Options) validate() error {
 	if o.TTL < 0 || o.TTL > 0 && o.TTL < time.Second {
 		bad("ttl: want a duration of a second or more, not %v", o.TTL)
 	}
-	for _, a := range o.Args {
-		flag, _, _ := strings.Cut(a, "=")
-		if slices.Contains(ownFlags, flag) {
-			bad("coordinator flag %s: set by ceiling k8s itself", flag)
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("k8s: %w", errors.Join(errs...))
-	}
-	return nil
 }
