@@ -285,15 +285,17 @@ func TestLoopCoarseWakes(t *testing.T) {
 	}
 }
 
-// The open loop wakes about every fifth arrival, within a quarter and half
-// a millisecond.
+// The open loop wakes about every fifth arrival, within a quarter of a
+// millisecond and one.
 func TestCoarsePeriod(t *testing.T) {
 	for _, tc := range []struct {
 		peak float64
 		want time.Duration
 	}{
-		{0, 500 * time.Microsecond},
-		{2500, 500 * time.Microsecond},
+		{0, time.Millisecond},
+		{2500, time.Millisecond},
+		{5000, time.Millisecond},
+		{7500, 666666 * time.Nanosecond},
 		{10000, 500 * time.Microsecond},
 		{12500, 400 * time.Microsecond},
 		{20000, 250 * time.Microsecond},
