@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
 	"github.com/ceiling-dev/ceiling/internal/search"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -33,6 +35,14 @@ func TestMain(m *testing.M) {
 		serveAndLog(addr, os.Getenv(serverLogEnv)) // the test binary, started again as a target
 		return
 	}
+	if standIn() { // the test binary, started again as the demo target or as a run
+		return
+	}
+	testkit.Own()
+	flag.Parse()
+	// The tests that run sessions side by side against servers of their
+	// own, in this process, leave those servers a processor.
+	testkit.LoopProcs()
 	goleak.VerifyTestMain(m)
 }
 
@@ -77,15 +87,6 @@ func quickPlan(t *testing.T, slo string, step, warmup time.Duration, rates ...fl
 	return p
 }
 
-// following counts the live line's ticks and the steps that ended.
-type following struct{ ticks, ends *int }
-
-func (f *following) Start(*results.Result) error { return nil }
-func (f *following) Step(*Finished) error        { *f.ends++; return nil }
-func (f *following) Stop(*results.Result) error  { return nil }
-func (f *following) Progress(*results.Progress)  { *f.ticks++ }
-func (f *following) Drain(*results.Draining)     {}
-
 // A whole session without sockets: open, three steps under the target's
 // capacity of 400/s, then a search for the edge, which finishes it. Every
 // step is on disk, numbered in the order run, and the edge is the
@@ -93,10 +94,10 @@ func (f *following) Drain(*results.Draining)     {}
 func TestSessionStepsThenFind(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "result.json")
-		var ticks, ends int
+		rec := newRecorder(0)
 		p := quickPlan(t, "p99<50ms, errors<1%", 2*time.Second, 500*time.Millisecond, 100)
 		s, err := Open(t.Context(), p, Options{Out: out, Args: []string{"test"}, Exchanger: newServer(4, 10*time.Millisecond), GoTimer: true,
-			Outputs: []Output{&following{ticks: &ticks, ends: &ends}}})
+			Outputs: []Output{rec}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,8 +140,8 @@ func TestSessionStepsThenFind(t *testing.T) {
 				t.Errorf("step %d has index %d", i, st.Index)
 			}
 		}
-		if ends != len(res.Steps) || ticks < len(res.Steps) {
-			t.Errorf("progress: %d ends and %d ticks for %d steps", ends, ticks, len(res.Steps))
+		if len(rec.steps) != len(res.Steps) || rec.ticks < len(res.Steps) {
+			t.Errorf("progress: %d ends and %d ticks for %d steps", len(rec.steps), rec.ticks, len(res.Steps))
 		}
 	})
 }
