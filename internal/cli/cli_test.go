@@ -3,16 +3,17 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
@@ -40,30 +41,25 @@ func readResult(t *testing.T, path string) *results.Result {
 	return r
 }
 
+// run's smoke test: the quick flags make the plan (two steps at the
+// rates asked), the run writes result.json, passes its SLO, and the table
+// with its threshold goes to stdout; the command that reproduces it is
+// quoted for a shell.
 func TestRunFixed20ms(t *testing.T) {
 	srv := delayServer(t, 20*time.Millisecond)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "50,100",
-		"--step", "600ms", "--warmup", "200ms", "--out", out, "--slo", "p99<1s", "--quiet")
+		"--step", "300ms", "--warmup", "100ms", "--out", out, "--slo", "p99<1s", "--quiet")
 	if code != ExitOK {
 		t.Fatalf("exit = %d, want 0; stderr:\n%s", code, stderr)
 	}
 	r := readResult(t, out)
-	if len(r.Steps) != 2 || !r.Passed || r.EndedAt == nil {
-		t.Fatalf("result: %d steps, passed %v, ended %v; want 2, true, set", len(r.Steps), r.Passed, r.EndedAt)
+	if len(r.Steps) != 2 || r.Steps[0].TargetRate != 50 || r.Steps[1].TargetRate != 100 || !r.Passed || r.EndedAt == nil {
+		t.Fatalf("result: %d steps, passed %v, ended %v; want 50/s and 100/s, passed, ended", len(r.Steps), r.Passed, r.EndedAt)
 	}
 	for _, s := range r.Steps {
-		if s.LatencyMS.P50 < 20 || s.LatencyMS.P50 > 35 {
-			t.Errorf("step %d p50 = %v ms, want ≈ 20", s.Index, s.LatencyMS.P50)
-		}
-		if s.ServiceMS.P50 < 20 || s.Failed != 0 {
-			t.Errorf("step %d service p50 = %v ms, failed %d; want ≥ 20, 0", s.Index, s.ServiceMS.P50, s.Failed)
-		}
-		if want := s.TargetRate * 0.6; s.Sent < int64(want)-1 || s.Sent > int64(want)+1 {
-			t.Errorf("step %d sent %d, want %v", s.Index, s.Sent, want)
-		}
-		if len(s.Series) == 0 || s.Histogram == "" {
-			t.Errorf("step %d has no series or histogram", s.Index)
+		if s.Completed == 0 || s.Failed != 0 || s.LatencyMS.P50 < 20 {
+			t.Errorf("step %d: completed %d, failed %d, p50 %v ms; want the target's answers, none failed, ≥ 20 ms", s.Index, s.Completed, s.Failed, s.LatencyMS.P50)
 		}
 	}
 	if !strings.Contains(r.Command, "--rate 50,100") || !strings.Contains(r.Command, "'p99<1s'") {
@@ -74,87 +70,45 @@ func TestRunFixed20ms(t *testing.T) {
 	}
 }
 
-// 50/s for 2 s against a 250 ms endpoint, without a warm-up: every request
-// starts on time and is answered, so the step achieved 50/s and is
-// STRESSED by its p95. (Its responses fill only the last 1.75 s of the
-// window: counting those against the rate read "achieved 44/s", OVERLOADED.)
-func TestSlowEndpointIsStressed(t *testing.T) {
-	srv := delayServer(t, 250*time.Millisecond)
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "50", "--step", "2s", "--warmup", "0s", "--out", out, "--quiet")
-	if code != ExitOK {
-		t.Fatalf("exit = %d, want 0; stderr:\n%s", code, stderr)
-	}
-	s := readResult(t, out).Steps[0]
-	if s.Verdict != results.Stressed || s.AchievedRate < 47 || s.AchievedRate > 51 || len(s.VerdictReasons) != 1 {
-		t.Errorf("verdict %s %q, achieved %v/s; want STRESSED by its p95, ≈ 50/s", s.Verdict, s.VerdictReasons, s.AchievedRate)
-	}
-	if s.Throughput > 46 {
-		t.Errorf("throughput = %v/s, want ≈ 44: no response ends in the window's first 250 ms", s.Throughput)
-	}
-}
-
-// A server that stalls for a second in the middle of the step: the p99 shows
-// the stall, because latency counts from each request's intended start.
-func TestRunStallShowsInP99(t *testing.T) {
-	var stallUntil atomic.Int64
-	start := time.Now()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if until := time.Unix(0, stallUntil.Load()); time.Now().Before(until) {
-			time.Sleep(time.Until(until))
-		} else if time.Since(start) > 1200*time.Millisecond && stallUntil.Load() == 0 {
-			stallUntil.Store(time.Now().Add(time.Second).UnixNano())
-			time.Sleep(time.Second)
+// The exit code says how a command ended, one meaning each (docs/cli.md):
+// a finished run's outcome (an older result without one, by whether it
+// passed), or the kind of the error that stopped it.
+func TestExitCodes(t *testing.T) {
+	failed := results.Outcome{Status: results.StatusFailed, Reasons: []results.Reason{{Kind: results.ReasonThreshold}}}
+	for _, tt := range []struct {
+		name string
+		res  *results.Result
+		want ExitCode
+	}{
+		{"passed", &results.Result{Passed: true, Outcome: results.Outcome{Status: results.StatusPassed}}, ExitOK},
+		{"failed", &results.Result{Outcome: failed}, ExitThreshold},
+		{"could not run", &results.Result{Outcome: results.Outcome{Status: results.StatusCouldNotRun}}, ExitCannotRun},
+		{"interrupted", &results.Result{Interrupted: true, Outcome: results.Outcome{Status: results.StatusInterrupted}}, ExitInterrupted},
+		{"an older result, passed", &results.Result{Passed: true}, ExitOK},
+		{"an older result, not passed", &results.Result{}, ExitThreshold},
+	} {
+		got := ExitOK
+		if err := outcome(tt.res); err != nil {
+			got, _ = codeOf(err)
 		}
-		w.Write([]byte("ok"))
-	}))
-	defer srv.Close()
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "100", "--step", "2500ms", "--warmup", "0s", "--out", out, "--quiet")
-	if code != ExitThreshold { // the stall makes its one step OVERLOADED: no step passed
-		t.Fatalf("exit = %d, want 1; stderr:\n%s", code, stderr)
+		if got != tt.want {
+			t.Errorf("%s: exit %d, want %d", tt.name, got, tt.want)
+		}
 	}
-	s := readResult(t, out).Steps[0]
-	if s.LatencyMS.P99 < 800 || s.LatencyMS.P99 > 1300 {
-		t.Errorf("p99 = %v ms, want near the 1s stall", s.LatencyMS.P99)
-	}
-	if s.LatencyMS.P50 > 100 {
-		t.Errorf("p50 = %v ms, want small: most requests were not in the stall", s.LatencyMS.P50)
-	}
-}
-
-func TestRunClosed10Users10ms(t *testing.T) {
-	// The server runs in this process: under -race the event loop's held
-	// processor starved it to 640/s once. This test is of the closed
-	// model's figures; the loop's closed model has its own test in load.
-	t.Setenv("CEILING_LOOP", "off")
-	srv := delayServer(t, 10*time.Millisecond)
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--vus", "10", "--step", "1s", "--warmup", "200ms", "--out", out, "--quiet")
-	if code != ExitOK {
-		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
-	}
-	s := readResult(t, out).Steps[0]
-	// 10 users × (10ms + overhead): at most 1000/s; the sleep's own slack on a
-	// shared machine takes some of it.
-	if s.AchievedRate < 700 || s.AchievedRate > 1010 || s.Model != "closed" || s.VUs != 10 {
-		t.Errorf("closed step = %s %d users at %v/s, want closed, 10, ≈ 1000/s", s.Model, s.VUs, s.AchievedRate)
-	}
-}
-
-func TestExitThreshold(t *testing.T) {
-	t.Parallel()
-	srv := delayServer(t, 20*time.Millisecond)
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, _ := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--slo", "p99<5ms", "--out", out, "--quiet")
-	if code != ExitThreshold {
-		t.Errorf("exit = %d, want 1 (p99 of 20ms fails p99<5ms)", code)
-	}
-	if !strings.Contains(stdout, "FAIL p99<5ms") {
-		t.Errorf("stdout does not name the failed threshold:\n%s", stdout)
-	}
-	if readResult(t, out).Passed {
-		t.Errorf("result passed = true, want false")
+	for _, tt := range []struct {
+		err  error
+		want ExitCode
+	}{
+		{&failure.InputError{Err: errors.New("plan.yaml:3:1: load: no rates")}, ExitBadInput},
+		{fmt.Errorf("step 2: %w", failure.ErrInterrupted), ExitInterrupted},
+		{fmt.Errorf("%w: GET http://127.0.0.1:9/: refused", failure.ErrUnreachable), ExitCannotRun},
+		{fmt.Errorf("preflight: %w", failure.ErrRefused), ExitCannotRun},
+		{failure.ErrTargetDied, ExitCannotRun},
+		{errors.New("port in use"), ExitCannotRun},
+	} {
+		if got, _ := codeOf(runError(tt.err)); got != tt.want {
+			t.Errorf("runError(%v): exit %d, want %d", tt.err, got, tt.want)
+		}
 	}
 }
 
@@ -237,27 +191,6 @@ func TestValidateOK(t *testing.T) {
 	code, stdout, stderr := ceiling(t, context.Background(), "validate", p)
 	if code != ExitOK || !strings.Contains(stdout, "ok: 2 steps") || !strings.Contains(stdout, "1m10s") {
 		t.Errorf("validate = %d %q %q, want 0 and a summary of 2 steps, 1m10s", code, stdout, stderr)
-	}
-}
-
-// Cancelling (the first Ctrl-C) mid-run exits 130 with the finished steps
-// on disk.
-func TestInterruptKeepsFinishedSteps(t *testing.T) {
-	t.Parallel()
-	srv := delayServer(t, 5*time.Millisecond)
-	out := filepath.Join(t.TempDir(), "r.json")
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(1500*time.Millisecond, cancel)
-	code, _, _ := ceiling(t, ctx, "run", "--url", srv.URL, "--rate", "50,50,50", "--step", "1s", "--warmup", "0s", "--out", out, "--quiet")
-	if code != ExitInterrupted {
-		t.Errorf("exit = %d, want 130", code)
-	}
-	r := readResult(t, out)
-	if !r.Interrupted || len(r.Steps) != 2 || r.Passed {
-		t.Fatalf("result: interrupted %v, %d steps, passed %v; want true, 2, false", r.Interrupted, len(r.Steps), r.Passed)
-	}
-	if done, part := r.Steps[0], r.Steps[1]; done.Interrupted || done.DurationS != 1 || !part.Interrupted || part.DurationS >= 1 {
-		t.Errorf("steps: %v %vs, %v %vs; want a complete 1s step, then a partial one", done.Interrupted, done.DurationS, part.Interrupted, part.DurationS)
 	}
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -36,34 +35,6 @@ func capacityServer(t *testing.T, rate float64) *httptest.Server {
 	}))
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// find on a target of known capacity finds it within the precision.
-func TestFindKnownCapacity(t *testing.T) {
-	long(t)
-	// 200/s: the search goes no higher than 400/s, which a race-enabled
-	// build on a busy 2-core machine still drives.
-	srv := capacityServer(t, 200)
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := ceiling(t, context.Background(), "find", "--url", srv.URL, "--start", "50", "--precision", "10%",
-		"--step", "600ms", "--warmup", "200ms", "--slo", "errors<1%", "--out", out, "--quiet")
-	if code != ExitOK {
-		if strings.Contains(stdout, "generator limit reached") {
-			t.Skipf("this machine was too busy to hold the rates (another test's load?):\n%s", stdout)
-		}
-		t.Fatalf("exit = %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	r := readResult(t, out)
-	if r.Edge == nil || r.Edge.Rate < 200*0.85 || r.Edge.Rate > 200*1.02 || !r.Passed {
-		t.Fatalf("edge = %+v (passed %v), want ≈ 200/s within 10%%; steps %d", r.Edge, r.Passed, len(r.Steps))
-	}
-	if !strings.Contains(stdout, "edge: ") || !strings.Contains(stdout, "fails: errors") {
-		t.Errorf("no one-line answer naming the failure:\n%s", stdout)
-	}
-	confirm := r.Steps[r.Edge.Step]
-	if confirm.TargetRate != r.Edge.Rate || confirm.SLOPassed == nil || !*confirm.SLOPassed {
-		t.Errorf("edge step %d = %v/s, slo %v; want the confirming step at the edge", r.Edge.Step, confirm.TargetRate, confirm.SLOPassed)
-	}
 }
 
 // Exit 1 when even the start fails, with the reason.
@@ -119,62 +90,5 @@ func TestStrictRunFailsOnRedirects(t *testing.T) {
 	code, stdout, _ := ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
 	if code != ExitThreshold || !strings.Contains(stdout, "INVALID step 1: ") || !strings.Contains(stdout, "redirects") {
 		t.Errorf("exit %d, stdout:\n%s\nwant 1 with an INVALID line about redirects", code, stdout)
-	}
-}
-
-// In the closed model find searches numbers of users: a target that serves
-// 6 requests at a time and refuses the 7th has its edge at 6 users.
-func TestFindUsers(t *testing.T) {
-	long(t)
-	slots := make(chan struct{}, 6)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case slots <- struct{}{}:
-			time.Sleep(5 * time.Millisecond)
-			<-slots
-			w.Write([]byte("ok"))
-		default:
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-	}))
-	defer srv.Close()
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := ceiling(t, context.Background(), "find", "--url", srv.URL, "--vus", "1", "--start", "1",
-		"--step", "400ms", "--warmup", "100ms", "--slo", "errors<1%", "--out", out, "--quiet")
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	r := readResult(t, out)
-	if r.Edge == nil || r.Edge.VUs != 6 {
-		t.Errorf("edge = %+v, want 6 users:\n%s", r.Edge, stdout)
-	}
-}
-
-// find --repeat 3 runs each probe three times, with new users each time:
-// a level passes in the majority, and the answer says in how many.
-func TestFindRepeats(t *testing.T) {
-	long(t)
-	srv := capacityServer(t, 200)
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := ceiling(t, context.Background(), "find", "--url", srv.URL, "--start", "50", "--max", "400", "--precision", "30%",
-		"--step", "400ms", "--warmup", "100ms", "--slo", "errors<1%", "--repeat", "3", "--out", out, "--quiet")
-	if code != ExitOK {
-		if strings.Contains(stdout, "generator limit reached") {
-			t.Skipf("this machine was too busy to hold the rates:\n%s", stdout)
-		}
-		t.Fatalf("exit = %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	r := readResult(t, out)
-	if r.Edge == nil || r.Edge.Rate > 200*1.02 {
-		t.Fatalf("edge = %+v, want at most the target's 200/s", r.Edge)
-	}
-	for i, s := range r.Steps {
-		if s.Repeat == nil || s.Repeat.N != 3 {
-			t.Errorf("step %d: repeat %+v, want 3 repeats", i+1, s.Repeat)
-		}
-	}
-	edge := r.Steps[r.Edge.Step].Repeat
-	if want := fmt.Sprintf("(passed in %d of 3 repeats)", edge.Passed); !strings.Contains(stdout, want) || edge.Passed < 2 {
-		t.Errorf("answer lacks %q, or the edge passed in fewer than 2 of 3:\n%s", want, stdout)
 	}
 }

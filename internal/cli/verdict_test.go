@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -179,83 +178,5 @@ func TestFailedCheckIsNamed(t *testing.T) {
 		if !strings.Contains(stdout, want) || strings.Contains(stdout, "abc123") {
 			t.Errorf("%s: stdout lacks %q (or shows the token):\n%s", path, want, stdout)
 		}
-	}
-}
-
-// --repeat 3 runs the stairs three times: each step's figures are the
-// medians over the repeats, with their spread (values, CoV, histograms)
-// in result.json and ±CoV% in the table; a steady target spreads little.
-func TestRepeatMedians(t *testing.T) {
-	long(t)
-	srv := testkit.NewTarget(t, testkit.TargetConfig{Delay: 5 * time.Millisecond})
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20,40", "--step", "400ms", "--warmup", "100ms", "--repeat", "3", "--out", out)
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	r := readResult(t, out)
-	if len(r.Steps) != 2 {
-		t.Fatalf("%d steps, want the 2 levels (each over 3 repeats)", len(r.Steps))
-	}
-	for i, s := range r.Steps {
-		rep := s.Repeat
-		if rep == nil || rep.N != 3 || len(rep.Values["p50"]) != 3 || len(rep.Histograms) != 3 || rep.Passed != 3 {
-			t.Fatalf("step %d: repeat %+v, want 3 repeats, all passed", i+1, rep)
-		}
-		if got, want := s.LatencyMS.P50, results.Median(rep.Values["p50"]); got != want {
-			t.Errorf("step %d: p50 %v, want the median of %v", i+1, got, rep.Values["p50"])
-		}
-		if s.Completed < 2*int64(s.TargetRate*0.4) {
-			t.Errorf("step %d: %d completed, want the 3 repeats' sum", i+1, s.Completed)
-		}
-		// A 5 ms handler: the medians' spread stays small even on a busy
-		// machine (a loose bound; the figure is in the table).
-		if c := rep.CoVPct["p50"]; c > 50 {
-			t.Errorf("step %d: p50 CoV %.1f%% over %v", i+1, c, rep.Values["p50"])
-		}
-		// The open model holds its rate whatever the neighbours do.
-		if c := rep.CoVPct["achieved_rate"]; c > 5 {
-			t.Errorf("step %d: achieved rate CoV %.1f%% over %v, want under 5%% for a steady target", i+1, c, rep.Values["achieved_rate"])
-		}
-	}
-	// A single run's p50 agrees with the repeats' median within noise.
-	single := filepath.Join(t.TempDir(), "one.json")
-	if code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "400ms", "--warmup", "100ms", "--out", single, "--quiet"); code != ExitOK {
-		t.Fatalf("single run: exit %d\n%s", code, stderr)
-	}
-	if one, med := readResult(t, single).Steps[0].LatencyMS.P50, r.Steps[0].LatencyMS.P50; one < med/2 || one > 2*med {
-		t.Errorf("a single run's p50 %v ms against the repeats' median %v ms: not within noise", one, med)
-	}
-	if !strings.Contains(stdout, "median of 3 repeats") || !strings.Contains(stdout, " ±") {
-		t.Errorf("table without the repeats' spread:\n%s", stdout)
-	}
-	if !strings.Contains(stderr, "repeat 2 of 3") {
-		t.Errorf("no note of the repeats on stderr:\n%s", stderr)
-	}
-}
-
-// Each repeat starts clean: new users, so new connections (2 users × 3
-// repeats make at least 6), and the plan key repeat: works as the flag.
-func TestRepeatNewConnections(t *testing.T) {
-	t.Parallel()
-	var conns atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
-	plan := writePlan(t, "target: "+srv.URL+"\nload: {vus: [2], step: 200ms, warmup: 0s, think: 10ms}\nrepeat: 3\nscenarios: [{request: {url: /}}]\n")
-	out := filepath.Join(t.TempDir(), "r.json")
-	if code, stdout, stderr := ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet"); code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	if n := conns.Load(); n < 6 {
-		t.Errorf("%d connections for 2 users × 3 repeats, want at least 6 (each repeat's users connect anew)", n)
-	}
-	if r := readResult(t, out); r.Steps[0].Repeat == nil || r.Steps[0].Repeat.N != 3 {
-		t.Errorf("repeat = %+v, want 3", r.Steps[0].Repeat)
 	}
 }
