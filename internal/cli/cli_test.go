@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,23 +107,6 @@ func TestExitCodes(t *testing.T) {
 		if got, _ := codeOf(runError(tt.err)); got != tt.want {
 			t.Errorf("runError(%v): exit %d, want %d", tt.err, got, tt.want)
 		}
-	}
-}
-
-func TestRedirectIsFailure(t *testing.T) {
-	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/login", http.StatusFound)
-	}))
-	defer srv.Close()
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, _ := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s", "--slo", "errors<1%", "--out", out, "--quiet")
-	s := readResult(t, out).Steps[0]
-	if code != ExitThreshold || s.OK != 0 || s.Errors["redirect"] == 0 {
-		t.Errorf("exit %d, ok %d, errors %v; want 1, 0, redirects", code, s.OK, s.Errors)
-	}
-	if !strings.Contains(stdout, "redirects (3xx)") {
-		t.Errorf("no redirect warning in:\n%s", stdout)
 	}
 }
 
@@ -273,44 +254,6 @@ func TestDescribeOneStep(t *testing.T) {
 	plan := writePlan(t, "target: http://127.0.0.1:9\nload: {rates: [10], step: 2s}\nscenarios: [{request: {url: /}}]\n")
 	if code, out, _ := ceiling(t, context.Background(), "validate", plan); code != ExitOK || !strings.Contains(out, "1 step at [10]/s") {
 		t.Errorf("validate = %d %q, want \"1 step at [10]/s\"", code, out)
-	}
-}
-
-// HTTP/2 end to end: h2 over TLS with --insecure, and h2c.
-func TestRunHTTP2(t *testing.T) {
-	t.Parallel()
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ProtoMajor != 2 {
-			w.WriteHeader(http.StatusHTTPVersionNotSupported)
-		}
-	})
-	tlsSrv := httptest.NewUnstartedServer(h)
-	tlsSrv.EnableHTTP2 = true
-	tlsSrv.StartTLS()
-	defer tlsSrv.Close()
-	h2c := httptest.NewUnstartedServer(h)
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	h2c.Config.Protocols = &p
-	h2c.Start()
-	defer h2c.Close()
-	for name, args := range map[string][]string{
-		"h2":       {"--url", tlsSrv.URL, "--insecure"},
-		"h2c":      {"--url", h2c.URL},
-		"h2 no -k": {"--url", tlsSrv.URL},
-	} {
-		out := filepath.Join(t.TempDir(), "r.json")
-		code, _, stderr := ceiling(t, context.Background(), append([]string{"run", "--http2", "--rate", "50", "--step", "300ms", "--warmup", "0s", "--slo", "errors<1%", "--out", out, "--quiet"}, args...)...)
-		if name == "h2 no -k" {
-			if code != ExitCannotRun || !strings.Contains(stderr, "tls") {
-				t.Errorf("%s: exit %d, stderr %q; want 3 with a TLS hint", name, code, stderr)
-			}
-			continue
-		}
-		if code != ExitOK {
-			t.Errorf("%s: exit %d; stderr:\n%s", name, code, stderr)
-		}
 	}
 }
 

@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,43 +72,6 @@ scenarios:
 	}
 }
 
-// A value taken from a response that holds a CR/LF is never written into a
-// header (it would inject others): the request is not sent, its iteration
-// fails as a check, and the step says why.
-func TestInjectedHeaderIsRefused(t *testing.T) {
-	t.Parallel()
-	var injected atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Injected") != "" {
-			injected.Add(1)
-		}
-		if r.URL.Path == "/login" {
-			w.Write([]byte(`{"token":"abc\r\nX-Injected: yes"}`))
-		}
-	}))
-	defer srv.Close()
-	out := filepath.Join(t.TempDir(), "r.json")
-	plan := writePlan(t, fmt.Sprintf(`
-target: %s
-load: {rates: [20], step: 1s, warmup: 0s}
-scenarios:
-  - name: api
-    steps:
-      - request: {method: POST, url: /login}
-        extract: {token: {json: token}}
-      - request: {url: /api, headers: {Authorization: "Bearer {{.token}}"}}
-`, srv.URL))
-	ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
-	if n := injected.Load(); n != 0 {
-		t.Errorf("the server received %d injected headers", n)
-	}
-	s := readResult(t, out).Steps[0]
-	warned := slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "CR, LF or NUL") })
-	if len(s.Scenarios) == 0 || s.Scenarios[0].Errors["check"] == 0 || !warned {
-		t.Errorf("scenarios %+v, warnings %q; want the iterations failed as check and a warning naming the CR/LF", s.Scenarios, s.Warnings)
-	}
-}
-
 // Credentials given on the command line or in a data file reach neither
 // result.json, nor the reports, nor the terminal; a result that holds
 // values of a data file is readable by its owner only.
@@ -158,34 +118,6 @@ scenarios: [{request: {url: "/?k={{.clientKey}}"}}]
 	}
 	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("result.json with data-file values has mode %v (err %v), want 0600", st.Mode().Perm(), err)
-	}
-}
-
-// A target that sets a cookie of a new name with every response cannot
-// grow a user's Cookie header without end: the jar keeps a browser's
-// bound, and the step says so.
-func TestCookieJarBounded(t *testing.T) {
-	t.Parallel()
-	var n, longest atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if l := int64(len(r.Header.Get("Cookie"))); l > longest.Load() {
-			longest.Store(l)
-		}
-		http.SetCookie(w, &http.Cookie{Name: fmt.Sprintf("c%d", n.Add(1)), Value: "v"})
-	}))
-	defer srv.Close()
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--vus", "1", "--step", "1s", "--warmup", "0s", "--out", out, "--quiet")
-	if code != ExitOK {
-		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
-	}
-	s := readResult(t, out).Steps[0]
-	if s.Completed < 100 {
-		t.Skipf("only %d requests in the step: too few to fill the jar on a machine this busy", s.Completed)
-	}
-	warned := slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "cookies of new names were not stored") })
-	if longest.Load() > 1000 || !warned {
-		t.Errorf("longest Cookie header %d bytes, warnings %q; want at most ~50 cookies' worth and a warning", longest.Load(), s.Warnings)
 	}
 }
 
