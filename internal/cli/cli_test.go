@@ -3,11 +3,15 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +41,65 @@ func readResult(t *testing.T, path string) *results.Result {
 		t.Fatal(err)
 	}
 	return r
+}
+
+func writePlan(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func freeLocalPort(t *testing.T) int {
+	t.Helper()
+	return testkit.FreePort(t)
+}
+
+// forwarder is a target that accepts POST /msg {"id"} with 202 and forwards
+// each message to the sink from a pool of workers, each taking work; it
+// drops every dropEvery-th message and sends every dupEvery-th twice.
+func forwarder(t *testing.T, sinkURL string, workers int, work time.Duration, dropEvery, dupEvery int64) *httptest.Server {
+	t.Helper()
+	queue := make(chan string, 100000)
+	var n atomic.Int64
+	quit := make(chan struct{})
+	client := &http.Client{Timeout: 5 * time.Second}
+	for range workers {
+		go func() {
+			for {
+				select {
+				case <-quit:
+					return
+				case id := <-queue:
+					time.Sleep(work)
+					k := n.Add(1)
+					if dropEvery > 0 && k%dropEvery == 0 {
+						continue
+					}
+					times := 1
+					if dupEvery > 0 && k%dupEvery == 0 {
+						times = 2
+					}
+					for range times {
+						body, _ := json.Marshal(map[string]string{"channel": "c", "text": id})
+						if resp, err := client.Post(sinkURL+"/hooks/slack", "application/json", bytes.NewReader(body)); err == nil {
+							resp.Body.Close()
+						}
+					}
+				}
+			}
+		}()
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ ID string }
+		json.NewDecoder(r.Body).Decode(&in)
+		queue <- in.ID
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(func() { srv.Close(); close(quit) })
+	return srv
 }
 
 // run's smoke test: the quick flags make the plan (two steps at the

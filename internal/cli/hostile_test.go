@@ -5,72 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gorilla/websocket"
-
-	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
-
-// deafServer accepts websockets and never reads from them: once the
-// connection's buffers fill, every write to it blocks.
-func deafServer(t *testing.T) string {
-	t.Helper()
-	held := make(chan struct{})
-	srv := httptest.NewServer(testkit.WebSocket(websocket.Upgrader{}, func(c *websocket.Conn) {
-		if tc, ok := c.NetConn().(*net.TCPConn); ok {
-			tc.SetReadBuffer(4096)
-		}
-		<-held
-	}))
-	t.Cleanup(func() { close(held); srv.Close() })
-	return testkit.WSURL(srv.URL)
-}
-
-// A websocket target that stops reading cannot hold a run: writes have a
-// deadline (the ack timeout), a socket whose write failed is dropped and
-// reopened, and two 1 s steps of 200 KB frames end within their windows
-// and drains.
-func TestDeafWebSocketTargetEndsOnTime(t *testing.T) {
-	long(t)
-	out := filepath.Join(t.TempDir(), "r.json")
-	plan := writePlan(t, fmt.Sprintf(`
-target: http://127.0.0.1:9
-load: {rates: [100, 100], step: 1s, warmup: 0s}
-scenarios:
-  - name: widget
-    websocket:
-      url: %s
-      connections: 2
-      send: '{"clientId":"{{uuid}}","pad":"%s"}'
-      ack: {json: clientId}
-      ack_timeout: 500ms
-`, deafServer(t), strings.Repeat("x", 200_000)))
-	start := time.Now()
-	code, _, stderr := ceiling(t, context.Background(), "run", plan, "--out", out, "--quiet")
-	// each step: window 1s + drain (500ms + grace 2s) at most
-	if took := time.Since(start); took > 9*time.Second {
-		t.Errorf("the run took %v, want at most about 7s", took)
-	}
-	if code != ExitThreshold { // every frame failed: OVERLOADED, no step passed
-		t.Fatalf("exit = %d, want 1; stderr:\n%s", code, stderr)
-	}
-	r := readResult(t, out)
-	for _, s := range r.Steps {
-		if s.Failed == 0 || s.OK != 0 {
-			t.Errorf("step %d: ok %d, failed %d %v; want every frame failed", s.Index+1, s.OK, s.Failed, s.Errors)
-		}
-	}
-	if ws := r.Steps[len(r.Steps)-1].WebSocket; ws == nil || ws.Dropped == 0 {
-		t.Errorf("sockets = %+v, want the sockets whose writes failed dropped (and reopened)", ws)
-	}
-}
 
 // Credentials given on the command line or in a data file reach neither
 // result.json, nor the reports, nor the terminal; a result that holds
