@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,7 +21,12 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
-// run calls Main and returns its exit code, stdout and stderr.
+// The tests of what only cli does: each command's flags reach what it
+// runs, what it prints, its exit codes. What a run does (its figures,
+// verdicts, deliveries, events, searches) is tested in package run, on a
+// fake clock where it can be.
+
+// ceiling calls Main and returns its exit code, stdout and stderr.
 func ceiling(t *testing.T, ctx context.Context, args ...string) (ExitCode, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -55,6 +61,32 @@ func writePlan(t *testing.T, text string) string {
 func freeLocalPort(t *testing.T) int {
 	t.Helper()
 	return testkit.FreePort(t)
+}
+
+// capacityServer answers at most rate requests a second (a token bucket with
+// a 20 ms burst) and 503 past it: a target whose capacity is known.
+func capacityServer(t *testing.T, rate float64) *httptest.Server {
+	t.Helper()
+	var mu sync.Mutex
+	tokens, last := rate*0.02, time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		now := time.Now()
+		tokens = min(rate*0.02, tokens+now.Sub(last).Seconds()*rate)
+		last = now
+		ok := tokens >= 1
+		if ok {
+			tokens--
+		}
+		mu.Unlock()
+		if !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 // forwarder is a target that accepts POST /msg {"id"} with 202 and forwards
@@ -170,6 +202,51 @@ func TestExitCodes(t *testing.T) {
 		if got, _ := codeOf(runError(tt.err)); got != tt.want {
 			t.Errorf("runError(%v): exit %d, want %d", tt.err, got, tt.want)
 		}
+	}
+}
+
+// A target that refuses every request (401) measures nothing: run says so
+// before its first step and exits 1, SLO or not, since its step is
+// INVALID; find stops at the preflight (exit 3) instead of searching level
+// after level of refusals, and writes no step.
+func TestRefusedRequestsFail(t *testing.T) {
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Status: http.StatusUnauthorized})
+	dir := t.TempDir()
+	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL+"/api", "--rate", "20", "--step", "300ms", "--warmup", "0s", "--out", filepath.Join(dir, "run.json"))
+	warning := "preflight: the target refused the request: GET " + srv.URL + "/api answered 401 Unauthorized: check the credentials"
+	if code != ExitThreshold || !strings.HasPrefix(stderr, "ceiling: "+warning) {
+		t.Errorf("run = exit %d, stderr:\n%s\nwant exit 1, and first of all %q", code, stderr, warning)
+	}
+	if r := readResult(t, filepath.Join(dir, "run.json")); r.Passed || len(r.Steps) != 1 || r.Steps[0].Verdict != results.Invalid {
+		t.Errorf("run: passed %v, %d steps; want one INVALID step that fails the run\n%s", r.Passed, len(r.Steps), stdout)
+	}
+	before := srv.Hits()
+	start := time.Now()
+	code, stdout, stderr = ceiling(t, context.Background(), "find", "--url", srv.URL+"/api", "--start", "20", "--step", "300ms", "--warmup", "0s", "--out", filepath.Join(dir, "find.json"))
+	if code != ExitCannotRun || !strings.Contains(stderr, warning) || !strings.Contains(stderr, "stopped before the first step") || srv.Hits()-before != 1 {
+		t.Errorf("find = exit %d after %d requests in %v, stderr:\n%s\nwant exit 3 after the preflight's one, saying %q", code, srv.Hits()-before, time.Since(start), stderr, warning)
+	}
+	if stdout != "" {
+		t.Errorf("find printed a table of nothing:\n%s", stdout)
+	}
+}
+
+// find's smoke test: its flags make the search, and a start that fails
+// exits 1, the answer saying why, with no edge in result.json.
+func TestFindStartFails(t *testing.T) {
+	t.Parallel()
+	srv := capacityServer(t, 20)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, _ := ceiling(t, context.Background(), "find", "--url", srv.URL, "--start", "100",
+		"--step", "400ms", "--warmup", "0s", "--slo", "errors<1%", "--out", out, "--quiet")
+	if code == ExitThreshold && strings.Contains(stdout, "generator limit reached") {
+		t.Skipf("this machine was too busy to hold 100/s (another test's load?), and said so:\n%s", stdout)
+	}
+	if code != ExitThreshold || !strings.Contains(stdout, "even the start, 100/s, fails: errors") {
+		t.Errorf("exit %d, stdout:\n%s\nwant 1 and the reason", code, stdout)
+	}
+	if r := readResult(t, out); r.Edge != nil || r.Passed {
+		t.Errorf("edge %+v, passed %v; want none", r.Edge, r.Passed)
 	}
 }
 
@@ -338,5 +415,34 @@ func TestReportCommand(t *testing.T) {
 	}
 	if code, _, _ := ceiling(t, context.Background(), "report", filepath.Join(t.TempDir(), "none.json")); code != ExitBadInput {
 		t.Errorf("missing file: exit %d, want 2", code)
+	}
+}
+
+// failing is a writer whose every write fails, as a full disk does.
+type failing struct{}
+
+func (failing) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// Output that cannot be written is an error (exit 3), found before the run
+// when it can be: a report into a missing folder stops the run before its
+// first step, and a table or report that cannot be written is not exit 0.
+func TestUnwritableOutputs(t *testing.T) {
+	srv := delayServer(t, 0)
+	dir := t.TempDir()
+	start := time.Now()
+	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "10", "--step", "5s",
+		"--out", filepath.Join(dir, "r.json"), "--html", filepath.Join(dir, "missing", "r.html"), "--quiet")
+	if code != ExitCannotRun || !strings.Contains(stderr, "missing") || time.Since(start) > 3*time.Second {
+		t.Errorf("--html into a missing folder: exit %d after %v, stderr %q; want 3 at once, naming it", code, time.Since(start), stderr)
+	}
+	out := filepath.Join(dir, "r.json")
+	if code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "10", "--step", "200ms", "--warmup", "0s", "--out", out, "--quiet"); code != ExitOK {
+		t.Fatalf("exit = %d; stderr:\n%s", code, stderr)
+	}
+	for _, format := range []string{"text", "md", "html"} {
+		var errb bytes.Buffer
+		if code := Main(context.Background(), []string{"report", out, "--format", format}, failing{}, &errb, nil); code != ExitCannotRun {
+			t.Errorf("report --format %s to a full disk: exit %d (%s), want 3", format, code, errb.String())
+		}
 	}
 }
