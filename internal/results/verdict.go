@@ -665,14 +665,17 @@ func (s *Step) notes(prev *Step, rules Rules) []string {
 		n = append(n, fmt.Sprintf("p99 %s reached the timeout (%s): its percentiles are lower bounds, shaped by the timeout", ms(s.LatencyMS.P99), ms(rules.TimeoutMS)))
 	}
 	t := s.Target
-	if t == nil || t.Samples == 0 {
+	if t == nil {
 		return n
 	}
-	switch {
+	switch { // said whether or not a sample was taken before: a target may die before its first
 	case t.Died != "":
 		n = append(n, "the target died ("+t.Died+")")
 	case t.Exited:
 		n = append(n, "the target exited during the step")
+	}
+	if t.Samples == 0 {
+		return n
 	}
 	limit := t.CPULimitPct
 	if limit <= 0 {
