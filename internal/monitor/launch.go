@@ -21,10 +21,6 @@ const (
 	DefaultStopGrace    = 5 * time.Second
 )
 
-// childPIDWait bounds the wait for the keeper shell's report of the
-// command's own pid, which it writes as soon as it forked it.
-const childPIDWait = 5 * time.Second
-
 // readyPoll is how often Launch asks the ready URL; readyTry bounds one ask.
 const (
 	readyPoll = 50 * time.Millisecond
