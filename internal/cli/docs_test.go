@@ -386,33 +386,46 @@ func docInterp(t *testing.T, ctx context.Context, dir string, env []string, targ
 
 // docRun runs a block (after its setup) in a fresh folder. Its foreground
 // commands run to their end; what it put in the background (a target)
-// runs until the block ends.
+// runs until the block ends. The setup runs in a shell of its own, so
+// that a block's `wait` waits for the block's own jobs, not for the
+// server its setup started (which it waited for until the test's bound:
+// two minutes, and then the block's last commands ran cut short). A
+// block still running at the bound fails.
 func docRun(t *testing.T, root string, env []string, b docBlock, setup string) {
 	ports := newDocPorts(t)
 	dir := docFolder(t, root, ports)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	const bound = 2 * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	var out docOutput
-	r, wait := docInterp(t, ctx, dir, env, ports.target, &out)
-	script := ports.Replace(b.text)
-	if setup != "" {
-		script = ports.Replace(setup) + "\n" + script
-	}
-	file, err := syntax.NewParser().Parse(strings.NewReader(script), b.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range file.Stmts {
-		// A failing command is a problem the exec handler notes; the
-		// statement's own status is not needed.
-		_ = r.Run(ctx, stmt)
-		if addr := docServerAddr(stmt, ports.target); stmt.Background && addr != "" {
-			docAwait(t, addr) // the next line loads it
+	var waits []func() []string
+	for _, script := range []string{setup, b.text} {
+		if script == "" {
+			continue
+		}
+		r, wait := docInterp(t, ctx, dir, env, ports.target, &out)
+		waits = append(waits, wait)
+		file, err := syntax.NewParser().Parse(strings.NewReader(ports.Replace(script)), b.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stmt := range file.Stmts {
+			// A failing command is a problem the exec handler notes; the
+			// statement's own status is not needed.
+			_ = r.Run(ctx, stmt)
+			if addr := docServerAddr(stmt, ports.target); stmt.Background && addr != "" {
+				docAwait(t, addr) // the next line loads it
+			}
 		}
 	}
+	if ctx.Err() != nil {
+		t.Errorf("%s: still running after %v", b, bound)
+	}
 	cancel()
-	for _, p := range wait() {
-		t.Errorf("%s: %s", b, p)
+	for _, wait := range waits {
+		for _, p := range wait() {
+			t.Errorf("%s: %s", b, p)
+		}
 	}
 	if t.Failed() || testing.Verbose() {
 		t.Logf("%s output:\n%s", b, out.String())
