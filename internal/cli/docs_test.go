@@ -40,13 +40,21 @@ import (
 // (and `go run ./cmd/ceiling`) is ceiling itself, in this process: a
 // command that exits 2 (bad input) or 3 (could not run) fails the test.
 // The blocks run as written, with two changes: `run`, `find` and `sweep`
-// get short steps (docShort), so that a block of minutes runs in seconds,
-// and the fixed addresses of the built-in target (127.0.0.1:8080) and the
-// mock (127.0.0.1:9911) become free ports of the block's own (docPorts),
-// in the block and in the example plans it reads.
+// get short steps (docShort, docSegments), so that a block of minutes runs
+// in seconds, and the fixed addresses of the built-in target
+// (127.0.0.1:8080) and the mock (127.0.0.1:9911) become free ports of the
+// block's own (docPorts), in the block and in the example plans it reads.
 
-// docShort is appended to every run, find and sweep of a block.
-var docShort = []string{"--step", "100ms", "--warmup", "50ms"}
+// docShort is appended to every run, find and sweep of a block, and
+// docSegments to a run of a segment (--segment i/N): the segments of a
+// run must run their steps at the same time (merge refuses steps that
+// share less than half the shortest window), and steps of 100 ms started
+// by processes one after the other missed that, on a busy machine, by
+// tens of milliseconds.
+var (
+	docShort    = []string{"--step", "100ms", "--warmup", "50ms"}
+	docSegments = []string{"--step", "1s", "--warmup", "50ms"}
+)
 
 // docBlock is one shell block of the documentation.
 type docBlock struct {
@@ -299,7 +307,10 @@ func docArgs(args []string, target string) []string {
 	default:
 		return nil
 	}
-	if len(args) > 0 && slices.Contains([]string{"run", "find", "sweep"}, args[0]) {
+	switch {
+	case len(args) > 0 && args[0] == "run" && slices.Contains(args, "--segment"):
+		args = append(slices.Clone(args), docSegments...)
+	case len(args) > 0 && slices.Contains([]string{"run", "find", "sweep"}, args[0]):
 		args = append(slices.Clone(args), docShort...)
 	}
 	if len(args) > 0 && args[0] == "demo-target" && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--addr") }) {
