@@ -431,7 +431,7 @@ func TestSweepContainerExits(t *testing.T) {
 func TestSweepOnAgents(t *testing.T) {
 	exe := exeAsCeiling(t)
 	token := tokenFile(t)
-	agent, _ := startAgent(t, token)
+	agent, _ := agentInProcess(t, token)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.json")
 	code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--launcher", "command", "--configs", "1@1/256m",
