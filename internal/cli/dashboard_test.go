@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,69 +144,4 @@ func TestFindLiveInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", path)
-}
-
-// sweep --dashboard: the page's event stream shows the sweep table so far
-// above the shape under way as the shapes run, then the last table with
-// both shapes and the sweep's report, which is served.
-func TestSweepLivePage(t *testing.T) {
-	long(t)
-	srv := delayServer(t, 2*time.Millisecond)
-	out := filepath.Join(t.TempDir(), "sweep.json")
-	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
-	done := make(chan string, 1)
-	go func() {
-		code, stdout, stderr := ceiling(t, context.Background(), "sweep", "--launcher", "command", "--apply", "echo {{.id}}",
-			"--configs", "1@1/256m 2@1/256m", "--url", srv.URL+"/?workers={{.workers}}",
-			"--rate", "20", "--step", "600ms", "--warmup", "100ms", "--out", out, "--dashboard", addr)
-		done <- fmt.Sprintf("exit %d\n%s\n%s", code, stdout, stderr)
-	}()
-	var resp *http.Response
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		var err error
-		if resp, err = http.Get("http://" + addr + "/live/events"); err == nil {
-			break
-		}
-	}
-	if resp == nil {
-		t.Fatalf("the live page did not answer within 20s: %s", <-done)
-	}
-	defer resp.Body.Close()
-	stream, err := io.ReadAll(resp.Body) // to the end: the stream ends with the run's
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := strings.Split(string(stream), "\n\n")
-	var underWay, last, end string
-	for _, e := range events {
-		switch {
-		case strings.HasPrefix(e, "event: body") && strings.Contains(e, "Shape under way: 2w / 1c / 256Mi") && strings.Contains(e, "<td>1w / 1c / 256Mi</td>"):
-			underWay = e
-		case strings.HasPrefix(e, "event: body"):
-			last = e
-		case strings.HasPrefix(e, "event: end"):
-			end = e
-		}
-	}
-	if underWay == "" {
-		t.Errorf("no body showed the first shape's row above the second under way:\n%s", stream)
-	}
-	if !strings.Contains(last, "ceiling sweep") || !strings.Contains(last, "2w / 1c / 256Mi") || strings.Contains(last, "Shape under way") {
-		t.Errorf("the last body is not the sweep's last table:\n%s", last)
-	}
-	if !strings.Contains(end, `<a href=\"live/report\">`) && !strings.Contains(end, `<a href="live/report">`) {
-		t.Errorf("the end links no report: %q", end)
-	}
-	page, err := http.Get("http://" + addr + "/live/report")
-	if err != nil {
-		t.Fatal(err)
-	}
-	report, _ := io.ReadAll(page.Body)
-	page.Body.Close()
-	if !strings.Contains(string(report), "Throughput per shape") {
-		t.Errorf("the report served is not the sweep's:\n%.500s", report)
-	}
-	if got := <-done; !strings.HasPrefix(got, "exit 0") || !strings.Contains(got, "live page at http://"+addr+"/") {
-		t.Errorf("%s", got)
-	}
 }
