@@ -15,7 +15,6 @@ import (
 	"math/big"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -345,38 +344,12 @@ func TestAgentTakenOverAfterCoordinatorDied(t *testing.T) {
 	}
 }
 
-// capacityTarget answers at most rate requests a second (a token bucket
-// with a 20 ms burst) and 503 past it: a target whose capacity is known.
-func capacityTarget(t *testing.T, rate float64) *httptest.Server {
-	t.Helper()
-	var mu sync.Mutex
-	tokens, last := rate*0.02, time.Now()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		now := time.Now()
-		tokens = min(rate*0.02, tokens+now.Sub(last).Seconds()*rate)
-		last = now
-		ok := tokens >= 1
-		if ok {
-			tokens--
-		}
-		mu.Unlock()
-		if !ok {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		w.Write([]byte("ok"))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // A search through two agents finds the edge one machine finds, on a
 // target of known capacity (200 requests a second, 503 past it).
 func TestAgentsFind(t *testing.T) {
 	long(t)
 	a1, a2 := agent(t, &Server{}), agent(t, &Server{})
-	srv := capacityTarget(t, 200)
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Capacity: 200, Body: "ok"})
 	p := planText(t, "target: "+srv.URL+"\nload: {rates: [50], step: 600ms, warmup: 200ms}\nslo: errors<1%\nscenarios: [{request: {url: /}}]\n")
 	cfg, err := (&run.SearchFlags{Start: "50", Max: "800", Precision: "10%", RateGiven: true}).Config(p)
 	if err != nil {
