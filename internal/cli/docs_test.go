@@ -19,6 +19,8 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // The shell blocks of README.md and docs/*.md are what a new user copies.
@@ -264,9 +266,9 @@ type docPorts struct {
 }
 
 func newDocPorts(t *testing.T) docPorts {
-	target := fmt.Sprintf("127.0.0.1:%d", freeLocalPort(t))
-	sink := fmt.Sprintf("127.0.0.1:%d", freeLocalPort(t))
-	page := fmt.Sprintf("127.0.0.1:%d", freeLocalPort(t))
+	target := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
+	sink := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
+	page := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	return docPorts{target: target, Replacer: strings.NewReplacer("127.0.0.1:8080", target, "127.0.0.1:9911", sink, "127.0.0.1:5665", page)}
 }
 
