@@ -208,11 +208,12 @@ func TestSweepDockerReal(t *testing.T) {
 // load, the second (2 workers) answering twice as slowly: the lessons say
 // what the extra workers cost in latency, though their throughputs (the
 // load's) are not compared. The target is this test's server: its delay
-// is 25 ms per worker of the shape, named in the URL.
+// is 50 ms per worker of the shape, named in the URL (wide enough that a
+// busy machine's few tens of milliseconds do not hide the doubling).
 func TestSweepLessonWorkersLatency(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("workers"))
-		time.Sleep(time.Duration(n) * 25 * time.Millisecond) // the shape's own time
+		time.Sleep(time.Duration(n) * 50 * time.Millisecond) // the shape's own time
 	}))
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "sweep.json")
@@ -225,8 +226,9 @@ func TestSweepLessonWorkersLatency(t *testing.T) {
 	}
 	one, two := r.Configs[0], r.Configs[1]
 	t.Logf("p95 %.1f ms (%s) → %.1f ms (%s)", one.P95MS, one.State, two.P95MS, two.State)
-	if one.P95MS < 24 || one.P95MS > 45 || two.P95MS < 49 || two.P95MS > 75 {
-		t.Fatalf("p95 %.1f ms and %.1f ms: want about 25 and 50 (the server's delays)", one.P95MS, two.P95MS)
+	// At least the server's delays (a busy machine only adds to them).
+	if one.P95MS < 49 || two.P95MS < 99 {
+		t.Fatalf("p95 %.1f ms and %.1f ms: want 50 and 100 at least (the server's delays)", one.P95MS, two.P95MS)
 	}
 	want := "2 workers on 1 CPU answered slower than 1 on the same CPU (256Mi) at the same load (20/s): p95 "
 	if !strings.Contains(strings.Join(r.Lessons, "\n"), want) || !strings.Contains(table, "workers without CPU cost latency") {
