@@ -74,12 +74,12 @@ func TestAgent(t *testing.T) {
 		t.Errorf("a wrong token: exit %d, %q; want refused (exit 2)", code, stderr)
 	}
 	code, stdout, stderr := ceiling(t, context.Background(), append(args, "--token-file", token)...)
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
 	r, err := results.ReadLog(strings.NewReader(stdout))
-	if err != nil || len(r.Steps) != 1 || r.Steps[0].Agents != 1 || !r.Passed {
-		t.Errorf("the emitted result: %v; want the run's, with its one agent", err)
+	if err != nil || len(r.Steps) != 1 || r.Steps[0].Agents != 1 {
+		t.Fatalf("exit %d, the emitted result: %v; want the run's, with its one agent\n%s\n%s", code, err, stdout, stderr)
+	}
+	if code != ExitOK && !(code == ExitThreshold && starved(t, r)) || code == ExitOK && !r.Passed {
+		t.Errorf("exit %d, the emitted result passed %v; want 0, passed\n%s", code, r.Passed, stderr)
 	}
 	select {
 	case code := <-exited:
@@ -101,8 +101,10 @@ func TestMerge(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 1; i <= 2; i++ {
 		wg.Go(func() {
-			if code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "40", "--step", "500ms", "--warmup", "100ms",
-				"--segment", fmt.Sprintf("%d/2", i), "--out", filepath.Join(dir, fmt.Sprintf("s%d.json", i)), "--quiet"); code != ExitOK {
+			out := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+			code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "40", "--step", "500ms", "--warmup", "100ms",
+				"--segment", fmt.Sprintf("%d/2", i), "--out", out, "--quiet")
+			if r, err := results.Read(out); code != ExitOK && !(code == ExitThreshold && err == nil && starved(t, r)) {
 				t.Errorf("segment %d/2: exit %d\n%s", i, code, stderr)
 			}
 		})
@@ -110,10 +112,11 @@ func TestMerge(t *testing.T) {
 	wg.Wait()
 	s1, s2, merged := filepath.Join(dir, "s1.json"), filepath.Join(dir, "s2.json"), filepath.Join(dir, "merged.json")
 	code, stdout, stderr := ceiling(t, context.Background(), "merge", s1, s2, "--out", merged, "--quiet")
-	if code != ExitOK || !strings.Contains(stdout, "merged exactly") {
+	r := readResult(t, merged)
+	if code != ExitOK && !(code == ExitThreshold && starved(t, r)) || !strings.Contains(stdout, "merged exactly") {
 		t.Fatalf("merge: exit %d, want 0 and the table of the merged run\n%s\n%s", code, stdout, stderr)
 	}
-	if s := readResult(t, merged).Steps; len(s) != 1 || s[0].Sent+s[0].NotSent != 20 {
+	if s := r.Steps; len(s) != 1 || s[0].Sent+s[0].NotSent != 20 {
 		t.Errorf("merged steps %+v, want one of 20 arrivals", s)
 	}
 	if code, _, stderr := ceiling(t, context.Background(), "merge", s1, "--out", merged, "--quiet"); code != ExitBadInput || !strings.Contains(stderr, "segment 2/2 is missing") {

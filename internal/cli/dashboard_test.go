@@ -31,10 +31,11 @@ func TestRunLivePage(t *testing.T) {
 	}))
 	defer srv.Close()
 	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
+	out := filepath.Join(t.TempDir(), "r.json")
 	done := make(chan string, 1)
 	go func() {
 		code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--step", "300ms", "--warmup", "0s",
-			"--out", filepath.Join(t.TempDir(), "r.json"), "--dashboard", addr)
+			"--out", out, "--dashboard", addr)
 		done <- fmt.Sprintf("exit %d\n%s", code, stderr)
 	}()
 	var resp *http.Response
@@ -66,7 +67,8 @@ func TestRunLivePage(t *testing.T) {
 	if !strings.Contains(string(report), "<!doctype html>") || !strings.Contains(string(report), srv.URL) {
 		t.Errorf("the report served is not the run's:\n%.300s", report)
 	}
-	if got := <-done; !strings.HasPrefix(got, "exit 0") || !strings.Contains(got, "ceiling: live page at http://"+addr+"/") {
+	if got := <-done; !strings.HasPrefix(got, "exit 0") && !(strings.HasPrefix(got, "exit 1") && starved(t, readResult(t, out))) ||
+		!strings.Contains(got, "ceiling: live page at http://"+addr+"/") {
 		t.Errorf("want exit 0 and the live page's address on stderr:\n%s", got)
 	}
 	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "20", "--dashboard", "0.0.0.0:1")

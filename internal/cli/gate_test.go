@@ -189,11 +189,16 @@ func TestCIGateRealRuns(t *testing.T) {
 	dir := gatePlan(t, up.URL)
 	first := runGate(t, dir, "CEILING_REPEAT=1", "CEILING_PLAN=plan.yaml", "CEILING_RESULT=out/result.json")
 	result := filepath.Join(dir, "out", "result.json")
-	first.check(t, 0, map[string]string{"verdict": "none", "exit-code": "0", "result": result, "comparison": ""},
-		"**ceiling gate: passed: nothing compared (no baseline)**", "No baseline to compare with", "## gate", "| step |")
-	if r, err := results.Read(result); err != nil || len(r.Steps) != 1 || r.Steps[0].Sent == 0 {
-		t.Errorf("the run's result: %v, want its step, measured", err)
+	r, err := results.Read(result)
+	if err != nil || len(r.Steps) != 1 || r.Steps[0].Sent == 0 {
+		t.Fatalf("the run's result: %v, want its step, measured\n%s", err, first.log)
 	}
+	code, line := 0, "passed: nothing compared (no baseline)"
+	if first.code == 1 && starved(t, r) {
+		code, line = 1, "failed: the run failed its SLO or thresholds, or a step was INVALID (ceiling run exited 1)"
+	}
+	first.check(t, code, map[string]string{"verdict": "none", "exit-code": fmt.Sprint(code), "result": result, "comparison": ""},
+		"**ceiling gate: "+line+"**", "No baseline to compare with", "## gate", "| step |")
 	down := runGate(t, gatePlan(t, fmt.Sprintf("http://127.0.0.1:%d", testkit.FreePort(t))), "CEILING_REPEAT=1", "CEILING_PLAN=plan.yaml")
 	down.check(t, 3, map[string]string{"verdict": "none", "exit-code": "3"}, "**ceiling gate: failed: ceiling run exited 3 (the run could not be carried out")
 }
