@@ -539,7 +539,7 @@ func TestServeFlags(t *testing.T) {
 		t.Parallel()
 		cert, key := selfSigned(t)
 		addr, _ := serve(t, ServeFlags{TLSCert: cert, TLSKey: key})
-		if r, err := apply(Flags{Agents: "https://" + addr, CA: cert}); err != nil || !r.Passed {
+		if r, err := apply(Flags{Agents: "https://" + addr, CA: cert}); err != nil || r.Steps[0].Agents != 1 || r.Steps[0].Sent == 0 {
 			t.Errorf("with --agents-ca: %v", err)
 		}
 		if _, err := apply(Flags{Agents: "https://" + addr, Wait: 2 * time.Second}); err == nil || !strings.Contains(err.Error(), "certificate") {
@@ -554,7 +554,7 @@ func TestServeFlags(t *testing.T) {
 			t.Errorf("a target outside the agent's list: %v, want refused as bad input", err)
 		}
 		here, _ := serve(t, ServeFlags{AllowTargets: "127.0.0.1"})
-		if r, err := apply(Flags{Agents: here}); err != nil || !r.Passed {
+		if r, err := apply(Flags{Agents: here}); err != nil || r.Steps[0].Sent == 0 {
 			t.Errorf("a target in the agent's list: %v", err)
 		}
 		err := Serve(context.Background(), ServeFlags{TokenFile: tokenFile(t), Lease: DefaultLease, AllowTargets: "shop.example:8080"}, "test", nil, io.Discard)
@@ -565,7 +565,7 @@ func TestServeFlags(t *testing.T) {
 	t.Run("once", func(t *testing.T) {
 		t.Parallel()
 		addr, served := serve(t, ServeFlags{Once: true})
-		if r, err := apply(Flags{Agents: addr}); err != nil || len(r.Steps) != 1 || r.Steps[0].Agents != 1 || !r.Passed {
+		if r, err := apply(Flags{Agents: addr}); err != nil || len(r.Steps) != 1 || r.Steps[0].Agents != 1 || r.Steps[0].Sent == 0 {
 			t.Fatalf("a run on the agent: %v", err)
 		}
 		select {
