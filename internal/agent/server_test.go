@@ -28,13 +28,22 @@ const token = "0123456789abcdef0123"
 // (its http.Server and listener).
 func agent(t *testing.T, s *Server) string {
 	t.Helper()
+	addr, _ := mortalAgent(t, s)
+	return addr
+}
+
+// mortalAgent is agent, with what kills it as a kill -9 of its process
+// would: its listener and every connection closed at once (a step under
+// way, its heartbeats), its session ended.
+func mortalAgent(t *testing.T, s *Server) (addr string, kill func()) {
+	t.Helper()
 	s.Token, s.Version = token, "test"
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config = s.HTTPServer()
 	srv.Listener = s.Listener(srv.Listener)
 	srv.Start()
 	t.Cleanup(func() { srv.Close(); s.Close() })
-	return strings.TrimPrefix(srv.URL, "http://")
+	return strings.TrimPrefix(srv.URL, "http://"), func() { srv.Listener.Close(); srv.CloseClientConnections(); s.Close() }
 }
 
 func target(t *testing.T) string {

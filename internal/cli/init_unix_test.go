@@ -16,8 +16,8 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
-// init waiting on a FIFO that no one writes stops at the first SIGTERM,
-// and says it was interrupted (exit 130), as a run does.
+// init waiting on a FIFO that no one writes to stops at the first
+// SIGTERM, and says it was interrupted (exit 130), as a run does.
 func TestInitStopsOnFirstSignal(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "session.har")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -37,7 +37,18 @@ func TestInitStopsOnFirstSignal(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	time.Sleep(300 * time.Millisecond)
+	// Once init has the FIFO open for reading, a writer can open it
+	// without blocking: init then waits on a FIFO whose writer writes
+	// nothing (held open until the test ends). Its signals were caught
+	// before it ran.
+	var w *os.File
+	for deadline := time.Now().Add(10 * time.Second); w == nil; time.Sleep(10 * time.Millisecond) {
+		if w, err = os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			defer w.Close()
+		} else if time.Now().After(deadline) {
+			t.Fatalf("init did not open the FIFO within 10s: %v\n%s", err, stderr.String())
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

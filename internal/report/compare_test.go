@@ -55,6 +55,9 @@ func TestCompareHTML(t *testing.T) {
 	levels := []float64{100, 200, 800}
 	r := compare.Compare(repeated(20, levels...), repeated(26, levels...), compare.Options{A: "a.json", B: "b.json", MinEffect: 5})
 	page := compareHTML(t, r)
+	if !strings.HasPrefix(page, "<!doctype html>") || !strings.HasSuffix(page, "</html>\n") {
+		t.Errorf("not a whole page: %.80q … %.20q", page, page[max(0, len(page)-20):])
+	}
 
 	verdict := strings.Index(page, `<p class="answer worse">verdict: worse: 9 significant changes, 9 worse, 0 better</p>`)
 	if verdict < 0 || verdict > strings.Index(page, "<svg") || verdict > strings.Index(page, "<table") {

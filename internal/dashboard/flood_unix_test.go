@@ -1,6 +1,6 @@
 //go:build unix
 
-package cli
+package dashboard
 
 import (
 	"context"
@@ -19,15 +19,15 @@ import (
 )
 
 // floodConns is how many idle connections a flood opens: more than the
-// open-file limit (floodFDLimit) of the ceiling it is aimed at.
+// open-file limit (floodFDLimit) of the process it is aimed at.
 const (
 	floodConns   = 700
 	floodFDLimit = 512
 )
 
-// startChild starts this test binary as ceiling with args, its open-file
-// limit lowered to floodFDLimit, in a process group that dies with the
-// test; done receives its exit and output.
+// startChild starts this test binary as a child (asChild) with args, its
+// open-file limit lowered to floodFDLimit, in a process group that dies
+// with the test; done receives its exit and output.
 func startChild(t *testing.T, args ...string) (done <-chan string) {
 	t.Helper()
 	exe, err := os.Executable()
@@ -37,7 +37,7 @@ func startChild(t *testing.T, args ...string) (done <-chan string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, floodFDLimit), exe}, args...)...)
-	cmd.Env = append(os.Environ(), asCeiling+"=1")
+	cmd.Env = append(os.Environ(), asChild+"=1")
 	testkit.Group(t, cmd)
 	ch := make(chan string, 1)
 	go func() {
@@ -57,7 +57,7 @@ func answering(t *testing.T, url string, done <-chan string) {
 		}
 		select {
 		case out := <-done:
-			t.Fatalf("%s did not answer: ceiling ended: %s", url, out)
+			t.Fatalf("%s did not answer: the child ended: %s", url, out)
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -85,28 +85,27 @@ func flood(t *testing.T, addr string) {
 	}
 }
 
-// Idle connections to the live page, more than ceiling's open-file
-// limit, leave the run's figures as a flood of the same size aimed at
-// another process (a ceiling mock) leaves them: no failure of ceiling's
-// own, the same verdict, and a p99 within a generous ratio (two shared
-// cores). Every request needs a new connection (the target closes each).
+// Idle connections to the live page, more than the run's open-file limit,
+// leave the run's figures as a flood of the same size aimed at another
+// process leaves them: no failure of ceiling's own, and, when this
+// machine let both runs hold their rate, the same verdict and a p99
+// within a generous ratio (two shared cores). Every request needs a new
+// connection (the target closes each).
 func TestLivePageFloodLeavesTheRunAlone(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond) // the target's own time
 		w.Header().Set("Connection", "close")
 		w.Write([]byte("ok"))
 	}))
 	defer srv.Close()
 	other := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
-	mock := startChild(t, "mock", "--listen", other)
-	answering(t, "http://"+other+"/", mock)
+	answering(t, "http://"+other+"/", startChild(t, "serve", other))
 
 	run := func(name string, at func(page string) string) results.Step {
 		t.Helper()
 		page := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 		out := filepath.Join(t.TempDir(), "r.json")
-		done := startChild(t, "run", "--url", srv.URL, "--rate", "200", "--step", "3s", "--warmup", "1s", "--timeout", "2s",
-			"--out", out, "--quiet", "--dashboard", page)
+		done := startChild(t, "run", srv.URL, page, out)
 		answering(t, "http://"+page+"/", done)
 		flood(t, at(page))
 		select {
@@ -128,6 +127,12 @@ func TestLivePageFloodLeavesTheRunAlone(t *testing.T) {
 	if flooded.Failed > control.Failed || flooded.Errors["generator"] > 0 || flooded.Generator != nil && flooded.Generator.ConnLimit > 0 && flooded.Generator.ConnLimit < 16 {
 		t.Errorf("with the live page flooded: %d failed %v, generator %+v; with a flood elsewhere %d failed %v",
 			flooded.Failed, flooded.Errors, flooded.Generator, control.Failed, control.Errors)
+	}
+	if control.GeneratorLimited || flooded.GeneratorLimited {
+		// This machine could not hold the rate in one of the runs (a busy
+		// neighbour): their verdicts and latencies measure the machine.
+		t.Logf("a run was GENERATOR LIMITED: verdicts and p99 not compared")
+		return
 	}
 	if flooded.Verdict != control.Verdict {
 		t.Errorf("verdict %s (%s) with the live page flooded, %s (%s) with a flood elsewhere",
