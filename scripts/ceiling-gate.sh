@@ -22,6 +22,7 @@
 #                              the control scenario moved) does to the job
 #   CEILING_THRESHOLD, CEILING_MIN_EFFECT, CEILING_MIN_ABS
 #                              compare's --threshold, --min-effect and --min-abs
+#   GH_TOKEN                   gh's token, to fetch the artifact; given to gh alone
 #
 # It appends to $GITHUB_STEP_SUMMARY when that is set: the gate's outcome,
 # the comparison (`ceiling compare --format md`) and the run's report. It
@@ -35,6 +36,13 @@
 # tell (with CEILING_ON_UNKNOWN=fail); 2 bad input; otherwise the run's own
 # exit status (3 could not run, 130 interrupted).
 set -uo pipefail
+
+# GH_TOKEN is gh's alone: it is taken out of the environment here and
+# given to each gh call, so that the run, the target its plan starts
+# (monitor.command) and every other command never see it.
+gh_token=${GH_TOKEN:-}
+unset GH_TOKEN
+gh() { GH_TOKEN=$gh_token command gh "$@"; }
 
 ceiling=${CEILING_BIN:-ceiling}
 plan=${CEILING_PLAN:-}

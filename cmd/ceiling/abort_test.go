@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -194,13 +192,7 @@ func TestKilledRunLeavesNoForkedTarget(t *testing.T) {
 // for slow requests in flight, but it kills the target ceiling started.
 func TestDoubleInterruptKillsTarget(t *testing.T) {
 	t.Parallel()
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-time.After(2500 * time.Millisecond):
-		case <-r.Context().Done():
-		}
-	}))
-	defer slow.Close()
+	slow := testkit.NewTarget(t, testkit.TargetConfig{Delay: 2500 * time.Millisecond})
 	out := filepath.Join(t.TempDir(), "r.json")
 	proc, target, stderr := runWithTarget(t, out, slow.URL)
 	proc.Signal(syscall.SIGINT)
@@ -312,8 +304,7 @@ scenarios: [{websocket: {url: "ws://%s/", connections: 200, send: '{"id":"{{uuid
 // and the result says it was interrupted (it is not a pass).
 func TestInterruptDuringDrain(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})) // accepts, never delivers
-	defer srv.Close()
+	srv := testkit.NewTarget(t, testkit.TargetConfig{}) // accepts, never delivers
 	dir := t.TempDir()
 	out, plan := filepath.Join(dir, "r.json"), filepath.Join(dir, "plan.yaml")
 	os.WriteFile(plan, []byte(fmt.Sprintf(`

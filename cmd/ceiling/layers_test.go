@@ -62,9 +62,10 @@ var testOnly = map[string]bool{"internal/testkit": true}
 // import: k8s deploys ceiling commands and reads their result back, so it
 // needs the plan and the result format, never the executor (nor run); the
 // error kinds (failure.InputError, failure.ErrInterrupted), which cli turns
-// into exit codes as it does for every command; and the rule of what is
-// secret (secret), which keeps credentials out of what it prints.
-var allowed = map[string][]string{"internal/k8s": {"internal/failure", "internal/plan", "internal/results", "internal/secret"}}
+// into exit codes as it does for every command; the rule of what is
+// secret (secret), which keeps credentials out of what it prints; and the
+// bounded reading of the files it is given (inputfile: --token-file).
+var allowed = map[string][]string{"internal/k8s": {"internal/failure", "internal/inputfile", "internal/plan", "internal/results", "internal/secret"}}
 
 // formats are the file format and its renderers: they depend on no
 // executor, directly or not, so that results of any run (or of agents, or
@@ -73,6 +74,13 @@ var formats = map[string][]string{
 	"internal/results": {"internal/load", "internal/scenario", "internal/run"},
 	"internal/report":  {"internal/load", "internal/scenario", "internal/run"},
 	"internal/compare": {"internal/load", "internal/scenario", "internal/run"},
+}
+
+// consumers are the packages that follow a run (the live line, the
+// outputs, the live page): run hands them values of the result format and
+// depends on none of them, directly or not.
+var consumers = map[string][]string{
+	"internal/run": {"internal/report", "internal/outputs", "internal/dashboard"},
 }
 
 // commandLine lists the packages that know nothing of command lines: the
@@ -92,8 +100,8 @@ func TestLayers(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, filepath.Dir(path))
 		rel = filepath.ToSlash(rel)
-		if strings.HasPrefix(rel, "bench") {
-			return nil
+		if strings.HasPrefix(rel, "bench") || strings.HasPrefix(rel, "test/") {
+			return nil // not the product: benchmarks, and test/k8s's own module
 		}
 		from, ok := layer[rel]
 		if !ok {
@@ -138,6 +146,14 @@ func TestLayers(t *testing.T) {
 	for pkg := range layer {
 		if _, err := os.Stat(filepath.Join(root, pkg)); err != nil {
 			t.Errorf("docs/architecture.md's layer table lists %s, which does not exist", pkg)
+		}
+	}
+	for pkg, banned := range consumers {
+		deps := closure(imports, pkg)
+		for _, b := range banned {
+			if slices.Contains(deps, b) {
+				t.Errorf("%s depends on %s: a run hands its followers values of the result format, and knows none of them", pkg, b)
+			}
 		}
 	}
 	for pkg, banned := range formats {

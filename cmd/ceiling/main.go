@@ -22,12 +22,16 @@ func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	arrivals := stamp(sig)
 	go func() {
-		s := <-sig // first: stop starting work, let in-flight requests finish, write what we have
-		first, second := cli.StopNotes(os.Args[1:], s)
+		s := <-arrivals // first: stop starting work, let in-flight requests finish, write what we have
+		first, second := cli.StopNotes(os.Args[1:], s.sig)
 		fmt.Fprintf(os.Stderr, "\n%s\n", first)
 		cancel()
-		<-sig // second: abort at once, but leave no started target behind
+		for next := <-arrivals; repeated(s, next); next = <-arrivals {
+			// a copy of the first (GNU timeout's), not a second request
+		}
+		// second: abort at once, but leave no started target behind
 		fmt.Fprintln(os.Stderr, second)
 		life.Abort(5 * time.Second) // containers and cgroups a sweep made too
 		os.Exit(int(cli.ExitInterrupted))
@@ -37,6 +41,42 @@ func main() {
 	cancel()
 	stopProfile()
 	os.Exit(int(code))
+}
+
+// arrival is a signal and when it came.
+type arrival struct {
+	sig os.Signal
+	at  time.Time
+}
+
+// stamp passes on the signals of sig with the time each came, read as
+// they come, whatever the reader of its channel is busy with.
+func stamp(sig <-chan os.Signal) <-chan arrival {
+	out := make(chan arrival, 8)
+	go func() {
+		for s := range sig {
+			select {
+			case out <- arrival{sig: s, at: time.Now()}:
+			default: // the reader has 8 waiting: it is aborting already
+			}
+		}
+	}()
+	return out
+}
+
+// sameStop is how soon after the first signal a copy of it is the same
+// request to stop, not a second one.
+const sameStop = 100 * time.Millisecond
+
+// repeated reports whether next is a copy of first rather than a second
+// request: the same signal, within sameStop of it. GNU timeout sends its
+// SIGTERM to the command and then to its whole process group, so the
+// command gets it twice within microseconds; taken as a second signal, it
+// aborted a run that should have stopped in order (ceiling k8s --apply
+// then left its objects in the cluster). A person's second Ctrl-C comes
+// later than that.
+func repeated(first, next arrival) bool {
+	return next.sig == first.sig && next.at.Sub(first.at) < sameStop
 }
 
 // profile writes a CPU profile to path when it is set: a developer's tool

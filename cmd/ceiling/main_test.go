@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,10 +51,7 @@ func exitCode(err error) int {
 // A real SIGINT mid-run: exit 130, and result.json holds the finished steps.
 func TestSIGINTKeepsFinishedSteps(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(2 * time.Millisecond)
-	}))
-	defer srv.Close()
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Delay: 2 * time.Millisecond})
 	out := filepath.Join(t.TempDir(), "result.json")
 	cmd := ceiling(t, "run", "--url", srv.URL, "--rate", "50,50,50,50", "--step", "700ms", "--warmup", "0s", "--out", out)
 	var stderr bytes.Buffer

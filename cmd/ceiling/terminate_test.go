@@ -3,6 +3,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,5 +41,35 @@ func TestTerminatedDemoTargetSaysSo(t *testing.T) {
 	log := stderr.String()
 	if !strings.Contains(log, "ceiling demo-target: terminated, stopping") || strings.Contains(log, "interrupt again") || strings.Contains(log, "result") {
 		t.Errorf("the demo target's log after SIGTERM:\n%s\nwant it to say it stopped on the signal, without a result nor an interrupt", log)
+	}
+}
+
+// Two SIGTERMs back to back, as GNU timeout sends them (to the command,
+// then to its process group), stop a run in order, as one does: exit 130,
+// the result written and marked interrupted, no abort.
+func TestDoubleTerminateAtOnceStopsInOrder(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "r.json")
+	proc, _, stderr := runWithTarget(t, out, "")
+	proc.Signal(syscall.SIGTERM)
+	proc.Signal(syscall.SIGTERM)
+	done := make(chan int, 1)
+	go func() {
+		st, _ := proc.Wait()
+		done <- st.ExitCode()
+	}()
+	select {
+	case code := <-done:
+		if code != 130 {
+			t.Errorf("exit = %d, want 130; stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("ceiling did not stop within 20s of two SIGTERMs; stderr:\n%s", stderr.String())
+	}
+	if log := stderr.String(); strings.Contains(log, "aborted") || !strings.Contains(log, "terminated, stopping") {
+		t.Errorf("stderr after two SIGTERMs at once:\n%s\nwant a stop in order, not an abort", log)
+	}
+	if u, _ := unfinished(t, out); u || !interrupted(t, out) {
+		t.Errorf("result after two SIGTERMs at once: unfinished %v, interrupted %v; want a finished result marked interrupted", u, interrupted(t, out))
 	}
 }

@@ -239,6 +239,9 @@ func (c *Coordinator) openRequest(p *plan.Plan) (Open, error) {
 	q := *p
 	q.Monitor = plan.Monitor{}
 	o := Open{PlanFile: p.File}
+	if files := p.BodyFiles(); len(files) > 0 {
+		return o, &failure.InputError{Err: fmt.Errorf("%s: %s: a body in a file is not sent to the agents: put it in the plan (body or json)", p.Where(files[0]), files[0])}
+	}
 	if path := p.UsersPath(); path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -343,7 +346,7 @@ func (c *Coordinator) merge(st load.Step, start time.Time, parts []*StepResult, 
 			return m, win, err
 		}
 	} else {
-		m = results.Step{Index: st.Index, Model: "open", Errors: map[string]int64{}, Warnings: []string{}, VerdictReasons: []string{}, Scenarios: []results.Breakdown{}}
+		m = results.Step{Figures: results.Figures{Index: st.Index, Model: "open", Errors: map[string]int64{}, Warnings: []string{}, VerdictReasons: []string{}, Scenarios: []results.Breakdown{}}}
 		if st.VUs > 0 {
 			m.Model = "closed"
 		}

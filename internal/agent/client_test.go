@@ -33,9 +33,9 @@ func TestMergeKeepsThePlannedLoad(t *testing.T) {
 			name: "open model, 300/s over three agents, the second lost",
 			st:   load.Step{Rate: 300, Length: time.Second},
 			answered: []results.Step{
-				{Model: "open", TargetRate: 100, Sent: 100, AchievedRate: 100},
+				{Figures: results.Figures{Model: "open", TargetRate: 100, Sent: 100, AchievedRate: 100}},
 				{},
-				{Model: "open", TargetRate: 100, Sent: 100, AchievedRate: 100},
+				{Figures: results.Figures{Model: "open", TargetRate: 100, Sent: 100, AchievedRate: 100}},
 			},
 			want:    []results.LostPart{{Agent: "b", Segment: "2/3", Share: 1.0 / 3, TargetRate: 100, AfterS: 1.5}},
 			rate:    300,
@@ -46,7 +46,7 @@ func TestMergeKeepsThePlannedLoad(t *testing.T) {
 			st:   load.Step{VUs: 5, Length: time.Second},
 			answered: []results.Step{
 				{},
-				{Model: "closed", VUs: 2, Completed: 40},
+				{Figures: results.Figures{Model: "closed", VUs: 2, Completed: 40}},
 				{},
 			},
 			want: []results.LostPart{
@@ -125,8 +125,8 @@ func TestMergeLinesUpTheAgentsSteps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &StepResult{Step: results.Step{Model: "open", StartS: startS, Errors: map[string]int64{}, Warnings: []string{},
-			Series: []results.Point{{T: startS + 1}, {T: startS + 2}}, Trace: tr}}
+		return &StepResult{Step: results.Step{Figures: results.Figures{Model: "open", StartS: startS, Errors: map[string]int64{}, Warnings: []string{},
+			Series: []results.Point{{T: startS + 1}, {T: startS + 2}}, Trace: tr}}}
 	}
 	c := &Coordinator{base: time.Now(), agents: []*peer{{addr: "a"}, {addr: "b"}}}
 	parts := []*StepResult{answer(2), answer(7)} // their sessions opened 5 s apart

@@ -3,7 +3,8 @@
 //
 // Server is an agent. It serves a small versioned HTTP/JSON control API
 // (paths under /v1): a health check without a token, and, behind a bearer
-// token compared in constant time, the clock, opening a session (a plan
+// token compared in constant time (wrong ones throttled by address and
+// logged: guesses.go), the clock, opening a session (a plan
 // and this agent's segment of the load), renewing its lease (a heartbeat),
 // running one step of it at a given instant, stopping that step, and
 // closing the session. It runs one coordinator's session at a time, held
@@ -35,8 +36,13 @@
 // The session on top (package run) judges, searches and writes as on one
 // machine.
 //
-// ServeFlags and Flags are the commands' flags: Serve runs an agent, and
-// Flags.Apply connects run, find or sweep to agents (or sets a --segment).
+// ServeFlags and Flags are the commands' flags: Serve runs an agent (with
+// --once, one run, given up after --idle-timeout when no coordinator
+// came), and Flags.Apply connects run, find or sweep to agents (or sets a
+// --segment). Hold keeps a coordinator's result.json served after the run
+// (--hold-result), its size and SHA-256 first, until a client with the
+// token fetches and releases it: a coordinator in a Kubernetes pod, whose
+// files die with it.
 //
 // Concurrency: a Server serves requests concurrently; a session runs one
 // step at a time; a lease's timer expires it from a goroutine of its own.

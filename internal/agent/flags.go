@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -18,8 +17,10 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/flaggroup"
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
 )
@@ -34,6 +35,11 @@ type ServeFlags struct {
 	Limits       Limits
 	// Lease is Server.Lease.
 	Lease time.Duration
+	// Idle, with Once, is how long the agent waits for a coordinator's
+	// session: when none has opened by then, it stops with an error (a
+	// coordinator that never came must not keep its resources). Zero:
+	// for ever.
+	Idle time.Duration
 }
 
 // The agent command's help, next to its flags'.
@@ -53,6 +59,11 @@ over an agent whose coordinator died, start the new coordinator with an
 --agents-timeout longer than the lease (its default, 30s, is). A
 coordinator that is still alive keeps its agents: stop it (Ctrl-C), or
 restart the agent.
+
+With --once the agent serves one coordinator's run and exits when its
+session closes; --idle-timeout bounds its wait for that coordinator: when
+no session has opened by then, the agent stops with an error (exit 3), so
+that agents whose coordinator never came do not keep their CPUs.
 
 What it accepts is bounded: a request's header must come within 10s and
 the whole request within 30s (a second more a MiB of a plan), an idle
@@ -76,6 +87,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.TLSCert, "tls-cert", "", "serve over TLS with this certificate (PEM), with --tls-key")
 	fs.StringVar(&f.TLSKey, "tls-key", "", "the certificate's key (PEM)")
 	fs.BoolVar(&f.Once, "once", false, "serve one coordinator's run, then exit (a Kubernetes Job's agents)")
+	fs.DurationVar(&f.Idle, "idle-timeout", 0, "with --once: stop with an error when no coordinator has opened a session this long after the start (0: wait for ever)")
 	fs.DurationVar(&f.Lease, "lease", DefaultLease, "free the agent this long after its coordinator's last heartbeat (a coordinator that died)")
 	fs.BoolVar(&f.AllowCommands, "allow-commands", false, "let plans start commands on this machine (monitor.command); refused otherwise")
 	fs.StringVar(&f.AllowTargets, "allow-targets", "", "send load only to these hosts: networks, addresses, names and *.suffix, e.g. 10.0.0.0/8,*.svc (names as written, not resolved; default: any)")
@@ -87,12 +99,15 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 // Serve runs an agent with the flags until ctx ends; log gets a line for
 // what it does, and life the targets its sessions start (Server.Lifecycle).
 func Serve(ctx context.Context, f ServeFlags, version string, life *monitor.Lifecycle, log io.Writer) error {
-	token, err := ReadToken(f.TokenFile)
+	token, err := ReadToken(ctx, f.TokenFile)
 	if err != nil {
 		return err
 	}
 	if (f.TLSCert == "") != (f.TLSKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
+	}
+	if f.Idle < 0 || f.Idle > 0 && !f.Once {
+		return &failure.InputError{Err: fmt.Errorf("--idle-timeout %v: want a positive duration, with --once", f.Idle)}
 	}
 	if f.Lease < 100*time.Millisecond {
 		return &failure.InputError{Err: fmt.Errorf("--lease %v: want 100ms or more (a coordinator renews it every quarter of it)", f.Lease)}
@@ -135,6 +150,13 @@ func Serve(ctx context.Context, f ServeFlags, version string, life *monitor.Life
 	if !allow.Any() {
 		fmt.Fprintf(log, "ceiling agent: sending load only to %s (--allow-targets)\n", allow)
 	}
+	var idle <-chan time.Time
+	if f.Idle > 0 {
+		t := time.NewTimer(f.Idle)
+		defer t.Stop()
+		idle = t.C
+	}
+	idleFor := f.Idle
 	done := make(chan error, 1)
 	go func() {
 		if f.TLSCert != "" {
@@ -143,30 +165,52 @@ func Serve(ctx context.Context, f ServeFlags, version string, life *monitor.Life
 			done <- srv.Serve(ln)
 		}
 	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ended:
-		fmt.Fprintf(log, "ceiling agent: the run is over (--once)\n")
+	shutdown := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
-		return nil
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-		return nil
+	}
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-ended:
+			fmt.Fprintf(log, "ceiling agent: the run is over (--once)\n")
+			shutdown()
+			return nil
+		case <-idle:
+			switch opened, opening := s.used(); {
+			case opened:
+				idle = nil // its session's end ends the agent (ended)
+			case opening:
+				// Checking the target: wait as long again for it.
+				idle, idleFor = time.After(f.Idle), idleFor+f.Idle
+			default:
+				shutdown()
+				return fmt.Errorf("no coordinator opened a session within %v of the agent's start (--idle-timeout)", idleFor)
+			}
+		case <-ctx.Done():
+			shutdown()
+			return nil
+		}
 	}
 }
 
-// ReadToken reads a bearer token from a file: its first line, trimmed; at
-// least 16 characters, so that it cannot be guessed.
-func ReadToken(path string) (string, error) {
+// MaxTokenFileBytes bounds a token file: a token is a line.
+const MaxTokenFileBytes = 64 << 10
+
+// MaxAgentsFileBytes bounds --agents-file: a line per agent.
+const MaxAgentsFileBytes = 1 << 20
+
+// ReadToken reads a bearer token from a file of at most
+// MaxTokenFileBytes (a pipe or a device too, never past the limit): its
+// first line, trimmed; at least 16 characters, so that it cannot be
+// guessed.
+func ReadToken(ctx context.Context, path string) (string, error) {
 	if path == "" {
 		return "", &failure.InputError{Err: errors.New("--token-file: required: a file holding the agents' bearer token (e.g. openssl rand -hex 32 > token)")}
 	}
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(ctx, path, MaxTokenFileBytes)
 	if err != nil {
 		return "", &failure.InputError{Err: fmt.Errorf("--token-file: %w", err)}
 	}
@@ -185,6 +229,10 @@ type Flags struct {
 	// Emit prints result.json between marker lines at the end
 	// (results.WriteLog): a coordinator's log, read back by ceiling k8s.
 	Emit bool
+	// Hold keeps result.json served on results.HeldPort after the run, until a
+	// client with the token fetches and releases it, at most this long
+	// (HoldResult). Zero: not held.
+	Hold time.Duration
 }
 
 // Register adds the flags to fs, under the Agents help group; segment
@@ -202,6 +250,7 @@ func (f *Flags) register(fs *pflag.FlagSet, segment bool) {
 	fs.DurationVar(&f.Wait, "agents-timeout", 30*time.Second, "with --agents: how long to wait for every agent to answer")
 	fs.DurationVar(&f.MaxSkew, "max-skew", 500*time.Millisecond, "with --agents: refuse agents whose clock is further off than this")
 	fs.BoolVar(&f.Emit, "emit-result", false, "print result.json to stdout between marker lines at the end (a coordinator's log)")
+	fs.DurationVar(&f.Hold, "hold-result", 0, fmt.Sprintf("after the run, serve result.json on port %d to clients with the token (--token-file) until one fetches and releases it, at most this long (a coordinator in a pod)", results.HeldPort))
 	if segment {
 		fs.StringVar(&f.Segment, "segment", "", "run share i of N of the load here, i/N (then: ceiling merge)")
 	}
@@ -211,9 +260,12 @@ func (f *Flags) register(fs *pflag.FlagSet, segment bool) {
 // opened on each), or o.Segment for a share run here. Nothing set, it
 // does nothing.
 func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.Options) error {
+	if f.Hold < 0 || f.Hold > 0 && f.TokenFile == "" {
+		return &failure.InputError{Err: fmt.Errorf("--hold-result %v: want a positive duration, with --token-file (the token a client fetches the result with)", f.Hold)}
+	}
 	addrs := splitAgents(f.Agents)
 	if f.AgentsFile != "" {
-		data, err := os.ReadFile(f.AgentsFile)
+		data, err := inputfile.Read(ctx, f.AgentsFile, MaxAgentsFileBytes)
 		if err != nil {
 			return &failure.InputError{Err: fmt.Errorf("--agents-file: %w", err)}
 		}
@@ -232,7 +284,7 @@ func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.
 	case len(addrs) == 0:
 		return nil
 	}
-	token, err := ReadToken(f.TokenFile)
+	token, err := ReadToken(ctx, f.TokenFile)
 	if err != nil {
 		return err
 	}
@@ -251,12 +303,34 @@ func (f *Flags) Apply(ctx context.Context, p *plan.Plan, version string, o *run.
 	return nil
 }
 
+// maxCABytes bounds --agents-ca: a few PEM certificates.
+const maxCABytes = 1 << 20
+
+// HoldResult holds the result written at out (Hold) on results.HeldPort, when
+// --hold-result asks for it; log gets what it does. It returns once the
+// result was fetched and released, the hold ended or ctx did.
+func (f *Flags) HoldResult(ctx context.Context, out string, log io.Writer) error {
+	if f.Hold <= 0 || out == "" {
+		return nil
+	}
+	token, err := ReadToken(ctx, f.TokenFile)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", results.HeldPort))
+	if err != nil {
+		return fmt.Errorf("hold the result: %w", err)
+	}
+	_, err = Hold(ctx, ln, out, token, f.Hold, log)
+	return err
+}
+
 // clientFor is the coordinator's HTTP client: no proxy, and with ca (a
 // PEM file) as the roots of https:// agents' certificates when given.
 func clientFor(ca string) (*http.Client, error) {
 	tr := newTransport()
 	if ca != "" {
-		pem, err := os.ReadFile(ca)
+		pem, err := inputfile.Read(context.Background(), ca, maxCABytes)
 		if err != nil {
 			return nil, &failure.InputError{Err: fmt.Errorf("--agents-ca: %w", err)}
 		}

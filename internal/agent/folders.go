@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,12 +29,17 @@ var folderName = regexp.MustCompile(`^ceiling-agent-pid([0-9]+)-[0-9]+$`)
 // RemoveStale removes, from dir (os.TempDir() when empty), the session
 // folders of agents that no longer run, and returns their names. A folder
 // of an agent that runs (another agent on the machine, this one) is left
-// alone, and so is any folder not named as this version names them.
+// alone, and so is any folder not named as this version names them. A dir
+// that does not exist holds none: an image with nothing at /tmp (FROM
+// scratch) is no error.
 func RemoveStale(dir string) ([]string, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
 	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("remove folders of dead agents: %w", err)
 	}

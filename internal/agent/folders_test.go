@@ -115,3 +115,14 @@ func TestAgentSessionFolder(t *testing.T) {
 		t.Errorf("after the session closed: %v, want its folder removed", entries)
 	}
 }
+
+// An image with no temporary folder (FROM scratch, before Kubernetes mounts
+// one) has no session folder to remove: no error, so that the agent does
+// not warn about its own image's layout.
+func TestRemoveStaleWithoutTempFolder(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "tmp")
+	removed, err := RemoveStale(missing)
+	if err != nil || len(removed) != 0 {
+		t.Errorf("RemoveStale(%s) = %v, %v; want nothing and no error", missing, removed, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -75,9 +76,13 @@ type Server struct {
 	// mu guards the fields below; it is held for moments only, never
 	// while a session opens (which checks the target) or a step runs: the
 	// health check answers at once whatever the agent does.
+	// guesses throttles wrong bearer tokens by address.
+	guesses guesses
+
 	mu      sync.Mutex
 	sess    *session
 	opening bool // a session is opening: the agent is busy
+	opened  bool // a session has opened, ever
 	stopped bool // Close was called: no session may open
 }
 
@@ -132,11 +137,31 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-// auth checks the bearer token, in constant time.
+// auth checks the bearer token, in constant time, unless the request's
+// address has presented too many wrong ones (s.guesses): then it is
+// refused (429) without looking.
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		ip, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			ip = r.RemoteAddr
+		}
+		now := time.Now()
+		ok, note := s.guesses.allow(ip, now)
+		if note != "" {
+			s.logf("%s", note)
+		}
+		if !ok {
+			w.Header().Set("Connection", "close") // its body is not read
+			w.Header().Set("Retry-After", "1")
+			problem(w, http.StatusTooManyRequests, "too many wrong bearer tokens from this address: try again later")
+			return
+		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || s.Token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
+			if note := s.guesses.wrong(ip, now); note != "" {
+				s.logf("%s", note)
+			}
 			w.Header().Set("Connection", "close") // its body is not read
 			problem(w, http.StatusUnauthorized, "a valid bearer token is required (the agent's --token-file)")
 			return
@@ -200,7 +225,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	s.opening = false
 	stopped := s.stopped
 	if err == nil && !stopped {
-		s.sess = sess
+		s.sess, s.opened = sess, true
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -505,6 +530,14 @@ func (s *Server) Close() {
 	if sess != nil {
 		s.end(sess, "the agent is stopping")
 	}
+}
+
+// used reports whether a coordinator's session has opened on this agent,
+// ever, and whether one is opening now.
+func (s *Server) used() (opened, opening bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opened, s.opening
 }
 
 // lease is the sessions' lease: Lease, or DefaultLease.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,13 +28,22 @@ const token = "0123456789abcdef0123"
 // (its http.Server and listener).
 func agent(t *testing.T, s *Server) string {
 	t.Helper()
+	addr, _ := mortalAgent(t, s)
+	return addr
+}
+
+// mortalAgent is agent, with what kills it as a kill -9 of its process
+// would: its listener and every connection closed at once (a step under
+// way, its heartbeats), its session ended.
+func mortalAgent(t *testing.T, s *Server) (addr string, kill func()) {
+	t.Helper()
 	s.Token, s.Version = token, "test"
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config = s.HTTPServer()
 	srv.Listener = s.Listener(srv.Listener)
 	srv.Start()
 	t.Cleanup(func() { srv.Close(); s.Close() })
-	return strings.TrimPrefix(srv.URL, "http://")
+	return strings.TrimPrefix(srv.URL, "http://"), func() { srv.Listener.Close(); srv.CloseClientConnections(); s.Close() }
 }
 
 func target(t *testing.T) string {
@@ -391,5 +402,29 @@ func TestAgentRunsAStepOnce(t *testing.T) {
 		if res, _, err := c.Step(context.Background(), run.Level(quickPlan(t, srv.URL, ""), 20)); err != nil || res.Sent == 0 {
 			t.Errorf("a coordinator's step: sent %d, %v", res.Sent, err)
 		}
+	}
+}
+
+// A plan whose body is in a file (body_file) is refused before any agent
+// is asked: the file is not sent along.
+func TestCoordinatorRefusesBodyFiles(t *testing.T) {
+	t.Parallel()
+	addr := agent(t, &Server{})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "order.json"), []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(path, []byte("target: "+target(t)+"\nload: {rates: [50], step: 300ms}\nscenarios: [{request: {method: POST, url: /, body_file: order.json}}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = connect(t, p, token, addr)
+	var bad *failure.InputError
+	if !errors.As(err, &bad) || !strings.Contains(err.Error(), "scenarios[0].request.body_file: a body in a file is not sent to the agents") {
+		t.Errorf("Connect(a plan with a body_file) = %v, want it refused as bad input", err)
 	}
 }

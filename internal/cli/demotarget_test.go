@@ -7,40 +7,12 @@ import (
 )
 
 // Bad demo-target flags are bad input (exit 2) with a message naming the
-// flag and saying why; nothing is served.
+// flag (each problem is package demo's to say); nothing is served.
 func TestDemoTargetBadFlags(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		args []string
-		want []string
-	}{
-		{[]string{"--sync", "sometimes", "--store", "file"}, []string{"--sync", `"sometimes"`, "normal", "full"}},
-		{[]string{"--sync", "sometimes"}, []string{"--sync", `"sometimes"`}},
-		{[]string{"--store", "disk"}, []string{"--store", `"disk"`, "memory or file"}},
-		{[]string{"--sync", "full"}, []string{"--sync", "--store file"}},
-		{[]string{"--job-lanes", "0"}, []string{"--job-lanes 0", "at least 1"}},
-		{[]string{"--flood-burst", "-5"}, []string{"--flood-burst -5"}},
-		{[]string{"--flood-rate", "0"}, []string{"--flood-rate 0", "below 0 for no brake"}},
-		{[]string{"--flood-rate", "NaN"}, []string{"--flood-rate NaN"}},
-		{[]string{"--webhook", "slack.example/hook"}, []string{"--webhook", "http://"}},
-		{[]string{"--store", "disk", "--job-lanes", "-1"}, []string{"--store", "--job-lanes"}},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			args := append([]string{"demo-target", "--addr", "127.0.0.1:0"}, tt.args...)
-			code, _, stderr := ceiling(t, context.Background(), args...)
-			if code != ExitBadInput {
-				t.Fatalf("exit = %d, want %d; stderr:\n%s", code, ExitBadInput, stderr)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr = %q, want it to mention %s", stderr, w)
-				}
-			}
-			if strings.Contains(stderr, "serving on") {
-				t.Errorf("stderr = %q: served despite bad flags", stderr)
-			}
-		})
+	code, _, stderr := ceiling(t, context.Background(), "demo-target", "--addr", "127.0.0.1:0", "--store", "disk", "--job-lanes", "-1")
+	if code != ExitBadInput || !strings.Contains(stderr, "--store") || !strings.Contains(stderr, "--job-lanes") || strings.Contains(stderr, "serving on") {
+		t.Errorf("exit %d, stderr %q; want 2 naming both flags, nothing served", code, stderr)
 	}
 }
 

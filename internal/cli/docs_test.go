@@ -19,6 +19,8 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // The shell blocks of README.md and docs/*.md are what a new user copies.
@@ -40,17 +42,22 @@ import (
 // (and `go run ./cmd/ceiling`) is ceiling itself, in this process: a
 // command that exits 2 (bad input) or 3 (could not run) fails the test.
 // The blocks run as written, with two changes: `run`, `find` and `sweep`
-// get short steps (docShort), and `soak` a short length (docSoak), so
-// that a block of minutes or hours runs in seconds,
-// and the fixed addresses of the built-in target (127.0.0.1:8080) and the
-// mock (127.0.0.1:9911) become free ports of the block's own (docPorts),
-// in the block and in the example plans it reads.
+// get short steps (docShort, docSegments), and `soak` a short length
+// (docSoak), so that a block of minutes or hours runs in seconds, and the
+// fixed addresses of the built-in target (127.0.0.1:8080) and the mock
+// (127.0.0.1:9911) become free ports of the block's own (docPorts), in the
+// block and in the example plans it reads.
 
-// docShort is appended to every run, find and sweep of a block, and
-// docSoak to every soak: hours become seconds.
+// docShort is appended to every run, find and sweep of a block,
+// docSegments to a run of a segment (--segment i/N), and docSoak to every
+// soak: hours become seconds. The segments of a run must run their steps
+// at the same time (merge refuses steps that share less than half the
+// shortest window), and steps of 100 ms started by processes one after the
+// other missed that, on a busy machine, by tens of milliseconds.
 var (
-	docShort = []string{"--step", "100ms", "--warmup", "50ms"}
-	docSoak  = []string{"--for", "3s", "--window", "1s", "--warmup", "0s", "--horizon", "9s"}
+	docShort    = []string{"--step", "100ms", "--warmup", "50ms"}
+	docSegments = []string{"--step", "1s", "--warmup", "50ms"}
+	docSoak     = []string{"--for", "3s", "--window", "1s", "--warmup", "0s", "--horizon", "9s"}
 )
 
 // docBlock is one shell block of the documentation.
@@ -261,9 +268,9 @@ type docPorts struct {
 }
 
 func newDocPorts(t *testing.T) docPorts {
-	target := fmt.Sprintf("127.0.0.1:%d", freeLocalPort(t))
-	sink := fmt.Sprintf("127.0.0.1:%d", freeLocalPort(t))
-	page := fmt.Sprintf("127.0.0.1:%d", freeLocalPort(t))
+	target := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
+	sink := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
+	page := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	return docPorts{target: target, Replacer: strings.NewReplacer("127.0.0.1:8080", target, "127.0.0.1:9911", sink, "127.0.0.1:5665", page)}
 }
 
@@ -304,7 +311,10 @@ func docArgs(args []string, target string) []string {
 	default:
 		return nil
 	}
-	if len(args) > 0 && slices.Contains([]string{"run", "find", "sweep"}, args[0]) {
+	switch {
+	case len(args) > 0 && args[0] == "run" && slices.Contains(args, "--segment"):
+		args = append(slices.Clone(args), docSegments...)
+	case len(args) > 0 && slices.Contains([]string{"run", "find", "sweep"}, args[0]):
 		args = append(slices.Clone(args), docShort...)
 	}
 	if len(args) > 0 && args[0] == "soak" {
@@ -394,33 +404,46 @@ func docInterp(t *testing.T, ctx context.Context, dir string, env []string, targ
 
 // docRun runs a block (after its setup) in a fresh folder. Its foreground
 // commands run to their end; what it put in the background (a target)
-// runs until the block ends.
+// runs until the block ends. The setup runs in a shell of its own, so
+// that a block's `wait` waits for the block's own jobs, not for the
+// server its setup started (which it waited for until the test's bound:
+// two minutes, and then the block's last commands ran cut short). A
+// block still running at the bound fails.
 func docRun(t *testing.T, root string, env []string, b docBlock, setup string) {
 	ports := newDocPorts(t)
 	dir := docFolder(t, root, ports)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	const bound = 2 * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	var out docOutput
-	r, wait := docInterp(t, ctx, dir, env, ports.target, &out)
-	script := ports.Replace(b.text)
-	if setup != "" {
-		script = ports.Replace(setup) + "\n" + script
-	}
-	file, err := syntax.NewParser().Parse(strings.NewReader(script), b.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range file.Stmts {
-		// A failing command is a problem the exec handler notes; the
-		// statement's own status is not needed.
-		_ = r.Run(ctx, stmt)
-		if addr := docServerAddr(stmt, ports.target); stmt.Background && addr != "" {
-			docAwait(t, addr) // the next line loads it
+	var waits []func() []string
+	for _, script := range []string{setup, b.text} {
+		if script == "" {
+			continue
+		}
+		r, wait := docInterp(t, ctx, dir, env, ports.target, &out)
+		waits = append(waits, wait)
+		file, err := syntax.NewParser().Parse(strings.NewReader(ports.Replace(script)), b.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stmt := range file.Stmts {
+			// A failing command is a problem the exec handler notes; the
+			// statement's own status is not needed.
+			_ = r.Run(ctx, stmt)
+			if addr := docServerAddr(stmt, ports.target); stmt.Background && addr != "" {
+				docAwait(t, addr) // the next line loads it
+			}
 		}
 	}
+	if ctx.Err() != nil {
+		t.Errorf("%s: still running after %v", b, bound)
+	}
 	cancel()
-	for _, p := range wait() {
-		t.Errorf("%s: %s", b, p)
+	for _, wait := range waits {
+		for _, p := range wait() {
+			t.Errorf("%s: %s", b, p)
+		}
 	}
 	if t.Failed() || testing.Verbose() {
 		t.Logf("%s output:\n%s", b, out.String())

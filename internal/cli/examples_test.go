@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/demo"
 	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // examplePlan reads a plan of docs/examples with its fixed addresses
@@ -26,8 +26,7 @@ func examplePlan(t *testing.T, name string, replace ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := strings.NewReplacer(replace...).Replace(string(text))
-	return writePlan(t, s)
+	return planFile(t, strings.NewReplacer(replace...).Replace(string(text)))
 }
 
 // exampleTarget is the built-in target as the comment of a plan of
@@ -87,7 +86,7 @@ func targetStats(t *testing.T, srv *demo.Server) map[string]int64 {
 // rejected at all.)
 func TestExampleFlood(t *testing.T) {
 	t.Parallel()
-	port := freeLocalPort(t)
+	port := testkit.FreePort(t)
 	srv := exampleTarget(t, "flood.yaml", fmt.Sprintf("http://127.0.0.1:%d/slack", port))
 	plan := examplePlan(t, "flood.yaml", "127.0.0.1:9911", fmt.Sprintf("127.0.0.1:%d", port), "drain: 30s", "drain: 5s",
 		"latency: {p50: 50ms, p99: 200ms}", "latency: 1ms")
@@ -159,7 +158,7 @@ func TestExampleFlood(t *testing.T) {
 // arrives there, and the figures agree with what the target posted.
 func TestExampleSlackDelivery(t *testing.T) {
 	t.Parallel()
-	port := freeLocalPort(t)
+	port := testkit.FreePort(t)
 	srv := exampleTarget(t, "slack-delivery.yaml", fmt.Sprintf("http://127.0.0.1:%d/", port))
 	plan := examplePlan(t, "slack-delivery.yaml", "127.0.0.1:9911", fmt.Sprintf("127.0.0.1:%d", port), "drain: 60s", "drain: 5s")
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -339,11 +338,8 @@ func TestExampleLoginPagesEach(t *testing.T) {
 // INVALID, as the same-size guard does for a mix.
 func TestEachSameBodiesInvalid(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("<!doctype html><title>Log in</title><form method=post><input name=email><input name=password type=password></form>"))
-	}))
-	defer srv.Close()
-	plan := writePlan(t, "target: "+srv.URL+"\nload: {vus: [2, 3], step: 200ms, warmup: 0s, think: 5ms}\nscenarios:\n  - {name: dashboard, request: {url: /dashboard}}\n  - {name: billing, request: {url: /billing}}\n")
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Body: "<!doctype html><title>Log in</title><form method=post><input name=email><input name=password type=password></form>"})
+	plan := planFile(t, "target: "+srv.URL+"\nload: {vus: [2, 3], step: 200ms, warmup: 0s, think: 5ms}\nscenarios:\n  - {name: dashboard, request: {url: /dashboard}}\n  - {name: billing, request: {url: /billing}}\n")
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, _ := ceiling(t, context.Background(), "run", plan, "--each", "--out", out, "--quiet")
 	if !strings.Contains(stdout, "INVALID step 1: scenarios dashboard and billing, each run alone, return bodies of the same average size at every level") || code != ExitThreshold {

@@ -73,7 +73,10 @@ func find(e *env, p *plan.Plan, o *outputFlags, cfg search.Config) (*results.Res
 	defer s.Close()
 	res, err := run.Find(e.ctx, s, cfg)
 	if err != nil {
-		return res, stopped(e, o, res, err)
+		err = stopped(e, o, res, err)
+	} else {
+		err = cmp.Or(show(e, o, res), outcome(res))
 	}
-	return res, cmp.Or(show(e, o, res), outcome(res))
+	hold(e, o, res)
+	return res, err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -15,11 +16,22 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
+// planFile writes a plan's text to a file of the test's, plan.yaml, and
+// returns its path.
+func planFile(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // --url, --method and --body on a plan of several scenarios are refused
 // (exit 2, naming the flags): they used to patch its first scenario only.
 func TestQuickRequestFlagsOnManyScenariosRefused(t *testing.T) {
 	t.Parallel()
-	plan := writePlan(t, `
+	plan := planFile(t, `
 target: http://127.0.0.1:9
 load: {rates: [10], step: 200ms}
 scenarios:
@@ -59,7 +71,7 @@ func TestQuickHeaderOnEveryRequest(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	plan := writePlan(t, fmt.Sprintf(`
+	plan := planFile(t, fmt.Sprintf(`
 target: %s
 load: {rates: [40], step: 300ms, warmup: 0s}
 scenarios:
@@ -90,13 +102,12 @@ scenarios:
 // the absolute throughput>= instead.
 func TestClosedModelThresholds(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer srv.Close()
+	srv := testkit.NewTarget(t, testkit.TargetConfig{})
 	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--vus", "2", "--step", "200ms", "--slo", "rate>=0.95", "--quiet", "--out", filepath.Join(t.TempDir(), "r.json"))
 	if code != ExitBadInput || !strings.Contains(stderr, "throughput>=") {
 		t.Errorf("closed model with rate>=0.95: exit %d, stderr %q; want 2, pointing to throughput>=", code, stderr)
 	}
-	plan := writePlan(t, "target: "+srv.URL+"\nload: {vus: [2], step: 200ms}\nslo: rate>=0.95\nscenarios: [{request: {url: /}}]\n")
+	plan := planFile(t, "target: "+srv.URL+"\nload: {vus: [2], step: 200ms}\nslo: rate>=0.95\nscenarios: [{request: {url: /}}]\n")
 	if code, _, stderr := ceiling(t, context.Background(), "validate", plan); code != ExitBadInput || !strings.Contains(stderr, "plan.yaml:3:") {
 		t.Errorf("validate: exit %d, stderr %q; want 2 naming the slo line", code, stderr)
 	}

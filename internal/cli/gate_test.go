@@ -2,10 +2,9 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,53 +12,26 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
-// The CI gate (action.yml runs scripts/ceiling-gate.sh) is tested here by
-// running the script as a GitHub job would, with this test binary as
-// ceiling, a file as $GITHUB_STEP_SUMMARY and another as $GITHUB_OUTPUT:
-// first with no baseline (the job on main, which makes the baseline),
-// then against targets that are as fast, slower, or whose control scenario
-// is slower (the host "busy").
-
-// gateTarget serves a plan's two scenarios: /api after api, and the
-// static landing page, the plan's control, after landing.
-func gateTarget(t *testing.T, api, landing time.Duration) string {
-	t.Helper()
-	page := []byte("<html>" + strings.Repeat("x", 4096) + "</html>")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d, body := landing, page
-		if r.URL.Path == "/api" {
-			d, body = api, []byte(`{"ok":true}`)
-		}
-		time.Sleep(d)
-		w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-// gatePlan writes a plan against url into a fresh folder (a job's
-// checkout) and returns the folder.
-func gatePlan(t *testing.T, url string) string {
-	t.Helper()
-	dir := t.TempDir()
-	plan := "name: gate\ntarget: " + url + "\n" +
-		"load: {model: open, rates: [60], step: 400ms, warmup: 100ms}\n" +
-		"control: landing\n" +
-		"scenarios:\n" +
-		"  - {name: api, request: {url: /api}, expect: {status: [200]}}\n" +
-		"  - {name: landing, request: {url: /}, expect: {status: [200]}}\n"
-	if err := os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+// The CI gate (action.yml runs scripts/ceiling-gate.sh) is tested here,
+// where ceiling's exit codes and formats are, with this test binary as
+// ceiling: the script is a client of the commands' exit codes, of
+// compare's JSON and Markdown and of report's Markdown, which this package
+// owns, and this test binary is ceiling without a build. Each test runs
+// the script as a GitHub job would, a file as $GITHUB_STEP_SUMMARY and
+// another as $GITHUB_OUTPUT, once for each outcome the script maps. The
+// run is real where that is quick and certain (no baseline yet, a target
+// down); elsewhere it is a stand-in that writes a result file of the
+// test's and exits as the test says, so that compare's answer (same,
+// worse, better, could not tell) is the test's, whatever this machine
+// does meanwhile.
 
 // gateJob is what a run of the gate script left.
 type gateJob struct {
@@ -67,12 +39,15 @@ type gateJob struct {
 	log     string            // stdout and stderr
 	summary string            // what it appended to $GITHUB_STEP_SUMMARY
 	outputs map[string]string // what it wrote to $GITHUB_OUTPUT (the last value of each)
+	calls   []string          // its calls of ceiling: "token=GH_TOKEN arg|arg|…|"
 }
 
-// runGate runs the gate script in dir with env (the action's inputs) and
-// nothing else of this process' environment but PATH, HOME and TMPDIR:
-// no GITHUB_* variable of a CI that runs this test leaks in. ceiling is
-// this test binary.
+// runGate runs the gate script in dir (a job's checkout, with its
+// plan.yaml) with env (the action's inputs) and nothing else of this
+// process' environment but PATH, HOME and TMPDIR: no GITHUB_* variable of
+// a CI that runs this test leaks in. ceiling is this test binary, but for
+// `ceiling run` when env sets CEILING_TEST_RESULT: then run copies that
+// file to its --out and exits CEILING_TEST_EXIT (0 when unset).
 func runGate(t *testing.T, dir string, env ...string) gateJob {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -84,8 +59,16 @@ func runGate(t *testing.T, dir string, env ...string) gateJob {
 		t.Fatal(err)
 	}
 	ci := t.TempDir()
-	bin := filepath.Join(ci, "ceiling")
-	if err := os.WriteFile(bin, []byte(fmt.Sprintf("#!/bin/sh\n%s=1 exec %q \"$@\"\n", asCeiling, exe)), 0o755); err != nil {
+	bin, calls := filepath.Join(ci, "ceiling"), filepath.Join(ci, "calls")
+	stand := fmt.Sprintf(`#!/bin/sh
+{ printf 'token=%%s ' "${GH_TOKEN:-}"; printf '%%s|' "$@"; echo; } >>%q
+if [ "$1" = run ] && [ -n "${CEILING_TEST_RESULT:-}" ]; then
+  while [ $# -gt 0 ]; do if [ "$1" = --out ]; then cp "$CEILING_TEST_RESULT" "$2"; fi; shift; done
+  exit "${CEILING_TEST_EXIT:-0}"
+fi
+%s=1 exec %q "$@"
+`, calls, asCeiling, exe)
+	if err := os.WriteFile(bin, []byte(stand), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	summary, outputs := filepath.Join(ci, "summary.md"), filepath.Join(ci, "output")
@@ -134,11 +117,15 @@ func runGate(t *testing.T, dir string, env ...string) gateJob {
 		}
 		f.Close()
 	}
+	if c, err := os.ReadFile(calls); err == nil {
+		job.calls = strings.Split(strings.TrimSuffix(string(c), "\n"), "\n")
+	}
 	return job
 }
 
-// check fails t with the job's log and summary unless every string of
-// want is in the summary, in that order, and the outputs are outs.
+// check fails t with the job's log and summary unless it exited code,
+// its outputs are outs, and every string of want is in the summary, in
+// that order.
 func (j gateJob) check(t *testing.T, code int, outs map[string]string, want ...string) {
 	t.Helper()
 	if j.code != code {
@@ -159,26 +146,68 @@ func (j gateJob) check(t *testing.T, code int, outs map[string]string, want ...s
 		rest = rest[i+len(w):]
 	}
 	if t.Failed() {
-		t.Logf("log:\n%s\nsummary:\n%s\noutputs: %v", j.log, j.summary, j.outputs)
+		t.Logf("log:\n%s\nsummary:\n%s\noutputs: %v\ncalls: %q", j.log, j.summary, j.outputs, j.calls)
 	}
 }
 
-// busy reports whether the gate could not tell because this machine was
-// busier (or quieter) while the job ran than while the baseline did: its
-// generator started even the control's requests late. That is the gate
-// working as it should, on a machine that cannot show the outcome the
-// test wanted; it is logged, not failed.
-func (j gateJob) busy(t *testing.T) bool {
+// gatePlan writes a plan against url into a fresh folder (a job's
+// checkout) and returns the folder.
+func gatePlan(t *testing.T, url string) string {
 	t.Helper()
-	if j.code != 4 {
-		return false
+	dir := t.TempDir()
+	plan := "name: gate\ntarget: " + url + "\nload: {rates: [60], step: 300ms, warmup: 100ms}\nscenarios: [{name: api, request: {url: /api}}]\n"
+	if err := os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	j.check(t, 4, map[string]string{"verdict": "unknown", "exit-code": "4"},
-		"**ceiling gate: failed: could not tell: the control scenario moved", "Could not tell")
-	t.Logf("this machine was busy: the control moved, and the gate could not tell (exit 4), as it should:\n%s", j.summary)
-	return true
+	return dir
 }
 
+// writeSingle writes a result of one step run once (no repeats), its p50
+// p50 ms.
+func writeSingle(t *testing.T, path string, p50 float64) {
+	t.Helper()
+	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{Figures: results.Figures{Model: "open", TargetRate: 100, DurationS: 10,
+		Throughput: 100, LatencyMS: metrics.Latency{P50: p50, P95: p50 * 1.2, P99: p50 * 1.5}}}}}
+	if err := results.Write(path, r, results.Public); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The job on main, with no baseline yet, and a job whose target is down:
+// a real `ceiling run` each. The first passes, its result the next
+// baseline, with the run's report on the summary; the second fails with
+// the run's exit 3.
+func TestCIGateRealRuns(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("the gate is a bash script")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	up := testkit.NewTarget(t, testkit.TargetConfig{Body: "ok"})
+	dir := gatePlan(t, up.URL)
+	first := runGate(t, dir, "CEILING_REPEAT=1", "CEILING_PLAN=plan.yaml", "CEILING_RESULT=out/result.json")
+	result := filepath.Join(dir, "out", "result.json")
+	r, err := results.Read(result)
+	if err != nil || len(r.Steps) != 1 || r.Steps[0].Sent == 0 {
+		t.Fatalf("the run's result: %v, want its step, measured\n%s", err, first.log)
+	}
+	code, line := 0, "passed: nothing compared (no baseline)"
+	if first.code == 1 && starved(t, r) {
+		code, line = 1, "failed: the run failed its SLO or thresholds, or a step was INVALID (ceiling run exited 1)"
+	}
+	first.check(t, code, map[string]string{"verdict": "none", "exit-code": fmt.Sprint(code), "result": result, "comparison": ""},
+		"**ceiling gate: "+line+"**", "No baseline to compare with", "## gate", "| step |")
+	down := runGate(t, gatePlan(t, fmt.Sprintf("http://127.0.0.1:%d", testkit.FreePort(t))), "CEILING_REPEAT=1", "CEILING_PLAN=plan.yaml")
+	down.check(t, 3, map[string]string{"verdict": "none", "exit-code": "3"}, "**ceiling gate: failed: ceiling run exited 3 (the run could not be carried out")
+}
+
+// Each outcome the script maps from the run's exit and compare's answer,
+// the run a stand-in that writes a result of the test's: the exit, the
+// outputs, the summary (the outcome's line, the comparison, the run's
+// report, exactly), the annotations in the log, and how ceiling was
+// called.
 func TestCIGate(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS == "windows" {
@@ -187,134 +216,157 @@ func TestCIGate(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
-	const slow = 300 * time.Millisecond
-	fast := gateTarget(t, 2*time.Millisecond, 0)
-	slowAPI := gateTarget(t, slow, 0)
-	slowControl := gateTarget(t, 2*time.Millisecond, slow)
-	// The noise allowed is wide (50 % and 100 ms) so that a busy machine,
-	// whose generator can start requests tens of milliseconds late, moves
-	// nothing; the changes made on purpose (300 ms) are wider still.
-	compareOpts := []string{"CEILING_REPEAT=3", "CEILING_MIN_EFFECT=50", "CEILING_MIN_ABS=100ms"}
-
-	// On main: no baseline. The run is the next baseline.
-	mainDir := gatePlan(t, fast)
-	first := runGate(t, mainDir, append(compareOpts, "CEILING_PLAN=plan.yaml", "CEILING_RESULT=out/result.json")...)
-	baseline := filepath.Join(mainDir, "out", "result.json")
-	first.check(t, 0, map[string]string{"verdict": "none", "exit-code": "0", "result": baseline},
-		"**ceiling gate: passed: nothing compared (no baseline)**", "No baseline to compare with", "## gate", "| step |")
-	if _, err := os.Stat(baseline); err != nil {
-		t.Fatalf("no baseline: %v\n%s", err, first.log)
+	files := t.TempDir()
+	at := func(name string) string { return filepath.Join(files, name) }
+	writeRepeated(t, at("fast.json"), 20.1, 19.8, 20.4, 20.0, 20.6)
+	writeRepeated(t, at("fast2.json"), 20.3, 19.9, 20.2, 20.5, 19.7)
+	writeRepeated(t, at("slow.json"), 26.2, 25.9, 26.5, 26.0, 26.8)
+	writeSingle(t, at("single.json"), 26)
+	page := []float64{2.0, 2.05, 1.95, 2.02, 1.98}
+	writeControlled(t, at("base.json"), []float64{20.1, 19.8, 20.4, 20.0, 20.6}, page)
+	writeControlled(t, at("busy.json"), []float64{23.2, 22.9, 23.5, 23.0, 23.6}, []float64{4.0, 4.1, 3.9, 4.05, 3.95})
+	if err := os.WriteFile(at("garbage.json"), []byte("{not a result"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-
-	// A baseline named but missing (a typo) is bad input, at once: were it
-	// "nothing compared", the gate would pass for good.
-	missing := runGate(t, gatePlan(t, fast), append(compareOpts, "CEILING_PLAN=plan.yaml", "CEILING_BASELINE=out/no-such-result.json")...)
-	missing.check(t, 2, map[string]string{"verdict": "none", "exit-code": "2"},
-		"**ceiling gate: bad input: baseline out/no-such-result.json does not exist")
-	if strings.Contains(missing.log, "== ") {
-		t.Errorf("the gate ran something before refusing its input:\n%s", missing.log)
+	const run = "run|plan.yaml|--repeat|5|--out|ceiling-result.json|"
+	tests := []struct {
+		name             string
+		baseline, result string // files of the test's; "" none
+		exit             int    // the run's
+		env              []string
+		code             int
+		verdict          string
+		line             string // the summary's first line, between ** **
+		compared         string // in the comparison, "" when there is none
+		log              string // in the log
+		bare             bool   // the summary is the outcome's line alone, with a result written
+		calls            []string
+	}{
+		{name: "same", baseline: "fast.json", result: "fast2.json", verdict: "same",
+			line: "passed: no significant change", compared: "### ceiling compare: **same", calls: []string{run}},
+		{name: "worse", baseline: "fast.json", result: "slow.json", code: 1, verdict: "worse",
+			line: "failed: a significant change for the worse", compared: "### ceiling compare: **worse",
+			log: "::error::ceiling gate: a significant change for the worse (ceiling compare exited 1)"},
+		{name: "better", baseline: "slow.json", result: "fast.json", verdict: "better",
+			line: "passed: better: significant changes, all for the better", compared: "### ceiling compare: **better"},
+		{name: "worse, fail-on threshold", baseline: "fast.json", result: "slow.json", env: []string{"CEILING_FAIL_ON=threshold"}, verdict: "worse",
+			line: "passed: worse, but this gate fails only on a crossed threshold (fail-on: threshold)", compared: "### ceiling compare: **worse"},
+		{name: "compare's flags", baseline: "fast.json", result: "slow.json", env: []string{"CEILING_MIN_EFFECT=40", "CEILING_MIN_ABS=2ms", "CEILING_THRESHOLD=p99:+50%"},
+			verdict: "same", line: "passed: no significant change", compared: "### ceiling compare: **same",
+			calls: []string{run, "report|ceiling-result.json|--format|md|",
+				"compare|BASELINE|ceiling-result.json|--fail-on-regression|--threshold|p99:+50%|--min-effect|40|--min-abs|2ms|--format|md|",
+				"compare|BASELINE|ceiling-result.json|--fail-on-regression|--threshold|p99:+50%|--min-effect|40|--min-abs|2ms|--format|json|"}},
+		{name: "single run", baseline: "fast.json", result: "single.json", verdict: "unknown",
+			line: "passed: compare could not tell (below), and that does not fail this gate", compared: "no noise estimate"},
+		{name: "single run, threshold crossed", baseline: "fast.json", result: "single.json", env: []string{"CEILING_THRESHOLD=p50:+10%"}, code: 1, verdict: "unknown",
+			line: "failed: a threshold was crossed", compared: "p50:+10%", log: "::error::ceiling gate: a threshold was crossed"},
+		{name: "control moved", baseline: "base.json", result: "busy.json", code: 4, verdict: "unknown",
+			line:     "failed: could not tell the runner from the service: the control moved; no change was judged: run the job again",
+			compared: "**Could not tell:** the control moved", log: "::error::ceiling gate: could not tell"},
+		{name: "control moved, on-unknown warn", baseline: "base.json", result: "busy.json", env: []string{"CEILING_ON_UNKNOWN=warn"}, verdict: "unknown",
+			line:     "passed with a warning: could not tell the runner from the service: the control moved; no change was judged: run the job again",
+			compared: "**Could not tell:** the control moved", log: "::warning::ceiling gate: could not tell"},
+		{name: "the run failed its SLO", baseline: "fast.json", result: "fast2.json", exit: 1, env: []string{"CEILING_RUN_ARGS=--slo p99<10ms\n  --step 300ms\n"},
+			code: 1, verdict: "same", line: "failed: the run failed its SLO or thresholds, or a step was INVALID (ceiling run exited 1)",
+			compared: "### ceiling compare: **same", log: "::error::ceiling gate: the run failed its SLO",
+			calls: []string{"run|plan.yaml|--repeat|5|--out|ceiling-result.json|--slo|p99<10ms|--step|300ms|"}},
+		{name: "the run's bad input", baseline: "fast.json", result: "fast2.json", exit: 2, code: 2, verdict: "none", bare: true,
+			line: "failed: ceiling run exited 2 (bad input: a flag or the plan; the log says what and where)"},
+		{name: "the run interrupted", baseline: "fast.json", result: "fast2.json", exit: 130, code: 130, verdict: "none",
+			line: "failed: ceiling run exited 130"},
+		{name: "compare fails", baseline: "garbage.json", result: "fast.json", code: 2, verdict: "none", bare: true,
+			line: "failed: ceiling compare exited 2 (the log says why)"},
+		{name: "baseline missing", baseline: "missing.json", code: 2, verdict: "none",
+			line: "bad input: baseline BASELINE does not exist (or is not a file): fix the path, or leave baseline empty while there is none yet"},
+		{name: "baseline and artifact", baseline: "fast.json", env: []string{"CEILING_BASELINE_ARTIFACT=base"}, code: 2, verdict: "none",
+			line: "bad input: baseline and baseline-artifact are both set: give one"},
+		{name: "bad on-unknown", result: "fast.json", env: []string{"CEILING_ON_UNKNOWN=maybe"}, code: 2, verdict: "none",
+			line: `bad input: on-unknown "maybe": want fail or warn`},
+		{name: "bad fail-on", result: "fast.json", env: []string{"CEILING_FAIL_ON=always"}, code: 2, verdict: "none",
+			line: `bad input: fail-on "always": want regression or threshold`},
 	}
-
-	// A pull request's job: the same plan against a candidate, compared
-	// with the baseline.
-	gate := func(t *testing.T, target string, env ...string) gateJob {
-		t.Helper()
-		env = append(append(compareOpts, "CEILING_PLAN=plan.yaml", "CEILING_BASELINE="+baseline), env...)
-		return runGate(t, gatePlan(t, target), env...)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := gatePlan(t, "http://127.0.0.1:9")
+			env := append([]string{"CEILING_PLAN=plan.yaml", "CEILING_TEST_EXIT=" + fmt.Sprint(tt.exit)}, tt.env...)
+			baseline := ""
+			if tt.baseline != "" {
+				baseline = at(tt.baseline)
+				env = append(env, "CEILING_BASELINE="+baseline)
+			}
+			if tt.result != "" {
+				env = append(env, "CEILING_TEST_RESULT="+at(tt.result))
+			}
+			j := runGate(t, dir, env...)
+			code := tt.code
+			if tt.code == 0 && strings.HasPrefix(tt.line, "passed with a warning") {
+				code = 4 // the code that decided, though the job passed
+			}
+			outs := map[string]string{"verdict": tt.verdict, "exit-code": fmt.Sprint(code)}
+			line := strings.ReplaceAll(tt.line, "BASELINE", baseline)
+			j.check(t, tt.code, outs, "**ceiling gate: "+line+"**\n\n")
+			if tt.log != "" && !strings.Contains(j.log, tt.log) {
+				t.Errorf("the log has no %q:\n%s", tt.log, j.log)
+			}
+			for i, c := range tt.calls {
+				c = "token= " + strings.ReplaceAll(c, "BASELINE", baseline)
+				if i >= len(j.calls) || j.calls[i] != c {
+					t.Errorf("ceiling's calls %q, want %q first", j.calls, tt.calls)
+					break
+				}
+			}
+			if strings.HasPrefix(line, "bad input") && len(j.calls) > 0 {
+				t.Errorf("the gate refused its input after calling ceiling: %q", j.calls)
+			}
+			// The summary is the outcome's line, then the comparison when
+			// there is one, then the run's report when it wrote a result:
+			// exactly, each followed by a blank line (the comparison's
+			// HTML block ends before the report's heading).
+			want := "**ceiling gate: " + line + "**\n\n"
+			if tt.compared != "" {
+				md, err := os.ReadFile(j.outputs["comparison"])
+				if err != nil || !strings.Contains(string(md), tt.compared) {
+					t.Errorf("the comparison output (%q): %v, want it to say %q", j.outputs["comparison"], err, tt.compared)
+				}
+				want += string(md) + "\n"
+			} else if j.outputs["comparison"] != "" {
+				t.Errorf("output comparison = %q, want none", j.outputs["comparison"])
+			}
+			if j.outputs["result"] != "" && !tt.bare {
+				_, report, _ := ceiling(t, context.Background(), "report", at(tt.result), "--format", "md")
+				want += report + "\n"
+			}
+			if j.summary != want {
+				t.Errorf("the summary:\n%s\nwant:\n%s", j.summary, want)
+			}
+		})
 	}
-	t.Run("as fast: passes", func(t *testing.T) {
-		t.Parallel()
-		j := gate(t, fast)
-		if j.busy(t) {
-			return
-		}
-		j.check(t, 0, map[string]string{"verdict": "same", "exit-code": "0"},
-			"**ceiling gate: passed: no significant change**", "### ceiling compare: **same", "No significant change.", "## gate")
-		if md, err := os.ReadFile(j.outputs["comparison"]); err != nil || !strings.Contains(j.summary, string(md)) {
-			t.Errorf("the comparison output (%q) is not the summary's comparison: %v", j.outputs["comparison"], err)
-		}
-		// A blank line ends the comparison's HTML block: the report's
-		// heading after it is a heading, not text within the block.
-		if !strings.Contains(j.summary, "</details>\n\n## gate") {
-			t.Errorf("no blank line between the comparison and the report")
-		}
-	})
-	t.Run("slower: fails", func(t *testing.T) {
-		t.Parallel()
-		j := gate(t, slowAPI)
-		if j.busy(t) {
-			return
-		}
-		j.check(t, 1, map[string]string{"verdict": "worse", "exit-code": "1"},
-			"**ceiling gate: failed: a significant change for the worse**", "### ceiling compare: **worse", "api", "p50", "worse", "## gate")
-		if !strings.Contains(j.log, "::error::ceiling gate: a significant change for the worse") {
-			t.Errorf("no error annotation in the log:\n%s", j.log)
-		}
-	})
-	t.Run("control moved: fails with 4", func(t *testing.T) {
-		t.Parallel()
-		j := gate(t, slowControl)
-		j.check(t, 4, map[string]string{"verdict": "unknown", "exit-code": "4"},
-			"**ceiling gate: failed: could not tell the runner from the service: the control moved", "Could not tell", "landing", "## gate")
-	})
-	t.Run("control moved, on-unknown warn: passes with a warning", func(t *testing.T) {
-		t.Parallel()
-		j := gate(t, slowControl, "CEILING_ON_UNKNOWN=warn")
-		j.check(t, 0, map[string]string{"verdict": "unknown", "exit-code": "4"},
-			"**ceiling gate: passed with a warning: could not tell the runner from the service: the control moved", "Could not tell")
-		if !strings.Contains(j.log, "::warning::ceiling gate: could not tell") {
-			t.Errorf("no warning annotation in the log:\n%s", j.log)
-		}
-	})
-	t.Run("slower, fail-on threshold: passes", func(t *testing.T) {
-		t.Parallel()
-		j := gate(t, slowAPI, "CEILING_FAIL_ON=threshold", "CEILING_THRESHOLD=p50:+100000%")
-		j.check(t, 0, map[string]string{"verdict": "worse", "exit-code": "0"},
-			"**ceiling gate: passed: worse, but this gate fails only on a crossed threshold", "### ceiling compare: **worse")
-	})
-	t.Run("single run, slower: passes", func(t *testing.T) {
-		t.Parallel()
-		j := gate(t, slowAPI, "CEILING_REPEAT=1")
-		j.check(t, 0, map[string]string{"verdict": "unknown", "exit-code": "0"},
-			"**ceiling gate: passed: compare could not tell", "no noise estimate")
-	})
-	t.Run("single run, threshold crossed: fails", func(t *testing.T) {
-		t.Parallel()
-		j := gate(t, slowAPI, "CEILING_REPEAT=1", "CEILING_THRESHOLD=p50:+100%")
-		j.check(t, 1, map[string]string{"verdict": "unknown", "exit-code": "1"},
-			"**ceiling gate: failed: a threshold was crossed**", "p50")
-	})
-	t.Run("the run fails its SLO: fails, with the comparison", func(t *testing.T) {
-		t.Parallel()
-		j := gate(t, slowAPI, "CEILING_REPEAT=1", "CEILING_RUN_ARGS=--slo p99<10ms\n  --step 300ms\n")
-		j.check(t, 1, map[string]string{"verdict": "unknown", "exit-code": "1"},
-			"**ceiling gate: failed: the run failed its SLO", "### ceiling compare: **unknown", "--slo 'p99<10ms' --step 300ms", "FAIL")
-	})
-	t.Run("target down: fails with the run's 3", func(t *testing.T) {
-		t.Parallel()
-		j := gate(t, fmt.Sprintf("http://127.0.0.1:%d", freeLocalPort(t)))
-		j.check(t, 3, map[string]string{"verdict": "none", "exit-code": "3"},
-			"**ceiling gate: failed: ceiling run exited 3")
-	})
-	t.Run("bad input: 2 before any run", func(t *testing.T) {
-		t.Parallel()
-		j := gate(t, fast, "CEILING_ON_UNKNOWN=maybe")
-		j.check(t, 2, map[string]string{"verdict": "none", "exit-code": "2"},
-			`**ceiling gate: bad input: on-unknown "maybe": want fail or warn**`)
-		if strings.Contains(j.log, "== ") || j.outputs["result"] != "" {
-			t.Errorf("the gate ran ceiling with bad input:\n%s", j.log)
-		}
-	})
+}
 
-	// The baseline as a GitHub artifact: gh (here a stand-in that records
-	// its arguments) finds the newest successful run of this workflow on
-	// main and downloads its artifact.
-	gh := func(t *testing.T, fail bool) (path, calls string) {
+// The baseline as a GitHub artifact: gh (here a stand-in that records its
+// calls and its token) finds the newest successful run of this workflow on
+// main and downloads its artifact, which is compared; no artifact is a
+// pass with a warning. GH_TOKEN is for gh alone: no call of ceiling (the
+// run, and so its target, too) sees it.
+func TestCIGateArtifact(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("the gate is a bash script")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	files := t.TempDir()
+	baseline, result := filepath.Join(files, "fast.json"), filepath.Join(files, "fast2.json")
+	writeRepeated(t, baseline, 20.1, 19.8, 20.4, 20.0, 20.6)
+	writeRepeated(t, result, 20.3, 19.9, 20.2, 20.5, 19.7)
+	gh := func(t *testing.T, found bool) (path, calls string) {
 		dir := t.TempDir()
 		calls = filepath.Join(dir, "calls")
 		script := fmt.Sprintf(`#!/bin/sh
-echo "gh $*" >>%q
-if [ -n "%v" ] && [ "%v" = true ]; then echo "no runs" >&2; exit 1; fi
+echo "token=${GH_TOKEN:-} gh $*" >>%q
+if [ %v = false ]; then echo "no runs" >&2; exit 1; fi
 case "$1 $2" in
 "run list") echo 42 ;;
 "run download")
@@ -323,37 +375,45 @@ case "$1 $2" in
     shift
   done ;;
 esac
-`, calls, fail, fail, baseline)
+`, calls, found, baseline)
 		if err := os.WriteFile(filepath.Join(dir, "gh"), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		return dir, calls
 	}
-	artifact := []string{"CEILING_BASELINE_ARTIFACT=ceiling-baseline", "CEILING_BASELINE_BRANCH=main",
-		"GITHUB_WORKFLOW_REF=acme/shop/.github/workflows/load.yml@refs/pull/7/merge"}
-	t.Run("artifact", func(t *testing.T) {
+	env := func(path string) []string {
+		return []string{"CEILING_PLAN=plan.yaml", "CEILING_TEST_RESULT=" + result, "PATH=" + path, "GH_TOKEN=gh-S3CRET",
+			"CEILING_BASELINE_ARTIFACT=ceiling-baseline", "CEILING_BASELINE_BRANCH=main",
+			"GITHUB_WORKFLOW_REF=acme/shop/.github/workflows/load.yml@refs/pull/7/merge"}
+	}
+	t.Run("found", func(t *testing.T) {
 		t.Parallel()
-		path, calls := gh(t, false)
-		// One run: compare cannot tell, whatever this machine does; that
-		// it compared at all is what is tested here.
-		j := runGate(t, gatePlan(t, fast), append([]string{"CEILING_REPEAT=1", "CEILING_PLAN=plan.yaml", "PATH=" + path}, artifact...)...)
-		j.check(t, 0, map[string]string{"verdict": "unknown", "exit-code": "0"}, "### ceiling compare: **unknown", "(baseline, 3 repeats)")
+		path, calls := gh(t, true)
+		j := runGate(t, gatePlan(t, "http://127.0.0.1:9"), env(path)...)
+		j.check(t, 0, map[string]string{"verdict": "same", "exit-code": "0"}, "**ceiling gate: passed: no significant change**", "### ceiling compare: **same", "(baseline, 5 repeats)")
 		got, err := os.ReadFile(calls)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "gh run list --workflow load.yml --branch main --status success --limit 1 --json databaseId --jq .[0].databaseId\n" +
-			"gh run download 42 --name ceiling-baseline --dir "
-		if !strings.HasPrefix(string(got), want) {
+		want := "token=gh-S3CRET gh run list --workflow load.yml --branch main --status success --limit 1 --json databaseId --jq .[0].databaseId\n" +
+			"token=gh-S3CRET gh run download 42 --name ceiling-baseline --dir "
+		if !strings.HasPrefix(string(got), want) || strings.Count(string(got), "\n") != 2 {
 			t.Errorf("gh was called\n%s\nwant\n%s...", got, want)
 		}
+		for _, c := range j.calls {
+			if !strings.HasPrefix(c, "token= ") {
+				t.Errorf("ceiling was called with GH_TOKEN set: %q", c)
+			}
+		}
+		if len(j.calls) != 4 {
+			t.Errorf("ceiling's calls %q, want run, report and compare twice", j.calls)
+		}
 	})
-	t.Run("artifact not found: passes with a warning", func(t *testing.T) {
+	t.Run("not found: passes with a warning", func(t *testing.T) {
 		t.Parallel()
-		path, _ := gh(t, true)
-		j := runGate(t, gatePlan(t, fast), append([]string{"CEILING_REPEAT=1", "CEILING_PLAN=plan.yaml", "PATH=" + path}, artifact...)...)
-		j.check(t, 0, map[string]string{"verdict": "none", "exit-code": "0"},
-			"**ceiling gate: passed: nothing compared (no baseline)**")
+		path, _ := gh(t, false)
+		j := runGate(t, gatePlan(t, "http://127.0.0.1:9"), env(path)...)
+		j.check(t, 0, map[string]string{"verdict": "none", "exit-code": "0"}, "**ceiling gate: passed: nothing compared (no baseline)**")
 		if !strings.Contains(j.log, "::warning::ceiling gate: no artifact ceiling-baseline from a successful run of load.yml on main") {
 			t.Errorf("no warning annotation in the log:\n%s", j.log)
 		}

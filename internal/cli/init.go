@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceiling-dev/ceiling/internal/draft"
+	"github.com/ceiling-dev/ceiling/internal/failure"
 )
 
 func initCmd(e *env) *cobra.Command {
@@ -40,9 +41,27 @@ source did not give is a {{TODO "..."}} stub that ceiling validate lists with it
 				}
 			}
 			f.File = out
-			d, err := f.Draft()
+			d, err := f.Draft(e.ctx)
+			if err != nil && e.ctx.Err() != nil {
+				// Stopped (Ctrl-C, SIGTERM): nothing was written.
+				return &codedError{code: ExitInterrupted, err: failure.ErrInterrupted}
+			}
 			if err != nil {
 				return badInput("%w", err)
+			}
+			// The bodies too large for the plan go next to it, written
+			// over only with --force, as the plan is.
+			if !force {
+				for _, file := range d.Files {
+					if _, err := os.Lstat(file.Name); err == nil {
+						return badInput("%s exists: the plan's body would go there; give another --out, or --force to write over it", file.Name)
+					}
+				}
+			}
+			for _, file := range d.Files {
+				if err := os.WriteFile(file.Name, file.Data, 0o644); err != nil {
+					return cannotRun("write a body of the plan: %w", err)
+				}
 			}
 			if out == "" {
 				if _, err := e.stdout.Write(d.YAML); err != nil {
@@ -76,6 +95,9 @@ func printDraft(e *env, out string, d *draft.Draft) {
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(e.stderr, "  %s\n", n)
+	}
+	for _, f := range d.Files {
+		fmt.Fprintf(e.stderr, "wrote %s: a request's body, which the plan reads (body_file)\n", f.Name)
 	}
 	if len(d.Env) > 0 {
 		fmt.Fprintln(e.stderr, "set before validate and run (the plan reads them; it holds no secret):")

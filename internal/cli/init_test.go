@@ -2,183 +2,41 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/ceiling-dev/ceiling/internal/demo"
 )
 
-// initTarget starts the built-in target on a free loopback port and
-// returns its host:port.
-func initTarget(t *testing.T) string {
-	t.Helper()
-	srv, err := demo.Start(demo.Config{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return strings.TrimPrefix(srv.URL(), "http://")
-}
+// Drafts of every source, run against the built-in target, are tested in
+// package draft; here, what the command writes and says.
 
-// initExample copies a source of docs/examples into dir, the built-in
-// target's address made addr.
-func initExample(t *testing.T, name, dir, addr string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(data), "127.0.0.1:8080", addr)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// roundTrip drafts a plan with init's arguments, validates it and runs it
-// with runArgs against the built-in target; every scenario (and every
-// login) must have been answered as expected: 2xx, or the recorded
-// redirect of a login.
-func roundTrip(t *testing.T, initArgs []string, runArgs ...string) string {
-	t.Helper()
+// ceiling init writes the plan it drafted, says on stderr what it holds,
+// which variables to set and what to do next, and nothing on stdout; the
+// plan holds no credential, and validates once they are set.
+func TestInit(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	planFile := filepath.Join(dir, "plan.yaml")
-	code, stdout, stderr := ceiling(t, ctx, append(append([]string{"init"}, initArgs...), "--out", planFile)...)
-	if code != ExitOK {
-		t.Fatalf("init: exit %d\n%s%s", code, stdout, stderr)
+	planFile := filepath.Join(t.TempDir(), "plan.yaml")
+	code, stdout, stderr := ceiling(t, ctx, "init", "--curl", "curl http://127.0.0.1:9/health",
+		"--curl", "curl -X POST http://127.0.0.1:9/api/messages -H 'Authorization: Bearer s3cret-0123456789' -d '{}'", "--out", planFile)
+	if code != ExitOK || stdout != "" {
+		t.Fatalf("init: exit %d, stdout %q\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stderr, "wrote "+planFile) || !strings.Contains(stderr, "next: ceiling validate "+planFile) {
-		t.Errorf("init's notes: %s", stderr)
-	}
-	text, err := os.ReadFile(planFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code, stdout, stderr := ceiling(t, ctx, "validate", planFile); code != ExitOK {
-		t.Fatalf("validate: exit %d\n%s%s\n%s", code, stdout, stderr, text)
-	}
-	result := filepath.Join(dir, "result.json")
-	args := append([]string{"run", planFile, "--step", "1s", "--warmup", "200ms", "--quiet", "--out", result}, runArgs...)
-	if code, stdout, stderr := ceiling(t, ctx, args...); code != ExitOK {
-		t.Fatalf("run: exit %d\n%s%s\n%s", code, stdout, stderr, text)
-	}
-	r := readResult(t, result)
-	seen := map[string]int64{}
-	for _, st := range r.Steps {
-		for _, sc := range st.Scenarios {
-			seen[sc.Name] += sc.Completed
-			if sc.Failed > 0 || sc.Limited > 0 || sc.OK != sc.Completed {
-				t.Errorf("step %d, %s: %d completed, %d ok, %d failed %v, %d limited: want every one answered as expected",
-					st.Index+1, sc.Name, sc.Completed, sc.OK, sc.Failed, sc.Errors, sc.Limited)
-			}
-		}
-		if l := st.Logins; l != nil && l.Failed > 0 {
-			t.Errorf("step %d: %d logins failed %v", st.Index+1, l.Failed, l.ByClass)
+	for _, want := range []string{"wrote " + planFile + ": 2 scenarios\n", "set before validate and run (the plan reads them; it holds no secret):\n  CEILING_AUTHORIZATION: ",
+		"next: ceiling validate " + planFile + " && ceiling run " + planFile + "\n"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("init's notes lack %q:\n%s", want, stderr)
 		}
 	}
-	for name, n := range seen {
-		if n == 0 {
-			t.Errorf("%s: no exchange completed in the run", name)
-		}
+	if text := mustRead(t, planFile); strings.Contains(text, "s3cret") {
+		t.Errorf("the plan holds the credential:\n%s", text)
 	}
-	if t.Failed() {
-		t.Logf("the plan:\n%s", text)
+	t.Setenv("CEILING_AUTHORIZATION", "s3cret-0123456789")
+	if code, stdout, stderr := ceiling(t, ctx, "validate", planFile); code != ExitOK || !strings.Contains(stdout, "ok: ") {
+		t.Errorf("validate: exit %d\n%s%s", code, stdout, stderr)
 	}
-	return string(text)
-}
-
-// A curl line (several, with a literal credential, one read from the
-// environment, a JSON body from a file and a fixed idempotency key) →
-// init → validate → run against the built-in target: every scenario 2xx,
-// and the plan holds no credential.
-func TestInitCurlRoundTrip(t *testing.T) {
-	addr := initTarget(t)
-	token := demoToken(t, addr)
-	dir := t.TempDir()
-	body := filepath.Join(dir, "body.json")
-	if err := os.WriteFile(body, []byte(`{"to": "+15550001", "text": "hello"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("DEMO_TOKEN", token)
-	t.Setenv("CEILING_AUTHORIZATION", token) // what init will name for the literal one
-	text := roundTrip(t, []string{
-		"--curl", "curl http://" + addr + "/health",
-		"--curl", `curl -s "http://` + addr + `/api/messages" -H "Authorization: Bearer $DEMO_TOKEN" -H 'Accept: application/json'`,
-		"--curl", "curl -X POST http://" + addr + "/api/messages -H 'Authorization: Bearer " + token + "' \\\n  -H 'Idempotency-Key: 6f1c2a9e' -H 'Content-Type: application/json' -d @" + body,
-		"--curl", "curl 'http://" + addr + "/api/sites/s-1/messages?limit=5' --compressed",
-	}, "--rate", "60")
-	if strings.Contains(text, token) {
-		t.Errorf("the plan holds the token:\n%s", text)
-	}
-	for _, want := range []string{`Bearer {{env "DEMO_TOKEN"}}`, `Bearer {{env "CEILING_AUTHORIZATION"}}`, `Idempotency-Key: '{{uuid}}'`, "text: hello"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the plan lacks %q:\n%s", want, text)
-		}
-	}
-}
-
-// demoToken logs in to the built-in target's API.
-func demoToken(t *testing.T, addr string) string {
-	t.Helper()
-	resp, err := http.Post("http://"+addr+"/api/login", "application/json", strings.NewReader(`{"email":"ana@example.com"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var v struct{ Token string }
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || v.Token == "" {
-		t.Fatalf("login: %v %q", err, v.Token)
-	}
-	return v.Token
-}
-
-// The shipped HAR recording (a browser session against the built-in
-// target) → init, as a weighted mix and as a flow → validate → run: the
-// login form's cookie and the API's bearer token are extracted, never
-// copied, and every scenario is answered.
-func TestInitHARRoundTrip(t *testing.T) {
-	t.Parallel()
-	addr := initTarget(t)
-	har := initExample(t, "demo-session.har", t.TempDir(), addr)
-	recorded := regexp.MustCompile(`"value": "session=([0-9a-f]+)"`).FindStringSubmatch(mustRead(t, har))
-	if recorded == nil {
-		t.Fatal("the recording has no session cookie")
-	}
-	t.Run("mix", func(t *testing.T) {
-		text := roundTrip(t, []string{"--har", har}, "--vus", "10", "--think", "100ms", "--step", "2s")
-		for _, want := range []string{"extract: {session: {cookie: session}}", "extract: {token: {json: token}}", "Bearer {{.token}}", "weight: 2", "{{pick "} {
-			if !strings.Contains(text, want) {
-				t.Errorf("the plan lacks %q", want)
-			}
-		}
-		if strings.Contains(text, recorded[1]) {
-			t.Error("the plan holds the recorded session cookie")
-		}
-	})
-	t.Run("flow", func(t *testing.T) {
-		text := roundTrip(t, []string{"--har", har, "--flow"}, "--vus", "3", "--think", "100ms")
-		if !strings.Contains(text, "steps:") || strings.Contains(text, "login:") {
-			t.Errorf("want one flow, not a login:\n%s", text)
-		}
-	})
-	t.Run("keep-static", func(t *testing.T) {
-		// The favicon is static, and was answered 404: left out either way,
-		// for one reason or the other.
-		ctx := context.Background()
-		for args, want := range map[string]string{"": "1 static asset (--keep-static keeps them)", "--keep-static": "1 request answered 4xx or 5xx"} {
-			code, out, stderr := ceiling(t, ctx, strings.Fields("init --har "+har+" "+args)...)
-			if code != ExitOK || strings.Contains(out, "/favicon.ico") || !strings.Contains(stderr, want) {
-				t.Errorf("init %s: exit %d, want the favicon left out: %q\n%s", args, code, want, stderr)
-			}
-		}
-	})
 }
 
 func mustRead(t *testing.T, path string) string {
@@ -188,21 +46,6 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// The shipped OpenAPI document of the built-in target → init with its
-// login and its unsafe operations → validate → run: every operation is
-// answered 2xx.
-func TestInitOpenAPIRoundTrip(t *testing.T) {
-	t.Parallel()
-	addr := initTarget(t)
-	doc := initExample(t, "demo-api.openapi.yaml", t.TempDir(), addr)
-	text := roundTrip(t, []string{"--openapi", doc, "--login", "login", "--unsafe"}, "--rate", "100")
-	for _, want := range []string{"login:", "name: sendMessage", "Idempotency-Key: '{{uuid}}'", "url: /api/instances/7/status", "expect: {status: [202]}"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the plan lacks %q", want)
-		}
-	}
 }
 
 // A document without the values a plan needs: init writes TODO stubs and
@@ -323,5 +166,33 @@ func TestInitStdout(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "drafted 1 scenario") || strings.Contains(out, "next:") {
 		t.Errorf("the notes go to stderr only: %s", stderr)
+	}
+}
+
+// A body too large for the plan is written next to it (body_file), and
+// the plan validates with it there; a second init does not write over it
+// without --force.
+func TestInitLargeBodyBesideThePlan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	body := `{"lines":[` + strings.Repeat(`{"sku":"A-1","qty":2},`, 5000) + `{"sku":"B-2"}]}`
+	os.WriteFile(filepath.Join(dir, "order.json"), []byte(body), 0o644)
+	os.WriteFile(filepath.Join(dir, "calls.sh"), []byte("curl http://127.0.0.1:9/orders -H 'Content-Type: application/json' --data-binary @order.json\n"), 0o644)
+	out := filepath.Join(dir, "plan.yaml")
+	code, _, stderr := ceiling(t, ctx, "init", "--curl", "@"+filepath.Join(dir, "calls.sh"), "--out", out)
+	if code != ExitOK {
+		t.Fatalf("init: exit %d\n%s", code, stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "plan.body-1.json"))
+	if err != nil || string(got) != body || !strings.Contains(stderr, "plan.body-1.json") {
+		t.Fatalf("the body's file: %v, %d bytes of %d\n%s", err, len(got), len(body), stderr)
+	}
+	if code, stdout, stderr := ceiling(t, ctx, "validate", out); code != ExitOK {
+		t.Errorf("validate: exit %d\n%s%s", code, stdout, stderr)
+	}
+	os.Remove(out)
+	if code, _, stderr := ceiling(t, ctx, "init", "--curl", "@"+filepath.Join(dir, "calls.sh"), "--out", out); code != ExitBadInput || !strings.Contains(stderr, "plan.body-1.json exists") {
+		t.Errorf("init over the body's file: exit %d, %s", code, stderr)
 	}
 }

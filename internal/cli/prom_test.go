@@ -24,12 +24,13 @@ func TestPrometheusPerStep(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL+"/x", "--rate", "100", "--step", "2500ms", "--warmup", "0s",
+	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL+"/x", "--rate", "100", "--step", "2500ms", "--warmup", "0s",
 		"--prom", srv.URL+"/metrics", "--prom-metric", "queue_depth", "--prom-metric", "hits_total", "--out", out, "--quiet")
-	if code != ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
+	r := readResult(t, out)
+	if code != ExitOK && !(code == ExitThreshold && starved(t, r)) {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
-	tg := readResult(t, out).Steps[0].Target
+	tg := r.Steps[0].Target
 	if tg == nil || tg.Samples < 2 {
 		t.Fatalf("target = %+v, want scraped samples", tg)
 	}

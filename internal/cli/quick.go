@@ -35,6 +35,7 @@ func (q *quickFlags) register(c *cobra.Command) {
 		f.StringVar(&q.Arrival, "arrival", "", "open model arrivals: uniform or poisson")
 		f.Int64Var(&q.Seed, "seed", 0, "seed of the scenario mix, poisson arrivals and random template values (same seed, same run)")
 		f.IntVar(&q.Repeat, "repeat", 1, "run the stairs (find: each probe) this many times: medians with their CoV %")
+		f.IntVar(&q.Loops, "loops", 0, "event loops sending the load, each on a core of its own (default: one per core; load.loops)")
 	})
 	flaggroup.In(f, flaggroup.SLO, func() {
 		f.StringVar(&q.SLO, "slo", "", "thresholds that decide the exit code, e.g. 'p99<200ms,errors<1%'")

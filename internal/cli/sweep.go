@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"html"
 	"strings"
@@ -58,9 +57,6 @@ Exits 3 when every shape failed to start, or when the target refused every scena
 				if werr := sweep.Write(e.stdout, res, f.Markdown, f.HTML); werr != nil {
 					return cannotRun("%w", werr)
 				}
-			}
-			if errors.Is(err, sweep.ErrInvalid) {
-				return badInput("%w", err)
 			}
 			if err != nil || res == nil {
 				return runError(err)

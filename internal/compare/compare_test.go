@@ -49,8 +49,8 @@ func (sp spread) latency() metrics.Latency {
 // results.Combine sums them.
 func step(i int, rate float64, whole spread, scenarios ...scenarioSpread) results.Step {
 	n := float64(len(whole.p50))
-	s := results.Step{Index: i, Model: "open", TargetRate: rate, DurationS: 10, Completed: int64(results.Median(whole.throughput) * 10 * n),
-		Throughput: results.Median(whole.throughput), ErrorRate: results.Median(whole.errors), LatencyMS: whole.latency()}
+	s := results.Step{Figures: results.Figures{Index: i, Model: "open", TargetRate: rate, DurationS: 10, Completed: int64(results.Median(whole.throughput) * 10 * n),
+		Throughput: results.Median(whole.throughput), ErrorRate: results.Median(whole.errors), LatencyMS: whole.latency()}}
 	if len(whole.p50) > 1 {
 		s.Repeat = whole.repeat()
 	}
@@ -612,8 +612,8 @@ func TestChangeValues(t *testing.T) {
 // A scenario's single-run figures come from its counts and the step's
 // window.
 func TestScenarioSingleRunFigures(t *testing.T) {
-	s := results.Step{DurationS: 10, Scenarios: []results.Breakdown{{Name: "x", Completed: 200, OK: 150, Limited: 30, Failed: 20,
-		LatencyMS: metrics.Latency{P50: 5, P95: 9, P99: 12}}}}
+	s := results.Step{Figures: results.Figures{DurationS: 10, Scenarios: []results.Breakdown{{Name: "x", Completed: 200, OK: 150, Limited: 30, Failed: 20,
+		LatencyMS: metrics.Latency{P50: 5, P95: 9, P99: 12}}}}}
 	got := map[string]float64{}
 	for _, m := range Metrics {
 		got[m] = sampleOf(&s, &s.Scenarios[0], m).median

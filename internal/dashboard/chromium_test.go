@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -10,22 +12,38 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/report"
+	"github.com/ceiling-dev/ceiling/internal/results"
+	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
+
+// dashboardShot, with -dashboard-shot, makes TestFindLiveInChromium write
+// its screenshot of the live page to docs/dashboard.png (the README's).
+var dashboardShot = flag.Bool("dashboard-shot", false, "TestFindLiveInChromium writes docs/dashboard.png")
 
 // browser returns a headless Chromium context, or skips where Chromium is
 // not installed (.ci/run installs it).
 func browser(t *testing.T) context.Context {
+	t.Helper()
+	return browserFor(t, 60*time.Second, 1400)
+}
+
+// browserFor is browser, for at most d, its window h pixels high.
+func browserFor(t *testing.T, d time.Duration, h int) context.Context {
 	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium is not installed (Debian package chromium; .ci/run installs it)")
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1200, 1400),
+		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1200, h),
 		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancelTime := context.WithTimeout(ctx, d)
 	t.Cleanup(func() { cancelTime(); cancel(); cancelAlloc() })
 	return ctx
 }
@@ -92,4 +110,112 @@ func TestPageInChromium(t *testing.T) {
 	if answer != "highest passing: 200/s" || heading != "the report" {
 		t.Errorf("final answer %q; the report's link led to %q", answer, heading)
 	}
+}
+
+// A search with its live page watched in a real headless Chromium, as
+// find --dashboard serves it: the page loads while the search runs, takes
+// new bodies from the event stream (at least four: the step table filling
+// in), and when the search ends shows its answer, the one the terminal
+// prints, with the report's link.
+func TestFindLiveInChromium(t *testing.T) {
+	long(t)
+	ctx := browserFor(t, 150*time.Second, 1500)
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil { // the browser is up before the run
+		t.Fatal(err)
+	}
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Capacity: 200, Body: "ok"})
+	// For the README's picture, steps long enough to draw their seconds.
+	step, bodies := "1s", 4
+	if *dashboardShot {
+		step, bodies = "4s", 20
+	}
+	p, err := plan.Parse("plan.yaml", []byte("target: "+srv.URL+"\nload: {rates: [50], step: "+step+", warmup: 200ms}\nslo: errors<1%\nscenarios: [{request: {url: /}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := (&run.SearchFlags{Start: "50", Precision: "25%", RateGiven: true}).Config(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := Listen(Options{Addr: fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := run.Open(context.Background(), p, run.Options{Out: filepath.Join(t.TempDir(), "r.json"), RefusedStops: true,
+		Outputs: []run.Output{NewOutput(page, Feed{})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	type found struct {
+		res *results.Result
+		err error
+	}
+	done := make(chan found, 1)
+	go func() {
+		res, err := run.Find(context.Background(), s, cfg)
+		done <- found{res, err}
+	}()
+	// The page is served from the session's start.
+	if err := chromedp.Do(ctx, chromedp.Navigate(page.URL()), chromedp.WaitVisible("#live")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](fmt.Sprintf("+document.getElementById('live').dataset.bodies >= %d", bodies),
+		chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the page took fewer than %d bodies from the stream: %v", bodies, err)
+	}
+	live, err := chromedp.Run(ctx, chromedp.Text("#live"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // the page while the search runs: a PNG
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f found
+	select {
+	case f = <-done:
+	case <-time.After(80 * time.Second):
+		t.Fatal("the search did not end within 80s")
+	}
+	if f.err != nil || f.res == nil {
+		t.Fatalf("the search: %v", f.err)
+	}
+	// It found the edge (find exits 0), unless this machine was too busy
+	// to hold the search's rates.
+	if answer := report.FindAnswer(f.res); f.res.Edge == nil && !strings.Contains(answer, "generator limit reached") {
+		t.Fatalf("the search found no edge: %s", answer)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void]("document.getElementById('live').dataset.ended === '1'",
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("the page did not say the run ended: %v", err)
+	}
+	final, err := chromedp.Run(ctx, chromedp.Text("#live"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := chromedp.Run(ctx, chromedp.Text("#state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := report.FindAnswer(f.res)
+	if !strings.Contains(final, answer) || !strings.Contains(state, "The run has ended") || !strings.Contains(final, "verdict") {
+		t.Errorf("the final page lacks the search's answer %q or the step table (state %q):\n%s", answer, state, final)
+	}
+	if !strings.Contains(live, "step") {
+		t.Errorf("the page during the search shows no step:\n%s", live)
+	}
+	dir := os.Getenv("CEILING_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	_ = os.MkdirAll(dir, 0o755)
+	path := filepath.Join(dir, "dashboard.png")
+	if *dashboardShot {
+		path = filepath.Join("..", "..", "docs", "dashboard.png")
+	}
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
 }

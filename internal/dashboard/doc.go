@@ -11,7 +11,13 @@
 //
 // It listens on loopback unless asked otherwise; beyond loopback it needs
 // a token, asked on every request (the query's token, or the cookie the
-// first request with it sets).
+// first request with it sets, scoped to the stream's and the report's
+// path, /live/). Without a token it answers only requests that name it by
+// a loopback address, localhost or the address it was asked for (DNS
+// rebinding). Whoever reaches it holds a bounded share of it: a few
+// connections and event streams per address and in all (conns.go), each
+// event written within seconds or the viewer dropped, so that a flood of
+// clients costs the run nothing it measures.
 //
 // Publish, End and Close are safe from any goroutine; each event stream
 // is served by the goroutine of its request, which waits for news, the

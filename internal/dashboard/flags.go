@@ -23,7 +23,7 @@ type Flags struct {
 // Register adds the flags to fs, under the Outputs help group.
 func (f *Flags) Register(fs *pflag.FlagSet) {
 	flaggroup.In(fs, flaggroup.Output, func() {
-		fs.StringVar(&f.Addr, "dashboard", "", "serve a live page of the run at ADDR (e.g. 127.0.0.1:5665; a port alone listens on 127.0.0.1): the step table, plots and answer as they come")
+		fs.StringVar(&f.Addr, "dashboard", "", "serve a live page of the run at ADDR, HOST:PORT or :PORT for 127.0.0.1 (e.g. :5665): the step table, plots and answer as they come")
 		fs.StringVar(&f.Token, "dashboard-token", "", "the token the live page asks for (needed beyond loopback; default $"+TokenEnv+")")
 	})
 }

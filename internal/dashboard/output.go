@@ -126,7 +126,7 @@ func (o *Output) Window(res *results.Result) error {
 }
 
 // Progress takes the running step's figures so far, for its row and line.
-func (o *Output) Progress(p *run.Progress) {
+func (o *Output) Progress(p *results.Progress) {
 	o.mu.Lock()
 	o.begin(p.Index)
 	s := o.running
@@ -135,12 +135,7 @@ func (o *Output) Progress(p *run.Progress) {
 		s.Model = "closed"
 	}
 	s.Completed, s.AchievedRate, s.ErrorRate = p.Completed, p.Achieved, p.ErrorRate
-	lp := report.Progress{Index: p.Index, Rate: p.Rate, VUs: p.VUs, Warmup: p.Warmup, Length: p.Length, Elapsed: p.Elapsed,
-		Warming: p.Warming, Achieved: p.Achieved, P50: p.P50, P99: p.P99, ErrorRate: p.ErrorRate, Completed: p.Completed}
-	if d := p.Delivery; d != nil {
-		lp.Delivery = &report.Delivery{Expected: d.Expected, Delivered: d.Delivered, Backlog: d.Backlog}
-	}
-	o.now = "Now: " + report.ProgressLine(lp, o.f.Steps)
+	o.now = "Now: " + report.ProgressLine(*p, o.f.Steps)
 	o.mu.Unlock()
 	o.poke()
 }
@@ -151,7 +146,7 @@ func (o *Output) begin(index int) {
 	if o.running != nil && o.running.Index == index {
 		return
 	}
-	o.running = &results.Step{Index: index, Verdict: "RUNNING", VerdictReason: "under way", Model: "open"}
+	o.running = &results.Step{Figures: results.Figures{Index: index, Verdict: "RUNNING", VerdictReason: "under way", Model: "open"}}
 	if o.hist == nil {
 		o.hist = metrics.NewHistogram()
 	}
@@ -159,7 +154,7 @@ func (o *Output) begin(index int) {
 }
 
 // Drain says the load has stopped and late deliveries are awaited.
-func (o *Output) Drain(d *run.Draining) {
+func (o *Output) Drain(d *results.Draining) {
 	o.mu.Lock()
 	o.running = nil
 	o.now = "Now: waiting for late deliveries"

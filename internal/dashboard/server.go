@@ -22,23 +22,45 @@ type Options struct {
 	Token string
 }
 
-// cookie is the name of the cookie a request with the right token sets,
-// so that the page's event stream and its link to the report need no
-// token in their addresses.
-const cookie = "ceiling_dashboard"
+// cookiePrefix, and the page's port, name the cookie a request with the
+// right token sets, so that the page's event stream and its link to the
+// report need no token in their addresses. Its Path is livePath, where
+// the stream and the report are: a browser sends it to no other path of
+// the host (it does send it to every port's: cookies know no port, hence
+// the port in its name, so that two pages of one host keep their own).
+const cookiePrefix = "ceiling_dashboard_"
+
+// livePath holds the page's event stream and its report.
+const livePath = "/live/"
 
 // closeWait bounds how long Close waits for open pages to take the end.
 const closeWait = 3 * time.Second
 
-// writeTimeout bounds each write to a client: a client that stops
-// reading is dropped, never waited for.
+// writeTimeout bounds each write to a client of the page or the report:
+// a client that stops reading is dropped, never waited for.
 const writeTimeout = 10 * time.Second
+
+// streamWrite bounds each event's write, and streamBuffer the event
+// stream's send buffer: a viewer that has not taken the last event or
+// two (a body is a few hundred KB) is dropped within seconds, rather than
+// have the page write every body to it. Its browser reconnects, and
+// takes the latest.
+const (
+	streamWrite  = 2 * time.Second
+	streamBuffer = 64 << 10
+)
 
 // Server serves the live page.
 type Server struct {
-	ln      net.Listener
-	srv     *http.Server
-	token   string
+	ln     net.Listener
+	srv    *http.Server
+	token  string
+	cookie string // the token's cookie's name
+	url    string // the page's address, without its token
+	// hosts are the names a request may give in its Host header when
+	// the page has no token: a page of another site whose name leads to
+	// this machine (DNS rebinding) gives its own, and is refused.
+	hosts   []string
 	closing chan struct{}
 	// closeOnce makes Close safe to call again.
 	closeOnce sync.Once
@@ -53,6 +75,8 @@ type Server struct {
 	// streams counts the event streams open; ends those sent the end,
 	// reports the reports served after it: Close waits for both.
 	streams, ends, reports int
+	// streamsBy counts the open event streams by IP address.
+	streamsBy map[string]int
 }
 
 // Listen starts serving the page at o.Addr. An address beyond loopback
@@ -72,14 +96,30 @@ func Listen(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--dashboard %s: %w", o.Addr, err)
 	}
-	s := &Server{ln: ln, token: o.Token, closing: make(chan struct{}), news: make(chan struct{}), title: "ceiling"}
+	s := &Server{ln: newCapped(ln), token: o.Token, closing: make(chan struct{}), news: make(chan struct{}), title: "ceiling",
+		url: pageURL(host, ln.Addr()), streamsBy: map[string]int{}}
+	_, bound, _ := net.SplitHostPort(ln.Addr().String())
+	s.cookie = cookiePrefix + bound
+	s.hosts = []string{"localhost", strings.Trim(host, "[]")}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.guard(s.page))
-	mux.HandleFunc("GET /events", s.guard(s.events))
-	mux.HandleFunc("GET /report", s.guard(s.serveReport))
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second}
-	go func() { _ = s.srv.Serve(ln) }()
+	mux.HandleFunc("GET "+livePath+"events", s.guard(s.events))
+	mux.HandleFunc("GET "+livePath+"report", s.guard(s.serveReport))
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second,
+		MaxHeaderBytes: 16 << 10, ConnContext: withConn}
+	go func() { _ = s.srv.Serve(s.ln) }()
 	return s, nil
+}
+
+// pageURL is the address of a page listening at bound, asked for on
+// host: the host as it was given (0.0.0.0 is every address of the
+// machine, and is printed so), with the port bound.
+func pageURL(host string, bound net.Addr) string {
+	_, port, err := net.SplitHostPort(bound.String())
+	if err != nil {
+		return "http://" + bound.String() + "/"
+	}
+	return "http://" + net.JoinHostPort(strings.Trim(host, "[]"), port) + "/"
 }
 
 // Loopback reports whether host (a name or an address) is this machine's
@@ -92,12 +132,13 @@ func Loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Addr is the page's address without its token: http://HOST:PORT/.
-func (s *Server) Addr() string { return "http://" + s.ln.Addr().String() + "/" }
+// Addr is the page's address without its token: http://HOST:PORT/, with
+// the host as it was asked for.
+func (s *Server) Addr() string { return s.url }
 
 // URL is the page's address, with the token when it has one.
 func (s *Server) URL() string {
-	u := "http://" + s.ln.Addr().String() + "/"
+	u := s.url
 	if s.token != "" {
 		u += "?token=" + s.token
 	}
@@ -176,22 +217,27 @@ func (s *Server) now() snapshot {
 	return snapshot{title: s.title, body: s.body, seq: s.seq, ended: s.ended, report: s.report != nil, news: s.news}
 }
 
-// guard lets a request through when the server has no token, or the
-// request carries it (query or cookie); one with it in the query gets the
+// guard lets a request through when the server has no token and the
+// request names it by a loopback name (hostAllowed), or when the request
+// carries the token (query or cookie); one with it in the query gets the
 // cookie.
 func (s *Server) guard(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if s.token == "" && !s.hostAllowed(r.Host) {
+			http.Error(w, "this page answers to its loopback address only (127.0.0.1, ::1, localhost)", http.StatusMisdirectedRequest)
+			return
+		}
 		if s.token != "" {
 			given := r.URL.Query().Get("token")
-			if c, err := r.Cookie(cookie); given == "" && err == nil {
+			if c, err := r.Cookie(s.cookie); given == "" && err == nil {
 				given = c.Value
 			}
 			if subtle.ConstantTimeCompare([]byte(given), []byte(s.token)) != 1 {
-				http.Error(w, "this page needs the token ceiling printed with its address", http.StatusUnauthorized)
+				http.Error(w, "this page needs the token: open the address ceiling printed, with ?token=", http.StatusUnauthorized)
 				return
 			}
 			if r.URL.Query().Has("token") {
-				http.SetCookie(w, &http.Cookie{Name: cookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+				http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.token, Path: livePath, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			}
 		}
 		w.Header().Set("Cache-Control", "no-store")
@@ -200,8 +246,29 @@ func (s *Server) guard(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// hostAllowed reports whether a request's Host header (a name or an
+// address, with a port or not) names this page: a loopback address,
+// localhost, or the address it was asked to listen on.
+func (s *Server) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	for _, h := range s.hosts {
+		if h != "" && strings.EqualFold(host, h) {
+			return true
+		}
+	}
+	return false
+}
+
 // page writes the page with the latest body in it.
 func (s *Server) page(w http.ResponseWriter, _ *http.Request) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
 	now := s.now()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	// The page's own script only: no other source, no frames.
@@ -217,7 +284,7 @@ func (s *Server) page(w http.ResponseWriter, _ *http.Request) {
 // ended is the state line of a page whose run has ended.
 func ended(withReport bool) string {
 	if withReport {
-		return "The run has ended: this is its final answer. <a href=\"report\">Open the report</a>."
+		return "The run has ended: this is its final answer. <a href=\"live/report\">Open the report</a>."
 	}
 	return "The run has ended: this is its final answer."
 }
@@ -226,16 +293,36 @@ func ended(withReport bool) string {
 // "body" with the title on its first line and the body after it, then
 // "end" with the state line when the run has ended.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
+	c := connOf(r.Context())
+	ip := ""
+	if c != nil {
+		ip = c.ip
+	}
 	s.mu.Lock()
+	if s.streams >= maxStreams || s.streamsBy[ip] >= maxStreamsPerAddr {
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "too many viewers of this page at once", http.StatusServiceUnavailable)
+		return
+	}
 	s.streams++
+	s.streamsBy[ip]++
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		s.streams--
+		if s.streamsBy[ip]--; s.streamsBy[ip] <= 0 {
+			delete(s.streamsBy, ip)
+		}
 		s.mu.Unlock()
 	}()
+	if c != nil {
+		if b, ok := c.Conn.(interface{ SetWriteBuffer(int) error }); ok {
+			_ = b.SetWriteBuffer(streamBuffer)
+		}
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
 	var last uint64
 	first := true
 	for {
@@ -266,7 +353,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 
 // send writes one event; false when the client is gone or too slow.
 func send(rc *http.ResponseController, w http.ResponseWriter, event, data string, id uint64) bool {
-	_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_ = rc.SetWriteDeadline(time.Now().Add(streamWrite))
 	var b strings.Builder
 	fmt.Fprintf(&b, "event: %s\nid: %d\n", event, id)
 	for line := range strings.Lines(data) {
@@ -298,6 +385,7 @@ func (s *Server) serveReport(w http.ResponseWriter, _ *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:")
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
 	_, _ = w.Write(data)
 }
 
@@ -309,7 +397,7 @@ const style = `.state{color:#555;border-left:4px solid #2ca02c;padding-left:.7em
 // #live say which body is shown and how many came (the tests read them).
 const script = `(function(){
 var live=document.getElementById('live'),state=document.getElementById('state'),bodies=0;
-var es=new EventSource('events');
+var es=new EventSource('live/events');
 es.addEventListener('body',function(e){
   var i=e.data.indexOf('\n'),title=i<0?e.data:e.data.slice(0,i);
   document.title=title;var h=document.querySelector('h1');if(h){h.textContent=title;}
@@ -319,7 +407,7 @@ es.addEventListener('end',function(e){
   state.innerHTML=e.data;state.className='state ended';es.close();
   var a=state.querySelector('a');
   if(!a){live.dataset.ended='1';return;}
-  fetch('report').then(function(r){return r.ok?r.blob():null;}).then(function(b){
+  fetch('live/report').then(function(r){return r.ok?r.blob():null;}).then(function(b){
     if(b){a.href=URL.createObjectURL(b);}live.dataset.ended='1';
   },function(){live.dataset.ended='1';});
 });

@@ -86,12 +86,12 @@ func TestPageAndEvents(t *testing.T) {
 	defer s.Close()
 	s.Publish("find: GET /", "<p>first</p>")
 	page := body(t, get(t, s.URL()))
-	for _, want := range []string{"<title>find: GET /</title>", "<p>first</p>", "new EventSource('events')", "Live: updated every second."} {
+	for _, want := range []string{"<title>find: GET /</title>", "<p>first</p>", "new EventSource('live/events')", "Live: updated every second."} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q:\n%s", want, page)
 		}
 	}
-	resp := get(t, s.URL()+"events")
+	resp := get(t, s.URL()+"live/events")
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Errorf("content type %q", ct)
 	}
@@ -109,10 +109,10 @@ func TestPageAndEvents(t *testing.T) {
 	if e := next(t, ch); e.name != "body" || !strings.Contains(e.data, "edge 200/s") {
 		t.Fatalf("last body %+v", e)
 	}
-	if e := next(t, ch); e.name != "end" || !strings.Contains(e.data, `<a href="report">`) {
+	if e := next(t, ch); e.name != "end" || !strings.Contains(e.data, `<a href="live/report">`) {
 		t.Fatalf("end %+v", e)
 	}
-	if got := body(t, get(t, s.URL()+"report")); got != "<h1>the report</h1>" {
+	if got := body(t, get(t, s.URL()+"live/report")); got != "<h1>the report</h1>" {
 		t.Errorf("report %q", got)
 	}
 	if page := body(t, get(t, s.URL())); !strings.Contains(page, "The run has ended") || !strings.Contains(page, "edge 200/s") {
@@ -136,7 +136,7 @@ func TestToken(t *testing.T) {
 	}
 	defer s.Close()
 	bare := strings.TrimSuffix(s.URL(), "?token=s3cret")
-	for _, path := range []string{"", "events", "report", "?token=wrong"} {
+	for _, path := range []string{"", "live/events", "live/report", "?token=wrong"} {
 		if resp := get(t, bare+path); resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("%s without the token: %d", path, resp.StatusCode)
 		}
@@ -147,7 +147,7 @@ func TestToken(t *testing.T) {
 		t.Fatalf("with the token: %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
 	s.End("t", "<p>done</p>", nil)
-	if got := body(t, get(t, bare+"events", resp.Cookies()[0])); !strings.Contains(got, "event: end") {
+	if got := body(t, get(t, bare+"live/events", resp.Cookies()[0])); !strings.Contains(got, "event: end") {
 		t.Errorf("the event stream with the cookie:\n%s", got)
 	}
 }
@@ -167,7 +167,7 @@ func TestCloseEndsStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := get(t, s.URL()+"events")
+	resp := get(t, s.URL()+"live/events")
 	ch := make(chan event, 4)
 	go events(resp.Body, ch)
 	next(t, ch)

@@ -9,12 +9,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/sink"
 )
 
 // fakeSink hands out arrivals appended by the test.
+// The tests of a ledger over it run on a fake clock (testing/synctest):
+// an arrival 1.2 s into a drain takes no time, and lands where it is meant.
 type fakeSink struct {
 	mu       sync.Mutex
 	arrivals []sink.Arrival
@@ -35,7 +38,9 @@ func (f *fakeSink) Arrivals(since int) ([]sink.Arrival, int) {
 	return append([]sink.Arrival(nil), f.arrivals[since:]...), len(f.arrivals)
 }
 
-func TestLedger(t *testing.T) {
+func TestLedger(t *testing.T) { synctest.Test(t, testLedger) }
+
+func testLedger(t *testing.T) {
 	t0 := time.Now()
 	f := &fakeSink{}
 	l := New([]string{"slack"}, []Source{f})
@@ -83,7 +88,9 @@ func TestLedger(t *testing.T) {
 // A drain that runs out while deliveries are still arriving is not
 // complete, and the ids still missing are undelivered, not lost: a queue
 // that is still draining has not lost them.
-func TestDrainIncomplete(t *testing.T) {
+func TestDrainIncomplete(t *testing.T) { synctest.Test(t, testDrainIncomplete) }
+
+func testDrainIncomplete(t *testing.T) {
 	f := &fakeSink{}
 	l := New([]string{"slack"}, []Source{f})
 	t0 := time.Now()
@@ -115,7 +122,9 @@ func TestDrainIncomplete(t *testing.T) {
 
 // A drain that saw nothing arrive for its quiet period before it ended is
 // complete: the ids still missing are lost.
-func TestDrainQuietProvesLost(t *testing.T) {
+func TestDrainQuietProvesLost(t *testing.T) { synctest.Test(t, testDrainQuietProvesLost) }
+
+func testDrainQuietProvesLost(t *testing.T) {
 	f := &fakeSink{}
 	l := New([]string{"slack"}, []Source{f})
 	t0 := time.Now()
@@ -146,7 +155,9 @@ func TestDeliveryLatencyFromIntendedStart(t *testing.T) {
 
 // Settle returns as soon as the backlog has cleared, and stops waiting when
 // arrivals stop making progress (the rest are lost) or at its timeout.
-func TestSettle(t *testing.T) {
+func TestSettle(t *testing.T) { synctest.Test(t, testSettle) }
+
+func testSettle(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeSink{}
 	l := New([]string{"slack"}, []Source{f})
@@ -371,7 +382,9 @@ func TestBacklogAndNow(t *testing.T) {
 
 // A drain says how it stands about once a second: the time since the load
 // stopped, of its timeout, and the ids still missing.
-func TestDrainTellsHowItStands(t *testing.T) {
+func TestDrainTellsHowItStands(t *testing.T) { synctest.Test(t, testDrainTellsHowItStands) }
+
+func testDrainTellsHowItStands(t *testing.T) {
 	f := &fakeSink{}
 	l := New([]string{"slack"}, []Source{f})
 	t0 := time.Now()
@@ -398,7 +411,9 @@ func TestDrainTellsHowItStands(t *testing.T) {
 // Await waits until each of the step's ids has arrived or waited as long
 // as asked, not for the whole deadline; DeliveredBy counts the step's ids
 // by their first arrival's time, however late they were read.
-func TestAwaitAndDeliveredBy(t *testing.T) {
+func TestAwaitAndDeliveredBy(t *testing.T) { synctest.Test(t, testAwaitAndDeliveredBy) }
+
+func testAwaitAndDeliveredBy(t *testing.T) {
 	f := &fakeSink{}
 	l := New([]string{"slack"}, []Source{f})
 	t0 := time.Now()

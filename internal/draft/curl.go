@@ -1,9 +1,10 @@
 package draft
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 )
 
 // Source is text that holds curl commands: one --curl argument, or a file
@@ -52,13 +55,14 @@ type curlCmd struct {
 	location bool
 	http2    bool
 	maxTime  time.Duration
+	files    []string // the files it read (@file, -T), as it named them
 }
 
 // FromCurl drafts a plan from curl commands, one scenario per command.
-func FromCurl(srcs []Source, o Options) (*Draft, error) {
+func FromCurl(ctx context.Context, srcs []Source, o Options) (*Draft, error) {
 	var cmds []*curlCmd
 	for _, src := range srcs {
-		cs, err := parseCurls(src)
+		cs, err := parseCurls(ctx, src)
 		if err != nil {
 			return nil, err
 		}
@@ -82,14 +86,25 @@ func FromCurl(srcs []Source, o Options) (*Draft, error) {
 		if host != base {
 			r.url = lit(host) + r.url // another host than the target's: absolute
 		}
-		path, _, _ := strings.Cut(r.url, "?")
-		s.scenarios = append(s.scenarios, &scenario{name: r.method + " " + path, steps: []*request{r}})
+		s.scenarios = append(s.scenarios, &scenario{name: r.method + " " + shownPath(r.url), steps: []*request{r}})
 		s.http.insecure = s.http.insecure || c.insecure
 		s.http.followRedirects = s.http.followRedirects || c.location
 		s.http.http2 = s.http.http2 || c.http2
 		s.http.timeout = max(s.http.timeout, c.maxTime)
 	}
+	s.capScenarios("curl commands", "the first")
 	uniqueNames(s.scenarios)
+	var files []string
+	for _, c := range cmds {
+		for _, f := range c.files {
+			if !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+	}
+	if len(files) > 0 {
+		s.note("Read %d file%s for request bodies (what they hold is in the plan, and is sent to the target): %s.", len(files), plural(len(files)), strings.Join(files, ", "))
+	}
 	what := fmt.Sprintf("%d curl command%s", len(cmds), plural(len(cmds)))
 	s.header = []string{fmt.Sprintf("A plan drafted by ceiling init from %s: one scenario each, as an open-model mix of equal weights.", what), s.readIt()}
 	return s.draft(), nil
@@ -153,7 +168,51 @@ func splitURL(raw string) (base, rest string, err error) {
 // curlRequest turns a curl command into the plan's request, its URL
 // relative to host, the URL's origin.
 func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
-	r = &request{method: strings.ToUpper(c.method)}
+	data := c.dataInQuery()
+	host, rest, err := splitURL(c.url)
+	if err != nil {
+		return nil, "", err
+	}
+	s.curlEnv(c, data)
+	r = &request{method: c.sentMethod(), url: s.pathQuery(rest)}
+	headers, contentType, err := c.sentHeaders()
+	if err != nil {
+		return nil, "", err
+	}
+	if c.user != "" {
+		auth, err := s.basicAuth(c.user, headers)
+		if err != nil {
+			return nil, "", err
+		}
+		r.headers = append(r.headers, auth)
+	}
+	for _, h := range headers {
+		v, comment := s.headerValue(h[0], h[1])
+		r.headers = append(r.headers, header{name: h[0], value: v, comment: comment})
+	}
+	switch {
+	case c.hasData:
+		if contentType == "" {
+			contentType = "application/x-www-form-urlencoded" // as curl sends -d
+		}
+		contentType = s.bodyFor(r, data, contentType, "the body of "+r.method+" "+shownPath(r.url))
+	case c.upload != "":
+		contentType = s.bodyFor(r, c.upload, contentType, "the body of "+r.method+" "+shownPath(r.url))
+	}
+	if contentType != "" {
+		h := header{name: "Content-Type", value: lit(contentType)}
+		if r.isJSON && strings.HasPrefix(contentType, "application/x-www-form-urlencoded") {
+			h.comment = "as curl sends -d; if the API wants JSON, make it application/json"
+		}
+		r.headers = append(r.headers, h)
+	}
+	return r, host, nil
+}
+
+// dataInQuery returns the command's data joined with &, as curl sends
+// it; with -G, curl sends it in the URL's query instead, and the command
+// is left with no body.
+func (c *curlCmd) dataInQuery() string {
 	data := strings.Join(c.data, "&")
 	if c.get && c.hasData {
 		sep := "?"
@@ -163,11 +222,12 @@ func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
 		c.url += sep + data
 		c.hasData = false
 	}
-	host, rest, err := splitURL(c.url)
-	if err != nil {
-		return nil, "", err
-	}
-	// The variables the command reads itself are the plan's too.
+	return data
+}
+
+// curlEnv names in the plan the environment variables the command reads
+// itself: in its URL, cookie, body and headers.
+func (s *sketch) curlEnv(c *curlCmd, data string) {
 	read := []string{c.url, c.cookie, data, c.upload}
 	for _, h := range c.headers {
 		read = append(read, h[1])
@@ -177,21 +237,29 @@ func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
 			s.env.named(m[1], "as the curl command read it, $"+m[1])
 		}
 	}
-	r.url = s.pathQuery(rest)
-	if r.method == "" {
-		switch {
-		case c.head:
-			r.method = "HEAD"
-		case c.hasData:
-			r.method = "POST"
-		case c.upload != "":
-			r.method = "PUT"
-		default:
-			r.method = "GET"
-		}
+}
+
+// sentMethod is the method curl sends: -X's, or else HEAD with -I, POST
+// with a body, PUT with -T, GET.
+func (c *curlCmd) sentMethod() string {
+	switch {
+	case c.method != "":
+		return strings.ToUpper(c.method)
+	case c.head:
+		return "HEAD"
+	case c.hasData:
+		return "POST"
+	case c.upload != "":
+		return "PUT"
 	}
-	contentType := ""
-	var headers [][2]string
+	return "GET"
+}
+
+// sentHeaders returns the headers curl sends, but its Content-Type,
+// which it returns apart (empty: none given): the cookies of -b as a
+// Cookie header, a header given twice as one with both values, and what
+// --json adds.
+func (c *curlCmd) sentHeaders() (headers [][2]string, contentType string, err error) {
 	if c.cookie != "" {
 		c.headers = append(c.headers, [2]string{"Cookie", c.cookie})
 	}
@@ -223,48 +291,23 @@ func (s *sketch) curlRequest(c *curlCmd) (r *request, host string, err error) {
 			headers = append(headers, [2]string{"Accept", "application/json"})
 		}
 	}
-	if c.user != "" {
-		switch {
-		case hasHeader(headers, "Authorization"):
-			return nil, "", errors.New("both -u and an Authorization header: give one")
-		case hasEnv(c.user):
-			return nil, "", errors.New("-u reads an environment variable: give the header instead, -H \"Authorization: Basic $CREDENTIALS\" (user:password in base64)")
-		}
-		env := s.env.ref("basic auth", "user:password in base64 (`printf %s user:password | base64`), for the Authorization header", c.user)
-		r.headers = append(r.headers, header{name: "Authorization", value: "Basic " + envTemplate(env)})
-	}
-	for _, h := range headers {
-		v, comment := s.headerValue(h[0], h[1])
-		r.headers = append(r.headers, header{name: h[0], value: v, comment: comment})
-	}
+	return headers, contentType, nil
+}
+
+// basicAuth is the Authorization header of -u user:password, which the
+// plan reads from the environment; headers are the others sent.
+func (s *sketch) basicAuth(user string, headers [][2]string) (header, error) {
 	switch {
-	case c.hasData:
-		if contentType == "" {
-			contentType = "application/x-www-form-urlencoded" // as curl sends -d
-		}
-		contentType = s.bodyFor(r, data, contentType, "the body of "+r.method+" "+pathOf(c.url))
-	case c.upload != "":
-		contentType = s.bodyFor(r, c.upload, contentType, "the body of "+r.method+" "+pathOf(c.url))
+	case hasHeader(headers, "Authorization"):
+		return header{}, errors.New("both -u and an Authorization header: give one")
+	case hasEnv(user):
+		return header{}, errors.New("-u reads an environment variable: give the header instead, -H \"Authorization: Basic $CREDENTIALS\" (user:password in base64)")
 	}
-	if contentType != "" {
-		h := header{name: "Content-Type", value: lit(contentType)}
-		if r.json != nil && strings.HasPrefix(contentType, "application/x-www-form-urlencoded") {
-			h.comment = "as curl sends -d; if the API wants JSON, make it application/json"
-		}
-		r.headers = append(r.headers, h)
-	}
-	return r, host, nil
+	env := s.env.ref("basic auth", "user:password in base64 (`printf %s user:password | base64`), for the Authorization header", user)
+	return header{name: "Authorization", value: "Basic " + envTemplate(env)}, nil
 }
 
-// pathOf returns a URL's path, for messages.
-func pathOf(raw string) string {
-	if _, rest, err := splitURL(raw); err == nil {
-		p, _, _ := strings.Cut(rest, "?")
-		return p
-	}
-	return raw
-}
-
+// hasHeader reports whether hs holds a header of that name.
 func hasHeader(hs [][2]string, name string) bool {
 	for _, h := range hs {
 		if strings.EqualFold(h[0], name) {
@@ -275,7 +318,7 @@ func hasHeader(hs [][2]string, name string) bool {
 }
 
 // parseCurls reads the curl commands of a source.
-func parseCurls(src Source) ([]*curlCmd, error) {
+func parseCurls(ctx context.Context, src Source) ([]*curlCmd, error) {
 	text := strings.ReplaceAll(src.Text, "\r\n", "\n")
 	f, err := syntax.NewParser().Parse(strings.NewReader(text), src.Name)
 	if err != nil {
@@ -299,7 +342,7 @@ func parseCurls(src Source) ([]*curlCmd, error) {
 		if name := filepath.Base(words[0]); name != "curl" && name != "curl.exe" {
 			return nil, fmt.Errorf("%s: %q is not curl: give curl commands only", at, words[0])
 		}
-		c, err := readCurl(words[1:], src.Dir)
+		c, err := readCurl(ctx, words[1:], src.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
@@ -427,7 +470,7 @@ var withValue = map[string]bool{
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 // readCurl reads curl's arguments (after "curl").
-func readCurl(args []string, dir string) (*curlCmd, error) {
+func readCurl(ctx context.Context, args []string, dir string) (*curlCmd, error) {
 	c := &curlCmd{}
 	var urls []string
 	for i := 0; i < len(args); i++ {
@@ -482,7 +525,7 @@ func readCurl(args []string, dir string) (*curlCmd, error) {
 		case isIgnored:
 		case takes:
 			var err error
-			if urls, err = c.option(opt, val, dir, urls); err != nil {
+			if urls, err = c.option(ctx, opt, val, dir, urls); err != nil {
 				return nil, err
 			}
 		default:
@@ -528,7 +571,10 @@ func (c *curlCmd) flag(opt string) error {
 }
 
 // option sets an option with a value.
-func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) {
+func (c *curlCmd) option(ctx context.Context, opt, val, dir string, urls []string) ([]string, error) {
+	if why, ok := refusedOptions[opt]; ok {
+		return nil, errors.New(why)
+	}
 	switch opt {
 	case "--url":
 		urls = append(urls, val)
@@ -538,25 +584,7 @@ func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) 
 		}
 		c.method = val
 	case "--header":
-		if strings.HasPrefix(val, "@") {
-			return nil, errors.New("-H @file: give each header with its own -H")
-		}
-		name, value, ok := strings.Cut(val, ":")
-		if !ok {
-			if n, found := strings.CutSuffix(val, ";"); found {
-				name, value, ok = n, "", true // "X;" sends X with no value
-			}
-		}
-		name = strings.TrimSpace(name)
-		if !ok || !headerName.MatchString(name) {
-			return nil, fmt.Errorf("-H %q: want \"Name: value\"", val)
-		}
-		value = strings.TrimSpace(value)
-		if value == "" && !strings.HasSuffix(val, ";") {
-			// "X:" removes a header curl would send: nothing to send.
-			return urls, nil
-		}
-		c.headers = append(c.headers, [2]string{name, value})
+		return urls, c.header(val)
 	case "--user-agent":
 		c.headers = append(c.headers, [2]string{"User-Agent", val})
 	case "--referer":
@@ -578,48 +606,92 @@ func (c *curlCmd) option(opt, val, dir string, urls []string) ([]string, error) 
 			return nil, fmt.Errorf("--max-time %q: want seconds", val)
 		}
 		c.maxTime = time.Duration(secs * float64(time.Second))
-	case "--data", "--data-ascii", "--data-binary", "--data-raw", "--json":
-		d := val
-		if opt != "--data-raw" && strings.HasPrefix(val, "@") {
-			b, err := readData(val[1:], dir)
-			if err != nil {
-				return nil, err
-			}
-			d = b
-			if opt == "--data" || opt == "--data-ascii" {
-				d = strings.NewReplacer("\r", "", "\n", "").Replace(d) // as curl does
-			}
-		}
-		c.data = append(c.data, d)
-		c.hasData = true
-		c.json = c.json || opt == "--json"
-	case "--data-urlencode":
-		d, err := urlencoded(val, dir)
-		if err != nil {
-			return nil, err
-		}
-		c.data = append(c.data, d)
-		c.hasData = true
-	case "--upload-file":
-		b, err := readData(val, dir)
-		if err != nil {
-			return nil, err
-		}
-		c.upload = b
-	case "--form", "--form-string":
-		return nil, errors.New("multipart forms (-F) are not something a plan sends: give the body with -d or --data-binary and its Content-Type with -H")
-	case "--proxy":
-		return nil, errors.New("a proxy (-x): ceiling connects to the target itself")
-	case "--cert", "--key":
-		return nil, errors.New("client certificates (-E, --key): ceiling sends none")
-	case "--config":
-		return nil, errors.New("-K reads options from a file: give them on the command line")
+	case "--data", "--data-ascii", "--data-binary", "--data-raw", "--json", "--data-urlencode", "--upload-file":
+		return urls, c.body(ctx, opt, val, dir)
 	}
 	return urls, nil
 }
 
-// readData reads a file named by a curl option (@file), relative to dir.
-func readData(name, dir string) (string, error) {
+// refusedOptions are the options with a value that a plan has no
+// counterpart for, and what to give instead.
+var refusedOptions = map[string]string{
+	"--form":        "multipart forms (-F) are not something a plan sends: give the body with -d or --data-binary and its Content-Type with -H",
+	"--form-string": "multipart forms (-F) are not something a plan sends: give the body with -d or --data-binary and its Content-Type with -H",
+	"--proxy":       "a proxy (-x): ceiling connects to the target itself",
+	"--cert":        "client certificates (-E, --key): ceiling sends none",
+	"--key":         "client certificates (-E, --key): ceiling sends none",
+	"--config":      "-K reads options from a file: give them on the command line",
+}
+
+// header reads -H's value, "Name: value": "Name;" sends the header with
+// no value, and "Name:" none (it removes a header curl would send).
+func (c *curlCmd) header(val string) error {
+	if strings.HasPrefix(val, "@") {
+		return errors.New("-H @file: give each header with its own -H")
+	}
+	name, value, ok := strings.Cut(val, ":")
+	if !ok {
+		if n, found := strings.CutSuffix(val, ";"); found {
+			name, value, ok = n, "", true // "X;" sends X with no value
+		}
+	}
+	name = strings.TrimSpace(name)
+	if !ok || !headerName.MatchString(name) {
+		return fmt.Errorf("-H %q: want \"Name: value\"", val)
+	}
+	value = strings.TrimSpace(value)
+	if value == "" && !strings.HasSuffix(val, ";") {
+		// "X:" removes a header curl would send: nothing to send.
+		return nil
+	}
+	c.headers = append(c.headers, [2]string{name, value})
+	return nil
+}
+
+// body reads an option that gives the request's body: -d and its kinds
+// (@file reads a file), --json, --data-urlencode, and -T's file.
+func (c *curlCmd) body(ctx context.Context, opt, val, dir string) error {
+	switch opt {
+	case "--upload-file":
+		b, err := c.readData(ctx, val, dir)
+		if err != nil {
+			return err
+		}
+		c.upload = b
+		return nil
+	case "--data-urlencode":
+		d, err := c.urlencoded(ctx, val, dir)
+		if err != nil {
+			return err
+		}
+		c.data = append(c.data, d)
+		c.hasData = true
+		return nil
+	}
+	d := val
+	if opt != "--data-raw" && strings.HasPrefix(val, "@") {
+		b, err := c.readData(ctx, val[1:], dir)
+		if err != nil {
+			return err
+		}
+		d = b
+		if opt == "--data" || opt == "--data-ascii" {
+			d = strings.NewReplacer("\r", "", "\n", "").Replace(d) // as curl does
+		}
+	}
+	c.data = append(c.data, d)
+	c.hasData = true
+	c.json = c.json || opt == "--json"
+	return nil
+}
+
+// readData reads a file named by a curl option (@file, -T file),
+// relative to dir (the curl file's folder; "" for the working
+// directory). Only a regular file is read, within dir or the working
+// directory once its links are followed, never one of /proc, /dev or
+// /sys: a plan sends what it read to its target, so a draft must not
+// copy the machine's other files or its environment into it.
+func (c *curlCmd) readData(ctx context.Context, name, dir string) (string, error) {
 	name, unset := withEnv(name)
 	if len(unset) > 0 {
 		return "", fmt.Errorf("@%s reads $%s, which is not set", name, unset[0])
@@ -627,6 +699,7 @@ func readData(name, dir string) (string, error) {
 	if name == "-" {
 		return "", errors.New("@- reads the body from standard input: put it in a file and give @file")
 	}
+	given := name
 	if rest, ok := strings.CutPrefix(name, "~/"); ok {
 		if home, err := os.UserHomeDir(); err == nil {
 			name = filepath.Join(home, rest)
@@ -635,39 +708,142 @@ func readData(name, dir string) (string, error) {
 	if dir != "" && !filepath.IsAbs(name) {
 		name = filepath.Join(dir, name)
 	}
-	f, err := os.Open(name)
+	path, err := allowedFile(name, dir, "the curl file's folder")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", given, err)
+	}
+	b, err := inputfile.Read(ctx, path, maxCurlBytes)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxCurlBytes+1))
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", name, err)
-	}
-	if len(b) > maxCurlBytes {
-		return "", fmt.Errorf("%s is larger than %d bytes: a body a plan sends is written in the plan", name, maxCurlBytes)
-	}
+	c.files = append(c.files, given)
 	return string(b), nil
 }
 
+// systemDirs hold files that are the machine's, not the user's: the
+// processes' environments and memory (/proc), devices (/dev), the
+// kernel's settings (/sys).
+var systemDirs = []string{"/proc", "/dev", "/sys"}
+
+// allowedFile returns the real path of the file at name (its links
+// followed) if a draft may read it: a regular file within dir (when
+// given; folder names it in messages) or the working directory, not in
+// systemDirs.
+func allowedFile(name, dir, folder string) (string, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", err
+	}
+	var roots []string
+	for _, r := range []string{dir, "."} {
+		if r == "" {
+			continue
+		}
+		if r, err := filepath.Abs(r); err == nil {
+			roots = append(roots, r)
+			if real, err := filepath.EvalSymlinks(r); err == nil && real != r {
+				roots = append(roots, real)
+			}
+		}
+	}
+	// Where it is named, then where its links lead: a file outside is
+	// not even looked at.
+	if err := allowedPlace(abs, roots, dir, folder); err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", err
+	}
+	if err := allowedPlace(real, roots, dir, folder); err != nil {
+		return "", err
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("not a regular file (%s): ceiling init reads a body from a file", kindOf(st.Mode()))
+	}
+	return real, nil
+}
+
+// allowedPlace says why path may not be read, if it may not: it is in
+// systemDirs, or under none of roots.
+func allowedPlace(path string, roots []string, dir, folder string) error {
+	for _, sys := range systemDirs {
+		if within(path, sys) {
+			return fmt.Errorf("a file of %s: ceiling init reads the user's files only", sys)
+		}
+	}
+	if slices.ContainsFunc(roots, func(r string) bool { return within(path, r) }) {
+		return nil
+	}
+	where := "the working directory"
+	if dir != "" {
+		where = folder + " and the working directory"
+	}
+	return fmt.Errorf("%s is outside %s: ceiling init reads files only there", path, where)
+}
+
+// within reports whether path is root or lies under it.
+func within(path, root string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// kindOf names a file's type, for messages.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a folder"
+	}
+	return "not a file"
+}
+
 // urlencoded is the value of --data-urlencode as curl sends it.
-func urlencoded(val, dir string) (string, error) {
+func (c *curlCmd) urlencoded(ctx context.Context, val, dir string) (string, error) {
 	switch i := strings.IndexAny(val, "=@"); {
 	case i < 0:
-		return url.QueryEscape(val), nil
+		return curlEscape(val), nil
 	case val[i] == '=':
 		if i == 0 {
-			return url.QueryEscape(val[1:]), nil
+			return curlEscape(val[1:]), nil
 		}
-		return val[:i] + "=" + url.QueryEscape(val[i+1:]), nil
+		return val[:i] + "=" + curlEscape(val[i+1:]), nil
 	default:
-		b, err := readData(val[i+1:], dir)
+		b, err := c.readData(ctx, val[i+1:], dir)
 		if err != nil {
 			return "", err
 		}
 		if i == 0 {
-			return url.QueryEscape(b), nil
+			return curlEscape(b), nil
 		}
-		return val[:i] + "=" + url.QueryEscape(b), nil
+		return val[:i] + "=" + curlEscape(b), nil
 	}
+}
+
+// curlEscape percent-encodes s as curl does (curl_easy_escape): every
+// byte but letters, digits and -._~ as %XX, a space as %20 (where Go's
+// url.QueryEscape writes +).
+func curlEscape(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
 }

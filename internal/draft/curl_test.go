@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -51,7 +52,7 @@ func curlDraft(t *testing.T, dir string, cmds ...string) (*Draft, error) {
 	for i, c := range cmds {
 		srcs = append(srcs, Source{Name: "--curl " + string(rune('1'+i)), Text: c, Dir: dir})
 	}
-	return FromCurl(srcs, Options{})
+	return FromCurl(context.Background(), srcs, Options{})
 }
 
 func TestCurl(t *testing.T) {
@@ -66,9 +67,9 @@ func TestCurl(t *testing.T) {
 		secrets []string // never in the YAML
 		env     []string // the variables named, in order
 	}{
-		{"the issue's example", []string{`curl -X POST https://api.example.test/v1/send -H "Authorization: Bearer abc.def.ghi" -d @body.json`},
+		{"a POST with a bearer token and a body file", []string{`curl -X POST https://api.example.test/v1/send -H "Authorization: Bearer abc.def.ghi" -d @body.json`},
 			[]string{"target: https://api.example.test", "method: POST", "url: /v1/send", `Authorization: 'Bearer {{env "CEILING_AUTHORIZATION"}}'`,
-				`password: '{{env "CEILING_PASSWORD"}}'`, "to: '+15550001'", "'n': 1.50", "Content-Type: application/x-www-form-urlencoded  # as curl sends -d"},
+				`body: '{"to": "+15550001", "text": "hello", "password": {{env "CEILING_PASSWORD" | json}}, "n": 1.50}'`, "Content-Type: application/x-www-form-urlencoded  # as curl sends -d"},
 			[]string{"abc.def.ghi", "hunter2"}, []string{"CEILING_AUTHORIZATION", "CEILING_PASSWORD"}},
 		{"a browser's copy as cURL", []string{`curl 'https://shop.example.test/api/cart?session_token=abc123xyz&page=2' \
   -H 'accept: application/json' \
@@ -78,17 +79,17 @@ func TestCurl(t *testing.T) {
   --data-raw $'{"sku":"A-1","note":"it\'s ok\\n","secret":{"pin":"9876"},"idempotency_key":"k1"}' \
   --compressed`},
 			[]string{`url: '/api/cart?session_token={{env "CEILING_SESSION_TOKEN" | urlquery}}&page=2'`, `x-api-key: '{{env "CEILING_X_API_KEY"}}'`,
-				`Cookie: '{{env "CEILING_COOKIE"}}'`, `note: "it's ok\n"`, `pin: '{{env "CEILING_PIN"}}'`, `idempotency_key: '{{uuid}}'`, "sku: A-1"},
+				`Cookie: '{{env "CEILING_COOKIE"}}'`, `body: '{"sku":"A-1","note":"it''s ok\n","secret":{"pin":{{env "CEILING_PIN" | json}}},"idempotency_key":{{uuid | json}}}'`, "Content-Type: application/json"},
 			[]string{"abc123xyz", "s3cr3t9", "k-1234567", "9876"}, []string{"CEILING_SESSION_TOKEN", "CEILING_X_API_KEY", "CEILING_COOKIE", "CEILING_PIN"}},
 		{"the user's own variables", []string{`curl "https://h.test/items/$ID?key=${API_KEY}" -H "Authorization: Bearer $TOKEN"`},
 			[]string{`url: '/items/{{env "ID"}}?key={{env "API_KEY"}}'`, `Authorization: 'Bearer {{env "TOKEN"}}'`, "#   TOKEN: as the curl command read it, $TOKEN"}, nil, []string{"ID", "API_KEY", "TOKEN"}},
 		{"basic authentication", []string{`curl -u alice:hunter22 https://h.test/me`},
 			[]string{`Authorization: 'Basic {{env "CEILING_BASIC_AUTH"}}'`}, []string{"hunter22", "alice"}, []string{"CEILING_BASIC_AUTH"}},
 		{"-G puts the data in the query", []string{`curl -G -d q=1 --data-urlencode 'name=a b' https://h.test/search`},
-			[]string{"url: '/search?q=1&name=a+b'"}, nil, nil},
+			[]string{"url: '/search?q=1&name=a%20b'"}, nil, nil},
 		{"methods, flags and options", []string{`curl -I https://h.test/`, `curl -XPUT -sSLk -H'X-Id: 1' --max-time 5 https://h.test/a/1 --data-binary 'x y'`, `curl --json '{"a":[1,{"b":null}],"c":{}}' https://h.test/j`},
 			[]string{"method: HEAD", "method: PUT", "follow_redirects: true", "insecure: true", "timeout: 5s", "X-Id: '1'", "body: x y",
-				"name: POST /j", "Accept: application/json", "- 1\n", "- b: null", "c: {}"}, nil, nil},
+				"name: POST /j", "Accept: application/json", `body: '{"a":[1,{"b":null}],"c":{}}'`, "Content-Type: application/json"}, nil, nil},
 		{"names made unique, another host absolute", []string{`curl https://h.test/a`, `curl https://h.test/a?x=1`, `curl http://other.test:8080/b`},
 			[]string{"name: GET /a\n", "name: 'GET /a (2)'", "url: http://other.test:8080/b"}, nil, nil},
 		{"a URL made valid", []string{`curl 'https://h.test/{{x}} y/%zz?q=é'`}, []string{`url: '/%7B%7Bx%7D%7D%20y/%25zz?q=%C3%A9'`}, nil, nil},
@@ -150,9 +151,9 @@ func TestCurlErrors(t *testing.T) {
 		{"curl https://h.test/ -H 'bad header'", `-H "bad header": want "Name: value"`},
 	}
 	for _, tt := range tests {
-		_, err := FromCurl([]Source{{Name: "f", Text: tt.text, Dir: t.TempDir()}}, Options{})
+		_, err := FromCurl(context.Background(), []Source{{Name: "f", Text: tt.text, Dir: t.TempDir()}}, Options{})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("FromCurl(%q) = %v, want %q", tt.text, err, tt.want)
+			t.Errorf("FromCurl(context.Background(), %q) = %v, want %q", tt.text, err, tt.want)
 		}
 	}
 }
@@ -171,7 +172,7 @@ func FuzzCurl(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		d, err := FromCurl([]Source{{Name: "f", Text: text, Dir: t.TempDir()}}, Options{})
+		d, err := FromCurl(context.Background(), []Source{{Name: "f", Text: text, Dir: t.TempDir()}}, Options{})
 		if err != nil {
 			return
 		}
@@ -182,13 +183,13 @@ func FuzzCurl(f *testing.F) {
 // --secret names more secrets: a header so named is read from the
 // environment and listed in http.secret_headers, a field so named too.
 func TestCurlMoreSecrets(t *testing.T) {
-	d, err := FromCurl([]Source{{Name: "c", Text: `curl https://h.test/a?tenant=acme -H 'X-Tenant: acme-42' --json '{"account": "ac-9"}'`}},
+	d, err := FromCurl(context.Background(), []Source{{Name: "c", Text: `curl https://h.test/a?tenant=acme -H 'X-Tenant: acme-42' --json '{"account": "ac-9"}'`}},
 		Options{Secrets: []string{"X-Tenant", "account", "tenant"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	y := string(d.YAML)
-	for _, want := range []string{`X-Tenant: '{{env "CEILING_X_TENANT"}}'`, "secret_headers: [X-Tenant]", `account: '{{env "CEILING_ACCOUNT"}}'`, `tenant={{env "CEILING_TENANT" | urlquery}}`} {
+	for _, want := range []string{`X-Tenant: '{{env "CEILING_X_TENANT"}}'`, "secret_headers: [X-Tenant]", `body: '{"account": {{env "CEILING_ACCOUNT" | json}}}'`, `tenant={{env "CEILING_TENANT" | urlquery}}`} {
 		if !strings.Contains(y, want) {
 			t.Errorf("the draft lacks %q:\n%s", want, y)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -52,7 +53,32 @@ type Draft struct {
 	TODOs []string
 	// Notes say, a sentence each, what was left out or guessed.
 	Notes []string
+	// Files are written next to the plan with it: the bodies too large to
+	// be in it (body_file).
+	Files []File
 }
+
+// File is a file a draft writes next to its plan.
+type File struct {
+	// Name is its path: in the plan's folder (Options.File's), or the
+	// working directory's when the plan has no file.
+	Name string
+	// Data is what it holds.
+	Data []byte
+}
+
+// maxScenarios bounds a draft's scenarios (and a flow's steps): the most
+// frequent are kept, and the draft says how many were left out.
+const maxScenarios = 200
+
+// maxPlanBytes is the most a plan file may hold (plan.MaxPlanBytes):
+// a draft past it loses its last scenarios until it fits.
+const maxPlanBytes = 1 << 20
+
+// maxInlineBody is the largest body a draft writes into its plan; a
+// larger one, as the source sent it, goes in a file next to the plan
+// (body_file).
+const maxInlineBody = 64 << 10
 
 // Env is an environment variable a plan reads.
 type Env struct {
@@ -91,7 +117,9 @@ type sketch struct {
 	todos     []string
 	notes     []string
 	secrets   []string // Options.Secrets
-	file      string   // Options.File
+	file      string   // Options.File, or PLAN.yaml
+	out       string   // Options.File as given: "" when the plan has no file
+	files     []File   // written next to the plan
 	// consume, while a recorded request is built, returns a value as a
 	// template that reads what an earlier answer handed out, if it was
 	// one; nil elsewhere.
@@ -131,15 +159,17 @@ type scenario struct {
 
 // request is a request with its checks and extractions.
 type request struct {
-	name    string // a flow step's name; "" for none
-	comment string
-	method  string
-	url     string // a template: literal text through lit
-	headers []header
-	body    string // a template; or
-	json    *jvalue
-	status  []int
-	extract []extraction
+	name     string // a flow step's name; "" for none
+	comment  string
+	method   string
+	url      string // a template: literal text through lit
+	headers  []header
+	body     string // a template; or
+	json     *jvalue
+	bodyFile string // or a file of the plan's folder that holds the body
+	isJSON   bool   // the body is a JSON document
+	status   []int
+	extract  []extraction
 }
 
 // header is a header whose value is a template.
@@ -154,7 +184,7 @@ type extraction struct {
 
 // newSketch starts a sketch with the user's options.
 func newSketch(o Options) *sketch {
-	return &sketch{secrets: o.Secrets, file: cmp(o.File, "PLAN.yaml")}
+	return &sketch{secrets: o.Secrets, file: cmp(o.File, "PLAN.yaml"), out: o.File}
 }
 
 // readIt closes every draft's header comment.
@@ -188,14 +218,68 @@ func (s *sketch) secretName(name string) bool {
 	return secret.Name(name) || slices.ContainsFunc(s.secrets, func(n string) bool { return strings.EqualFold(n, name) })
 }
 
-// draft finishes a sketch: the YAML and what goes with it.
+// draft finishes a sketch: the YAML and what goes with it. A plan past
+// maxPlanBytes loses its last scenarios, a tenth at a time, until it
+// fits, and says so.
 func (s *sketch) draft() *Draft {
-	d := &Draft{Scenarios: len(s.scenarios), TODOs: s.todos, Notes: s.notes}
+	y := s.render()
+	dropped := 0
+	for len(y) > maxPlanBytes && len(s.scenarios) > 1 {
+		n := max(len(s.scenarios)/10, 1)
+		s.scenarios = s.scenarios[:len(s.scenarios)-n]
+		dropped += n
+		y = s.render()
+	}
+	if dropped > 0 {
+		s.note("Left out the last %d scenarios: the plan was past %d MiB, the most a plan file may hold.", dropped, maxPlanBytes>>20)
+		y = s.render()
+	}
+	d := &Draft{YAML: y, Scenarios: len(s.scenarios), TODOs: s.todos, Notes: s.notes, Files: s.files}
 	for _, v := range s.env.vars {
 		d.Env = append(d.Env, Env{Name: v.name, What: v.what})
 	}
-	d.YAML = s.render()
 	return d
+}
+
+// capScenarios keeps the first maxScenarios scenarios, the heaviest first
+// (a stable order: equal weights keep theirs), and says how many of what
+// were left out, and which were kept ("the most frequent").
+func (s *sketch) capScenarios(what, kept string) {
+	n := len(s.scenarios)
+	if n <= maxScenarios {
+		return
+	}
+	slices.SortStableFunc(s.scenarios, func(a, b *scenario) int { return b.weight - a.weight })
+	s.scenarios = s.scenarios[:maxScenarios]
+	s.note("Left out %d %s: the plan keeps %s %d (a plan file is at most %d MiB).", n-maxScenarios, what, kept, maxScenarios, maxPlanBytes>>20)
+}
+
+// bodyFile puts a body the source sent, too large for the plan, in a
+// file next to it, and makes r send it from there (body_file); where
+// names the body for the note.
+func (s *sketch) bodyFile(r *request, body, contentType, where string) {
+	dir, base := ".", "plan"
+	if s.out != "" {
+		dir, base = filepath.Dir(s.out), strings.TrimSuffix(filepath.Base(s.out), filepath.Ext(s.out))
+	}
+	name := filepath.Join(dir, fmt.Sprintf("%s.body-%d%s", base, len(s.files)+1, bodyExt(contentType)))
+	s.files = append(s.files, File{Name: name, Data: []byte(body)})
+	r.body, r.bodyFile = "", filepath.Base(name)
+	s.note("%s (%d KiB) is in %s, sent as it is (body_file): keep the file next to the plan.", where, len(body)>>10, filepath.Base(name))
+}
+
+// bodyExt is the file extension of a body of a content type.
+func bodyExt(contentType string) string {
+	ct := strings.ToLower(contentType)
+	switch {
+	case strings.Contains(ct, "json"):
+		return ".json"
+	case strings.Contains(ct, "xml"):
+		return ".xml"
+	case strings.HasPrefix(ct, "text/") || strings.Contains(ct, "form-urlencoded"):
+		return ".txt"
+	}
+	return ".bin"
 }
 
 // envs allocates the environment variables a plan reads: one per secret

@@ -1,14 +1,16 @@
 package draft
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 )
 
 // Flags are ceiling init's command-line settings, as typed: the source
@@ -34,7 +36,31 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 }
 
 // Draft checks the flags, reads the source and drafts the plan.
-func (f *Flags) Draft() (*Draft, error) {
+func (f *Flags) Draft(ctx context.Context) (*Draft, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	switch {
+	case f.HAR != "":
+		data, err := readFile(ctx, f.HAR, MaxHARBytes)
+		if err != nil {
+			return nil, err
+		}
+		return FromHAR(f.HAR, data, f.Options)
+	case f.OpenAPI != "":
+		return FromOpenAPI(ctx, f.OpenAPI, f.Options)
+	}
+	srcs, err := f.curlSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return FromCurl(ctx, srcs, f.Options)
+}
+
+// check says, all at once, what is wrong with the flags: one source, the
+// options of the others left out, --target a base URL (which it trims of
+// its last slashes).
+func (f *Flags) check() error {
 	var sources []string
 	if len(f.Curl) > 0 {
 		sources = append(sources, "--curl")
@@ -67,18 +93,14 @@ func (f *Flags) Draft() (*Draft, error) {
 		f.Target = strings.TrimRight(f.Target, "/")
 	}
 	if len(bad) > 0 {
-		return nil, errors.New(strings.Join(bad, "\n"))
+		return errors.New(strings.Join(bad, "\n"))
 	}
-	switch {
-	case f.HAR != "":
-		data, err := readFile(f.HAR, MaxHARBytes)
-		if err != nil {
-			return nil, err
-		}
-		return FromHAR(f.HAR, data, f.Options)
-	case f.OpenAPI != "":
-		return FromOpenAPI(f.OpenAPI, f.Options)
-	}
+	return nil
+}
+
+// curlSources are the --curl arguments: each a command line, or @FILE, a
+// file of them read whole.
+func (f *Flags) curlSources(ctx context.Context) ([]Source, error) {
 	var srcs []Source
 	for i, c := range f.Curl {
 		name, ok := strings.CutPrefix(c, "@")
@@ -86,23 +108,17 @@ func (f *Flags) Draft() (*Draft, error) {
 			srcs = append(srcs, Source{Name: fmt.Sprintf("--curl %d", i+1), Text: c})
 			continue
 		}
-		data, err := readFile(name, maxCurlBytes)
+		data, err := readFile(ctx, name, maxCurlBytes)
 		if err != nil {
 			return nil, err
 		}
 		srcs = append(srcs, Source{Name: name, Text: string(data), Dir: filepath.Dir(name)})
 	}
-	return FromCurl(srcs, f.Options)
+	return srcs, nil
 }
 
-// readFile reads a source file of at most limit bytes.
-func readFile(name string, limit int64) ([]byte, error) {
-	st, err := os.Stat(name)
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s: larger than %d MiB", name, limit>>20)
-	}
-	return os.ReadFile(name)
+// readFile reads a source file of at most limit bytes: a regular file,
+// a pipe or a device, never past the limit, until ctx ends.
+func readFile(ctx context.Context, name string, limit int64) ([]byte, error) {
+	return inputfile.Read(ctx, name, limit)
 }

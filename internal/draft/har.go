@@ -82,6 +82,9 @@ type entry struct {
 	used   map[string]bool // offers a later request uses, by name
 	req    *request
 	login  bool // mix: runs in the plan's login
+	// user is the user information of the recorded URL ("user:password"),
+	// which the browser sent as Basic authentication; "" for none.
+	user string
 }
 
 // offer is a value an answer handed out and how to extract it.
@@ -211,83 +214,131 @@ func isStatic(e *entry) bool {
 // main origin that were answered, not static (unless asked), not
 // preflights, not websockets. It says what it left out, and why.
 func (s *sketch) keep(entries []*entry, o Options) (kept []*entry, left []string) {
-	counts := map[string]int{}
-	var order []string
-	reasons := map[reason]int{}
-	var reasonOrder []reason
-	drop := func(why reason) {
-		if reasons[why] == 0 {
-			reasonOrder = append(reasonOrder, why)
+	var reasons tally[reason]
+	var others tally[string] // the hosts of requests to other origins
+	http, main := httpEntries(entries, &reasons)
+	for _, e := range http {
+		if e.base != main {
+			others.add(hostName(e.base))
+			continue
 		}
-		reasons[why]++
+		if why, out := leftOut(e, o); out {
+			reasons.add(why)
+			continue
+		}
+		kept = append(kept, e)
 	}
-	var http []*entry
+	for _, why := range reasons.order {
+		n, what := reasons.n[why], why.many
+		if n == 1 {
+			what = why.one
+		}
+		left = append(left, fmt.Sprintf("%d %s", n, what))
+	}
+	if len(others.order) > 0 {
+		var hs []string
+		for _, h := range others.order {
+			hs = append(hs, fmt.Sprintf("%s (%d)", h, others.n[h]))
+		}
+		left = append(left, "requests to other hosts than the target's: "+strings.Join(hs, ", "))
+	}
+	return kept, left
+}
+
+// httpEntries returns the entries of http(s) requests, their origin and
+// the rest of their URL set, and the recording's main origin: the one
+// most of its requests but static assets went to (the first of those
+// tied), or the first request's when all are static. It tallies the
+// others in reasons.
+func httpEntries(entries []*entry, reasons *tally[reason]) (http []*entry, main string) {
+	var bases tally[string] // the origins of requests but static assets
 	for i, e := range entries {
 		e.index = i
-		base, rest, err := splitURL(e.Request.URL)
+		raw, user := withoutUser(e.Request.URL)
+		e.user = user
+		base, rest, err := splitURL(raw)
 		if err != nil || !strings.HasPrefix(strings.ToLower(e.Request.URL), "http") {
-			drop(reason{"request that is not http(s)", "requests that are not http(s)"})
+			reasons.add(reason{"request that is not http(s)", "requests that are not http(s)"})
 			continue
 		}
 		e.base, e.rest = base, rest
 		if !isStatic(e) {
-			if counts[base] == 0 {
-				order = append(order, base)
-			}
-			counts[base]++
+			bases.add(base)
 		}
 		http = append(http, e)
 	}
-	main := ""
-	for _, b := range order {
-		if counts[b] > counts[main] {
+	for _, b := range bases.order {
+		if bases.n[b] > bases.n[main] {
 			main = b
 		}
 	}
 	if main == "" && len(http) > 0 {
 		main = http[0].base // static assets only
 	}
-	others := map[string]int{}
-	var otherOrder []string
-	for _, e := range http {
-		switch {
-		case e.base != main:
-			h := hostName(e.base)
-			if others[h] == 0 {
-				otherOrder = append(otherOrder, h)
-			}
-			others[h]++
-		case !o.KeepStatic && isStatic(e):
-			drop(reason{"static asset (--keep-static keeps them)", "static assets (--keep-static keeps them)"})
-		case e.Response.Status == 101 || e.ResourceType == "websocket":
-			drop(reason{"websocket", "websockets"})
-		case e.Response.Status < 200 || e.Response.Status > 599:
-			drop(reason{"request that got no answer (blocked or cancelled)", "requests that got no answer (blocked or cancelled)"})
-		case !isScheme(e.Request.Method) || strings.Contains(e.Request.Method, "-"):
-			drop(reason{"request with no valid method", "requests with no valid method"})
-		case strings.EqualFold(e.Request.Method, "OPTIONS"):
-			drop(reason{"CORS preflight", "CORS preflights"})
-		case e.Response.Status >= 400:
-			drop(reason{"request answered 4xx or 5xx", "requests answered 4xx or 5xx"})
-		default:
-			kept = append(kept, e)
-		}
+	return http, main
+}
+
+// leftOut says why a plan does not load an entry of the main origin, if
+// it does not: a static asset (unless o.KeepStatic), a websocket, a
+// request not answered, of no valid method, a CORS preflight, or one
+// answered 4xx or 5xx.
+func leftOut(e *entry, o Options) (reason, bool) {
+	switch {
+	case !o.KeepStatic && isStatic(e):
+		return reason{"static asset (--keep-static keeps them)", "static assets (--keep-static keeps them)"}, true
+	case e.Response.Status == 101 || e.ResourceType == "websocket":
+		return reason{"websocket", "websockets"}, true
+	case e.Response.Status < 200 || e.Response.Status > 599:
+		return reason{"request that got no answer (blocked or cancelled)", "requests that got no answer (blocked or cancelled)"}, true
+	case !isScheme(e.Request.Method) || strings.Contains(e.Request.Method, "-"):
+		return reason{"request with no valid method", "requests with no valid method"}, true
+	case strings.EqualFold(e.Request.Method, "OPTIONS"):
+		return reason{"CORS preflight", "CORS preflights"}, true
+	case e.Response.Status >= 400:
+		return reason{"request answered 4xx or 5xx", "requests answered 4xx or 5xx"}, true
 	}
-	for _, why := range reasonOrder {
-		n, what := reasons[why], why.many
-		if n == 1 {
-			what = why.one
-		}
-		left = append(left, fmt.Sprintf("%d %s", n, what))
+	return reason{}, false
+}
+
+// tally counts things, in the order they first came.
+type tally[K comparable] struct {
+	n     map[K]int
+	order []K
+}
+
+// add counts k once more.
+func (t *tally[K]) add(k K) {
+	if t.n == nil {
+		t.n = map[K]int{}
 	}
-	if len(otherOrder) > 0 {
-		var hs []string
-		for _, h := range otherOrder {
-			hs = append(hs, fmt.Sprintf("%s (%d)", h, others[h]))
-		}
-		left = append(left, "requests to other hosts than the target's: "+strings.Join(hs, ", "))
+	if t.n[k] == 0 {
+		t.order = append(t.order, k)
 	}
-	return kept, left
+	t.n[k]++
+}
+
+// withoutUser returns a recorded URL without its user information, the
+// rest of it as it was, and that information as "user:password"
+// (decoded), "" when it has none.
+func withoutUser(raw string) (string, string) {
+	scheme, after, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw, ""
+	}
+	end := strings.IndexAny(after, "/?#")
+	if end < 0 {
+		end = len(after)
+	}
+	at := strings.LastIndexByte(after[:end], '@')
+	if at < 0 {
+		return raw, ""
+	}
+	u, err := url.Parse(scheme + "://" + after[:end])
+	if err != nil || u.User == nil {
+		return raw, ""
+	}
+	pw, _ := u.User.Password()
+	return scheme + "://" + after[at+1:], u.User.Username() + ":" + pw
 }
 
 // reason is why entries were left out, in the singular and the plural.
@@ -335,83 +386,29 @@ func responseBody(e *entry) string {
 // describe the connection or a cache: a plan does not send them.
 var droppedHeaders = []string{"host", "connection", "content-length", "accept-encoding", "accept-language",
 	"user-agent", "referer", "upgrade-insecure-requests", "cache-control", "pragma", "if-none-match",
-	"if-modified-since", "priority", "dnt", "te", "keep-alive", "proxy-connection", "cookie", "content-type"}
+	"if-modified-since", "priority", "dnt", "te", "keep-alive", "proxy-connection", "cookie", "content-type",
+	"alt-used"} // Firefox's: the host it used, which the plan's target may no longer be
 
 // harRequest builds the plan's request of an entry; earlier holds what
 // the answers before it handed out, which it may use.
 func (s *sketch) harRequest(e *entry, earlier *handed) (*request, error) {
 	r := &request{method: strings.ToUpper(e.Request.Method)}
-	use := func(raw string, whole bool) (string, bool) { return earlier.consume(raw, whole) }
-	s.consume = use
+	s.consume = earlier.consume
 	defer func() { s.consume = nil }()
-	// The URL: path segments and query values handed out earlier are
-	// extracted; secret query values come from the environment.
-	p, q, hasQuery := strings.Cut(cleanURL(e.rest), "?")
-	segs := strings.Split(p, "/")
-	for i, seg := range segs {
-		if v, ok := use(seg, true); ok {
-			segs[i] = v
-		} else {
-			segs[i] = lit(seg)
-		}
-	}
-	r.url = strings.Join(segs, "/")
-	if hasQuery {
-		parts := strings.Split(q, "&")
-		for i, part := range parts {
-			parts[i] = s.formField(part, "query parameter", true)
-		}
-		r.url += "?" + strings.Join(parts, "&")
-	}
-	contentType := ""
-	var cookies []string
-	for _, h := range e.Request.Headers {
-		name := h.Name
-		lower := strings.ToLower(name)
-		switch {
-		case strings.HasPrefix(name, ":"), strings.HasPrefix(lower, "sec-"):
-			continue
-		case !headerName.MatchString(name) || strings.ContainsAny(h.Value, "\r\n\x00"):
-			continue // not something a request can carry
-		case lower == "content-type":
-			contentType = h.Value
-			continue
-		case lower == "cookie":
-			cookies = append(cookies, h.Value)
-			continue
-		case slices.Contains(droppedHeaders, lower):
-			continue
-		case hasHeaderNamed(r.headers, name):
-			continue // HTTP/2 recordings may repeat a header
-		case lower == "accept" && strings.Contains(h.Value, "text/html"):
-			continue // a browser's navigation: any page will do
-		case lower == "origin" && h.Value == e.base:
-			r.headers = append(r.headers, header{name: name, value: lit(s.target)})
-			continue
-		}
-		if v, ok := use(h.Value, false); ok {
-			r.headers = append(r.headers, header{name: name, value: v, comment: "handed out by an earlier answer"})
-			continue
-		}
-		v, comment := s.headerValue(name, h.Value)
-		r.headers = append(r.headers, header{name: name, value: v, comment: comment})
-	}
+	r.url = s.harURL(e.rest, earlier)
+	contentType, cookies := s.harHeaders(e, r, earlier)
 	if c := s.cookies(e, cookies, earlier); c != nil {
 		r.headers = append(r.headers, *c)
+	}
+	if e.user != "" && !hasHeaderNamed(r.headers, "Authorization") {
+		env := s.env.ref("basic auth", "user:password in base64 (`printf %s user:password | base64`), for the Authorization header: the recorded URL's user information", e.user)
+		r.headers = append(r.headers, header{name: "Authorization", value: "Basic " + envTemplate(env), comment: "the recorded URL's user information"})
 	}
 	if pd := e.Request.PostData; pd != nil {
 		if contentType == "" {
 			contentType = pd.MimeType
 		}
-		body := pd.Text
-		if body == "" && len(pd.Params) > 0 {
-			vals := make([]string, len(pd.Params))
-			for i, p := range pd.Params {
-				vals[i] = url.QueryEscape(p.Name) + "=" + url.QueryEscape(p.Value)
-			}
-			body = strings.Join(vals, "&")
-		}
-		contentType = s.bodyFor(r, body, contentType, "the body of "+r.method+" "+p)
+		contentType = s.bodyFor(r, postText(pd), contentType, "the body of "+r.method+" "+shownPath(r.url))
 	}
 	if contentType != "" {
 		r.headers = append(r.headers, header{name: "Content-Type", value: lit(contentType)})
@@ -423,6 +420,85 @@ func (s *sketch) harRequest(e *entry, earlier *handed) (*request, error) {
 	return r, nil
 }
 
+// harURL is the plan's URL of a recorded one (rest: its path and query):
+// path segments and query values handed out earlier are extracted; secret
+// query values come from the environment.
+func (s *sketch) harURL(rest string, earlier *handed) string {
+	p, q, hasQuery := strings.Cut(cleanURL(rest), "?")
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		if v, ok := earlier.consume(seg, true); ok {
+			segs[i] = v
+		} else {
+			segs[i] = s.pathSegment(seg)
+		}
+	}
+	u := strings.Join(segs, "/")
+	if hasQuery {
+		parts := strings.Split(q, "&")
+		for i, part := range parts {
+			parts[i] = s.formField(part, "query parameter", true)
+		}
+		u += "?" + strings.Join(parts, "&")
+	}
+	return u
+}
+
+// harHeaders adds to r the recorded request headers a plan sends, and
+// returns apart its Content-Type and Cookie headers. A plan leaves out
+// pseudo-headers and those a browser sends by itself, says a navigation
+// accepts any page, and sends the target as the Origin the recorded
+// origin was.
+func (s *sketch) harHeaders(e *entry, r *request, earlier *handed) (contentType string, cookies []string) {
+	for _, h := range e.Request.Headers {
+		name := h.Name
+		lower := strings.ToLower(name)
+		switch {
+		case strings.HasPrefix(name, ":"), strings.HasPrefix(lower, "sec-"):
+		case !headerName.MatchString(name) || strings.ContainsAny(h.Value, "\r\n\x00"):
+			// not something a request can carry
+		case lower == "content-type":
+			contentType = h.Value
+		case lower == "cookie":
+			cookies = append(cookies, h.Value)
+		case slices.Contains(droppedHeaders, lower):
+		case hasHeaderNamed(r.headers, name):
+			// HTTP/2 recordings may repeat a header
+		case lower == "accept" && strings.Contains(h.Value, "text/html"):
+			// a browser's navigation: any page will do
+		case lower == "origin" && h.Value == e.base:
+			r.headers = append(r.headers, header{name: name, value: lit(s.target)})
+		default:
+			r.headers = append(r.headers, s.harHeader(name, h.Value, earlier))
+		}
+	}
+	return contentType, cookies
+}
+
+// harHeader is the plan's header of a recorded one: a value handed out
+// by an earlier answer is extracted from it.
+func (s *sketch) harHeader(name, value string, earlier *handed) header {
+	if v, ok := earlier.consume(value, false); ok {
+		return header{name: name, value: v, comment: "handed out by an earlier answer"}
+	}
+	v, comment := s.headerValue(name, value)
+	return header{name: name, value: v, comment: comment}
+}
+
+// postText is a recorded request's body: its text, or its form
+// parameters URL-encoded.
+func postText(pd *harPostData) string {
+	if pd.Text != "" || len(pd.Params) == 0 {
+		return pd.Text
+	}
+	vals := make([]string, len(pd.Params))
+	for i, p := range pd.Params {
+		vals[i] = url.QueryEscape(p.Name) + "=" + url.QueryEscape(p.Value)
+	}
+	return strings.Join(vals, "&")
+}
+
+// hasHeaderNamed reports whether hs holds a header of that name.
 func hasHeaderNamed(hs []header, name string) bool {
 	return slices.ContainsFunc(hs, func(h header) bool { return strings.EqualFold(h.name, name) })
 }
@@ -742,6 +818,10 @@ func identifier(name string) string {
 // flow makes the kept requests one flow, in recorded order.
 func (s *sketch) flow(kept []*entry) {
 	sc := &scenario{name: "recorded session", flow: true}
+	if n := len(kept); n > maxScenarios {
+		kept = kept[:maxScenarios]
+		s.note("Left out the last %d of the recording's %d requests: the flow keeps its first %d (a plan file is at most %d MiB).", n-maxScenarios, n, maxScenarios, maxPlanBytes>>20)
+	}
 	for _, e := range kept {
 		e.req.name = e.req.method + " " + endpointOf(e.req.url)
 		sc.steps = append(sc.steps, e.req)
@@ -816,6 +896,7 @@ func (s *sketch) mix(kept []*entry) {
 		s.login = s.login[:len(s.login)-1]
 		s.scenarios = []*scenario{{name: last.method + " " + last.url, steps: []*request{last}}}
 	}
+	s.capScenarios("endpoints", "the most frequent")
 	uniqueNames(s.scenarios)
 }
 
@@ -895,14 +976,20 @@ var templateRef = regexp.MustCompile(`\{\{(?:\.([A-Za-z_][A-Za-z0-9_]*))?[^}]*\}
 // endpointOf names a drafted URL's endpoint: its path, with what is read
 // from an earlier answer as {name} and ids as {id}.
 func endpointOf(u string) string {
+	return endpoint(shownPath(u))
+}
+
+// shownPath is a drafted URL's path as messages and names show it: what
+// is read from an earlier answer as {name}, other templates (a secret
+// from the environment) as {value}.
+func shownPath(u string) string {
 	p, _, _ := strings.Cut(u, "?")
-	p = templateRef.ReplaceAllStringFunc(p, func(m string) string {
+	return templateRef.ReplaceAllStringFunc(p, func(m string) string {
 		if name := templateRef.FindStringSubmatch(m)[1]; name != "" {
 			return "{" + name + "}"
 		}
 		return "{value}"
 	})
-	return endpoint(p)
 }
 
 // endpoint names a path with its ids replaced: /api/instances/7/status is

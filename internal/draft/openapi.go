@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 )
 
 // MaxOpenAPIBytes bounds an OpenAPI document (and each file it refers
@@ -42,8 +42,8 @@ func (o *operation) name() string {
 // FromOpenAPI drafts a plan from an OpenAPI 3.0 or 3.1 document: one
 // scenario per operation, safe methods only unless o.Unsafe. It reads the
 // file at path and the local files its $refs name, nothing else.
-func FromOpenAPI(path string, o Options) (*Draft, error) {
-	loader := &openapi3.Loader{Context: context.Background(), IncludeOrigin: true, IsExternalRefsAllowed: true, ReadFromURIFunc: readLocal}
+func FromOpenAPI(ctx context.Context, path string, o Options) (*Draft, error) {
+	loader := &openapi3.Loader{Context: ctx, IncludeOrigin: true, IsExternalRefsAllowed: true, ReadFromURIFunc: readLocal(path)}
 	doc, err := loader.LoadFromFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -71,35 +71,69 @@ func FromOpenAPI(path string, o Options) (*Draft, error) {
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("%s: no operations under paths", path)
 	}
-	var login *operation
-	if o.Login != "" {
-		i := slices.IndexFunc(ops, func(op *operation) bool {
-			return op.op.OperationID == o.Login || strings.EqualFold(op.method+" "+op.path, o.Login)
-		})
-		if i < 0 {
-			return nil, fmt.Errorf("--login %s: no such operation (give its operationId or \"METHOD /path\")", o.Login)
-		}
-		login = ops[i]
-	}
 	d := &openapiDraft{s: s, doc: doc}
-	if login != nil {
-		r := d.request(login)
-		name, source, err := tokenProperty(login.op)
-		if err != nil {
-			return nil, fmt.Errorf("--login %s: %w", o.Login, err)
-		}
-		r.extract = []extraction{{name: name, kind: "json", source: source}}
-		r.comment = fmt.Sprintf("%s: its answer's %s is the bearer token of the operations that need one", login.name(), source)
-		d.token = name
-		s.login = []*request{r}
+	login, err := d.login(ops, o.Login)
+	if err != nil {
+		return nil, err
 	}
-	var unsafe []string
+	d.scenarios(ops, login, o.Unsafe)
+	if len(s.scenarios) == 0 {
+		return nil, fmt.Errorf("%s: every operation is of an unsafe method (POST, PUT, PATCH, DELETE): --unsafe includes them", path)
+	}
+	if login == nil && d.needsBearer {
+		if cand := loginCandidates(ops); len(cand) > 0 {
+			s.note("Operations need a bearer token, read from the environment; if %s logs in, --login %s makes it the plan's login and its token theirs.", cand[0].method+" "+cand[0].path, cand[0].name())
+		}
+	}
+	s.capScenarios("operations", "the first")
+	uniqueNames(s.scenarios)
+	title := ""
+	if doc.Info != nil && doc.Info.Title != "" {
+		title = fmt.Sprintf(" (%s, version %s)", doc.Info.Title, doc.Info.Version)
+	}
+	s.header = []string{fmt.Sprintf("A plan drafted by ceiling init from the OpenAPI document %s%s: one scenario per operation, as an open-model mix of equal weights.",
+		filepath.Base(path), title), s.readIt()}
+	return s.draft(), nil
+}
+
+// login makes the operation --login names (its operationId or "METHOD
+// /path", given as name; none when name is empty) the plan's login,
+// whose answer's token the other operations send, and returns it.
+func (d *openapiDraft) login(ops []*operation, name string) (*operation, error) {
+	if name == "" {
+		return nil, nil
+	}
+	i := slices.IndexFunc(ops, func(op *operation) bool {
+		return op.op.OperationID == name || strings.EqualFold(op.method+" "+op.path, name)
+	})
+	if i < 0 {
+		return nil, fmt.Errorf("--login %s: no such operation (give its operationId or \"METHOD /path\")", name)
+	}
+	login := ops[i]
+	r := d.request(login)
+	token, source, err := tokenProperty(login.op)
+	if err != nil {
+		return nil, fmt.Errorf("--login %s: %w", name, err)
+	}
+	r.extract = []extraction{{name: token, kind: "json", source: source}}
+	r.comment = fmt.Sprintf("%s: its answer's %s is the bearer token of the operations that need one", login.name(), source)
+	d.token = token
+	d.s.login = []*request{r}
+	return login, nil
+}
+
+// scenarios adds a scenario of each operation but the login, of a safe
+// method unless unsafe, and notes what it left out and the scenarios that
+// expect any 2xx.
+func (d *openapiDraft) scenarios(ops []*operation, login *operation, unsafe bool) {
+	s := d.s
+	var left []string
 	for _, op := range ops {
 		if op == login {
 			continue
 		}
-		if !safe(op.method) && !o.Unsafe {
-			unsafe = append(unsafe, op.name())
+		if !safe(op.method) && !unsafe {
+			left = append(left, op.name())
 			continue
 		}
 		r := d.request(op)
@@ -111,46 +145,39 @@ func FromOpenAPI(path string, o Options) (*Draft, error) {
 		}
 		s.scenarios = append(s.scenarios, sc)
 	}
-	if len(unsafe) > 0 {
-		s.note("Left out %d operation%s of unsafe methods (--unsafe includes them): %s.", len(unsafe), plural(len(unsafe)), strings.Join(unsafe, ", "))
-	}
-	if len(s.scenarios) == 0 {
-		return nil, fmt.Errorf("%s: every operation is of an unsafe method (POST, PUT, PATCH, DELETE): --unsafe includes them", path)
-	}
-	if login == nil && d.bearer {
-		if cand := loginCandidates(ops); len(cand) > 0 {
-			s.note("Operations need a bearer token, read from the environment; if %s logs in, --login %s makes it the plan's login and its token theirs.", cand[0].method+" "+cand[0].path, cand[0].name())
+	if n := len(d.guessed); n > 0 {
+		if n == 1 {
+			s.note("1 operation lists no 2xx answer (%s): its scenario expects any 2xx, a guess.", d.guessed[0])
+		} else {
+			s.note("%d operations list no 2xx answer (%s): their scenarios expect any 2xx, a guess.", n, strings.Join(d.guessed, ", "))
 		}
 	}
-	uniqueNames(s.scenarios)
-	title := ""
-	if doc.Info != nil && doc.Info.Title != "" {
-		title = fmt.Sprintf(" (%s, version %s)", doc.Info.Title, doc.Info.Version)
+	if len(left) > 0 {
+		s.note("Left out %d operation%s of unsafe methods (--unsafe includes them): %s.", len(left), plural(len(left)), strings.Join(left, ", "))
 	}
-	s.header = []string{fmt.Sprintf("A plan drafted by ceiling init from the OpenAPI document %s%s: one scenario per operation, as an open-model mix of equal weights.",
-		filepath.Base(path), title), s.readIt()}
-	return s.draft(), nil
 }
 
-// readLocal reads the document and the files its $refs name: local files
-// only, never a URL.
-func readLocal(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
-	if u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
-		return nil, fmt.Errorf("%s: ceiling init reads local files only, not URLs: download it and refer to the file", u)
+// readLocal reads the document at doc and the files its $refs name:
+// local files only, never a URL, each of at most MaxOpenAPIBytes, until
+// the loader's context ends. A $ref's file is read by the rule of a curl
+// command's @file: a regular file in the document's folder or the
+// working directory, not of /proc, /dev or /sys.
+func readLocal(doc string) openapi3.ReadFromURIFunc {
+	docAbs, _ := filepath.Abs(doc)
+	return func(l *openapi3.Loader, u *url.URL) ([]byte, error) {
+		if u.Scheme != "" && u.Scheme != "file" || u.Host != "" {
+			return nil, fmt.Errorf("%s: ceiling init reads local files only, not URLs: download it and refer to the file", u)
+		}
+		path := filepath.FromSlash(u.Path)
+		if abs, _ := filepath.Abs(path); abs != docAbs {
+			real, err := allowedFile(path, filepath.Dir(docAbs), "the document's folder")
+			if err != nil {
+				return nil, fmt.Errorf("$ref %s: %w", u.Path, err)
+			}
+			path = real
+		}
+		return inputfile.Read(l.Context, path, MaxOpenAPIBytes)
 	}
-	f, err := os.Open(filepath.FromSlash(u.Path))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxOpenAPIBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxOpenAPIBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB", u.Path, MaxOpenAPIBytes>>20)
-	}
-	return b, nil
 }
 
 // serverURL is the base URL of the document's first server with an
@@ -217,10 +244,13 @@ func operations(doc *openapi3.T) []*operation {
 
 // openapiDraft is the state of one document's draft.
 type openapiDraft struct {
-	s      *sketch
-	doc    *openapi3.T
-	token  string // the login's extracted token, "" without --login
-	bearer bool   // some operation reads a bearer token from the environment
+	s           *sketch
+	doc         *openapi3.T
+	token       string // the login's extracted token, "" without --login
+	needsBearer bool   // some operation reads a bearer token from the environment
+	// guessed are the operations whose document lists no success answer:
+	// their scenarios expect any 2xx, a guess.
+	guessed []string
 }
 
 // request builds an operation's request.
@@ -242,48 +272,18 @@ func (d *openapiDraft) request(op *operation) *request {
 		where := fmt.Sprintf("%s parameter %s of %s", p.In, p.Name, op.name())
 		switch p.In {
 		case openapi3.ParameterInPath:
-			v, ok := paramValue(p)
-			var text string
-			switch {
-			case ok:
-				text = lit(url.PathEscape(v))
-			case s.secretName(p.Name):
-				text = fmt.Sprintf("{{env %q | urlquery}}", s.env.ref(p.Name, "the "+where, ""))
-			default:
-				text = s.todo(fmt.Sprintf("path parameter %s%s", p.Name, typeOf(p.Schema)))
-			}
-			path = strings.ReplaceAll(path, "{"+p.Name+"}", text)
+			path = strings.ReplaceAll(path, "{"+p.Name+"}", d.pathValue(p, where))
 		case openapi3.ParameterInQuery:
-			v, ok := paramValue(p)
-			switch {
-			case s.secretName(p.Name) && (ok || p.Required):
-				query = append(query, url.QueryEscape(p.Name)+fmt.Sprintf("={{env %q | urlquery}}", s.env.ref(p.Name, "the "+where, v)))
-			case ok:
-				query = append(query, lit(url.QueryEscape(p.Name)+"="+url.QueryEscape(v)))
-			case p.Required:
-				query = append(query, lit(url.QueryEscape(p.Name))+"="+s.todo(fmt.Sprintf("query parameter %s%s", p.Name, typeOf(p.Schema))))
+			if q, ok := d.queryPair(p, where); ok {
+				query = append(query, q)
 			}
 		case openapi3.ParameterInHeader:
-			v, ok := paramValue(p)
-			switch {
-			case isIdempotency(p.Name):
-				r.headers = append(r.headers, header{name: p.Name, value: "{{uuid}}", comment: "a new key for each request"})
-			case s.secretHeader(p.Name) && (ok || p.Required):
-				r.headers = append(r.headers, header{name: p.Name, value: envTemplate(s.env.ref(p.Name, "the "+where, v))})
-			case ok:
-				r.headers = append(r.headers, header{name: p.Name, value: lit(v)})
-			case p.Required:
-				r.headers = append(r.headers, header{name: p.Name, value: s.todo(fmt.Sprintf("header %s%s", p.Name, typeOf(p.Schema)))})
+			if h, ok := d.headerParam(p, where); ok {
+				r.headers = append(r.headers, h)
 			}
 		case openapi3.ParameterInCookie:
-			v, ok := paramValue(p)
-			switch {
-			case s.secretName(p.Name) && (ok || p.Required):
-				cookies = append(cookies, p.Name+"="+envTemplate(s.env.ref(p.Name, "the "+where, v)))
-			case ok:
-				cookies = append(cookies, lit(p.Name+"="+v))
-			case p.Required:
-				cookies = append(cookies, lit(p.Name)+"="+s.todo("cookie "+p.Name))
+			if c, ok := d.cookiePair(p, where); ok {
+				cookies = append(cookies, c)
 			}
 		}
 	}
@@ -299,7 +299,99 @@ func (d *openapiDraft) request(op *operation) *request {
 		d.body(op, rb.Value, r)
 	}
 	r.status = successes(op.op)
+	if len(r.status) == 0 {
+		r.comment = d.guess(op)
+	}
 	return r
+}
+
+// pathValue is a path parameter's text in the URL (where says which it
+// is): its value, read from the environment if it is a secret, or a TODO.
+func (d *openapiDraft) pathValue(p *openapi3.Parameter, where string) string {
+	v, ok := paramValue(p)
+	switch {
+	case ok:
+		return lit(url.PathEscape(v))
+	case d.s.secretName(p.Name):
+		return fmt.Sprintf("{{env %q | urlquery}}", d.s.env.ref(p.Name, "the "+where, ""))
+	}
+	return d.s.todo(fmt.Sprintf("path parameter %s%s", p.Name, typeOf(p.Schema)))
+}
+
+// queryPair is a query parameter's name=value in the URL (where says
+// which it is): its value, read from the environment if it is a secret,
+// or a TODO if it is required; none for an optional one without a value.
+func (d *openapiDraft) queryPair(p *openapi3.Parameter, where string) (string, bool) {
+	s := d.s
+	v, ok := paramValue(p)
+	switch {
+	case s.secretName(p.Name) && (ok || p.Required):
+		return url.QueryEscape(p.Name) + fmt.Sprintf("={{env %q | urlquery}}", s.env.ref(p.Name, "the "+where, v)), true
+	case ok:
+		return lit(url.QueryEscape(p.Name) + "=" + url.QueryEscape(v)), true
+	case p.Required:
+		return lit(url.QueryEscape(p.Name)) + "=" + s.todo(fmt.Sprintf("query parameter %s%s", p.Name, typeOf(p.Schema))), true
+	}
+	return "", false
+}
+
+// headerParam is a header parameter's header (where says which it is):
+// a new key for each request if it is an idempotency key, its value,
+// read from the environment if it is a secret, or a TODO if it is
+// required; none for an optional one without a value.
+func (d *openapiDraft) headerParam(p *openapi3.Parameter, where string) (header, bool) {
+	s := d.s
+	v, ok := paramValue(p)
+	switch {
+	case isIdempotency(p.Name):
+		return header{name: p.Name, value: "{{uuid}}", comment: "a new key for each request"}, true
+	case s.secretHeader(p.Name) && (ok || p.Required):
+		return header{name: p.Name, value: envTemplate(s.env.ref(p.Name, "the "+where, v))}, true
+	case ok:
+		return header{name: p.Name, value: lit(v)}, true
+	case p.Required:
+		return header{name: p.Name, value: s.todo(fmt.Sprintf("header %s%s", p.Name, typeOf(p.Schema)))}, true
+	}
+	return header{}, false
+}
+
+// cookiePair is a cookie parameter's name=value in the Cookie header
+// (where says which it is): its value, read from the environment if it is
+// a secret, or a TODO if it is required; none for an optional one without
+// a value.
+func (d *openapiDraft) cookiePair(p *openapi3.Parameter, where string) (string, bool) {
+	s := d.s
+	v, ok := paramValue(p)
+	switch {
+	case s.secretName(p.Name) && (ok || p.Required):
+		return p.Name + "=" + envTemplate(s.env.ref(p.Name, "the "+where, v)), true
+	case ok:
+		return lit(p.Name + "=" + v), true
+	case p.Required:
+		return lit(p.Name) + "=" + s.todo("cookie "+p.Name), true
+	}
+	return "", false
+}
+
+// guess says why an operation's scenario expects any 2xx, its document
+// listing no success answer (none, only a default, only failures), and
+// notes the operation; "" when the document lists none at all.
+func (d *openapiDraft) guess(op *operation) string {
+	if op.op.Responses == nil || op.op.Responses.Len() == 0 {
+		return ""
+	}
+	var codes []string
+	for code := range op.op.Responses.Map() {
+		if code != "default" {
+			codes = append(codes, code)
+		}
+	}
+	slices.Sort(codes)
+	d.guessed = append(d.guessed, op.name())
+	if len(codes) == 0 {
+		return fmt.Sprintf("The document lists only a default answer for %s: any 2xx is expected, a guess; check what it answers.", op.name())
+	}
+	return fmt.Sprintf("The document lists no 2xx answer for %s (only %s): any 2xx is expected, a guess; check what it answers.", op.name(), strings.Join(codes, ", "))
 }
 
 // parameters are an operation's parameters: the path item's, overridden
@@ -447,36 +539,52 @@ func (d *openapiDraft) security(op *operation, r *request, cookies *[]string) {
 			env := d.s.env.ref(n, fmt.Sprintf("the credentials of %s (HTTP %s)", n, sc.Scheme), "")
 			r.headers = append(r.headers, header{name: "Authorization", value: sc.Scheme + " " + envTemplate(env)})
 		case sc.Type == "http" || sc.Type == "oauth2" || sc.Type == "openIdConnect":
-			if d.token != "" {
-				r.headers = append(r.headers, header{name: "Authorization", value: "Bearer {{." + d.token + "}}", comment: "the login's token"})
-				continue
-			}
-			d.bearer = true
-			what := fmt.Sprintf("a bearer token for %s", n)
-			if sc.Type == "oauth2" && sc.Flows != nil {
-				if f := firstFlow(sc.Flows); f != nil && f.TokenURL != "" {
-					what += " (an access token from " + f.TokenURL + ")"
-				}
-			}
-			env := d.s.env.ref(n, what, "")
-			r.headers = append(r.headers, header{name: "Authorization", value: "Bearer " + envTemplate(env)})
-		case sc.Type == "apiKey" && sc.In == "header":
-			env := d.s.env.ref(sc.Name, fmt.Sprintf("the API key of %s (header %s)", n, sc.Name), "")
-			r.headers = append(r.headers, header{name: sc.Name, value: envTemplate(env)})
-			if !d.s.secretHeader(sc.Name) {
-				d.s.http.secretHeaders = appendNew(d.s.http.secretHeaders, sc.Name)
-			}
-		case sc.Type == "apiKey" && sc.In == "query":
-			env := d.s.env.ref(sc.Name, fmt.Sprintf("the API key of %s (query parameter %s)", n, sc.Name), "")
-			sep := "?"
-			if strings.Contains(r.url, "?") {
-				sep = "&"
-			}
-			r.url += sep + url.QueryEscape(sc.Name) + fmt.Sprintf("={{env %q | urlquery}}", env)
-		case sc.Type == "apiKey" && sc.In == "cookie":
-			env := d.s.env.ref(sc.Name, fmt.Sprintf("the API key of %s (cookie %s)", n, sc.Name), "")
-			*cookies = append(*cookies, sc.Name+"="+envTemplate(env))
+			r.headers = append(r.headers, d.bearer(n, sc))
+		case sc.Type == "apiKey":
+			d.apiKey(n, sc, r, cookies)
 		}
+	}
+}
+
+// bearer is the Authorization header of the security scheme sc, named n,
+// that wants a bearer token: the login's token, or else one read from the
+// environment.
+func (d *openapiDraft) bearer(n string, sc *openapi3.SecurityScheme) header {
+	if d.token != "" {
+		return header{name: "Authorization", value: "Bearer {{." + d.token + "}}", comment: "the login's token"}
+	}
+	d.needsBearer = true
+	what := fmt.Sprintf("a bearer token for %s", n)
+	if sc.Type == "oauth2" && sc.Flows != nil {
+		if f := firstFlow(sc.Flows); f != nil && f.TokenURL != "" {
+			what += " (an access token from " + f.TokenURL + ")"
+		}
+	}
+	env := d.s.env.ref(n, what, "")
+	return header{name: "Authorization", value: "Bearer " + envTemplate(env)}
+}
+
+// apiKey adds the API key of the security scheme sc, named n, read from
+// the environment, where it goes: a header (which the plan then keeps
+// secret), a query parameter or a cookie.
+func (d *openapiDraft) apiKey(n string, sc *openapi3.SecurityScheme, r *request, cookies *[]string) {
+	switch sc.In {
+	case "header":
+		env := d.s.env.ref(sc.Name, fmt.Sprintf("the API key of %s (header %s)", n, sc.Name), "")
+		r.headers = append(r.headers, header{name: sc.Name, value: envTemplate(env)})
+		if !d.s.secretHeader(sc.Name) {
+			d.s.http.secretHeaders = appendNew(d.s.http.secretHeaders, sc.Name)
+		}
+	case "query":
+		env := d.s.env.ref(sc.Name, fmt.Sprintf("the API key of %s (query parameter %s)", n, sc.Name), "")
+		sep := "?"
+		if strings.Contains(r.url, "?") {
+			sep = "&"
+		}
+		r.url += sep + url.QueryEscape(sc.Name) + fmt.Sprintf("={{env %q | urlquery}}", env)
+	case "cookie":
+		env := d.s.env.ref(sc.Name, fmt.Sprintf("the API key of %s (cookie %s)", n, sc.Name), "")
+		*cookies = append(*cookies, sc.Name+"="+envTemplate(env))
 	}
 }
 
@@ -641,17 +749,23 @@ func (d *openapiDraft) synth(ref *openapi3.SchemaRef, name string, depth int, ki
 			case !required:
 			case d.s.secretName(k):
 				obj.set(k, tmplStr(envTemplate(d.s.env.ref(k, fmt.Sprintf("the value of %q in a request body", k), ""))))
+			case prop != nil && prop.Value != nil && prop.Value.Type.Is("array"):
+				// A required list holds an item at least: one to fill in.
+				obj.set(k, &jvalue{kind: jarray, items: []*jvalue{tmplStr(d.s.todo(fmt.Sprintf("%s %s[0]%s", kind, k, typeOf(prop.Value.Items))))}})
 			default:
 				obj.set(k, tmplStr(d.s.todo(fmt.Sprintf("%s %s%s", kind, k, typeOf(prop)))))
 			}
 		}
+		if len(obj.keys) == 0 && depth > 0 {
+			return nil // nothing known of it: an empty object says nothing true
+		}
 		return obj
 	case sc.Type.Is("array"):
-		item := d.synth(sc.Items, name, depth+1, kind)
-		if item == nil {
-			return &jvalue{kind: jarray}
+		// One item, when one can be drafted; else nothing (a required
+		// list gets an item to fill in from its object).
+		if item := d.synth(sc.Items, name, depth+1, kind); item != nil {
+			return &jvalue{kind: jarray, items: []*jvalue{item}}
 		}
-		return &jvalue{kind: jarray, items: []*jvalue{item}}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,7 @@ const demoAPI = "../../docs/examples/demo-api.openapi.yaml"
 // default, with a bearer token from the environment; with --login and
 // --unsafe, the login's token for every operation, and the sends.
 func TestOpenAPIDemo(t *testing.T) {
-	d, err := FromOpenAPI(demoAPI, Options{})
+	d, err := FromOpenAPI(context.Background(), demoAPI, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestOpenAPIDemo(t *testing.T) {
 		t.Errorf("notes = %q", d.Notes)
 	}
 
-	d, err = FromOpenAPI(demoAPI, Options{Login: "POST /api/login", Unsafe: true})
+	d, err = FromOpenAPI(context.Background(), demoAPI, Options{Login: "POST /api/login", Unsafe: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestOpenAPISchemas(t *testing.T) {
   },
   "components": {"securitySchemes": {"basic": {"type": "http", "scheme": "basic"}}}
 }`)
-	d, err := FromOpenAPI(doc, Options{Unsafe: true})
+	d, err := FromOpenAPI(context.Background(), doc, Options{Unsafe: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,28 +136,71 @@ func TestOpenAPIErrors(t *testing.T) {
 		{"only unsafe", minimal(`"servers": [{"url": "http://h.test"}], "paths": {"/a": {"delete": {"responses": {"204": {"description": "ok"}}}}}`), "every operation is of an unsafe method"},
 		{"a remote reference", minimal(`"servers": [{"url": "http://h.test"}], "paths": {"/a": {"$ref": "http://127.0.0.1:9/x.json"}}`), "reads local files only"},
 		{"broken YAML", "openapi: 3.1.0\ninfo: {title: t\n", "b.yaml"},
+		{"a reference out of its folder", minimal(`"servers": [{"url": "http://h.test"}], "paths": {"/a": {"$ref": "../../outside.json#/a"}}`), "is outside the document's folder and the working directory"},
+		{"a reference to /proc", minimal(`"servers": [{"url": "http://h.test"}], "paths": {"/a": {"$ref": "/proc/self/environ#/a"}}`), "a file of /proc"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			name := "a.json"
 			if strings.HasPrefix(tt.text, "openapi:") {
 				name = "b.yaml"
 			}
-			_, err := FromOpenAPI(writeDoc(t, dir, name, tt.text), Options{})
+			_, err := FromOpenAPI(context.Background(), writeDoc(t, dir, name, tt.text), Options{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("FromOpenAPI() = %v, want %q", err, tt.want)
+				t.Errorf("FromOpenAPI(context.Background(), ) = %v, want %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := FromOpenAPI(demoAPI, Options{Login: "nope"}); err == nil || !strings.Contains(err.Error(), "--login nope: no such operation") {
+	if _, err := FromOpenAPI(context.Background(), demoAPI, Options{Login: "nope"}); err == nil || !strings.Contains(err.Error(), "--login nope: no such operation") {
 		t.Errorf("--login nope: %v", err)
 	}
-	if _, err := FromOpenAPI(demoAPI, Options{Login: "health"}); err == nil || !strings.Contains(err.Error(), "no property that holds a token") {
+	if _, err := FromOpenAPI(context.Background(), demoAPI, Options{Login: "health"}); err == nil || !strings.Contains(err.Error(), "no property that holds a token") {
 		t.Errorf("--login health: %v", err)
 	}
 	// A relative server and --target.
 	doc := writeDoc(t, dir, "rel.json", minimal(`"servers": [{"url": "/api"}], "paths": {"/a": {"get": {"responses": {"200": {"description": "ok"}}}}}`))
-	d, err := FromOpenAPI(doc, Options{Target: "http://127.0.0.1:9"})
+	d, err := FromOpenAPI(context.Background(), doc, Options{Target: "http://127.0.0.1:9"})
 	if err != nil || !strings.Contains(string(d.YAML), "target: http://127.0.0.1:9\n") {
 		t.Errorf("--target: %v\n%s", err, d.YAML)
+	}
+}
+
+// Petstore's operations that list no 2xx answer (updatePetWithForm: 405
+// only; deletePet: 400 only) or only a default (createUser, logoutUser)
+// are drafted expecting any 2xx, and say it is a guess; a required array
+// (photoUrls) gets one item to fill in; an optional array of objects that
+// have nothing to draft (tags) is left out, not written [{}].
+func TestOpenAPIPetstoreDraftsTrue(t *testing.T) {
+	d, err := FromOpenAPI(context.Background(), "testdata/petstore-excerpt.yaml", Options{Unsafe: true, Target: "http://127.0.0.1:9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	isPlan(t, d.YAML)
+	y := string(d.YAML)
+	// Comments are wrapped: compare them as words.
+	words := strings.Join(strings.Fields(strings.ReplaceAll(y, "#", "")), " ")
+	for _, want := range []string{
+		"- name: updatePetWithForm The document lists no 2xx answer for updatePetWithForm (only 405): any 2xx is expected, a guess",
+		"- name: deletePet The document lists no 2xx answer for deletePet (only 400): any 2xx is expected, a guess",
+		"- name: createUser The document lists only a default answer for createUser: any 2xx is expected, a guess",
+		"- name: logoutUser The document lists only a default answer for logoutUser: any 2xx is expected, a guess",
+		`photoUrls: - '{{TODO "body photoUrls[0] (string)"}}'`,
+	} {
+		if !strings.Contains(words, want) {
+			t.Errorf("the draft lacks %q", want)
+		}
+	}
+	addPet := y[strings.Index(y, "name: addPet"):]
+	addPet = addPet[:strings.Index(addPet, "- name:")]
+	for _, bad := range []string{"{}", "[]", "tags:"} {
+		if strings.Contains(addPet, bad) {
+			t.Errorf("addPet's body holds %q:\n%s", bad, addPet)
+		}
+	}
+	notes := strings.Join(d.Notes, "\n")
+	if !strings.Contains(notes, "updatePetWithForm, deletePet") && !strings.Contains(notes, "4 operations") {
+		t.Errorf("the notes do not say which expectations are guesses: %q", d.Notes)
+	}
+	if t.Failed() {
+		t.Logf("%s", y)
 	}
 }

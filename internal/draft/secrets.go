@@ -46,23 +46,77 @@ func withEnv(s string) (string, []string) {
 // a fresh {{uuid}}, anything else literal text. The comment, if any, says
 // what was done.
 func (s *sketch) headerValue(name, value string) (v, comment string) {
+	why := ""
 	switch {
 	case isIdempotency(name):
 		return "{{uuid}}", "a new key for each request: the recorded one would be a duplicate after the first"
-	case !s.secretHeader(name) || value == "":
-		return lit(value), ""
-	case hasEnv(value):
-		return lit(value), "" // the source already reads it from the environment
+	case value == "" || hasEnv(value):
+		return lit(value), "" // nothing, or the source already reads it from the environment
+	case !s.secretHeader(name):
+		cred := value
+		if scheme, c, ok := strings.Cut(value, " "); ok && isScheme(scheme) {
+			cred = c
+		}
+		var ok bool
+		if why, ok = secretValue(cred); !ok {
+			return lit(value), ""
+		}
 	}
 	if !secret.Names(nil).Header(name) && !slices.ContainsFunc(s.http.secretHeaders, func(n string) bool { return strings.EqualFold(n, name) }) {
 		s.http.secretHeaders = append(s.http.secretHeaders, name)
 	}
 	if scheme, cred, ok := strings.Cut(value, " "); ok && isScheme(scheme) && cred != "" {
-		env := s.env.ref(name, fmt.Sprintf("the credentials of the %s header, after %q", name, scheme+" "), value)
+		env := s.env.ref(name, fmt.Sprintf("the credentials of the %s header, after %q%s", name, scheme+" ", why), value)
 		return scheme + " " + envTemplate(env), ""
 	}
-	env := s.env.ref(name, fmt.Sprintf("the value of the %s header", name), value)
+	env := s.env.ref(name, fmt.Sprintf("the value of the %s header%s", name, why), value)
 	return envTemplate(env), ""
+}
+
+// secretValue reports whether a value is a secret by its shape
+// (secret.LooksSecret), whatever its name, with the words that say so
+// for the variable's description: " (a JWT, by its shape)".
+func secretValue(v string) (string, bool) {
+	why, ok := secret.LooksSecret(v)
+	if !ok {
+		return "", false
+	}
+	return " (" + why + ")", true
+}
+
+// oauthCode reports whether a query parameter or form field named name
+// holds an OAuth authorization code (code=SplxlOBeZQ...): a word of
+// letters and digits, eight or more, not a number.
+func oauthCode(name, value string) bool {
+	if !strings.EqualFold(name, "code") || len(value) < 8 {
+		return false
+	}
+	letters, digits := false, false
+	for _, r := range value {
+		switch {
+		case r >= '0' && r <= '9':
+			digits = true
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+			letters = true
+		case r != '-' && r != '_' && r != '.' && r != '~':
+			return false
+		}
+	}
+	return letters && (digits || len(value) >= 16)
+}
+
+// pathSegment returns one segment of a URL's path for the plan: a secret
+// by its shape (a token in the path) from the environment, else literal.
+func (s *sketch) pathSegment(seg string) string {
+	v, err := url.PathUnescape(seg)
+	if err != nil {
+		v = seg
+	}
+	why, ok := secretValue(v)
+	if !ok || hasEnv(seg) {
+		return lit(seg)
+	}
+	return envTemplate(s.env.ref("path token", "a path segment of the URL"+why, seg))
 }
 
 // isScheme reports whether s looks like an authentication scheme (Bearer,
@@ -113,7 +167,11 @@ func isHex(c byte) bool {
 // keys fresh uuids, the rest is literal.
 func (s *sketch) pathQuery(rest string) string {
 	path, query, hasQuery := strings.Cut(cleanURL(rest), "?")
-	out := lit(path)
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
+		segs[i] = s.pathSegment(seg)
+	}
+	out := strings.Join(segs, "/")
 	if !hasQuery {
 		return out
 	}
@@ -150,41 +208,47 @@ func (s *sketch) formField(p, kind string, encoded bool) string {
 	if t, ok := s.handedOut(value, encoded); hasValue && ok {
 		return lit(k) + "=" + t
 	}
+	why := ""
 	switch {
 	case !hasValue || v == "" || hasEnv(v):
 		return lit(p)
 	case isIdempotency(name):
 		return lit(k) + "={{uuid}}"
+	case oauthCode(name, value):
+		why = " (an OAuth authorization code)"
 	case !s.secretName(name):
-		return lit(p)
+		var ok bool
+		if why, ok = secretValue(value); !ok {
+			return lit(p)
+		}
 	}
-	env := s.env.ref(name, fmt.Sprintf("the value of the %s %s", kind, name), value)
+	env := s.env.ref(name, fmt.Sprintf("the value of the %s %s%s", kind, name, why), value)
 	if encoded {
 		return lit(k) + fmt.Sprintf("={{env %q | urlquery}}", env)
 	}
 	return lit(k) + "=" + envTemplate(env)
 }
 
-// bodyFor sets a request's body from a source's: JSON (by its content
-// type, or by its shape) as json with its secret fields from the
-// environment; a form with its secret fields from the environment; other
-// text as it is. It returns the Content-Type the request must send, ""
-// when the plan's json implies it.
+// bodyFor sets a request's body from a source's, to send the bytes the
+// source sent: JSON (an object or an array) as written, its secret
+// fields' values from the environment and the values an earlier answer
+// handed out extracted, each where it stood; a form with its secret
+// fields from the environment; other text as it is. It returns the
+// Content-Type the request must send.
 func (s *sketch) bodyFor(r *request, body, contentType, where string) string {
 	ct := strings.ToLower(strings.TrimSpace(strings.Split(contentType, ";")[0]))
 	if v, err := parseJSON([]byte(body)); err == nil && (v.kind == jobject || v.kind == jarray) {
 		s.jsonSecrets(v, where)
-		r.json = v
-		if ct == "application/json" {
-			return ""
-		}
-		return contentType
-	}
-	switch {
-	case ct == "application/x-www-form-urlencoded" || ct == "" && looksLikeForm(body):
+		r.body, r.isJSON = rawJSON(body, v), true
+	} else if ct == "application/x-www-form-urlencoded" || ct == "" && looksLikeForm(body) {
 		r.body = s.formBody(body)
-	default:
+	} else {
 		r.body = lit(body)
+	}
+	// A large body that holds nothing to put in its place (a secret, a
+	// value handed out) goes in a file as it is; one that does stays.
+	if len(body) > maxInlineBody && r.body == lit(body) {
+		s.bodyFile(r, body, contentType, strings.ToUpper(where[:1])+where[1:])
 	}
 	return contentType
 }

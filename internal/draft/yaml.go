@@ -289,6 +289,8 @@ func (s *sketch) renderRequest(t *text, level int, r *request) {
 		} else {
 			t.line(level+1, "json: "+jsonScalar(r.json), "")
 		}
+	case r.bodyFile != "":
+		t.line(level+1, "body_file: "+quote(r.bodyFile), "sent as it is, from the plan's folder")
 	case r.body != "":
 		t.line(level+1, "body: "+quote(r.body), "")
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -37,8 +39,12 @@ import (
 // volume) fails Apply as soon as it shows; a pod that waits for room on a
 // node is noted on progress once, and waited for: ctx bounds the wait.
 func Apply(ctx context.Context, c Cluster, o Options, progress io.Writer) (*results.Result, error) {
-	a := &applier{cluster: c, progress: progress, poll: time.Second, cleanup: 30 * time.Second}
-	return a.apply(ctx, o)
+	return newApplier(c, progress).apply(ctx, o)
+}
+
+// newApplier returns an applier of c, its progress on progress.
+func newApplier(c Cluster, progress io.Writer) *applier {
+	return &applier{cluster: c, progress: progress, poll: time.Second, cleanup: 30 * time.Second}
 }
 
 // applier is one Apply.
@@ -48,6 +54,16 @@ type applier struct {
 	poll     time.Duration // between two looks at the pods or the Job
 	cleanup  time.Duration // bounds the deletion
 	created  []created
+
+	followed bool            // the coordinator's log was followed to its end
+	fetched  *results.Result // the result the coordinator held, fetched
+	raw      []byte          // the result's file, as the coordinator wrote it
+	logRaw   []byte          // the file, as the log had it
+	fetchErr error           // why the last fetch failed
+	// unreleased: the result was fetched, not released; the coordinator
+	// holds it until its hold ends, and Apply does not wait for that.
+	unreleased bool
+	stopFollow context.CancelFunc // ends the log's follow
 }
 
 // created is an object Apply created: its kind as kubectl names it, its
@@ -80,15 +96,29 @@ func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, er
 		return nil, err
 	}
 	tail := &echo{w: a.progress}
-	res, _ = a.readLog(ctx, o.Namespace, pod, true, tail) // a follow's error: the whole log is read again below
+	if o.hold() > 0 {
+		tail.held = func() {
+			if a.fetch(ctx, &o, pod, 3, true); a.unreleased {
+				a.stopFollow() // the coordinator would hold until its hold ends
+			}
+		}
+	}
+	res = a.follow(ctx, &o, pod, tail)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("apply: %w", ctx.Err())
 	}
-	job, err := a.finished(ctx, o.Namespace, o.coordinatorName())
+	job, err := a.finished(ctx, &o, pod, res != nil)
 	if err != nil {
 		return nil, err
 	}
-	if res != nil {
+	switch {
+	case a.fetched != nil:
+		return a.fetched, nil
+	case res != nil:
+		if a.fetchErr != nil {
+			fmt.Fprintf(a.progress, "ceiling: the result comes from the coordinator's log, not from the file it holds\n")
+		}
+		a.raw = a.logRaw
 		return res, nil
 	}
 	// The whole log, once more: a follow can be cut short.
@@ -102,6 +132,109 @@ func (a *applier) apply(ctx context.Context, o Options) (res *results.Result, er
 	}
 	return nil, fmt.Errorf("apply: the coordinator, job/%s, %s: %w; the last lines of its log:\n%s",
 		o.coordinatorName(), why, logErr, tail.last())
+}
+
+// follow copies the coordinator's log to progress while its pod runs and
+// returns the result printed in it, if any. A log it cannot open, or one
+// cut before the pod's end, is said at once: Apply then waits for the Job
+// (and fetches the held result) without it.
+func (a *applier) follow(ctx context.Context, o *Options, pod string, tail *echo) *results.Result {
+	followCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	a.stopFollow = stop
+	rc, err := a.cluster.Log(followCtx, o.Namespace, pod, true)
+	if err != nil {
+		if ctx.Err() == nil {
+			fmt.Fprintf(a.progress, "ceiling: cannot follow the coordinator's log: %v; waiting for job/%s\n", err, o.coordinatorName())
+		}
+		return nil
+	}
+	defer rc.Close()
+	r := &readErr{r: rc}
+	res, raw, _ := results.ReadLogFile(io.TeeReader(r, tail)) // without one, the log is read again at the end
+	if res != nil {
+		a.logRaw = raw
+	}
+	tail.flush()
+	switch {
+	case r.err != nil && followCtx.Err() == nil:
+		fmt.Fprintf(a.progress, "ceiling: the coordinator's log was cut: %v; waiting for job/%s\n", r.err, o.coordinatorName())
+	case r.err == nil:
+		a.followed = true
+	}
+	return res
+}
+
+// readErr is a reader that keeps the error of its reader, but io.EOF.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
+}
+
+// fetch fetches the result the coordinator holds (the agent package's Hold) through the
+// API server's proxy to its pod, up to tries times a poll apart (the log
+// may say the result is whole a moment before the coordinator serves
+// it): its size and SHA-256,
+// the file, checked against them, then releases it, so that the
+// coordinator ends. It keeps the result in a.fetched, or the last error in
+// a.fetchErr, which it says on progress with say.
+func (a *applier) fetch(ctx context.Context, o *Options, pod string, tries int, say bool) {
+	for i := 0; i < tries && a.fetched == nil; i++ {
+		if i > 0 && a.wait(ctx) != nil {
+			break
+		}
+		a.fetchErr = a.fetchOnce(ctx, o, pod)
+	}
+	if a.fetchErr != nil && say {
+		fmt.Fprintf(a.progress, "ceiling: cannot fetch the result the coordinator holds: %v\n", a.fetchErr)
+	}
+}
+
+func (a *applier) fetchOnce(ctx context.Context, o *Options, pod string) error {
+	header := http.Header{results.HeldTokenHeader: {o.Token}}
+	get := func(path string) ([]byte, error) {
+		rc, err := a.cluster.Proxy(ctx, o.Namespace, pod, results.HeldPort, http.MethodGet, path, header)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		return io.ReadAll(rc)
+	}
+	data, err := get(results.HeldSumPath)
+	if err != nil {
+		return fmt.Errorf("fetch the result's checksum from pod %s: %w", pod, err)
+	}
+	var held results.Held
+	if err := json.Unmarshal(data, &held); err != nil {
+		return fmt.Errorf("fetch the result's checksum from pod %s: %w", pod, err)
+	}
+	if data, err = get(results.HeldPath); err != nil {
+		return fmt.Errorf("fetch the result from pod %s: %w", pod, err)
+	}
+	if err := held.Check(data); err != nil {
+		return fmt.Errorf("fetch the result from pod %s: %w", pod, err)
+	}
+	res, err := results.Decode(data)
+	if err != nil {
+		return fmt.Errorf("fetch the result from pod %s: %w", pod, err)
+	}
+	a.fetched, a.raw = res, data
+	fmt.Fprintf(a.progress, "ceiling: fetched result.json from pod %s: %d bytes, SHA-256 %s verified\n", pod, held.Bytes, held.SHA256)
+	if _, err := get(results.HeldReleasePath); err != nil {
+		// The coordinator holds it until its hold ends: Apply stops
+		// following its log and deletes its Job.
+		a.unreleased = true
+		fmt.Fprintf(a.progress, "ceiling: warning: cannot release the result the coordinator holds: %v\n", err)
+	}
+	return nil
 }
 
 // createAll creates m's objects in order, remembering each for deleteAll,
@@ -264,10 +397,16 @@ func (a *applier) readLog(ctx context.Context, namespace, pod string, follow boo
 	return res, err
 }
 
-// finished waits until the Job has completed or failed, and returns it.
-func (a *applier) finished(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
+// finished waits until the coordinator's Job has completed or failed, and
+// returns it. While the coordinator holds its result (Options.Hold), it
+// fetches it, if the log did not say when: a coordinator that holds its
+// result ends only once it is released. haveLog says the log gave a
+// result already: when the held one cannot be fetched (no right to the
+// pods' proxy, an API server that does not reach the pods), the log's
+// copy is taken without waiting for the hold's end.
+func (a *applier) finished(ctx context.Context, o *Options, pod string, haveLog bool) (*batchv1.Job, error) {
 	for {
-		job, err := a.cluster.Job(ctx, namespace, name)
+		job, err := a.cluster.Job(ctx, o.Namespace, o.coordinatorName())
 		if err != nil {
 			return nil, fmt.Errorf("apply: %w", err)
 		}
@@ -275,6 +414,15 @@ func (a *applier) finished(ctx context.Context, namespace, name string) (*batchv
 			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
 				return job, nil
 			}
+		}
+		if a.unreleased {
+			return job, nil // the result is here; the coordinator would hold it
+		}
+		if o.hold() > 0 && a.fetched == nil && !a.followed {
+			a.fetch(ctx, o, pod, 1, false) // without the log, nothing says when: ask
+		}
+		if o.hold() > 0 && a.fetched == nil && haveLog && a.fetchErr != nil {
+			return job, nil
 		}
 		if err := a.wait(ctx); err != nil {
 			return nil, err
@@ -309,6 +457,7 @@ func (a *applier) wait(ctx context.Context) error {
 // error message.
 type echo struct {
 	w       io.Writer
+	held    func()   // if set, called when the log says the result is held (or whole in it)
 	partial []byte   // a line not ended yet
 	inside  bool     // within a result
 	lines   []string // the last tailLines lines, outside a result
@@ -338,13 +487,26 @@ func (e *echo) flush() {
 }
 
 func (e *echo) line(l string) {
-	switch strings.TrimSpace(l) {
-	case results.LogBegin:
+	trimmed := strings.TrimSpace(l)
+	switch {
+	case trimmed == results.LogBegin:
 		e.inside = true
 		return
-	case results.LogEnd:
+	case trimmed == results.LogEnd:
 		e.inside = false
 		return
+	case strings.HasPrefix(trimmed, results.LogSum):
+		// The result is whole in the log: the coordinator holds it now.
+		if e.held != nil {
+			e.held()
+		}
+		return
+	case strings.HasPrefix(trimmed, results.HeldLine):
+		// Its own line, even where the log's merge of stdout and stderr
+		// put it within the result.
+		if e.held != nil {
+			e.held()
+		}
 	}
 	if e.inside {
 		return

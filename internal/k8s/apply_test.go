@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -71,8 +72,14 @@ type trial struct {
 // for the cluster (every goroutine of the bubble is blocked).
 func start(t *testing.T, ctx context.Context, client *fake.Clientset, logs logSource) *trial {
 	t.Helper()
+	return startProxy(t, ctx, client, logs, nil)
+}
+
+// startProxy is start with proxy answering for the pods (fakeCluster.proxy).
+func startProxy(t *testing.T, ctx context.Context, client *fake.Clientset, logs logSource, proxy http.Handler) *trial {
+	t.Helper()
 	r := &trial{t: t, client: client, o: options(), done: make(chan struct{})}
-	a := &applier{cluster: fakeCluster{client: client, logs: logs}, progress: &r.progress, poll: time.Second, cleanup: 30 * time.Second}
+	a := &applier{cluster: fakeCluster{client: client, logs: logs, proxy: proxy}, progress: &r.progress, poll: time.Second, cleanup: 30 * time.Second}
 	go func() {
 		defer close(r.done)
 		r.res, r.err = a.apply(ctx, r.o)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -41,6 +43,10 @@ type Cluster interface {
 	// Log opens a pod's log (the pods/log subresource); with follow it
 	// stays open while the pod's container runs.
 	Log(ctx context.Context, namespace, pod string, follow bool) (io.ReadCloser, error)
+	// Proxy sends a request of method to path on a pod's port through the
+	// API server (the pods/proxy subresource), with header, and opens the
+	// answer's body; an answer other than 2xx is an error.
+	Proxy(ctx context.Context, namespace, pod string, port int, method, path string, header http.Header) (io.ReadCloser, error)
 }
 
 // kindOf returns the API's resource name of an object Cluster.Create
@@ -158,6 +164,14 @@ func (c *restCluster) Pods(ctx context.Context, namespace, selector string) ([]c
 	var pods corev1.PodList
 	err := c.core.Get().Namespace(namespace).Resource("pods").Param("labelSelector", selector).Do(ctx).Into(&pods)
 	return pods.Items, err
+}
+
+func (c *restCluster) Proxy(ctx context.Context, namespace, pod string, port int, method, path string, header http.Header) (io.ReadCloser, error) {
+	r := c.core.Verb(method).Namespace(namespace).Resource("pods").Name(pod + ":" + strconv.Itoa(port)).SubResource("proxy").Suffix(path)
+	for name, values := range header {
+		r = r.SetHeader(name, values...)
+	}
+	return r.Stream(ctx)
 }
 
 func (c *restCluster) Log(ctx context.Context, namespace, pod string, follow bool) (io.ReadCloser, error) {

@@ -8,19 +8,22 @@
 // agents (pod i
 // is NAME-agents-i.NAME-agents, so the coordinator knows every agent's
 // name before any pod exists; each runs `ceiling agent --once`, so the Job
-// completes when the run is over), and a coordinator Job that runs
-// `ceiling run` (or find) with --agents and prints result.json into its
-// log between results.LogBegin and results.LogEnd. Both Jobs end by a
+// completes when the run is over; one to which no coordinator came stops
+// after --idle-timeout), and a coordinator Job that runs `ceiling run` (or
+// find) with --agents and prints result.json into its log between
+// results.LogBegin and results.LogEnd. Both Jobs end by a
 // deadline (activeDeadlineSeconds) and are deleted a while after they
 // finish (ttlSecondsAfterFinished). Write prints them for
 // `kubectl apply -f -`. Apply creates them, copies the coordinator's log to
-// a writer, reads the result from that log and deletes what it created.
+// a writer, fetches the result the coordinator holds (or reads it from
+// that log) and deletes what it created.
 // Flags are the command's flags; Flags.Run is the whole command but for
 // the table and the exit code, which cli owns.
 //
 // Apply talks to the cluster through Cluster, a handful of operations. In
 // the binary, restCluster implements it with client-go's REST client for
-// the core/v1, batch/v1 and networking.k8s.io/v1 APIs only (client-go's
+// the core/v1 (with the pods' logs and proxy), batch/v1 and
+// networking.k8s.io/v1 APIs only (client-go's
 // rest and clientcmd, with a scheme that registers those groups), not
 // client-go's typed
 // clientset, whose scheme registers every group of the API: with it,
@@ -33,17 +36,26 @@
 // machine ceiling k8s runs on is refused, and so is a loopback target,
 // which in a pod is the pod itself.
 //
-// Testing: nothing here has run against a real cluster. Apply's tests use
-// client-go's fake clientset (through an adapter in a test file, so it is
-// linked into the test binary only), which stores objects and nothing
-// more: no scheduler, no Job controller, no kubelet, no DNS; the tests play
-// those parts. restCluster's tests use an HTTP handler on loopback that
-// answers the few paths it asks for as the API does. They check what is
-// sent and how Apply reacts to the states a cluster would report, not
-// that a cluster runs it; docs/distributed.md says how to try it on one.
-// The printed objects are decoded back strictly with the API's types (a
-// field unknown where it stands is an error), and both pods are evaluated
-// against the restricted Pod Security Standard with
+// The coordinator also keeps result.json after the run (--hold-result),
+// served on results.HeldPort with its size and SHA-256: Apply fetches it through the API server's proxy to the pod (the pods/proxy
+// subresource) as soon as the log holds the whole result, checks it and
+// releases it, so that a result of any size comes back whole; a log is
+// rotated by the kubelet (10 MiB by default) and dies with the Job. The
+// log's own copy, checked against the SHA-256 line after it, is the
+// fallback. A log that cannot be followed is said at once.
+//
+// Testing: test/k8s/e2e.sh runs Apply on a real single-node cluster
+// (Kubernetes built from source, containerd, a kubelet; a stand-in for the
+// cluster's DNS and a minimal network plugin, no policy enforcement) and
+// checks its results against a target that counts what it receives. The
+// package's tests use client-go's fake clientset (through an adapter in a
+// test file, so it is linked into the test binary only), which stores
+// objects and nothing more: no scheduler, no Job controller, no kubelet,
+// no DNS; the tests play those parts. restCluster's tests use an HTTP
+// handler on loopback that answers the few paths it asks for as the API
+// does. The printed objects are decoded back strictly with the API's
+// types (a field unknown where it stands is an error), and both pods are
+// evaluated against the restricted Pod Security Standard with
 // k8s.io/pod-security-admission's own checks, a module of the tests only.
 //
 // Concurrency: Apply and Flags.Run run in the calling goroutine and start

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +27,10 @@ type fakeCluster struct {
 	// logs, if set, answers Log; otherwise the clientset's pods/log does,
 	// which answers "fake logs" unless a reactor gives the body.
 	logs func(ctx context.Context, namespace, pod string, follow bool) (io.ReadCloser, error)
+	// proxy, if set, answers Proxy as the pod would (the path is the
+	// request's); otherwise Proxy fails as an API server does when
+	// nothing listens on the pod's port.
+	proxy http.Handler
 }
 
 var _ Cluster = fakeCluster{}
@@ -72,6 +79,20 @@ func (f fakeCluster) Pods(ctx context.Context, namespace, selector string) ([]co
 		return nil, err
 	}
 	return pods.Items, nil
+}
+
+func (f fakeCluster) Proxy(_ context.Context, namespace, pod string, port int, method, path string, header http.Header) (io.ReadCloser, error) {
+	if f.proxy == nil {
+		return nil, fmt.Errorf("the server is currently unable to handle the request (%s pods %s:%d)", strings.ToLower(method), pod, port)
+	}
+	req := httptest.NewRequest(method, path, nil)
+	req.Header = header.Clone()
+	w := httptest.NewRecorder()
+	f.proxy.ServeHTTP(w, req)
+	if w.Code/100 != 2 {
+		return nil, fmt.Errorf("pods %s:%d: %d %s", pod, port, w.Code, strings.TrimSpace(w.Body.String()))
+	}
+	return io.NopCloser(w.Body), nil
 }
 
 func (f fakeCluster) Log(ctx context.Context, namespace, pod string, follow bool) (io.ReadCloser, error) {

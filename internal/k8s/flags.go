@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ceiling-dev/ceiling/internal/failure"
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
@@ -28,7 +28,7 @@ type Flags struct {
 	Find                   bool
 	TokenFile              string
 	AgentsTimeout          time.Duration
-	Deadline, TTL          time.Duration
+	Deadline, TTL, Hold    time.Duration
 	NetworkPolicy          bool
 	// Apply creates the objects and waits for the result, rather than
 	// printing them; Kubeconfig and Out go with it, and Wide: the table
@@ -74,6 +74,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.AgentsTimeout, "agents-timeout", defaultAgentsTimeout, "how long the coordinator waits for every agent to answer")
 	fs.DurationVar(&f.Deadline, "deadline", DefaultDeadline, "the cluster stops each Job's pods this long after it started, finished or not (activeDeadlineSeconds)")
 	fs.DurationVar(&f.TTL, "ttl", DefaultTTL, "the cluster deletes each Job, its pods and logs this long after it finished (ttlSecondsAfterFinished)")
+	fs.DurationVar(&f.Hold, "hold-result", DefaultHold, "the coordinator keeps result.json served this long after the run, until it is fetched (--apply fetches it at once; 0: the log only)")
 	fs.BoolVar(&f.NetworkPolicy, "network-policy", true, "add a NetworkPolicy that lets only the coordinator's pod reach the agents (false: leave it out)")
 	fs.BoolVar(&f.Apply, "apply", false, "create the objects, follow the coordinator's log, write its result, delete them")
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "with --apply: kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
@@ -113,12 +114,47 @@ func (f *Flags) Options(args []string, dash int) (Options, error) {
 	o := Options{
 		Name: f.Name, Namespace: f.Namespace, Image: f.Image, Agents: f.Agents, CPU: f.CPU, Memory: f.Memory,
 		Find: f.Find, Args: extra, Plan: data, PlanName: filepath.Base(args[0]), SecretHeaders: p.HTTP.SecretHeaders, Token: token, AgentsTimeout: f.AgentsTimeout,
-		Deadline: f.Deadline, TTL: f.TTL, NetworkPolicy: f.NetworkPolicy,
+		Deadline: f.Deadline, TTL: f.TTL, NetworkPolicy: f.NetworkPolicy, Hold: f.Hold,
 	}
-	if !f.Find {
-		o.PlanLoad = p.Duration() // a search's length is not known before it runs
+	if f.Hold == 0 {
+		o.Hold = -1 // not held
+	}
+	if !f.Find { // a search's length is not known before it runs
+		if err := withFlags(p, extra); err != nil {
+			return Options{}, errors.Join(unreachable, err)
+		}
+		o.PlanLoad = p.Duration()
 	}
 	return o, errors.Join(unreachable, o.validate())
+}
+
+// withFlags applies to p the coordinator's flags after "--" that shape its
+// load (--rate, --vus, --step, --warmup, --repeat), as `ceiling run` will
+// apply them, so that the plan's length counts them: --repeat 50 --step
+// 10m makes a plan of hours. Other flags are left to the coordinator.
+func withFlags(p *plan.Plan, extra []string) error {
+	if len(extra) == 0 {
+		return nil
+	}
+	var q plan.Quick
+	fs := pflag.NewFlagSet("coordinator", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.ParseErrorsAllowlist.UnknownFlags = true
+	fs.StringVar(&q.Rate, "rate", "", "")
+	fs.StringVar(&q.VUs, "vus", "", "")
+	fs.StringVar(&q.Step, "step", "", "")
+	fs.StringVar(&q.Warmup, "warmup", "", "")
+	fs.IntVar(&q.Repeat, "repeat", 1, "")
+	if err := fs.Parse(extra); err != nil {
+		return fmt.Errorf("coordinator flags: %w", err)
+	}
+	if err := p.Apply(&q, fs.Changed); err != nil {
+		return fmt.Errorf("coordinator flags: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("coordinator flags: %w", err)
+	}
+	return nil
 }
 
 // local returns the keys of p that refer to the machine the plan is read
@@ -139,17 +175,23 @@ func local(p *plan.Plan) error {
 				p.Where(k.path), k.path))
 		}
 	}
+	for _, path := range p.BodyFiles() {
+		errs = append(errs, fmt.Errorf("%s: %s: names a file on this machine, which the pods cannot reach: put the body in the plan (body or json)", p.Where(path), path))
+	}
 	return errors.Join(errs...)
 }
 
-// token reads --token-file, or makes a token of 32 random bytes.
+// maxTokenFileBytes bounds --token-file: a token is a line.
+const maxTokenFileBytes = 64 << 10
+
+// token reads --token-file (at most maxTokenFileBytes), or makes a token of 32 random bytes.
 func (f *Flags) token() (string, error) {
 	if f.TokenFile == "" {
 		b := make([]byte, 32)
 		rand.Read(b) // never fails: crypto/rand crashes the program instead
 		return hex.EncodeToString(b), nil
 	}
-	data, err := os.ReadFile(f.TokenFile)
+	data, err := inputfile.Read(context.Background(), f.TokenFile, maxTokenFileBytes)
 	if err != nil {
 		return "", fmt.Errorf("read token: %w", err)
 	}
@@ -195,7 +237,8 @@ func (f *Flags) Run(ctx context.Context, args []string, stdout, stderr io.Writer
 		return nil, err
 	}
 	o.Namespace = cmp.Or(o.Namespace, namespace)
-	res, err := Apply(ctx, c, o, stderr)
+	a := newApplier(c, stderr)
+	res, err := a.apply(ctx, o)
 	if err != nil && ctx.Err() != nil {
 		fmt.Fprintf(stderr, "ceiling: %v\n", err) // what it could not delete; an interrupted run prints nothing more
 		return nil, failure.ErrInterrupted
@@ -203,7 +246,12 @@ func (f *Flags) Run(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return nil, err
 	}
-	if err := results.Write(f.Out, res, results.Public); err != nil {
+	if a.raw != nil {
+		// The coordinator's own file, byte for byte, as its checksum says.
+		if err := results.WriteFile(f.Out, a.raw, results.Public); err != nil {
+			return nil, fmt.Errorf("write result: %w", err)
+		}
+	} else if err := results.Write(f.Out, res, results.Public); err != nil {
 		return nil, err // a result is returned only once written
 	}
 	return res, nil
@@ -211,6 +259,11 @@ func (f *Flags) Run(ctx context.Context, args []string, stdout, stderr io.Writer
 
 // Hint says where the token is and what to do with the printed objects.
 func (o *Options) Hint() string {
-	return fmt.Sprintf("the plan is in secret/%s, key \"plan.yaml\"; the agents' token in secret/%s, key \"token\"\napply: %s; follow the run: %s; delete: %s",
+	h := fmt.Sprintf("the plan is in secret/%s, key \"plan.yaml\"; the agents' token in secret/%s, key \"token\"\napply: %s; follow the run: %s; delete: %s",
 		o.planName(), o.tokenName(), o.kubectl("apply -f FILE"), o.kubectl("logs -f job/"+o.coordinatorName()), o.deleteCommand())
+	if hold := o.hold(); hold > 0 {
+		h += fmt.Sprintf("\nthe result: the coordinator holds result.json %v after the run on its port %d: %s, then GET and DELETE http://127.0.0.1:%d%s with the token in the %s header (docs/distributed.md)",
+			hold, results.HeldPort, o.kubectl(fmt.Sprintf("port-forward job/%s %d", o.coordinatorName(), results.HeldPort)), results.HeldPort, results.HeldPath, results.HeldTokenHeader)
+	}
+	return h
 }

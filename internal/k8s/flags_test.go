@@ -81,6 +81,10 @@ func TestFlagsOptionsRefuse(t *testing.T) {
 		return writeFile(t, "loopback.yaml", strings.Replace(testPlan, "http://shop.shop.svc:8080", target, 1))
 	}
 	long := writeFile(t, "long.yaml", strings.Replace(testPlan, "step: 30s", "step: 1h", 1))
+	withBody := writeFile(t, "body.yaml", testPlan+"  - request: {method: POST, url: /o, body_file: order.json}\n")
+	if err := os.WriteFile(filepath.Join(filepath.Dir(withBody), "order.json"), []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -93,6 +97,7 @@ func TestFlagsOptionsRefuse(t *testing.T) {
 		{"a bad plan", []string{writeFile(t, "bad.yaml", "load: {rates: [x]}\n"), "--agents", "2"}, "bad.yaml:1"},
 		{"a plan that names this machine", []string{local, "--agents", "2"}, "local.yaml:9:8: monitor.pid: names something on this machine"},
 		{"an empty token file", []string{good, "--agents", "2", "--token-file", empty}, "is empty"},
+		{"a body in a file", []string{withBody, "--agents", "2"}, "scenarios[1].request.body_file: names a file on this machine"},
 		{"no agents", []string{good}, "agents: want 1 or more, not 0"},
 		{"a bad name", []string{good, "--agents", "2", "--name", "Load_Test"}, `name "Load_Test"`},
 		{"one of our flags after --", []string{good, "--agents", "2", "--", "--out", "x.json"}, "coordinator flag --out"},
@@ -110,7 +115,13 @@ func TestFlagsOptionsRefuse(t *testing.T) {
 			"monitor.prometheus.url: 127.0.0.1 is a loopback address"},
 		{"--target on loopback after --", []string{good, "--agents", "2", "--", "--target", "http://127.0.0.1:3000"}, "coordinator flag --target http://127.0.0.1:3000: 127.0.0.1 is a loopback address"},
 		{"--url= on loopback after --", []string{good, "--agents", "2", "--", "--url=http://localhost/"}, "coordinator flag --url http://localhost/: localhost is a loopback address"},
-		{"a deadline shorter than a run's load", []string{long, "--agents", "2", "--deadline", "2h"}, "deadline 2h0m0s: shorter than the agents' wait (5m0s) and the plan's load (2h0m10s)"},
+		{"a deadline shorter than a run's load", []string{long, "--agents", "2", "--deadline", "2h"}, "deadline 2h0m0s: shorter than the agents' wait (5m0s) and the plan's load (2h0m10s"},
+		// 50 repeats of 2 steps of 10m after 5s of warm-up: 16h48m20s.
+		{"a deadline shorter than the load the coordinator's flags make", []string{good, "--agents", "2", "--", "--repeat", "50", "--step", "10m"},
+			"deadline 2h0m0s: shorter than the agents' wait (5m0s) and the plan's load (16h48m20s with the coordinator's flags)"},
+		{"--step= and --rate after --", []string{good, "--agents", "2", "--deadline", "10m", "--", "--rate", "5,10,20", "--step=3m", "--slo", "p99<1s"},
+			"the plan's load (9m15s"},
+		{"a coordinator flag that the plan refuses", []string{good, "--agents", "2", "--", "--step", "soon"}, "coordinator flags: --step"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

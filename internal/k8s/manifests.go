@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
 // Objects are the Kubernetes objects of a run by agents, in the order
@@ -42,7 +44,8 @@ type Objects struct {
 	// over.
 	Agents *batchv1.Job
 	// Coordinator is a Job of one pod running `ceiling run` (or find) with
-	// the agents, which prints result.json into its log and ends.
+	// the agents, which prints result.json into its log, keeps it for a
+	// client to fetch (Options.Hold) and ends.
 	Coordinator *batchv1.Job
 }
 
@@ -181,11 +184,13 @@ func (o *Options) bounds(spec *batchv1.JobSpec) {
 // NAME-agents-i, in the Service's subdomain. Each agent serves one run
 // (--once) and exits 0 when the coordinator's session with it closes (the
 // coordinator ended it, or it went idle), so the Job completes with the
-// run. A failed agent fails the Job (no retries: the run it was in cannot
+// run; an agent whose coordinator never opened a session stops with an
+// error after --idle-timeout (agentsIdle), rather than at the deadline. A failed agent fails the Job (no retries: the run it was in cannot
 // continue without it).
 func (o *Options) agents() *batchv1.Job {
 	n := int32(o.Agents)
-	pod := o.pod("agent", []string{"agent", "--listen", fmt.Sprintf(":%d", Port), "--token-file", TokenPath, "--once"}, false)
+	pod := o.pod("agent", []string{"agent", "--listen", fmt.Sprintf(":%d", Port), "--token-file", TokenPath, "--once",
+		"--idle-timeout", o.agentsIdle().String()}, false)
 	pod.Spec.Subdomain = o.agentsName()
 	pod.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 		// Preferred, not required: more agents than nodes still run.
@@ -226,7 +231,9 @@ func (o *Options) agents() *batchv1.Job {
 }
 
 // coordinator is a Job of one pod, never retried: a second attempt would
-// start the plan over. Its flags that hold a secret come from its
+// start the plan over. It prints the result into its log and, unless
+// Options.Hold says not to, keeps it served on results.HeldPort after the
+// run until it is fetched (--hold-result). Its flags that hold a secret come from its
 // environment, filled from the plan's Secret: the Job's spec holds
 // $(CEILING_ARG_N), which the kubelet replaces.
 func (o *Options) coordinator() *batchv1.Job {
@@ -239,9 +246,15 @@ func (o *Options) coordinator() *batchv1.Job {
 			}},
 		})
 	}
+	if o.hold() > 0 {
+		pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "result", ContainerPort: results.HeldPort, Protocol: corev1.ProtocolTCP}}
+	}
 	pod.Spec.Containers[0].Resources = corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
-		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
+		// A result of tens of MB (a long search, many metric series) is
+		// held several times over while it is judged, printed and kept:
+		// at 512Mi such a coordinator was killed before it wrote it.
+		Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
 	}
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},

@@ -280,8 +280,16 @@ func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
 			t.Errorf("agent %s = request %s, limit %s, want both %s", name, r.String(), l.String(), q)
 		}
 	}
-	if !slices.Equal(agent.Args, []string{"agent", "--listen", ":7070", "--token-file", TokenPath, "--once"}) {
+	// An agent whose coordinator never comes stops after the coordinator's
+	// own wait (5m) and a margin for its pod to start, not at the deadline.
+	if !slices.Equal(agent.Args, []string{"agent", "--listen", ":7070", "--token-file", TokenPath, "--once", "--idle-timeout", "10m0s"}) {
 		t.Errorf("agent args = %q", agent.Args)
+	}
+	// The coordinator holds its result after the run on its result port,
+	// for Apply (or kubectl port-forward) to fetch.
+	coord := coordPod.Spec.Containers[0]
+	if flagValue(args, "--hold-result") != "15m0s" || len(coord.Ports) != 1 || coord.Ports[0].ContainerPort != 7071 || coord.Ports[0].Name != "result" {
+		t.Errorf("coordinator args = %q, ports %+v; want --hold-result 15m0s and the port 7071 named result", args, coord.Ports)
 	}
 	p := agent.ReadinessProbe
 	if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/v1/health" || p.HTTPGet.Port.StrVal != agent.Ports[0].Name || agent.Ports[0].ContainerPort != Port {
@@ -367,7 +375,7 @@ func TestManifestsRefusesBadOptions(t *testing.T) {
 		{"zero memory", func(o *Options) { o.Memory = "0" }, []string{`memory "0": want more than zero`}},
 		{"no image", func(o *Options) { o.Image = " " }, []string{"image: required", "no image is published", "Dockerfile"}},
 		{"a deadline shorter than the run", func(o *Options) { o.Find, o.PlanLoad, o.Deadline = false, time.Hour, time.Hour }, []string{
-			"deadline 1h0m0s: shorter than the agents' wait (5m0s) and the plan's load (1h0m0s)"}},
+			"deadline 1h0m0s: shorter than the agents' wait (5m0s) and the plan's load (1h0m0s"}},
 		{"a deadline under a second", func(o *Options) { o.Deadline = time.Millisecond }, []string{"deadline: want a duration of a second or more"}},
 		{"a negative ttl", func(o *Options) { o.TTL = -time.Hour }, []string{"ttl: want a duration of a second or more"}},
 		{"no plan", func(o *Options) { o.Plan = nil }, []string{"plan: empty"}},

@@ -66,9 +66,16 @@ type Options struct {
 	// kept before the cluster deletes it (ttlSecondsAfterFinished). Zero:
 	// DefaultTTL.
 	TTL time.Duration
-	// PlanLoad is how long the plan's load lasts (plan.Plan.Duration),
-	// checked against Deadline; zero: not known (a search).
+	// PlanLoad is how long the plan's load lasts (plan.Plan.Duration, with
+	// the coordinator's flags in Args that shape it: --rate, --step,
+	// --repeat...), checked against Deadline; zero: not known (a search).
 	PlanLoad time.Duration
+	// Hold is how long the coordinator keeps result.json served after the
+	// run (its --hold-result), until a client fetches and releases it:
+	// Apply does at once; by hand, kubectl port-forward and curl
+	// (docs/distributed.md). Zero: DefaultHold; negative: not held (the
+	// log only).
+	Hold time.Duration
 	// NetworkPolicy adds a NetworkPolicy that lets only the coordinator's
 	// pod reach the agents' port, and nothing else reach the agents' pods.
 	NetworkPolicy bool
@@ -93,11 +100,18 @@ const (
 	// DefaultTTL is Options.TTL's zero: a finished run's Jobs, pods and
 	// logs are kept a day.
 	DefaultTTL = 24 * time.Hour
+	// DefaultHold is Options.Hold's zero: the coordinator keeps the result
+	// a quarter of an hour for a client to fetch.
+	DefaultHold = 15 * time.Minute
+	// idleMargin is how much longer than the coordinator's wait for them
+	// the agents wait for its session (--idle-timeout): the coordinator's
+	// pod may start after theirs.
+	idleMargin = 5 * time.Minute
 )
 
 // ownFlags are the coordinator's flags that Manifests sets itself: Args
 // may not repeat them.
-var ownFlags = []string{"--agents", "--token-file", "--agents-timeout", "--out", "--emit-result"}
+var ownFlags = []string{"--agents", "--token-file", "--agents-timeout", "--out", "--emit-result", "--hold-result"}
 
 // The objects' names (the NetworkPolicy is the agents').
 func (o *Options) planName() string        { return o.Name + "-plan" }
@@ -138,6 +152,9 @@ func (o *Options) command() []string {
 		"--out", outPath,
 		"--emit-result",
 	}
+	if hold := o.hold(); hold > 0 {
+		args = append(args, "--hold-result", hold.String())
+	}
 	extra := slices.Clone(o.Args)
 	for _, i := range o.secretArgs() {
 		extra[i] = "$(" + argEnv(i) + ")" // the kubelet puts the Secret's value in
@@ -175,6 +192,24 @@ func (o *Options) deadline() time.Duration {
 	return DefaultDeadline
 }
 
+// hold is Hold, or its default; 0 when the result is not held.
+func (o *Options) hold() time.Duration {
+	switch {
+	case o.Hold < 0:
+		return 0
+	case o.Hold == 0:
+		return DefaultHold
+	}
+	return o.Hold
+}
+
+// agentsIdle is how long an agent waits for the coordinator's session
+// before it gives up (agent --idle-timeout): the coordinator's own wait
+// for the agents and a margin for its pod to start.
+func (o *Options) agentsIdle() time.Duration {
+	return o.agentsTimeout() + idleMargin
+}
+
 // ttl is TTL, or its default.
 func (o *Options) ttl() time.Duration {
 	if o.TTL > 0 {
@@ -187,6 +222,33 @@ func (o *Options) ttl() time.Duration {
 func (o *Options) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	o.validateNames(bad)
+	o.validatePods(bad)
+	if len(o.Plan) == 0 {
+		bad("plan: empty")
+	} else if !utf8.Valid(o.Plan) {
+		bad("plan: not UTF-8 text")
+	}
+	if strings.TrimSpace(o.Token) == "" {
+		bad("token: empty")
+	}
+	o.validateTimes(bad)
+	for _, a := range o.Args {
+		flag, _, _ := strings.Cut(a, "=")
+		if slices.Contains(ownFlags, flag) {
+			bad("coordinator flag %s: set by ceiling k8s itself", flag)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("k8s: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// validateNames says to bad what is wrong with the objects' names: the
+// run's name (a DNS label, short enough for its last agent's hostname and
+// the coordinator's Job) and the namespace's.
+func (o *Options) validateNames(bad func(string, ...any)) {
 	if msgs := validation.IsDNS1035Label(o.Name); len(msgs) > 0 {
 		bad("name %q: %s", o.Name, strings.Join(msgs, "; "))
 	} else if last := fmt.Sprintf("%s-%d", o.agentsName(), max(o.Agents-1, 0)); len(last) > validation.DNS1035LabelMaxLength ||
@@ -199,6 +261,11 @@ func (o *Options) validate() error {
 			bad("namespace %q: %s", o.Namespace, strings.Join(msgs, "; "))
 		}
 	}
+}
+
+// validatePods says to bad what is wrong with the pods: how many agents,
+// their image, and their CPU and memory.
+func (o *Options) validatePods(bad func(string, ...any)) {
 	if o.Agents < 1 {
 		bad("agents: want 1 or more, not %d", o.Agents)
 	}
@@ -215,14 +282,12 @@ func (o *Options) validate() error {
 			bad("%s %q: want more than zero", q.name, q.value)
 		}
 	}
-	if len(o.Plan) == 0 {
-		bad("plan: empty")
-	} else if !utf8.Valid(o.Plan) {
-		bad("plan: not UTF-8 text")
-	}
-	if strings.TrimSpace(o.Token) == "" {
-		bad("token: empty")
-	}
+}
+
+// validateTimes says to bad what is wrong with the run's times: the
+// agents' wait, the deadline (long enough for the wait and the load, the
+// coordinator's flags included), the result's hold and the objects' TTL.
+func (o *Options) validateTimes(bad func(string, ...any)) {
 	if o.AgentsTimeout < 0 {
 		bad("agents timeout: want a positive duration, not %v", o.AgentsTimeout)
 	}
@@ -230,19 +295,16 @@ func (o *Options) validate() error {
 	case o.Deadline < 0 || o.Deadline > 0 && o.Deadline < time.Second:
 		bad("deadline: want a duration of a second or more, not %v", o.Deadline)
 	case deadline < need:
-		bad("deadline %v: shorter than the agents' wait (%v) and the plan's load (%v): the cluster would stop the run before its end; give a longer one", deadline, o.agentsTimeout(), o.PlanLoad)
+		load := o.PlanLoad.Round(time.Second).String()
+		if len(o.Args) > 0 {
+			load += " with the coordinator's flags"
+		}
+		bad("deadline %v: shorter than the agents' wait (%v) and the plan's load (%s): the cluster would stop the run before its end; give a longer one", deadline, o.agentsTimeout(), load)
+	}
+	if o.Hold > 0 && o.Hold < time.Second {
+		bad("hold: want a duration of a second or more, not %v", o.Hold)
 	}
 	if o.TTL < 0 || o.TTL > 0 && o.TTL < time.Second {
 		bad("ttl: want a duration of a second or more, not %v", o.TTL)
 	}
-	for _, a := range o.Args {
-		flag, _, _ := strings.Cut(a, "=")
-		if slices.Contains(ownFlags, flag) {
-			bad("coordinator flag %s: set by ceiling k8s itself", flag)
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("k8s: %w", errors.Join(errs...))
-	}
-	return nil
 }

@@ -35,6 +35,7 @@ type apiServer struct {
 	t       *testing.T
 	url     string
 	log     string
+	held    http.Handler // answers the pods' proxy (a coordinator that holds its result); nil: 503
 	mu      sync.Mutex
 	objects map[string]map[string]any // path of the object → its JSON
 	seen    []string                  // "METHOD path?query" of every request
@@ -62,6 +63,13 @@ func (a *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.bodies[r.Method+" "+r.URL.Path] = string(body)
 	path, resource := r.URL.Path, r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
 	switch {
+	case strings.Contains(path, ":7071/proxy/"):
+		if a.held == nil {
+			a.status(w, apierrors.NewServiceUnavailable("no endpoints available"))
+			return
+		}
+		r.URL.Path = path[strings.Index(path, "/proxy/")+len("/proxy"):]
+		a.held.ServeHTTP(w, r)
 	case r.Method == http.MethodPost:
 		var obj map[string]any
 		if err := json.Unmarshal(body, &obj); err != nil {
@@ -126,11 +134,12 @@ func (a *apiServer) status(w http.ResponseWriter, err *apierrors.StatusError) {
 }
 
 func TestRESTClusterApply(t *testing.T) {
-	a, c := newAPIServer(t, resultLog(t, "through the REST client"))
+	a, c := newAPIServer(t, resultLog(t, "from the log"))
+	a.held = &holder{token: options().Token, data: bigResult(t, "through the REST client", 10)}
 	var progress strings.Builder
 	res, err := Apply(t.Context(), c, options(), &progress)
-	if err != nil || res == nil || res.Command != "through the REST client" {
-		t.Fatalf("Apply = %+v, %v; want the result from the log", res, err)
+	if err != nil || res == nil || !strings.HasPrefix(res.Command, "through the REST client") {
+		t.Fatalf("Apply = %+v, %v; want the result the coordinator held, fetched through the pods' proxy", res, err)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -145,6 +154,9 @@ func TestRESTClusterApply(t *testing.T) {
 		"POST " + batch + "jobs",
 		"GET " + core + "pods?labelSelector=app.kubernetes.io%2Finstance%3Dcheckout",
 		"GET " + core + "pods/checkout-coordinator-x2/log?follow=true",
+		"GET " + core + "pods/checkout-coordinator-x2:7071/proxy/v1/result/sum",
+		"GET " + core + "pods/checkout-coordinator-x2:7071/proxy/v1/result",
+		"GET " + core + "pods/checkout-coordinator-x2:7071/proxy/v1/result/release",
 		"GET " + batch + "jobs/checkout-coordinator",
 		"DELETE " + batch + "jobs/checkout-coordinator",
 		"DELETE " + batch + "jobs/checkout-agents",

@@ -2,7 +2,12 @@
 
 package load
 
-import "github.com/prometheus/procfs"
+import (
+	"syscall"
+	"time"
+
+	"github.com/prometheus/procfs"
+)
 
 // hostCPU returns the CPU time every process of the machine has used so
 // far (user, nice, system, interrupts), and the time the hypervisor took
@@ -20,3 +25,30 @@ func hostCPU() (busy, steal float64, ok bool) {
 	c := s.CPUTotal
 	return c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ, c.Steal, true
 }
+
+// peakRSS returns the most resident memory this process has held
+// (VmHWM), in bytes; 0 when it cannot be read.
+func peakRSS() int64 {
+	p, err := procfs.Self()
+	if err != nil {
+		return 0
+	}
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0
+	}
+	return int64(st.VmHWM)
+}
+
+// threadCPU returns the CPU time the calling OS thread has used (the
+// caller locked its goroutine to it); 0 when it cannot be read.
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(rusageThread, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rusageThread is RUSAGE_THREAD (Linux): the calling thread's usage.
+const rusageThread = 1

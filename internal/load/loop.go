@@ -2,10 +2,13 @@ package load
 
 import (
 	"context"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
+	"github.com/ceiling-dev/ceiling/internal/schedule"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -81,7 +84,8 @@ func (r *Runner) fixedStep(st Step) bool {
 // UsesLoop reports whether step st would run on the event loop.
 func (r *Runner) UsesLoop(st Step) bool { return r.loopable(st) }
 
-// loopRun is one step on the event loop.
+// loopRun is one lane of a step on the event loops: its loop and its
+// share of the step, run on one goroutine locked to an OS thread.
 type loopRun struct {
 	r    *Runner
 	sr   *stepRun
@@ -90,32 +94,128 @@ type loopRun struct {
 	tap  *tap
 	it   metrics.Iteration
 	done transport.Done
+	// lane is this lane's number among lanes: its share is the open
+	// model's every lanes-th arrival from the lane-th, the closed model's
+	// every lanes-th user; its users are the runner's users lane,
+	// lane+lanes, …
+	lane, lanes int
+	// What the lane counted, added to the step's when it ends (fold).
+	arrivals    uint64 // its arrivals so far, for the scenario picks
+	sent        int64
+	notSent     int64
+	workers     int
+	connLimited bool
+	ended       int64         // exchanges the lane's loop ended
+	cpu         time.Duration // its thread's CPU time
 	// The closed model's users: each one's seed and iterations begun.
 	seeds []uint64
 	iters []uint64
 	quit  <-chan struct{}
-	work  <-chan struct{} // the step's iterations' (stepRun.work): closed when it gives up on them
-	users *users          // the virtual users, when the loop drives them
+	work  <-chan struct{} // the lane's iterations': closed when it gives up on them (giveUp)
+	// giveUp ends the lane's iterations, not the other lanes', whose
+	// drains may go on.
+	giveUp context.CancelFunc
+	users  *users // the virtual users, when the loop drives them
 }
 
-func (r *Runner) newLoopRun(ctx context.Context, sr *stepRun) *loopRun {
-	lr := &loopRun{r: r, sr: sr, tap: sr.tap(0), quit: ctx.Done(), work: sr.work.Done()}
+// laneCount is how many lanes a step on the loops runs: one per HTTP loop,
+// one for the websocket frames' engine.
+func (r *Runner) laneCount() int {
+	if r.cfg.Frames != nil {
+		return 1
+	}
+	return 1 + len(r.cfg.MoreLoops)
+}
+
+// laneLoop is lane i's HTTP loop.
+func (r *Runner) laneLoop(i int) transport.Loop {
+	if i == 0 {
+		return r.cfg.Loop
+	}
+	return r.cfg.MoreLoops[i-1]
+}
+
+func (r *Runner) newLoopRun(ctx context.Context, sr *stepRun, lane, lanes int) *loopRun {
+	work, giveUp := context.WithCancel(sr.work)
+	lr := &loopRun{r: r, sr: sr, tap: sr.tap(lane), lane: lane, lanes: lanes, quit: ctx.Done(), work: work.Done(), giveUp: giveUp}
 	lr.done = lr.record
 	switch {
 	case r.cfg.Frames != nil:
 		lr.lp, lr.nsc = r.cfg.Frames, r.cfg.Scenarios.Len()
 	case r.fixedStep(sr.st):
-		lr.lp, lr.nsc = httpEngine{Loop: r.cfg.Loop, fixed: r.fixed}, len(r.fixed)
+		lr.lp, lr.nsc = httpEngine{Loop: r.laneLoop(lane), fixed: r.fixed}, len(r.fixed)
 	default:
-		lr.users = newUsers(lr)
+		lr.users = newUsers(lr, r.laneLoop(lane))
 		lr.lp, lr.nsc, lr.done = lr.users, 1, lr.users.answer
 	}
 	return lr
 }
 
+// runLanes runs step sr on the loops, a lane each (laneCount), at once,
+// and adds what each counted to the step's. Each lane's goroutine is locked
+// to an OS thread for the step: a loop's latency is its thread's, and the
+// lanes' threads run on the cores side by side.
+//
+// A loop waits for the network in system calls the Go scheduler is not
+// told of (package epoll: a scheduled one would hand its processor to
+// another thread at every wait), so each lane holds a processor (P) even
+// while its thread sleeps in the kernel, using no CPU. Every other
+// goroutine of the process (the step's collector, the outputs, mock sinks)
+// then needs a processor besides the lanes': with as many lanes as
+// processors it would wait for the lanes' preemption, up to 10 ms. So a
+// step of several lanes runs with one processor more than lanes, if it
+// had fewer; the lanes' threads sleeping in the kernel leave the cores to
+// it.
+func (r *Runner) runLanes(ctx context.Context, sr *stepRun) {
+	n := r.laneCount()
+	if procs := runtime.GOMAXPROCS(0); n > 1 && procs <= n {
+		runtime.GOMAXPROCS(n + 1)
+		defer runtime.GOMAXPROCS(procs)
+	}
+	lanes := make([]*loopRun, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := threadCPU()
+			lr := r.newLoopRun(ctx, sr, i, n)
+			if sr.st.VUs > 0 {
+				r.runClosedLoop(ctx, lr)
+			} else {
+				r.runOpenLoop(ctx, lr)
+			}
+			lr.cpu = threadCPU() - cpu0
+			lanes[i] = lr
+		})
+	}
+	wg.Wait()
+	sr.giveUp() // every lane has drained: the step's work is over
+	for _, lr := range lanes {
+		sr.sent += lr.sent
+		sr.notSent += lr.notSent
+		sr.workers += lr.workers
+		sr.connLimited = sr.connLimited || lr.connLimited
+		sr.laneCPU = append(sr.laneCPU, lr.cpu)
+		sr.laneEnded = append(sr.laneEnded, lr.ended)
+	}
+}
+
+// globalArrival numbers the lane's latest arrival as the whole load's.
+func (lr *loopRun) globalArrival() uint64 {
+	return lr.r.wholeArrival((lr.arrivals-1)*uint64(lr.lanes) + uint64(lr.lane))
+}
+
+// vu is the lane's user u: the runner's user lane + u·lanes.
+func (lr *loopRun) vu(u int) *scenario.VU { return lr.r.vu(lr.lane + u*lr.lanes) }
+
+// madeBefore reports whether the lane's user u exists already.
+func (lr *loopRun) madeBefore(u int) bool { return lr.r.made(lr.lane + u*lr.lanes) }
+
 // record records an exchange the loop ended as its scenario's iteration,
 // and sends the user's next one in the closed model.
 func (lr *loopRun) record(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
+	lr.ended++
 	sc := tag.N % lr.nsc
 	lr.r.cfg.Scenarios.Record(lr.tap, &lr.it, sc, tag.Intended, start, end, out)
 	if lr.seeds != nil {
@@ -140,10 +240,14 @@ func (lr *loopRun) next(u int, now time.Duration) {
 // no free connection under the cap waits in a queue (late, and its latency
 // shows it) and is sent when one frees; one still waiting when the window
 // ends is not sent, and counts as not sent with every later one.
-func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
-	lr := r.newLoopRun(ctx, sr)
+func (r *Runner) runOpenLoop(ctx context.Context, lr *loopRun) {
+	sr := lr.sr
 	sched, peak := r.openSchedule(sr.st)
-	limit, byConns := r.maxWorkers(peak)
+	limit, byConns := r.maxWorkers(peak) // the step's, shared out between the lanes
+	if lr.lanes > 1 {
+		share := schedule.Segment{I: lr.lane, N: lr.lanes}
+		sched, peak, limit = share.Of(sched), peak/float64(lr.lanes), max(share.Users(limit), 1)
+	}
 	lr.lp.Limit(limit, DialsPerWake)
 	unwake := context.AfterFunc(ctx, lr.lp.Wake)
 	defer unwake()
@@ -169,13 +273,13 @@ func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 			now = r.now()
 		}
 		for more && len(queue) == 0 && sr.start+off <= now && now < sr.winEnd {
-			r.arrivals++
-			a := arrival{intended: sr.start + off, pick: scenario.Mix(r.cfg.Scenarios.Seed(), r.globalArrival())}
+			lr.arrivals++
+			a := arrival{intended: sr.start + off, pick: scenario.Mix(r.cfg.Scenarios.Seed(), lr.globalArrival())}
 			if !lr.send(a) {
 				queue = append(queue, a)
 				// Held by the open-file limit only when every
 				// connection under it is busy (not by DialsPerWake).
-				sr.connLimited = sr.connLimited || byConns && lr.lp.InFlight() >= limit
+				lr.connLimited = lr.connLimited || byConns && lr.lp.InFlight() >= limit
 			}
 			i++
 			off, more = sched.Offset(i)
@@ -203,10 +307,10 @@ func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 	if !closed(lr.quit) {
 		for _, a := range queue {
 			if a.intended >= sr.winStart {
-				sr.notSent++
+				lr.notSent++
 			}
 		}
-		sr.notSent += r.windowArrivals(sched, sr, i)
+		lr.notSent += r.windowArrivals(sched, sr, i)
 	}
 	lr.finish()
 }
@@ -220,18 +324,22 @@ func (r *Runner) runOpenLoop(ctx context.Context, sr *stepRun) {
 const DialsPerWake = 256
 
 // coarsePeriod is how often the open loop wakes at a peak rate above
-// PreciseBelow: about every fifth arrival, within a quarter and half a
-// millisecond. An arrival waits for the next wake, half a period on
-// average; a shorter period costs a wake-up more. Measured (bench/README.md):
-// at 20,000 frames/s, a half-millisecond period lagged 0.1 ms more than
-// the goroutine engine's Go timers, a quarter millisecond as much as they
-// did, for 15 % more CPU; at 5000/s half a millisecond lagged less than
-// they did already.
+// PreciseBelow: about every fifth arrival, within a quarter of a
+// millisecond and one. An arrival waits for the next wake, half a period
+// on average; a shorter period costs a wake-up more, and a wake-up is
+// most of the loop's cost at these rates: its sleep's context switch, and
+// the target's wake-up its first write brings (on a VM, an interrupt to
+// another processor). Measured (bench/README.md): at 20,000 frames/s, a
+// half-millisecond period lagged 0.1 ms more than the goroutine engine's
+// Go timers, a quarter millisecond as much as they did, for 15 % more CPU;
+// at 5000/s against nginx, 1 ms cost 13 µs of CPU a request (bombardier
+// 15.5), half a millisecond 18 µs, with a mean lag of 0.6 ms against
+// 0.35 (the goroutine engine's Go timers: 0.5–0.7).
 func coarsePeriod(peak float64) time.Duration {
 	if peak <= 0 {
-		return 500 * time.Microsecond
+		return time.Millisecond
 	}
-	return min(max(time.Duration(5*float64(time.Second)/peak), 250*time.Microsecond), 500*time.Microsecond)
+	return min(max(time.Duration(5*float64(time.Second)/peak), 250*time.Microsecond), time.Millisecond)
 }
 
 // send sends arrival a, and counts it; false when no connection is free.
@@ -240,26 +348,26 @@ func (lr *loopRun) send(a arrival) bool {
 	if !lr.lp.Send(sc, a.pick, transport.Tag{Intended: a.intended, N: sc}) {
 		return false
 	}
-	lr.sr.workers = max(lr.sr.workers, lr.lp.InFlight()) // as the goroutine path's workers: the step's peak
+	lr.workers = max(lr.workers, lr.lp.InFlight()) // as the goroutine path's workers: the lane's peak
 	if a.intended >= lr.sr.winStart {
-		lr.sr.sent++
+		lr.sent++
 		lr.sr.started.Add(1)
 	}
 	return true
 }
 
 // runClosedLoop is runClosed on the event loop: each user's next request
-// goes out as its last one is recorded.
-func (r *Runner) runClosedLoop(ctx context.Context, sr *stepRun) {
-	lr := r.newLoopRun(ctx, sr)
-	n := sr.st.VUs
-	sr.workers = n
+// goes out as its last one is recorded. The lane runs its share of the
+// step's users: every lanes-th, from the lane-th.
+func (r *Runner) runClosedLoop(ctx context.Context, lr *loopRun) {
+	n := schedule.Segment{I: lr.lane, N: lr.lanes}.Users(lr.sr.st.VUs)
+	lr.workers = n
 	lr.lp.Limit(1<<30, 0) // at most n in flight; idle ones to other hosts may stay
 	unwake := context.AfterFunc(ctx, lr.lp.Wake)
 	defer unwake()
 	lr.seeds, lr.iters = make([]uint64, n), make([]uint64, n)
 	for u := range n {
-		lr.seeds[u] = r.cfg.Scenarios.Seed() + uint64(r.globalVU(u))<<40
+		lr.seeds[u] = r.cfg.Scenarios.Seed() + uint64(r.globalVU(lr.lane+u*lr.lanes))<<40
 		if lr.users != nil {
 			lr.users.begin(u, r.now())
 		} else {
@@ -285,11 +393,11 @@ func (lr *loopRun) finish() {
 			stopped, limit = true, min(limit, now+r.cfg.Grace)
 		}
 		if now >= limit {
-			sr.giveUp() // first: a user's flow sends nothing more
+			lr.giveUp() // first: a user's flow sends nothing more
 			lp.Abort(lr.done)
 			break
 		}
 		lp.Poll(limit-now, lr.done)
 	}
-	sr.giveUp()
+	lr.giveUp()
 }

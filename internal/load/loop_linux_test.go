@@ -2,6 +2,8 @@ package load
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -69,19 +71,38 @@ func asUsers(t *testing.T, url string) func(*Config) {
 	}
 }
 
-// engines runs test once with each of the loop's ways to send: the fixed
-// request itself, and virtual users rendering it.
-func engines(t *testing.T, test func(t *testing.T, users bool)) {
-	for _, users := range []bool{false, true} {
-		t.Run(map[bool]string{false: "fixed", true: "users"}[users], func(t *testing.T) { test(t, users) })
+// engines runs test once with each of the loop's ways to send, the fixed
+// request itself and virtual users rendering it, on one loop and on two
+// (each a lane of the step, on a thread of its own): every honesty test
+// holds on as many loops as a machine has cores.
+func engines(t *testing.T, test func(t *testing.T, e engineCase)) {
+	for _, loops := range []int{1, 2} {
+		for _, users := range []bool{false, true} {
+			e := engineCase{users: users, loops: loops}
+			t.Run(fmt.Sprintf("%s/%d loops", map[bool]string{false: "fixed", true: "users"}[users], loops), func(t *testing.T) { test(t, e) })
+		}
 	}
 }
 
+// engineCase is one of engines' ways to send.
+type engineCase struct {
+	users bool
+	loops int
+}
+
 // on is the runner's config for the loop's way to send.
-func on(t *testing.T, url string, users bool, mod func(*Config)) func(*Config) {
+func on(t *testing.T, url string, e engineCase, mod func(*Config)) func(*Config) {
 	return func(c *Config) {
-		if users {
+		if e.users {
 			asUsers(t, url)(c)
+		}
+		for range e.loops - 1 {
+			lp, err := httpx.NewLoop(httpx.Config{Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(lp.Close)
+			c.MoreLoops = append(c.MoreLoops, lp)
 		}
 		if mod != nil {
 			mod(c)
@@ -94,12 +115,12 @@ func on(t *testing.T, url string, users bool, mod func(*Config)) func(*Config) {
 // virtual users.
 func TestLoopOpenExactRateAnd20ms(t *testing.T) { engines(t, testLoopOpenExactRateAnd20ms) }
 
-func testLoopOpenExactRateAnd20ms(t *testing.T, users bool) {
+func testLoopOpenExactRateAnd20ms(t *testing.T, e engineCase) {
 	url := sleepServer(t, func(time.Duration) time.Duration { return 20 * time.Millisecond })
-	r := loopRunner(t, url, false, on(t, url, users, nil))
+	r := loopRunner(t, url, false, on(t, url, e, nil))
 	st := Step{Rate: 200, Warmup: 500 * time.Millisecond, Length: 2 * time.Second}
-	if !r.UsesLoop(st) || r.fixedStep(st) == users {
-		t.Fatalf("on the loop %v, as fixed requests %v; want true, %v", r.UsesLoop(st), r.fixedStep(st), !users)
+	if !r.UsesLoop(st) || r.fixedStep(st) == e.users {
+		t.Fatalf("on the loop %v, as fixed requests %v; want true, %v", r.UsesLoop(st), r.fixedStep(st), !e.users)
 	}
 	res := r.Run(context.Background(), st)
 	if res.Sent != 400 || res.Started != 400 || res.NotSent != 0 || res.Total.Completed() != 400 || res.Total.OK() != 400 {
@@ -114,6 +135,9 @@ func testLoopOpenExactRateAnd20ms(t *testing.T, users bool) {
 	if !near(res.Achieved(), 200, 1) {
 		t.Errorf("achieved = %v/s, want 200", res.Achieved())
 	}
+	if len(res.LaneCPU) != e.loops {
+		t.Errorf("%d lanes' CPU, want %d", len(res.LaneCPU), e.loops)
+	}
 	if res.Workers < 4 || res.Workers > 40 {
 		t.Errorf("connections = %d, want about 200/s × 20 ms = 4", res.Workers)
 	}
@@ -123,14 +147,14 @@ func testLoopOpenExactRateAnd20ms(t *testing.T, users bool) {
 // arrival during the stall waits for its end, and the p99 shows it.
 func TestLoopOpenStallShowsInP99(t *testing.T) { engines(t, testLoopOpenStallShowsInP99) }
 
-func testLoopOpenStallShowsInP99(t *testing.T, users bool) {
+func testLoopOpenStallShowsInP99(t *testing.T, e engineCase) {
 	url := sleepServer(t, func(now time.Duration) time.Duration {
 		if stallFrom, stallTo := 1500*time.Millisecond, 2500*time.Millisecond; now >= stallFrom && now < stallTo {
 			return stallTo - now
 		}
 		return 2 * time.Millisecond
 	})
-	r := loopRunner(t, url, false, on(t, url, users, nil))
+	r := loopRunner(t, url, false, on(t, url, e, nil))
 	res := r.Run(context.Background(), Step{Rate: 100, Warmup: 500 * time.Millisecond, Length: 3 * time.Second})
 	if res.Total.Completed() != 300 {
 		t.Errorf("completed = %d, want 300: the stall must not thin the schedule", res.Total.Completed())
@@ -149,9 +173,9 @@ func testLoopOpenStallShowsInP99(t *testing.T, users bool) {
 // latency, from the intended start, holds the wait.
 func TestLoopOpenCapMakesLateArrivals(t *testing.T) { engines(t, testLoopOpenCapMakesLateArrivals) }
 
-func testLoopOpenCapMakesLateArrivals(t *testing.T, users bool) {
+func testLoopOpenCapMakesLateArrivals(t *testing.T, e engineCase) {
 	url := sleepServer(t, func(time.Duration) time.Duration { return 100 * time.Millisecond })
-	r := loopRunner(t, url, false, on(t, url, users, func(c *Config) { c.MaxWorkers = 5 })) // 50/s capacity
+	r := loopRunner(t, url, false, on(t, url, e, func(c *Config) { c.MaxWorkers = 5 })) // 50/s capacity
 	res := r.Run(context.Background(), Step{Rate: 100, Length: 2 * time.Second})
 	if res.Workers != 5 {
 		t.Errorf("connections = %d, want 5", res.Workers)
@@ -261,15 +285,17 @@ func TestLoopCoarseWakes(t *testing.T) {
 	}
 }
 
-// The open loop wakes about every fifth arrival, within a quarter and half
-// a millisecond.
+// The open loop wakes about every fifth arrival, within a quarter of a
+// millisecond and one.
 func TestCoarsePeriod(t *testing.T) {
 	for _, tc := range []struct {
 		peak float64
 		want time.Duration
 	}{
-		{0, 500 * time.Microsecond},
-		{2500, 500 * time.Microsecond},
+		{0, time.Millisecond},
+		{2500, time.Millisecond},
+		{5000, time.Millisecond},
+		{7500, 666666 * time.Nanosecond},
 		{10000, 500 * time.Microsecond},
 		{12500, 400 * time.Microsecond},
 		{20000, 250 * time.Microsecond},
@@ -321,5 +347,23 @@ func TestLoopOverdrivenStepEndsOnTime(t *testing.T) {
 	}
 	if res.Sent+res.NotSent != 50000 || res.NotSent == 0 {
 		t.Errorf("sent %d, not sent %d: want 50000 in all, most never sent", res.Sent, res.NotSent)
+	}
+}
+
+// Two loops share a step evenly, in both models: each ends within 10 % of
+// half its exchanges, and their counts add up to the step's.
+func TestLoopsShareTheWork(t *testing.T) {
+	url := sleepServer(t, func(time.Duration) time.Duration { return 5 * time.Millisecond })
+	for _, st := range []Step{{Rate: 400, Length: time.Second}, {VUs: 8, Length: time.Second}} {
+		r := loopRunner(t, url, false, on(t, url, engineCase{loops: 2}, nil))
+		res := r.Run(context.Background(), st)
+		if len(res.LaneExchanges) != 2 {
+			t.Fatalf("%+v: %d lanes, want 2", st, len(res.LaneExchanges))
+		}
+		a, b := res.LaneExchanges[0], res.LaneExchanges[1]
+		half := float64(a+b) / 2
+		if math.Abs(float64(a)-half) > 0.1*half || a+b < res.Total.Completed() {
+			t.Errorf("%+v: the lanes ended %d and %d exchanges (the step counted %d); want each within 10 %% of half", st, a, b, res.Total.Completed())
+		}
 	}
 }

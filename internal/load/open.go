@@ -39,7 +39,7 @@ func (p *pool) dispatch(ctx context.Context, over <-chan time.Time, a arrival) (
 		return true, false
 	default:
 	}
-	if p.sr.workers < p.cap {
+	if p.sr.workers < p.cap && (p.sr.r.made(p.sr.workers) || p.sr.r.mayMakeUser(p.sr)) {
 		id := p.sr.workers
 		p.sr.workers++
 		p.exited.Add(1)

@@ -62,6 +62,13 @@ type Config struct {
 	// goroutine (see runOpenLoop); nil: every step runs on the Exchanger's
 	// sessions, a goroutine per worker or user. The Runner does not close it.
 	Loop transport.Loop
+	// MoreLoops are further HTTP event loops, each with connections of its
+	// own: a step on the loop runs one lane per loop (Loop and these), each
+	// on a goroutine locked to an OS thread of its own, its share of the
+	// step (the open model's every n-th arrival, the closed model's every
+	// n-th user: see lane), so that the load uses as many cores as there
+	// are loops. The Runner does not close them.
+	MoreLoops []transport.Loop
 	// Frames, when set, sends the open model's websocket frames from the
 	// scheduler's goroutine (scenario.Set.LoopFrames), as Loop does HTTP
 	// exchanges; nil: frames go over workers. The Runner does not close it.
@@ -70,6 +77,11 @@ type Config struct {
 	Scenarios *scenario.Set
 	// Timeout is the transport's timeout; it bounds the drain after a step.
 	Timeout time.Duration
+	// MemoryBudget is the heap, in bytes, past which the open model makes
+	// no more users in a step: a user costs what its state needs (a few
+	// kilobytes), yet a step that cannot keep up hands every late arrival
+	// to a new user, up to MaxWorkers. Zero: DefaultMemoryBudget.
+	MemoryBudget int64
 	// MaxWorkers caps concurrent open-model exchanges. Zero: rate × timeout,
 	// within [64, 20000].
 	MaxWorkers int
@@ -171,6 +183,24 @@ type Result struct {
 	Interrupted bool
 	// Workers is the number of workers (open) or users (closed) that ran.
 	Workers int
+	// MemoryLimited is true when the open model stopped making users at the
+	// memory budget (Config.MemoryBudget), the heap then HeapAtLimit bytes
+	// and the users Workers: its late arrivals waited for one to come free.
+	MemoryLimited bool
+	MemoryBudget  int64
+	HeapAtLimit   int64
+	// LaneCPU is each lane's thread's CPU time over the step when it ran on
+	// the event loops (Config.MoreLoops), in lane order; nil on goroutines
+	// (and 0 where a thread's time cannot be read).
+	LaneCPU []time.Duration
+	// LaneExchanges counts the exchanges each lane's loop ended (warm-up
+	// and drain included): how evenly the lanes shared the work.
+	LaneExchanges []int64
+	// PeakRSS is the most resident memory ceiling's process had held by the
+	// step's end (bytes; 0 where unknown), and BytesPerUser what the heap
+	// grew by for each user the step made, when it made some (0 otherwise).
+	PeakRSS      int64
+	BytesPerUser float64
 	// ConnLimit is Config.MaxConns when the open model's workers (or the
 	// event loop's connections) reached it and an arrival had to wait for
 	// one; zero otherwise.
@@ -238,7 +268,8 @@ func perSecond(n int64, d time.Duration) float64 {
 type Runner struct {
 	cfg      Config
 	base     time.Time
-	vus      []*scenario.VU // by worker id; grown by one goroutine at a time
+	vus      []*scenario.VU // by worker id; grown under vusMu
+	vusMu    sync.Mutex
 	arrivals uint64         // open-model arrivals so far, for picking scenarios
 	running  sync.WaitGroup // every worker and user goroutine, until it returns
 	stop     context.Context
@@ -261,6 +292,9 @@ func NewRunner(cfg Config) *Runner {
 	r := &Runner{cfg: cfg, base: time.Now(), stop: stop, cancel: cancel}
 	if cfg.Loop != nil {
 		cfg.Loop.SetBase(r.base)
+	}
+	for _, lp := range cfg.MoreLoops {
+		lp.SetBase(r.base)
 	}
 	if cfg.Frames != nil {
 		cfg.Frames.SetBase(r.base)
@@ -292,6 +326,9 @@ func (r *Runner) Fresh() {
 	if r.cfg.Loop != nil {
 		r.cfg.Loop.Reset()
 	}
+	for _, lp := range r.cfg.MoreLoops {
+		lp.Reset()
+	}
 }
 
 // abort ends the exchanges in progress of the first n virtual users, where
@@ -304,12 +341,29 @@ func (r *Runner) abort(n int) {
 	}
 }
 
-// vu returns virtual user id, creating the users up to it.
+// vu returns virtual user id, creating the users up to it. The lanes of a
+// step call it at once (vusMu).
 func (r *Runner) vu(id int) *scenario.VU {
+	r.vusMu.Lock()
+	defer r.vusMu.Unlock()
 	for len(r.vus) <= id {
 		r.vus = append(r.vus, r.cfg.Scenarios.NewVU(r.globalVU(len(r.vus)), r.cfg.Exchanger.Session()))
 	}
 	return r.vus[id]
+}
+
+// userCount returns the number of virtual users made so far.
+func (r *Runner) userCount() int {
+	r.vusMu.Lock()
+	defer r.vusMu.Unlock()
+	return len(r.vus)
+}
+
+// made reports whether virtual user id exists already (an earlier step's).
+func (r *Runner) made(id int) bool {
+	r.vusMu.Lock()
+	defer r.vusMu.Unlock()
+	return id < len(r.vus)
 }
 
 // globalVU is the whole load's number of this generator's user id.
@@ -323,11 +377,14 @@ func (r *Runner) globalVU(id int) int {
 // globalArrival numbers this generator's latest arrival as the whole
 // load's (its segment's stripe), so that the segments' scenario picks are
 // the whole's, not the same sequence on every generator.
-func (r *Runner) globalArrival() uint64 {
+func (r *Runner) globalArrival() uint64 { return r.wholeArrival(r.arrivals) }
+
+// wholeArrival numbers this generator's arrival n as the whole load's.
+func (r *Runner) wholeArrival(n uint64) uint64 {
 	if seg := r.cfg.Segment; !seg.Whole() {
-		return r.arrivals*uint64(seg.N) + uint64(seg.I)
+		return n*uint64(seg.N) + uint64(seg.I)
 	}
-	return r.arrivals
+	return n
 }
 
 // Base returns the run's monotonic base.
@@ -351,10 +408,8 @@ func (r *Runner) Run(ctx context.Context, st Step) *Result {
 	unwatch := sr.watch(ctx)
 	go sr.collect()
 	switch {
-	case loop && st.VUs > 0:
-		r.runClosedLoop(ctx, sr)
 	case loop:
-		r.runOpenLoop(ctx, sr)
+		r.runLanes(ctx, sr)
 	case st.VUs > 0:
 		r.runClosed(ctx, sr)
 	default:

@@ -60,6 +60,21 @@ type stepRun struct {
 	started          atomic.Int64 // written by the scheduler, read by the collector
 	workers          int
 	connLimited      bool // an arrival waited at Config.MaxConns; the scheduler's own
+	// made counts the users the step made (mayMakeUser); memoryLimited says
+	// it stopped making them, the heap at heapAtLimit past the budget.
+	// Guarded by memMu: the lanes make users at once.
+	memMu         sync.Mutex
+	made          int
+	memoryLimited bool
+	heapAtLimit   int64
+	// heap0 is the live heap when the step began, its figures' memory
+	// made, and users0 the users that existed then (bytes per user).
+	heap0  int64
+	users0 int
+	// laneCPU is each lane's thread's CPU time over the step, when it ran
+	// on the event loops.
+	laneCPU   []time.Duration
+	laneEnded []int64
 	// work is the context of the step's iterations: cancelled when the step
 	// gives up on its in-flight work, or when the runner is closed.
 	work   context.Context
@@ -85,20 +100,22 @@ type stepRun struct {
 func (r *Runner) newStepRun(st Step, loop bool) *stepRun {
 	shards := shardCount()
 	if loop {
-		shards = 1
+		shards = r.laneCount() // each lane records into a shard of its own
 	}
-	start := r.now()
 	work, giveUp := context.WithCancel(r.stop)
 	sr := &stepRun{
-		work: work, giveUp: giveUp,
-		r: r, st: st, start: start,
-		winStart: start + st.Warmup,
-		winEnd:   start + st.Warmup + st.Length,
-		rec:      metrics.NewRecorderFor(shards, r.cfg.Scenarios.Layout()),
-		total:    metrics.NewTallyFor(r.cfg.Scenarios.Layout()),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		work: work, giveUp: giveUp, r: r, st: st,
+		rec:   metrics.NewRecorderFor(shards, r.cfg.Scenarios.Layout()),
+		total: metrics.NewTallyFor(r.cfg.Scenarios.Layout()),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
 	}
+	// The heap is read before the step's clock starts: the collection it
+	// takes is not the warm-up's.
+	sr.heap0, sr.users0 = liveHeap(), r.userCount()
+	sr.start = r.now()
+	sr.winStart = sr.start + st.Warmup
+	sr.winEnd = sr.winStart + st.Length
 	if st.Trace {
 		sr.rec.StartTrace(sr.winStart+st.TraceFrom, 0)
 	}
@@ -110,7 +127,7 @@ func (sr *stepRun) collect() {
 	defer close(sr.done)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	sec := metrics.NewTallyFor(sr.r.cfg.Scenarios.Layout())
+	sec := metrics.NewInterimTallyFor(sr.r.cfg.Scenarios.Layout()) // merged into total each second
 	sr.last = sr.start
 	for {
 		select {
@@ -312,7 +329,7 @@ func (sr *stepRun) finish() *Result {
 	interrupted := at >= 0 && at < sr.winEnd
 	close(sr.stop)
 	<-sr.done
-	sr.flush(metrics.NewTallyFor(sr.r.cfg.Scenarios.Layout()), sr.last, sr.r.now())
+	sr.flush(metrics.NewInterimTallyFor(sr.r.cfg.Scenarios.Layout()), sr.last, sr.r.now())
 	iterations, sent := sr.counted()
 	notLoggedIn, earlier := 0, 0
 	for _, v := range sr.r.vus[:min(sr.workers, len(sr.r.vus))] {
@@ -327,11 +344,21 @@ func (sr *stepRun) finish() *Result {
 	if interrupted {
 		end = max(at, sr.winStart)
 	}
+	budget := sr.r.cfg.MemoryBudget
+	if budget <= 0 {
+		budget = DefaultMemoryBudget
+	}
+	perUser := 0.0
+	if made := sr.r.userCount() - sr.users0; made >= 100 { // enough users for their cost to stand out
+		perUser = float64(max(liveHeap()-sr.heap0, 0)) / float64(made)
+	}
 	res := &Result{
 		Step: sr.st, WindowStart: sr.winStart, WindowEnd: end,
 		Sent: sent, Iterations: iterations, Started: sr.startedSending(), NotSent: sr.notSent, Total: sr.total, Series: sr.series,
 		Trace:       sr.rec.Trace(),
 		Interrupted: interrupted, Workers: sr.workers, NotLoggedIn: notLoggedIn, LoggedInEarlier: earlier,
+		MemoryLimited: sr.memoryLimited, MemoryBudget: budget, HeapAtLimit: sr.heapAtLimit, PeakRSS: peakRSS(), BytesPerUser: perUser,
+		LaneCPU: sr.laneCPU, LaneExchanges: sr.laneEnded,
 	}
 	if sr.connLimited {
 		res.ConnLimit = sr.r.cfg.MaxConns

@@ -42,14 +42,15 @@ type heldSend struct {
 
 var _ engine = (*users)(nil)
 
-func newUsers(lr *loopRun) *users {
-	return &users{lr: lr, lp: lr.r.cfg.Loop, think: lr.r.cfg.Think}
+func newUsers(lr *loopRun, lp transport.Loop) *users {
+	return &users{lr: lr, lp: lp, think: lr.r.cfg.Think}
 }
 
-// vu returns user u of the step, making it (and those before it) if new.
+// vu returns the lane's user u of the step, making it (and those before
+// it) if new.
 func (e *users) vu(u int) *scenario.VU {
 	for len(e.vus) <= u {
-		e.vus = append(e.vus, e.lr.r.vu(len(e.vus)))
+		e.vus = append(e.vus, e.lr.vu(len(e.vus)))
 	}
 	return e.vus[u]
 }
@@ -65,13 +66,13 @@ func (e *users) Send(_ int, pick uint64, tag transport.Tag) bool {
 		if e.fhead++; e.fhead == len(e.free) {
 			e.free, e.fhead = e.free[:0], 0
 		}
-	case len(e.vus) < e.cap:
+	case len(e.vus) < e.cap && (e.lr.madeBefore(len(e.vus)) || e.lr.r.mayMakeUser(e.lr.sr)):
 		u = len(e.vus)
 	default:
 		return false
 	}
 	vu := e.vu(u)
-	e.lr.sr.workers = max(e.lr.sr.workers, len(e.vus))
+	e.lr.workers = max(e.lr.workers, len(e.vus))
 	if req := vu.Begin(e.lr.work, e.lr.tap, tag.Intended, pick); req != nil {
 		e.send(u, tag.Intended, req)
 	} else {
@@ -101,6 +102,7 @@ func (e *users) send(u int, intended time.Duration, req *transport.Request) {
 // request, or its iteration is over and it is free again (the open model)
 // or begins its next one (the closed model).
 func (e *users) answer(tag transport.Tag, start, end time.Duration, out *transport.Outcome) {
+	e.lr.ended++
 	u := tag.N
 	vu := e.vus[u]
 	if req := vu.Answer(e.lr.tap, start, end, out); req != nil {

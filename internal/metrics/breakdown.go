@@ -38,19 +38,29 @@ func (l Layout) limit() int {
 // carrying one tag value.
 type Sub struct {
 	// Latency holds iteration response times (end of the last request −
-	// intended start) in microseconds.
+	// intended start) in microseconds; nil in an interim tally's breakdown
+	// (NewInterimTallyFor), which keeps each time in vals instead.
 	Latency *hdrhistogram.Histogram
 	// Kinds counts iterations by how they ended.
 	Kinds Counts
 	// BodyBytes sums the response body bytes of the iterations.
 	BodyBytes int64
+	// vals are an interim breakdown's iteration times in microseconds
+	// (clamped to HighestUS, which fits 32 bits), recorded into a
+	// histogram when merged into a full tally: a second's iterations cost
+	// 4 bytes each, where a histogram costs up to 184 KB (three figures, one
+	// hour) whether it holds one time or a million.
+	vals []uint32
 }
 
 // Scenario breakdowns keep three significant digits like the totals; tag
 // breakdowns, which may be many, keep two (a quantile within 1 %).
 const tagSigFigs = 2
 
-func newSub(sig int) *Sub {
+func newSub(sig int, interim bool) *Sub {
+	if interim {
+		return &Sub{}
+	}
 	return &Sub{Latency: hdrhistogram.New(LowestUS, HighestUS, sig)}
 }
 
@@ -68,12 +78,27 @@ func (s *Sub) Failed() int64 { return s.Kinds.Failed() }
 
 func (s *Sub) reset() {
 	h := s.Latency
-	h.Reset()
-	*s = Sub{Latency: h}
+	if h != nil {
+		h.Reset()
+	}
+	*s = Sub{Latency: h, vals: s.vals[:0]}
 }
 
+// merge adds o into s: o's histogram or times into s's histogram, or, s
+// being interim, o's times after its own (an interim breakdown only ever
+// takes another's: an interim tally is merged into a full one).
 func (s *Sub) merge(o *Sub) {
-	s.Latency.Merge(o.Latency)
+	switch {
+	case s.Latency == nil:
+		s.vals = append(s.vals, o.vals...)
+	default:
+		if o.Latency != nil {
+			s.Latency.Merge(o.Latency)
+		}
+		for _, us := range o.vals {
+			_ = s.Latency.RecordValue(int64(us))
+		}
+	}
 	s.Kinds.add(&o.Kinds)
 	s.BodyBytes += o.BodyBytes
 }
@@ -100,7 +125,10 @@ type Iteration struct {
 
 // breakdowns are a Tally's per-scenario and per-tag figures.
 type breakdowns struct {
-	layout    Layout
+	layout Layout
+	// interim breakdowns keep their iterations' times rather than
+	// histograms (NewInterimTallyFor).
+	interim   bool
 	Scenarios []*Sub
 	Tags      []map[string]*Sub
 	// Folded counts iterations whose tag value was past the limit and
@@ -108,10 +136,10 @@ type breakdowns struct {
 	Folded int64
 }
 
-func newBreakdowns(l Layout) breakdowns {
-	b := breakdowns{layout: l, Scenarios: make([]*Sub, l.Scenarios), Tags: make([]map[string]*Sub, l.TagKeys)}
+func newBreakdowns(l Layout, interim bool) breakdowns {
+	b := breakdowns{layout: l, interim: interim, Scenarios: make([]*Sub, l.Scenarios), Tags: make([]map[string]*Sub, l.TagKeys)}
 	for i := range b.Scenarios {
-		b.Scenarios[i] = newSub(SigFigs)
+		b.Scenarios[i] = newSub(SigFigs, interim)
 	}
 	for i := range b.Tags {
 		b.Tags[i] = map[string]*Sub{}
@@ -148,13 +176,18 @@ func (b *breakdowns) tagSub(k int, v string) *Sub {
 			return sub
 		}
 	}
-	sub := newSub(tagSigFigs)
+	sub := newSub(tagSigFigs, b.interim)
 	m[v] = sub
 	return sub
 }
 
 func (s *Sub) record(us int64, it *Iteration) {
-	_ = s.Latency.RecordValue(min(max(us, LowestUS), HighestUS))
+	us = min(max(us, LowestUS), HighestUS)
+	if s.Latency == nil {
+		s.vals = append(s.vals, uint32(us))
+	} else {
+		_ = s.Latency.RecordValue(us)
+	}
 	s.Kinds[it.Kind]++
 	s.BodyBytes += it.BodyBytes
 }
@@ -180,7 +213,7 @@ func (b *breakdowns) merge(o *breakdowns) {
 					v = Other
 				}
 				if dst, ok = b.Tags[k][v]; !ok {
-					dst = newSub(tagSigFigs)
+					dst = newSub(tagSigFigs, b.interim)
 					b.Tags[k][v] = dst
 				}
 			}

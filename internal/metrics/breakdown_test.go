@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -71,5 +72,64 @@ func BenchmarkRecordIteration(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		sh.RecordIteration(it)
+	}
+}
+
+// The times an interim tally's breakdowns keep come out of a merge as the
+// very histogram a full tally would have recorded: each scenario's and
+// tag value's, exactly, through a second interim tally on the way.
+func TestInterimBreakdownsMergeExactly(t *testing.T) {
+	l := Layout{Scenarios: 3, TagKeys: 1}
+	direct, interim, second := NewTallyFor(l), NewInterimTallyFor(l), NewInterimTallyFor(l)
+	for i := range 5000 {
+		it := iter(i%3, fmt.Sprintf("site%d", i%7), time.Duration(i*i%900_001+1)*time.Microsecond, transport.OK)
+		direct.breakdowns.add(it)
+		interim.breakdowns.add(it)
+	}
+	if interim.Scenarios[0].Latency != nil {
+		t.Fatal("an interim tally's breakdown holds a histogram")
+	}
+	second.Merge(interim)
+	full := NewTallyFor(l)
+	full.Merge(second)
+	for i := range l.Scenarios {
+		if !full.Scenarios[i].Latency.Equals(direct.Scenarios[i].Latency) || full.Scenarios[i].Kinds != direct.Scenarios[i].Kinds {
+			t.Errorf("scenario %d: p99 %d through interim tallies, %d recorded directly", i,
+				full.Scenarios[i].Latency.ValueAtQuantile(99), direct.Scenarios[i].Latency.ValueAtQuantile(99))
+		}
+	}
+	for v, s := range direct.Tags[0] {
+		if got := full.Tags[0][v]; got == nil || !got.Latency.Equals(s.Latency) || got.BodyBytes != s.BodyBytes {
+			t.Errorf("tag value %s differs through interim tallies", v)
+		}
+	}
+	// Reset keeps the times' memory for the next second, and empties them.
+	interim.Reset()
+	if s := interim.Scenarios[0]; len(s.vals) != 0 || cap(s.vals) == 0 || s.Completed() != 0 {
+		t.Errorf("after Reset: %d times kept (capacity %d), %d iterations; want none, the memory kept", len(s.vals), cap(s.vals), s.Completed())
+	}
+}
+
+// A recorder's shards hold no histogram per scenario: the breakdowns of a
+// plan of 200 scenarios cost a recorder of 8 shards about what their
+// totals do, not 8 × 2 × 200 histograms (about 600 MB).
+func TestRecorderBreakdownsCostTheirTimes(t *testing.T) {
+	l := Layout{Scenarios: 200, TagKeys: 2}
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	r := NewRecorderFor(8, l)
+	for i := range 8000 {
+		r.Shard(i).RecordIteration(&Iteration{Scenario: i % 200, Tags: []string{fmt.Sprint(i % 200), fmt.Sprint(i % 50)}, End: time.Millisecond, Kind: transport.OK, Counted: true})
+	}
+	grew := heap() - before
+	runtime.KeepAlive(r)
+	t.Logf("a recorder of 8 shards, 200 scenarios, 2 tag keys: %.1f MB", float64(grew)/(1<<20))
+	if grew > 16<<20 {
+		t.Errorf("the recorder holds %.1f MB, want at most 16 MB (its 16 tallies' totals, and the times)", float64(grew)/(1<<20))
 	}
 }

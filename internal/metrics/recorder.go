@@ -22,7 +22,8 @@ func (s *Shard) Record(x *Sample) {
 }
 
 // RecordIteration adds one finished iteration to the per-scenario and
-// per-tag figures. It allocates only the first time a tag value appears.
+// per-tag figures. It allocates only the first time a tag value appears,
+// and when a breakdown holds more times than it ever has in a collection.
 func (s *Shard) RecordIteration(it *Iteration) {
 	s.mu.Lock()
 	s.cur.breakdowns.add(it)
@@ -51,13 +52,14 @@ type Recorder struct {
 func NewRecorder(n int) *Recorder { return NewRecorderFor(n, Layout{}) }
 
 // NewRecorderFor returns a recorder with n shards whose tallies keep the
-// breakdowns l asks for.
+// breakdowns l asks for, as interim tallies (NewInterimTallyFor): Collect
+// merges them into a full one.
 func NewRecorderFor(n int, l Layout) *Recorder {
 	n = max(n, 1)
 	r := &Recorder{shards: make([]*Shard, n), spare: make([]*Tally, n)}
 	for i := range r.shards {
-		r.shards[i] = &Shard{cur: NewTallyFor(l)}
-		r.spare[i] = NewTallyFor(l)
+		r.shards[i] = &Shard{cur: NewInterimTallyFor(l)}
+		r.spare[i] = NewInterimTallyFor(l)
 	}
 	return r
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/secret"
 )
 
 // Defaults for LaunchConfig's zero values.
@@ -18,10 +20,6 @@ const (
 	DefaultReadyTimeout = 30 * time.Second
 	DefaultStopGrace    = 5 * time.Second
 )
-
-// childPIDWait bounds the wait for the keeper shell's report of the
-// command's own pid, which it writes as soon as it forked it.
-const childPIDWait = 5 * time.Second
 
 // readyPoll is how often Launch asks the ready URL; readyTry bounds one ask.
 const (
@@ -199,18 +197,19 @@ func waitReady(ctx context.Context, url string, timeout time.Duration, exited <-
 	defer client.CloseIdleConnections()
 	tick := time.NewTicker(readyPoll)
 	defer tick.Stop()
+	shown := secret.URL(url) // these lines end up in CI logs
 	for {
 		if ready(ctx, client, url) {
 			return nil
 		}
 		select {
 		case <-exited:
-			return fmt.Errorf("target exited (%v) before %s answered", exitText(exitErr()), url)
+			return fmt.Errorf("target exited (%v) before %s answered", exitText(exitErr()), shown)
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("target not ready: %s did not answer within %s", url, timeout)
+				return fmt.Errorf("target not ready: %s did not answer within %s", shown, timeout)
 			}
-			return fmt.Errorf("wait for %s: %w", url, context.Cause(ctx))
+			return fmt.Errorf("wait for %s: %w", shown, context.Cause(ctx))
 		case <-tick.C:
 		}
 	}

@@ -380,3 +380,32 @@ func ancestor(a, pid int) bool {
 	}
 	return false
 }
+
+// A target that dies before it answers, or does not answer in time, is
+// named by its ready URL without the URL's password or secret query
+// values: these lines end up in CI logs.
+func TestLaunchReadyErrorsRedactURL(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, command, ready string }{
+		{"exits", "exit 1", "http://alice:S01PW@" + freeAddr(t) + "/x?token=S02"},
+		{"never ready", "exec sleep 30", "http://bob:S04PW@" + freeAddr(t) + "/health?access_token=S05"},
+	} {
+		_, err := Launch(context.Background(), LaunchConfig{Command: c.command, Ready: c.ready,
+			ReadyTimeout: 300 * time.Millisecond, Log: filepath.Join(dir, c.name+".log")})
+		if err == nil {
+			t.Fatalf("%s: Launch = nil, want an error", c.name)
+		}
+		for _, s := range []string{"S01PW", "S02", "S04PW", "S05"} {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("%s: Launch = %q, holds the secret %s", c.name, err, s)
+			}
+		}
+		if !strings.Contains(err.Error(), "<redacted>") {
+			t.Errorf("%s: Launch = %q, want the URL with <redacted> in place of its secrets", c.name, err)
+		}
+	}
+	err := WaitReady(context.Background(), "http://carol:S06PW@"+freeAddr(t)+"/?token=S07", 200*time.Millisecond)
+	if err == nil || strings.Contains(err.Error(), "S06PW") || strings.Contains(err.Error(), "S07") {
+		t.Errorf("WaitReady = %v, want an error without the URL's secrets", err)
+	}
+}

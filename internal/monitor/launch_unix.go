@@ -17,6 +17,10 @@ import (
 	"github.com/prometheus/procfs"
 )
 
+// childPIDWait bounds the wait for the keeper shell's report of the
+// command's own pid, which it writes as soon as it forked it.
+const childPIDWait = 5 * time.Second
+
 // shellCommand runs command through /bin/sh -c in a process group of its
 // own, which Stop signals as a whole.
 //

@@ -76,10 +76,10 @@ var started = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
 // many failures of 2000 exchanges.
 func openStep(i int, rate, p99 float64, failed int64) results.Step {
 	const n = 2000
-	s := results.Step{Index: i, Model: "open", TargetRate: rate, DurationS: 10, WarmupS: 2,
+	s := results.Step{Figures: results.Figures{Index: i, Model: "open", TargetRate: rate, DurationS: 10, WarmupS: 2,
 		Sent: n, Completed: n, OK: n - failed, Failed: failed, Errors: map[string]int64{},
 		AchievedRate: rate, Throughput: rate * float64(n-failed) / n, ErrorRate: float64(failed) / n,
-		LatencyMS: metrics.Latency{P50: p99 / 4, P90: p99 / 2, P95: p99 * 0.8, P99: p99, P999: p99 * 1.2, Max: p99 * 1.5, Mean: p99 / 3}}
+		LatencyMS: metrics.Latency{P50: p99 / 4, P90: p99 / 2, P95: p99 * 0.8, P99: p99, P999: p99 * 1.2, Max: p99 * 1.5, Mean: p99 / 3}}}
 	if failed > 0 {
 		s.Errors["http_5xx"] = failed
 	}

@@ -30,7 +30,7 @@ type Flags struct {
 // Register adds the flags to fs, under the Outputs help group.
 func (f *Flags) Register(fs *pflag.FlagSet) {
 	flaggroup.In(fs, flaggroup.Output, func() {
-		fs.StringArrayVar(&f.Outputs, "output", nil, "live output, repeatable: prometheus=URL (remote write, every second) or json=FILE (JSON lines); also outputs: in a plan")
+		fs.StringArrayVar(&f.Outputs, "output", nil, "live output, repeatable: "+plan.OutputsHelp()+"; also outputs: in a plan")
 		fs.StringVar(&f.Listen, "metrics-listen", "", "serve the live series in Prometheus text format at ADDR/metrics (a port alone listens on 127.0.0.1)")
 		fs.StringVar(&f.JUnit, "junit", "", "write a JUnit XML report (a test case per step and per SLO term) to FILE when the run ends")
 	})
@@ -83,9 +83,9 @@ func (f *Flags) Apply(p *plan.Plan, opts *run.Options) (*Outputs, error) {
 		}
 		kind, target, _ := strings.Cut(spec, "=")
 		switch kind {
-		case "prometheus":
+		case plan.OutputPrometheus:
 			o.sinks = append(o.sinks, newRemote(target))
-		case "json":
+		case plan.OutputJSON:
 			j, err := newJSONLines(target, o.runID)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("--output %s: %w", spec, err))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -125,11 +124,7 @@ func (p *prometheus) api(t *testing.T, endpoint string, v url.Values) []series {
 // target is a loopback server that answers after 2 ms.
 func target(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(2 * time.Millisecond)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return testkit.NewTarget(t, testkit.TargetConfig{Delay: 2 * time.Millisecond}).URL
 }
 
 // hooks are a test's: onStep is called after each step with its number,

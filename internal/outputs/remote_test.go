@@ -7,11 +7,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // labelNames decodes a WriteRequest and returns each series' label names.
@@ -66,9 +67,7 @@ func TestErrTextDropsURL(t *testing.T) {
 // batch would count as stored. The push is refused and said, and nothing
 // reaches the host the redirect names.
 func TestRemoteWriteRedirectIsAnError(t *testing.T) {
-	var elsewhere atomic.Int64
-	other := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { elsewhere.Add(1) }))
-	defer other.Close()
+	other := testkit.NewTarget(t, testkit.TargetConfig{})
 	target := httptest.NewServer(http.RedirectHandler(other.URL+"/api/v1/write", http.StatusFound))
 	defer target.Close()
 	r := newRemote(target.URL + "/api/v1/write")
@@ -77,7 +76,7 @@ func TestRemoteWriteRedirectIsAnError(t *testing.T) {
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "1 of 1 one-second batches were not stored") || !strings.Contains(warnings[0], "302") {
 		t.Errorf("close = %q, want the batch said not stored, with the 302", warnings)
 	}
-	if n := elsewhere.Load(); n != 0 {
+	if n := other.Hits(); n != 0 {
 		t.Errorf("the redirect's host was asked %d times, want never", n)
 	}
 }

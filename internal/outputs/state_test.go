@@ -55,9 +55,9 @@ func TestStateCounters(t *testing.T) {
 // where it has them.
 func TestStateStep(t *testing.T) {
 	s := newState(nil)
-	st := &results.Step{TargetRate: 200, LatencyMS: metrics.Latency{P99: 12.5, Max: 40},
+	st := &results.Step{Figures: results.Figures{TargetRate: 200, LatencyMS: metrics.Latency{P99: 12.5, Max: 40},
 		Delivery:  &results.Delivery{Expected: 100, Delivered: 97, Lost: 3},
-		WebSocket: &results.Sockets{Open: 50, Opened: 52, Failed: 1, Dropped: 2}}
+		WebSocket: &results.Sockets{Open: 50, Opened: 52, Failed: 1, Dropped: 2}}}
 	got := s.step("r", st)
 	if v := values(got, StepLatencySeconds, "quantile"); v["0.99"] != 0.0125 || v["1"] != 0.04 {
 		t.Errorf("quantiles: %v", v)
@@ -73,7 +73,7 @@ func TestStateStep(t *testing.T) {
 			t.Errorf("%s: labels %v, want step=200/s last", smp.name, smp.labels)
 		}
 	}
-	if v := values(s.step("r", &results.Step{VUs: 5}), StepDeliveryIDs, "state"); len(v) != 0 {
+	if v := values(s.step("r", &results.Step{Figures: results.Figures{VUs: 5}}), StepDeliveryIDs, "state"); len(v) != 0 {
 		t.Errorf("a step without sinks wrote deliveries: %v", v)
 	}
 }

@@ -1,8 +1,6 @@
 package outputs
 
 import (
-	"time"
-
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
@@ -29,41 +27,12 @@ func NewTerminal(live *report.Live) *Terminal { return &Terminal{live: live} }
 func (t *Terminal) Start(*results.Result) error { return nil }
 
 // Progress shows how the running step stands.
-func (t *Terminal) Progress(p *run.Progress) {
-	t.live.Update(report.Progress{
-		Index: p.Index, Rate: p.Rate, VUs: p.VUs, Warmup: p.Warmup, Length: p.Length,
-		Elapsed: p.Elapsed, Warming: p.Warming, Achieved: p.Achieved, P50: p.P50, P99: p.P99,
-		ErrorRate: p.ErrorRate, Completed: p.Completed, Delivery: liveDelivery(p.Delivery),
-	})
-}
-
-func liveDelivery(d *run.DeliveryNow) *report.Delivery {
-	if d == nil {
-		return nil
-	}
-	return &report.Delivery{Expected: d.Expected, Delivered: d.Delivered, Backlog: d.Backlog}
-}
+func (t *Terminal) Progress(p *results.Progress) { t.live.Update(*p) }
 
 // Step ends the step's line with its final figures: this run of it, not
 // its repeats combined.
 func (t *Terminal) Step(f *run.Finished) error {
-	s := f.Measured
-	p := report.Progress{
-		Index: s.Index, Rate: s.TargetRate, VUs: s.VUs,
-		Elapsed: time.Duration(s.DurationS * float64(time.Second)), Done: true,
-		Achieved: s.AchievedRate, P50: s.LatencyMS.P50, P99: s.LatencyMS.P99, ErrorRate: s.ErrorRate,
-		Completed: s.Completed,
-	}
-	if d := s.Delivery; d != nil {
-		p.Delivery = &report.Delivery{Expected: d.Expected, Delivered: d.Delivered}
-		if d.AtStepEnd != nil {
-			p.Delivery.Delivered = *d.AtStepEnd
-		}
-		if d.BacklogEnd != nil {
-			p.Delivery.Backlog = *d.BacklogEnd
-		}
-	}
-	t.live.Update(p)
+	t.live.Update(f.Measured.Progress())
 	return nil
 }
 
@@ -76,12 +45,7 @@ func (t *Terminal) Window(res *results.Result) error {
 }
 
 // Drain shows the wait for late deliveries after the load.
-func (t *Terminal) Drain(d *run.Draining) {
-	t.live.Drain(report.Draining{
-		Elapsed: d.Elapsed, Timeout: d.Timeout, Missing: d.Missing, Arrived: d.Arrived,
-		Done: d.Done, Complete: d.Complete,
-	})
-}
+func (t *Terminal) Drain(d *results.Draining) { t.live.Drain(*d) }
 
 // Stop does nothing: the table comes after, from the result.
 func (t *Terminal) Stop(*results.Result) error { return nil }

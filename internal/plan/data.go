@@ -50,6 +50,56 @@ func (p *Plan) usersPath() string {
 	return filepath.Join(filepath.Dir(p.File), u)
 }
 
+// MaxBodyFileBytes bounds a request's body_file.
+const MaxBodyFileBytes = 16 << 20
+
+// BodyPath is the path of a request's body_file as the plan reads it
+// (relative to the plan file's folder), or "" when it has none.
+func (p *Plan) BodyPath(r *Request) string {
+	if r.BodyFile == "" || p.File == "" || filepath.IsAbs(r.BodyFile) {
+		return r.BodyFile
+	}
+	return filepath.Join(filepath.Dir(p.File), r.BodyFile)
+}
+
+// BodyFiles lists the field paths of the requests (the login's, the
+// scenarios' and their steps') whose body is a body_file, in plan order:
+// "scenarios[0].request.body_file".
+func (p *Plan) BodyFiles() []string {
+	var out []string
+	for i, st := range p.Login {
+		if st.Request.BodyFile != "" {
+			out = append(out, fmt.Sprintf("login[%d].request.body_file", i))
+		}
+	}
+	for i, sc := range p.Scenarios {
+		if sc.Request.BodyFile != "" {
+			out = append(out, fmt.Sprintf("scenarios[%d].request.body_file", i))
+		}
+		for j, st := range sc.Steps {
+			if st.Request.BodyFile != "" {
+				out = append(out, fmt.Sprintf("scenarios[%d].steps[%d].request.body_file", i, j))
+			}
+		}
+	}
+	return out
+}
+
+// bodyFileProblem says what is wrong with a body_file at path, "" when
+// nothing is: it must be a regular file of at most MaxBodyFileBytes.
+func bodyFileProblem(path string) string {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("cannot read the body's file: %v", unwrapPath(err))
+	case !st.Mode().IsRegular():
+		return "want a regular file holding the body"
+	case st.Size() > MaxBodyFileBytes:
+		return fmt.Sprintf("the body's file has %d bytes, more than %d MiB", st.Size(), MaxBodyFileBytes>>20)
+	}
+	return ""
+}
+
 // dataProblems collects the problems of one data file, all placed at the
 // data.users key, each naming the file and (when known) its line.
 type dataProblems struct {

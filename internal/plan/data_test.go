@@ -168,3 +168,35 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// body_file names a file of the plan's folder whose bytes are the body: a
+// missing one, a folder, or one with body or json beside it is a problem.
+func TestBodyFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "order.json"), `{"sku":"A-1"}`)
+	plan := func(request string) string {
+		return "target: http://127.0.0.1:9\nload: {rates: [1]}\nscenarios:\n  - request: " + request + "\n"
+	}
+	load := func(text string) (*Plan, error) {
+		path := filepath.Join(dir, "plan.yaml")
+		writeFile(t, path, text)
+		return LoadFile(path)
+	}
+	p, err := load(plan("{method: POST, url: /orders, body_file: order.json}"))
+	if err != nil {
+		t.Fatalf("a plan with a body_file: %v", err)
+	}
+	if got, want := p.BodyPath(&p.Scenarios[0].Request), filepath.Join(dir, "order.json"); got != want {
+		t.Errorf("BodyPath = %q, want %q", got, want)
+	}
+	for request, want := range map[string]string{
+		"{url: /o, body_file: missing.json}":             "scenarios[0].request.body_file: cannot read the body's file",
+		"{url: /o, body_file: .}":                        "scenarios[0].request.body_file: want a regular file",
+		"{url: /o, body_file: order.json, body: x}":      "give one of body, json and body_file",
+		"{url: /o, body_file: order.json, json: {a: 1}}": "give one of body, json and body_file",
+	} {
+		if _, err := load(plan(request)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("request %s: %v, want %q", request, err, want)
+		}
+	}
+}

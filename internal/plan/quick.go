@@ -25,6 +25,7 @@ type Quick struct {
 	HTTP2, Insecure, Each     bool
 	FollowRedirects           bool
 	Strict                    bool
+	Loops                     int
 }
 
 // Apply writes into p the quick flags the user set: set reports whether a
@@ -52,6 +53,19 @@ func (p *Plan) Apply(q *Quick, set func(flag string) bool) error {
 	if err := q.applyTiming(set, p); err != nil {
 		return err
 	}
+	q.applyMonitor(set, p)
+	if err := q.applyRun(set, p); err != nil {
+		return err
+	}
+	if p.Load.Model == "" && len(p.Load.Rates) == 0 && p.Load.Ramp == nil && len(p.Load.VUs) == 0 {
+		return errors.New("no load given: set --rate (requests per second) or --vus (virtual users)")
+	}
+	return nil
+}
+
+// applyMonitor writes the flags that watch the target (--pid,
+// --monitor-cmd, --prom, --prom-metric) into p.
+func (q *Quick) applyMonitor(set func(string) bool, p *Plan) {
 	if set("pid") {
 		p.Monitor.PID = q.PID
 	}
@@ -64,8 +78,17 @@ func (p *Plan) Apply(q *Quick, set func(flag string) bool) error {
 	if set("prom") || set("prom-metric") {
 		p.Monitor.Prometheus = &Prometheus{URL: q.Prom, Metrics: q.PromMetrics}
 	}
+}
+
+// applyRun writes the flags of how the run goes and is judged (--slo,
+// --loops, --strict, --repeat, and the switches --each, --http2,
+// --insecure, --follow-redirects, which only turn on) into p.
+func (q *Quick) applyRun(set func(string) bool, p *Plan) error {
 	if set("slo") {
 		p.SLO = q.SLO
+	}
+	if set("loops") {
+		p.Load.Loops = q.Loops
 	}
 	if set("strict") {
 		strict := q.Strict
@@ -81,9 +104,6 @@ func (p *Plan) Apply(q *Quick, set func(flag string) bool) error {
 	p.HTTP.HTTP2 = p.HTTP.HTTP2 || q.HTTP2
 	p.HTTP.Insecure = p.HTTP.Insecure || q.Insecure
 	p.HTTP.FollowRedirects = p.HTTP.FollowRedirects || q.FollowRedirects
-	if p.Load.Model == "" && len(p.Load.Rates) == 0 && p.Load.Ramp == nil && len(p.Load.VUs) == 0 {
-		return errors.New("no load given: set --rate (requests per second) or --vus (virtual users)")
-	}
 	return nil
 }
 

@@ -274,8 +274,15 @@ func (c *checker) request(path string, r *Request) {
 	c.template(path+".url", r.URL, false)
 	c.headers(path+".headers", r.Headers, true)
 	c.template(path+".body", r.Body, false)
-	if r.Body != "" && r.JSON != nil {
+	switch {
+	case r.Body != "" && r.JSON != nil:
 		c.add(path+".json", "give body or json, not both")
+	case r.BodyFile != "" && (r.Body != "" || r.JSON != nil):
+		c.add(path+".body_file", "give one of body, json and body_file")
+	case r.BodyFile != "":
+		if msg := bodyFileProblem(c.p.BodyPath(r)); msg != "" {
+			c.add(path+".body_file", "%s", msg)
+		}
 	}
 	c.jsonTemplates(path+".json", r.JSON)
 }

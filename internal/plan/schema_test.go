@@ -47,6 +47,7 @@ func TestSchemaMatchesTypes(t *testing.T) {
 	}{
 		{"load.model", []any{Open, Closed}},
 		{"load.arrival", []any{Uniform, Poisson}},
+		{"events.action", anys(Actions)}, // a new action is in the schema too
 	}
 	for _, e := range enums {
 		node := w.at(e.path)
@@ -54,6 +55,23 @@ func TestSchemaMatchesTypes(t *testing.T) {
 			t.Errorf("schema %s enum mismatch (-want +got):\n%s", e.path, diff)
 		}
 	}
+	var kinds []string
+	for _, k := range OutputKinds {
+		kinds = append(kinds, k.Name)
+	}
+	items, _ := w.at("outputs")["items"].(map[string]any)
+	if want := "^(" + strings.Join(kinds, "|") + ")=.+"; items["pattern"] != want {
+		t.Errorf("schema outputs pattern %v, want %q: the kinds of OutputKinds", items["pattern"], want)
+	}
+}
+
+// anys returns ss as []any, as a JSON array decodes.
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // schemaWalk compares Go types with schema nodes.
@@ -186,11 +204,16 @@ func (w *schemaWalk) latency(path string, node map[string]any) {
 	}
 }
 
-// at returns the resolved schema node of a dotted path of plain keys.
+// at returns the resolved schema node of a dotted path of plain keys; the
+// key of a list steps into its items ("events.action").
 func (w *schemaWalk) at(path string) map[string]any {
 	node := w.root
 	for _, key := range strings.Split(path, ".") {
-		props, _ := w.resolve(node)["properties"].(map[string]any)
+		node = w.resolve(node)
+		if items, ok := node["items"].(map[string]any); ok {
+			node = w.resolve(items) // a list's key: its items' key
+		}
+		props, _ := node["properties"].(map[string]any)
 		next, ok := props[key].(map[string]any)
 		if !ok {
 			w.t.Fatalf("schema has no %q", path)

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"iter"
 	"maps"
@@ -28,6 +29,7 @@ import (
 //	pick(items ...any) any    one of its arguments, at random
 //	now() Now                 the current time: {{now}} prints RFC 3339, {{now.Unix}} seconds
 //	env(name string) string   an environment variable of the machine that runs the plan
+//	json(v any) string        v as a JSON string, quotes included, for a JSON body written as text
 //	TODO(what string) string  a value still to be filled in (ceiling init writes them)
 //
 // env is the real function (it needs no binding per user): Validate checks
@@ -46,14 +48,26 @@ var TemplateFuncs = template.FuncMap{
 	},
 	"now":  func() Now { return Now{} },
 	"env":  os.Getenv,
+	"json": JSONString,
 	"TODO": func(what string) string { return "" },
+}
+
+// JSONString is the template function json: its argument (printed as
+// {{print}} would) as a JSON string, quotes included, for a value put in
+// a JSON body written as text: {"password": {{env "PASSWORD" | json}}}.
+func JSONString(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(fmt.Sprint(v)) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // funcExamples shows a call of each function in TemplateFuncs, for messages.
 var funcExamples = map[string]string{
 	"uuid": "{{uuid}}", "seq": "{{seq}}", "randInt": "{{randInt 1 100}}",
 	"randString": "{{randString 16}}", "pick": `{{pick "a" "b"}}`, "now": "{{now}}",
-	"env": `{{env "API_TOKEN"}}`, "TODO": `{{TODO "an instance id"}}`,
+	"env": `{{env "API_TOKEN"}}`, "json": `{{env "PASSWORD" | json}}`, "TODO": `{{TODO "an instance id"}}`,
 }
 
 // Now is what the template function now returns: a time that prints as
@@ -393,16 +407,34 @@ func (s *scope) known(inVars bool) []string {
 // didYouMean returns " (did you mean PREFIXbest?)" for the candidate
 // nearest to name when it looks like a typo of it, else "".
 func didYouMean(name string, candidates []string, prefix string) string {
-	best, bestDist := "", len(name)
-	for _, c := range candidates {
-		if d := distance(name, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	if best == "" || bestDist > max(1, len(best)/3) {
+	best := Nearest(name, candidates)
+	if len(best) == 0 {
 		return ""
 	}
-	return " (did you mean " + prefix + best + "?)"
+	return " (did you mean " + prefix + best[0] + "?)"
+}
+
+// Nearest returns the candidates nearest to name when they look like a
+// typo of it, in their order: a few edits (insertions, deletions,
+// substitutions, swaps), at most one for every three letters of the
+// candidate (more is another word). It is empty when none does; "p98"
+// gives p90, p95 and p99, which are all one edit away.
+func Nearest(name string, candidates []string) []string {
+	var best []string
+	bestDist := len(name)
+	for _, c := range candidates {
+		d := Distance(name, c)
+		if d > max(1, len(c)/3) {
+			continue
+		}
+		switch {
+		case d < bestDist:
+			best, bestDist = []string{c}, d
+		case d == bestDist:
+			best = append(best, c)
+		}
+	}
+	return best
 }
 
 // callProblem says what is wrong with a call of one of ceiling's template

@@ -20,6 +20,7 @@ func TestTemplateFuncsSignatures(t *testing.T) {
 		"pick":       "func(...interface {}) interface {}",
 		"now":        "func() plan.Now",
 		"env":        "func(string) string",
+		"json":       "func(interface {}) string",
 		"TODO":       "func(string) string",
 	}
 	got := map[string]string{}
@@ -191,7 +192,7 @@ func templateCases() []parseCase {
 			`p.yaml:3:29: scenarios[0].request.url: template: unclosed action`,
 		}},
 		{"unknown function", sc("/{{uid}}"), []string{
-			`p.yaml:3:29: scenarios[0].request.url: template: function "uid" not defined (ceiling's functions: TODO, env, now, pick, randInt, randString, seq, uuid; and text/template's, such as printf and index)`,
+			`p.yaml:3:29: scenarios[0].request.url: template: function "uid" not defined (ceiling's functions: TODO, env, json, now, pick, randInt, randString, seq, uuid; and text/template's, such as printf and index)`,
 		}},
 		{"line of a long template", head + "scenarios: [{request: {url: /, body: \"a\\n{{.vu}}\\n{{end}}\"}}]\n", []string{
 			`p.yaml:3:38: scenarios[0].request.body: template: unexpected {{end}} (line 3 of the template)`,
@@ -242,5 +243,17 @@ func TestTemplateRules(t *testing.T) {
 				t.Errorf("Parse(%q) problems mismatch (-want +got):\n%s", tt.yaml, diff)
 			}
 		})
+	}
+}
+
+// json writes its argument as a JSON string, quotes included, escaped as
+// JSON wants (never as Go does: \a, \x00 are not JSON), HTML as it is.
+func TestJSONString(t *testing.T) {
+	for in, want := range map[any]string{
+		"hunter2": `"hunter2"`, `a"b\c`: `"a\"b\\c"`, "line\nnext\x07": `"line\nnext\u0007"`, "<&>": `"<&>"`, "São": `"São"`, 42: `"42"`,
+	} {
+		if got := JSONString(in); got != want {
+			t.Errorf("JSONString(%q) = %s, want %s", in, got, want)
+		}
 	}
 }

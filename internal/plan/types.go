@@ -239,6 +239,12 @@ type Load struct {
 	// MaxWorkers caps concurrent open-model exchanges. Zero: rate × timeout,
 	// at least 64 and at most 20000. Arrivals past the cap wait and count as late.
 	MaxWorkers int `yaml:"max_workers"`
+	// Loops is how many event loops send the load, each on a core of its
+	// own with its own connections and users, the step split between them
+	// (the open model's arrivals striped, the closed model's users shared
+	// out). Zero: one per core ceiling may use (GOMAXPROCS). A plan that
+	// runs on goroutines (HTTPS, HTTP/2, redirects) ignores it.
+	Loops int `yaml:"loops"`
 	// Seed seeds Poisson arrivals. Zero: a fixed default, so runs repeat.
 	Seed int64 `yaml:"seed"`
 	// Each runs the stairs once per scenario, that scenario alone, instead
@@ -431,6 +437,10 @@ type Request struct {
 	// leaves as templates. It sets Content-Type: application/json unless a
 	// header says otherwise. Not with Body.
 	JSON any `yaml:"json"`
+	// BodyFile names a file whose bytes are the body, sent as they are
+	// (not a template), relative to the plan's folder; at most
+	// MaxBodyFileBytes. Not with Body or JSON.
+	BodyFile string `yaml:"body_file"`
 }
 
 // Expect says which responses count as OK. A response that fails any check

@@ -12,6 +12,9 @@ import (
 	"time"
 )
 
+// MaxLoops is the most event loops a plan may ask for (load.loops).
+const MaxLoops = 256
+
 // Limits on load levels: past them a plan is far more likely a typo than a
 // test one generator (or a fleet of them) could carry out.
 const (
@@ -220,6 +223,9 @@ func (c *checker) load() {
 		}
 	}
 	c.timings()
+	if l.Loops < 0 || l.Loops > MaxLoops {
+		c.add("load.loops", "want 0 (one per core) to %d, not %d", MaxLoops, l.Loops)
+	}
 	if l.MaxWorkers < 0 {
 		c.add("load.max_workers", "want 0 (automatic) or more, not %d", l.MaxWorkers)
 	}
@@ -380,25 +386,6 @@ func (c *checker) statuses(path string, ss []int) {
 			c.add(fmt.Sprintf("%s[%d]", path, i), "want an HTTP status from 100 to 599, not %d", s)
 		}
 	}
-}
-
-// CheckOutput checks one live output, "KIND=TARGET": prometheus=URL (an
-// http or https URL of a remote-write receiver) or json=FILE.
-func CheckOutput(spec string) error {
-	kind, target, ok := strings.Cut(spec, "=")
-	switch {
-	case !ok || target == "":
-		return fmt.Errorf("want KIND=TARGET (prometheus=URL or json=FILE), not %q", spec)
-	case kind == "json":
-		return nil
-	case kind != "prometheus":
-		return fmt.Errorf("unknown output %q in %q: want prometheus=URL or json=FILE", kind, spec)
-	}
-	u, err := url.Parse(target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("prometheus=%s: want the http(s) URL of a remote-write receiver, e.g. http://127.0.0.1:9090/api/v1/write", secretless(target))
-	}
-	return nil
 }
 
 // secretless drops the user information and the query of a URL (either

@@ -32,8 +32,8 @@ func repeated(base float64, levels ...float64) *results.Result {
 			rep.CoVPct[m] = results.CoV(v)
 		}
 		p50 := base + l/100
-		r.Steps = append(r.Steps, results.Step{Index: i, Model: "open", TargetRate: l, DurationS: 10, Throughput: l, Completed: int64(5 * 10 * l),
-			LatencyMS: metrics.Latency{P50: p50, P95: 1.5 * p50, P99: 2 * p50}, Repeat: rep})
+		r.Steps = append(r.Steps, results.Step{Figures: results.Figures{Index: i, Model: "open", TargetRate: l, DurationS: 10, Throughput: l, Completed: int64(5 * 10 * l),
+			LatencyMS: metrics.Latency{P50: p50, P95: 1.5 * p50, P99: 2 * p50}, Repeat: rep}})
 	}
 	return r
 }
@@ -55,6 +55,9 @@ func TestCompareHTML(t *testing.T) {
 	levels := []float64{100, 200, 800}
 	r := compare.Compare(repeated(20, levels...), repeated(26, levels...), compare.Options{A: "a.json", B: "b.json", MinEffect: 5})
 	page := compareHTML(t, r)
+	if !strings.HasPrefix(page, "<!doctype html>") || !strings.HasSuffix(page, "</html>\n") {
+		t.Errorf("not a whole page: %.80q … %.20q", page, page[max(0, len(page)-20):])
+	}
 
 	verdict := strings.Index(page, `<p class="answer worse">verdict: worse: 9 significant changes, 9 worse, 0 better</p>`)
 	if verdict < 0 || verdict > strings.Index(page, "<svg") || verdict > strings.Index(page, "<table") {

@@ -4,65 +4,13 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
 // PlainEvery is how often a step's progress is written as a plain line
 // when the output is not a terminal (a CI log, a file).
 const PlainEvery = 5 * time.Second
-
-// Progress is a step's state as the live line shows it.
-type Progress struct {
-	// Index is the step's position in the run, from 0.
-	Index int
-	// Rate is the open model's target rate per second (a ramp's mean);
-	// VUs the closed model's number of users.
-	Rate float64
-	VUs  int
-	// Warmup and Length are the step's planned warm-up and counted window.
-	Warmup, Length time.Duration
-	// Elapsed is the time since the step began, warm-up included; for a
-	// step that is Done, the length of the window it counted.
-	Elapsed time.Duration
-	// Warming is true during the warm-up.
-	Warming bool
-	// Done marks the step's final figures.
-	Done bool
-	// Achieved is the achieved rate so far, per second; P50 and P99 the
-	// response times so far, in milliseconds; ErrorRate the share of
-	// completed exchanges that failed.
-	Achieved, P50, P99, ErrorRate float64
-	// Completed counts the exchanges completed so far: with none, there is
-	// no latency to show (nor a rate, if none was achieved either).
-	Completed int64
-	// Delivery is how the step's deliveries stand, nil when the plan has
-	// no sinks.
-	Delivery *Delivery
-}
-
-// Delivery is how a step's deliveries stand on the live line.
-type Delivery struct {
-	// Expected counts the step's accepted ids so far, Delivered those of
-	// them that reached a sink (for a finished step: by its end).
-	Expected, Delivered int64
-	// Backlog counts every accepted id not delivered yet, earlier steps'
-	// and warm-ups' included: the queue behind the target.
-	Backlog int64
-}
-
-// Draining is how the wait for late deliveries after the load stands.
-type Draining struct {
-	// Elapsed is the time since the load stopped; Timeout the longest the
-	// wait lasts.
-	Elapsed, Timeout time.Duration
-	// Missing counts the accepted ids not delivered yet.
-	Missing int64
-	// Arrived counts the ids first delivered since the last Draining.
-	Arrived int64
-	// Done marks the end of the wait; Complete then says it saw every id
-	// arrive or deliveries stop (the missing ones are then lost), rather
-	// than running out while they were still coming.
-	Done, Complete bool
-}
 
 // Live writes progress while steps run: on a terminal one line per step,
 // rewritten in place each second; elsewhere a plain line every PlainEvery
@@ -89,7 +37,7 @@ func NewLive(w io.Writer, terminal bool, steps int) *Live {
 }
 
 // Update shows a step's progress, or ends its line when p is Done.
-func (l *Live) Update(p Progress) {
+func (l *Live) Update(p results.Progress) {
 	if p.Done {
 		l.done(p)
 		return
@@ -125,7 +73,7 @@ func (l *Live) Window(line string) {
 }
 
 // done ends a step's line with its final figures.
-func (l *Live) done(p Progress) {
+func (l *Live) done(p results.Progress) {
 	l.plain = 0
 	prefix := ""
 	if l.terminal {
@@ -138,7 +86,7 @@ func (l *Live) done(p Progress) {
 // ProgressLine is a running step's progress as the live line says it: step
 // (of steps, when known), load, phase, achieved rate, p50/p99 so far, the
 // error share and the deliveries.
-func ProgressLine(p Progress, steps int) string {
+func ProgressLine(p results.Progress, steps int) string {
 	phase := "warm-up"
 	if !p.Warming {
 		phase = fmt.Sprintf("%.0fs/%.0fs", (p.Elapsed - p.Warmup).Seconds(), p.Length.Seconds())
@@ -148,7 +96,7 @@ func ProgressLine(p Progress, steps int) string {
 
 // line is a step's progress: step, load, phase, achieved rate, p50/p99 so
 // far and the error share.
-func (l *Live) line(p Progress, phase string) string {
+func (l *Live) line(p results.Progress, phase string) string {
 	n := fmt.Sprint(p.Index + 1)
 	if l.steps > 0 {
 		n += fmt.Sprintf("/%d", l.steps)
@@ -176,7 +124,7 @@ func (l *Live) line(p Progress, phase string) string {
 // one line rewritten in place, a countdown with the ids still missing and
 // what arrived in the last second; elsewhere a plain line every
 // PlainEvery; and a last line when it is Done.
-func (l *Live) Drain(d Draining) {
+func (l *Live) Drain(d results.Draining) {
 	if d.Done {
 		prefix := ""
 		if l.terminal {
@@ -201,7 +149,7 @@ func (l *Live) Drain(d Draining) {
 }
 
 // drainEnd says how the wait for late deliveries ended.
-func drainEnd(d Draining) string {
+func drainEnd(d results.Draining) string {
 	took := d.Elapsed.Seconds()
 	switch {
 	case d.Missing == 0:

@@ -35,9 +35,9 @@ func findSample() *results.Result {
 	levels := []float64{50, 100, 200, 141, 168, 154, 161, 161}
 	t := 0.0
 	for i, l := range levels {
-		s := results.Step{Index: i, Model: "open", TargetRate: l, DurationS: 3, WarmupS: 1, AchievedRate: l, Workers: 4 + i,
+		s := results.Step{Figures: results.Figures{Index: i, Model: "open", TargetRate: l, DurationS: 3, WarmupS: 1, AchievedRate: l, Workers: 4 + i,
 			LatencyMS: metrics.Latency{P50: 0.3, P90: 0.5, P95: 0.6, P99: 0.8 + float64(i)/10, P999: 2, Max: 5}, Verdict: results.Healthy,
-			WebSocket: &results.Sockets{Open: 20}}
+			WebSocket: &results.Sockets{Open: 20}}}
 		s.Completed = int64(3 * l)
 		s.OK = s.Completed
 		expected := s.Completed
@@ -181,13 +181,13 @@ func TestTimePlots(t *testing.T) {
 // (here 3.0 and 1.0 ms), which placing the window by its last rate got
 // wrong.
 func TestRateOverTimeSkipsTheSliver(t *testing.T) {
-	r := &results.Result{Steps: []results.Step{{Model: "open", TargetRate: 50, DurationS: 3, Completed: 150, Series: []results.Point{
+	r := &results.Result{Steps: []results.Step{{Figures: results.Figures{Model: "open", TargetRate: 50, DurationS: 3, Completed: 150, Series: []results.Point{
 		{T: 1.003, Completed: 0},
 		{T: 2.003, Completed: 1}, // the window starts at 2.000: a 3 ms sliver, no rate
 		{T: 3.003, Completed: 50, Rate: 50.9, WindowS: 1.003},
 		{T: 4.003, Completed: 50, Rate: 50, WindowS: 1},
 		{T: 5.001, Completed: 49, Rate: 49, WindowS: 0.997},
-	}}}}
+	}}}}}
 	var got []xy
 	for _, c := range timeCharts(r, spansOf(r)) {
 		for _, s := range c.chart.series {
@@ -283,9 +283,9 @@ func TestSummary(t *testing.T) {
 		t.Errorf("Summary(none passed) = %q, want no step passed", got)
 	}
 	users := &results.Result{Steps: []results.Step{
-		{Index: 0, Model: "closed", VUs: 10, Verdict: results.Healthy},
-		{Index: 1, Model: "closed", VUs: 50, Verdict: results.Stressed},
-		{Index: 2, Model: "closed", VUs: 100, Verdict: results.Overloaded, VerdictReason: "p95 800 ms > 500 ms"},
+		{Figures: results.Figures{Index: 0, Model: "closed", VUs: 10, Verdict: results.Healthy}},
+		{Figures: results.Figures{Index: 1, Model: "closed", VUs: 50, Verdict: results.Stressed}},
+		{Figures: results.Figures{Index: 2, Model: "closed", VUs: 100, Verdict: results.Overloaded, VerdictReason: "p95 800 ms > 500 ms"}},
 	}}
 	if got, want := Summary(users), "highest step that passed: 50 users (step 2); 100 users (step 3) failed: p95 800 ms > 500 ms"; got != want {
 		t.Errorf("Summary(users) = %q, want %q", got, want)
@@ -296,10 +296,10 @@ func TestSummary(t *testing.T) {
 	// A failure below a step that passed is not hidden by it, and each
 	// scenario run alone (load.each) gets its own answer.
 	dip := &results.Result{Steps: []results.Step{
-		{Index: 0, Model: "closed", VUs: 10, Verdict: results.Healthy, Scenario: "a"},
-		{Index: 1, Model: "closed", VUs: 50, Verdict: results.Overloaded, VerdictReason: "errors 5%", Scenario: "a"},
-		{Index: 2, Model: "closed", VUs: 100, Verdict: results.Healthy, Scenario: "a"},
-		{Index: 3, Model: "closed", VUs: 10, Verdict: results.Healthy, Scenario: "b"},
+		{Figures: results.Figures{Index: 0, Model: "closed", VUs: 10, Verdict: results.Healthy, Scenario: "a"}},
+		{Figures: results.Figures{Index: 1, Model: "closed", VUs: 50, Verdict: results.Overloaded, VerdictReason: "errors 5%", Scenario: "a"}},
+		{Figures: results.Figures{Index: 2, Model: "closed", VUs: 100, Verdict: results.Healthy, Scenario: "a"}},
+		{Figures: results.Figures{Index: 3, Model: "closed", VUs: 10, Verdict: results.Healthy, Scenario: "b"}},
 	}}
 	if got, want := Summary(dip), "a: highest step that passed: 10 users (step 1); 50 users (step 2) failed: errors 5% (1 later steps passed after it); b: highest step that passed: 10 users (step 4)"; got != want {
 		t.Errorf("Summary(dip) = %q\nwant %q", got, want)
@@ -365,9 +365,9 @@ func TestDemoStoryBacklogGrew(t *testing.T) {
 	pass := true
 	mk := func(i int, rate float64, atEnd, start, end int64) results.Step {
 		expected := int64(3 * rate)
-		return results.Step{Index: i, Model: "open", TargetRate: rate, AchievedRate: rate, DurationS: 3, Completed: expected, OK: expected,
+		return results.Step{Figures: results.Figures{Index: i, Model: "open", TargetRate: rate, AchievedRate: rate, DurationS: 3, Completed: expected, OK: expected,
 			LatencyMS: metrics.Latency{P50: 0.3, P95: 0.5, P99: 0.6}, SLOPassed: &pass,
-			Delivery: &results.Delivery{Expected: expected, Delivered: expected, AtStepEnd: &atEnd, BacklogStart: &start, BacklogEnd: &end}}
+			Delivery: &results.Delivery{Expected: expected, Delivered: expected, AtStepEnd: &atEnd, BacklogStart: &start, BacklogEnd: &end}}}
 	}
 	r := &results.Result{Search: &results.Search{Outcome: "edge"}, Steps: []results.Step{mk(0, 154, 462, 1, 0), mk(1, 161, 469, 4, 15)}}
 	r.Judge(results.DefaultRules)

@@ -30,18 +30,18 @@ func sample() *results.Result {
 		StartedAt: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC),
 		EndedAt:   &ended,
 		Steps: []results.Step{
-			{Index: 0, Model: "open", TargetRate: 200, Completed: 6000, OK: 6000, AchievedRate: 200,
-				LatencyMS: metrics.Latency{P50: 5.9, P95: 7.2, P99: 8.04, Max: 12.5}, SLOPassed: &pass, Verdict: "HEALTHY"},
-			{Index: 1, Model: "open", TargetRate: 400, Completed: 12000, OK: 11880, Limited: 120, AchievedRate: 399.1,
-				LatencyMS: metrics.Latency{P50: 6.3, P95: 9.1, P99: 11.2, Max: 40}, SLOPassed: &pass},
-			{Index: 2, Model: "open", TargetRate: 800, Completed: 24000, OK: 20000, Failed: 4000, AchievedRate: 666.7,
+			{Figures: results.Figures{Index: 0, Model: "open", TargetRate: 200, Completed: 6000, OK: 6000, AchievedRate: 200,
+				LatencyMS: metrics.Latency{P50: 5.9, P95: 7.2, P99: 8.04, Max: 12.5}, SLOPassed: &pass, Verdict: "HEALTHY"}},
+			{Figures: results.Figures{Index: 1, Model: "open", TargetRate: 400, Completed: 12000, OK: 11880, Limited: 120, AchievedRate: 399.1,
+				LatencyMS: metrics.Latency{P50: 6.3, P95: 9.1, P99: 11.2, Max: 40}, SLOPassed: &pass}},
+			{Figures: results.Figures{Index: 2, Model: "open", TargetRate: 800, Completed: 24000, OK: 20000, Failed: 4000, AchievedRate: 666.7,
 				Errors: map[string]int64{"http_5xx": 3000, "timeout": 900, "reset": 100}, ErrorRate: 4000.0 / 24000,
 				Late: 35, MaxLagMS: 31.5, Verdict: "OVERLOADED", VerdictReason: "errors 16.7% > 1.0%",
 				Target: &results.Target{CPUPct: 61, CPULimitPct: 100, RSSMB: 112, Samples: 30},
 				Notes: []string{"p99 3.9s reached the timeout (4s): its percentiles are lower bounds, shaped by the timeout",
 					"latency rose without CPU saturation (p99 11.2ms → 3.9s at 61% of 100% CPU): something blocks (I/O, locks, a pool)"},
 				LatencyMS: metrics.Latency{P50: 210, P95: 3300, P99: 3900, Max: 10000}, SLOPassed: &fail,
-				Warnings: []string{"generator could not hold the rate"}},
+				Warnings: []string{"generator could not hold the rate"}}},
 		},
 		Thresholds: []results.Threshold{{Expr: "p99<100ms", Value: 3900, OK: false}, {Expr: "errors<1%", Value: 16.67, OK: false}},
 		Outcome: results.Outcome{Status: results.StatusFailed, Strict: true, Reasons: []results.Reason{
@@ -130,7 +130,7 @@ func TestHTML(t *testing.T) {
 // window (none in the warm-up) and one when the step ends; on a terminal
 // the line is rewritten in place every tick.
 func TestLiveLines(t *testing.T) {
-	st := Progress{Index: 0, Rate: 100, Warmup: 2 * time.Second, Length: 12 * time.Second, Achieved: 100}
+	st := results.Progress{Index: 0, Rate: 100, Warmup: 2 * time.Second, Length: 12 * time.Second, Achieved: 100}
 	ticks := func(l *Live) {
 		for s := 1; s <= 14; s++ {
 			p := st
@@ -170,16 +170,16 @@ func TestLiveLines(t *testing.T) {
 func TestLiveDeliveries(t *testing.T) {
 	var b bytes.Buffer
 	l := NewLive(&b, false, 1)
-	l.Update(Progress{Rate: 160, Length: 20 * time.Second, Elapsed: 20 * time.Second, Done: true, Achieved: 160,
-		Delivery: &Delivery{Expected: 3200, Delivered: 1404, Backlog: 1796}})
+	l.Update(results.Progress{Rate: 160, Length: 20 * time.Second, Elapsed: 20 * time.Second, Done: true, Achieved: 160,
+		Delivery: &results.DeliveryNow{Expected: 3200, Delivered: 1404, Backlog: 1796}})
 	if !strings.Contains(b.String(), "delivered 1404/3200  backlog 1796") {
 		t.Errorf("live line = %q, want the deliveries and the backlog", b.String())
 	}
 	drain := func(l *Live) {
 		for s := 1; s <= 12; s++ {
-			l.Drain(Draining{Elapsed: time.Duration(s) * time.Second, Timeout: time.Minute, Missing: int64(1800 - 80*s), Arrived: 80})
+			l.Drain(results.Draining{Elapsed: time.Duration(s) * time.Second, Timeout: time.Minute, Missing: int64(1800 - 80*s), Arrived: 80})
 		}
-		l.Drain(Draining{Elapsed: 12500 * time.Millisecond, Timeout: time.Minute, Missing: 840, Done: true})
+		l.Drain(results.Draining{Elapsed: 12500 * time.Millisecond, Timeout: time.Minute, Missing: 840, Done: true})
 	}
 	var term bytes.Buffer
 	drain(NewLive(&term, true, 1))
@@ -212,7 +212,7 @@ func TestUnmeasured(t *testing.T) {
 		}
 		return false
 	}
-	bare := &results.Result{Target: "http://127.0.0.1:8080", Steps: []results.Step{{Model: "closed", DurationS: 10}}}
+	bare := &results.Result{Target: "http://127.0.0.1:8080", Steps: []results.Step{{Figures: results.Figures{Model: "closed", DurationS: 10}}}}
 	u := Unmeasured(bare)
 	for _, p := range []string{"The network", "The target's own resources", "What happens after the answer", "Time: the longest step lasted 10 s", "Arrivals that do not wait"} {
 		if !has(u, p) {
@@ -220,15 +220,15 @@ func TestUnmeasured(t *testing.T) {
 		}
 	}
 	full := &results.Result{Target: "https://api.example.com", Delivery: &results.Delivery{},
-		Steps: []results.Step{{Model: "open", DurationS: 120, Target: &results.Target{Samples: 120, CPUPct: 35, RSSMB: 80, RSSMaxMB: 90}}}}
+		Steps: []results.Step{{Figures: results.Figures{Model: "open", DurationS: 120, Target: &results.Target{Samples: 120, CPUPct: 35, RSSMB: 80, RSSMaxMB: 90}}}}}
 	u = Unmeasured(full)
 	if len(u) != 1 || !has(u, "Real outside services") {
 		t.Errorf("Unmeasured(watched, delivered, long, remote open run) = %q, want only the mocks' caveat", u)
 	}
 	// Readings of the metrics endpoint alone say nothing of CPU and memory.
 	scraped := &results.Result{Target: "https://api.example.com", Delivery: &results.Delivery{},
-		Steps: []results.Step{{Model: "open", DurationS: 120, Target: &results.Target{Samples: 120,
-			Metrics: map[string]results.Metric{"queue_depth": {Last: 3, Max: 5, Mean: 4}}}}}}
+		Steps: []results.Step{{Figures: results.Figures{Model: "open", DurationS: 120, Target: &results.Target{Samples: 120,
+			Metrics: map[string]results.Metric{"queue_depth": {Last: 3, Max: 5, Mean: 4}}}}}}}
 	u = Unmeasured(scraped)
 	if len(u) != 2 || !has(u, "The target's own resources: only its metrics endpoint was scraped") {
 		t.Errorf("Unmeasured(scraped only) = %q, want the mocks' caveat and that only the endpoint was scraped", u)
@@ -240,8 +240,8 @@ func TestUnmeasured(t *testing.T) {
 func TestHTMLWithoutFinishedSteps(t *testing.T) {
 	for name, r := range map[string]*results.Result{
 		"no steps":               {Schema: results.Schema},
-		"one interrupted step":   {Schema: results.Schema, Interrupted: true, Steps: []results.Step{{Model: "open", TargetRate: 100, Interrupted: true}}},
-		"interrupted, delivered": {Schema: results.Schema, Steps: []results.Step{{Model: "open", TargetRate: 100, Interrupted: true, Delivery: &results.Delivery{Expected: 5}}}},
+		"one interrupted step":   {Schema: results.Schema, Interrupted: true, Steps: []results.Step{{Figures: results.Figures{Model: "open", TargetRate: 100, Interrupted: true}}}},
+		"interrupted, delivered": {Schema: results.Schema, Steps: []results.Step{{Figures: results.Figures{Model: "open", TargetRate: 100, Interrupted: true, Delivery: &results.Delivery{Expected: 5}}}}},
 	} {
 		var b bytes.Buffer
 		if err := HTML(&b, r); err != nil || !strings.Contains(b.String(), "</html>") {
@@ -254,7 +254,7 @@ func TestHTMLWithoutFinishedSteps(t *testing.T) {
 // table rows, and a command cannot close its code fence.
 func TestMarkdownEscapes(t *testing.T) {
 	r := &results.Result{Schema: results.Schema, Name: "<img src=x onerror=alert(1)> [x](javascript:y)\n| a |",
-		Command: "ceiling run --body '```'", Steps: []results.Step{{Model: "open", TargetRate: 10}}}
+		Command: "ceiling run --body '```'", Steps: []results.Step{{Figures: results.Figures{Model: "open", TargetRate: 10}}}}
 	var b bytes.Buffer
 	Markdown(&b, r)
 	md := b.String()
@@ -273,11 +273,11 @@ func TestMarkdownEscapes(t *testing.T) {
 // summary: no HTML, no closing of <details>, no link, no new table row.
 func TestMarkdownEscapesFindings(t *testing.T) {
 	body := "<img src=x onerror=alert(1)> </details><script>alert(2)</script> [click](http://evil.test/)"
-	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{
+	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{Figures: results.Figures{
 		Model: "open", TargetRate: 10, Completed: 10, Failed: 10, ErrorRate: 1,
 		Warnings: []string{"check failed on the body: " + body},
 		Tags:     map[string]map[string]results.Breakdown{"<b>site</b> | x": {"a": {Completed: 10}}},
-	}}, Invalid: []string{"step 1: " + body}, Warnings: []string{body}}
+	}}}, Invalid: []string{"step 1: " + body}, Warnings: []string{body}}
 	var b bytes.Buffer
 	if err := Markdown(&b, r); err != nil {
 		t.Fatal(err)
@@ -298,7 +298,7 @@ func TestMarkdownEscapesFindings(t *testing.T) {
 func TestWriteHTMLAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.html")
-	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{Model: "open", TargetRate: 10}}}
+	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{Figures: results.Figures{Model: "open", TargetRate: 10}}}}
 	for range 2 {
 		if err := WriteHTML(path, r, ""); err != nil {
 			t.Fatal(err)
@@ -362,7 +362,7 @@ func TestLoginLine(t *testing.T) {
 func TestEndpointSuccessLeavesOutRedirects(t *testing.T) {
 	for _, strict := range []bool{true, false} {
 		r := &results.Result{Outcome: results.Outcome{Strict: strict}, Steps: []results.Step{
-			{Scenario: "dashboard", Model: "closed", VUs: 10, Completed: 1000, OK: 1000, Redirected: 750, Throughput: 500},
+			{Figures: results.Figures{Scenario: "dashboard", Model: "closed", VUs: 10, Completed: 1000, OK: 1000, Redirected: 750, Throughput: 500}},
 		}}
 		var b bytes.Buffer
 		endpointTable(&b, r)

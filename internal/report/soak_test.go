@@ -35,7 +35,7 @@ func soakResult() *results.Result {
 			Target: &results.WindowTarget{RSSMB: &rss}})
 	}
 	return &results.Result{Schema: results.Schema, Command: "ceiling soak plan.yaml --for 1h", StartedAt: ended.Add(-time.Hour), EndedAt: &ended,
-		Steps: []results.Step{{Index: 0, Model: "open", TargetRate: 100, DurationS: 3600, Completed: 360000, OK: 360000, Throughput: 100, LatencyMS: metrics.Latency{P50: 4, P99: 12}}},
+		Steps: []results.Step{{Figures: results.Figures{Index: 0, Model: "open", TargetRate: 100, DurationS: 3600, Completed: 360000, OK: 360000, Throughput: 100, LatencyMS: metrics.Latency{P50: 4, P99: 12}}}},
 		Soak:  k, Warnings: []string{}}
 }
 

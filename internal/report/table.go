@@ -100,74 +100,114 @@ func levelOf(s results.Step) string {
 func rows(r *results.Result) [][]string {
 	out := make([][]string, 0, len(r.Steps))
 	for _, s := range r.Steps {
-		target := levelOf(s)
-		if s.Scenario != "" { // load.each: the scenario ran alone
-			target = s.Scenario + " · " + target
-		}
-		errs := Percent(s.ErrorRate)
-		if s.Failed > 0 {
-			errs = fmt.Sprintf("%s (%s)", errs, topErrors(s.Errors))
-		}
-		limited := "0%"
-		if s.Limited > 0 && s.Completed > 0 {
-			limited = Percent(float64(s.Limited) / float64(s.Completed))
-		}
-		if s.Completed == 0 {
-			errs, limited = "-", "-" // shares of nothing
-		}
-		slo := "-"
-		if s.SLOPassed != nil {
-			slo = map[bool]string{true: "pass", false: "FAIL"}[*s.SLOPassed]
-		}
-		late := fmt.Sprint(s.Late)
-		if s.Late > 0 {
-			late = fmt.Sprintf("%d (max %s)", s.Late, Millis(s.MaxLagMS))
-		}
-		index := fmt.Sprint(s.Index + 1)
-		if s.Interrupted {
-			index += " (partial)"
-		}
-		achieved := Rate(s.AchievedRate) + spread(s.Repeat, results.MetricAchieved)
-		if s.Sent == 0 && s.Completed == 0 && s.Model != "closed" {
-			achieved = "-" // nothing sent (an idle soak): no rate was achieved, not 0/s of one asked for
-		}
-		p50, p95, p99, most := "-", "-", "-", "-" // nothing completed: no latency, not a zero one
-		if s.Completed > 0 {
-			p50, p95 = Millis(s.LatencyMS.P50)+spread(s.Repeat, results.MetricP50), Millis(s.LatencyMS.P95)+spread(s.Repeat, results.MetricP95)
-			p99, most = Millis(s.LatencyMS.P99)+spread(s.Repeat, results.MetricP99), Millis(s.LatencyMS.Max)
-		}
-		row := []string{index, target, achieved, p50, p95, p99, most, errs, limited, late}
+		row := stepCells(s)
 		if watched(r) {
-			cpu, rss := "-", "-"
-			if t := s.Target; measured(t) {
-				cpu, rss = fmt.Sprintf("%.0f%%", t.CPUPct), fmt.Sprintf("%.0f MB", t.RSSMB)
-			}
-			row = append(row, cpu, rss)
+			row = append(row, targetCells(s)...)
 		}
 		if delivered(r) {
-			d := "-"
-			if x := s.Delivery; x != nil {
-				d = fmt.Sprintf("%d/%d", x.Delivered, x.Expected)
-				if x.AtStepEnd != nil && *x.AtStepEnd != x.Delivered {
-					// find judged the step on what had arrived by its end
-					d = fmt.Sprintf("%d/%d (+%d later)", *x.AtStepEnd, x.Expected, x.Delivered-*x.AtStepEnd)
-				}
-			}
-			lat := "-"
-			if x := s.Delivery; x != nil && x.Expected > 0 {
-				lat = deliveryMillis(x, "p50") + " / " + deliveryMillis(x, "p99")
-			}
-			row = append(row, d, lat)
+			row = append(row, deliveryCells(s)...)
 		}
 		if socketed(r) {
 			row = append(row, sockets(s))
 		}
-		out = append(out, append(row, slo, verdict(s)))
+		out = append(out, append(row, sloCell(s), verdict(s)))
 		if l := s.Logins; l != nil && (l.Count > 0 || l.Skipped > 0 || l.NotLoggedIn > 0 || l.LoggedInEarlier > 0) {
 			out = append(out, loginRow(l, len(row)+2))
 		}
 	}
 	return out
+}
+
+// stepCells are the cells every step has, from "step" to "late".
+func stepCells(s results.Step) []string {
+	target := levelOf(s)
+	if s.Scenario != "" { // load.each: the scenario ran alone
+		target = s.Scenario + " · " + target
+	}
+	late := fmt.Sprint(s.Late)
+	if s.Late > 0 {
+		late = fmt.Sprintf("%d (max %s)", s.Late, Millis(s.MaxLagMS))
+	}
+	index := fmt.Sprint(s.Index + 1)
+	if s.Interrupted {
+		index += " (partial)"
+	}
+	achieved := Rate(s.AchievedRate) + spread(s.Repeat, results.MetricAchieved)
+	if s.Sent == 0 && s.Completed == 0 && s.Model != "closed" {
+		achieved = "-" // nothing sent (an idle soak): no rate was achieved, not 0/s of one asked for
+	}
+	errs, limited := shareCells(s)
+	return append(append([]string{index, target, achieved}, latencyCells(s)...), errs, limited, late)
+}
+
+// latencyCells are a step's p50, p95, p99 and max, each with its spread
+// over the repeats; "-" when nothing completed: no latency, not a zero one.
+func latencyCells(s results.Step) []string {
+	if s.Completed == 0 {
+		return []string{"-", "-", "-", "-"}
+	}
+	return []string{
+		Millis(s.LatencyMS.P50) + spread(s.Repeat, results.MetricP50),
+		Millis(s.LatencyMS.P95) + spread(s.Repeat, results.MetricP95),
+		Millis(s.LatencyMS.P99) + spread(s.Repeat, results.MetricP99),
+		Millis(s.LatencyMS.Max),
+	}
+}
+
+// shareCells are a step's errors (with its commonest classes) and the
+// share of its requests the target limited; "-" when nothing completed:
+// shares of nothing.
+func shareCells(s results.Step) (errs, limited string) {
+	if s.Completed == 0 {
+		return "-", "-"
+	}
+	errs = Percent(s.ErrorRate)
+	if s.Failed > 0 {
+		errs = fmt.Sprintf("%s (%s)", errs, topErrors(s.Errors))
+	}
+	limited = "0%"
+	if s.Limited > 0 {
+		limited = Percent(float64(s.Limited) / float64(s.Completed))
+	}
+	return errs, limited
+}
+
+// targetCells are a step's cpu and rss cells: the watched target's
+// readings, "-" when the step has none.
+func targetCells(s results.Step) []string {
+	if t := s.Target; measured(t) {
+		return []string{fmt.Sprintf("%.0f%%", t.CPUPct), fmt.Sprintf("%.0f MB", t.RSSMB)}
+	}
+	return []string{"-", "-"}
+}
+
+// deliveryCells are a step's delivered and delivery p50/p99 cells.
+func deliveryCells(s results.Step) []string {
+	x := s.Delivery
+	if x == nil {
+		return []string{"-", "-"}
+	}
+	d := fmt.Sprintf("%d/%d", x.Delivered, x.Expected)
+	if x.AtStepEnd != nil && *x.AtStepEnd != x.Delivered {
+		// find judged the step on what had arrived by its end
+		d = fmt.Sprintf("%d/%d (+%d later)", *x.AtStepEnd, x.Expected, x.Delivered-*x.AtStepEnd)
+	}
+	lat := "-"
+	if x.Expected > 0 {
+		lat = deliveryMillis(x, "p50") + " / " + deliveryMillis(x, "p99")
+	}
+	return []string{d, lat}
+}
+
+// sloCell says whether a step passed the SLO: "-" when none was judged.
+func sloCell(s results.Step) string {
+	if s.SLOPassed == nil {
+		return "-"
+	}
+	if *s.SLOPassed {
+		return "pass"
+	}
+	return "FAIL"
 }
 
 // loginRow is the line under a step for its logins, n cells wide: the

@@ -42,32 +42,15 @@ func (r *Result) check() error {
 // walkFigures checks every number under v; path names where it is.
 func walkFigures(v reflect.Value, path string) error {
 	switch v.Kind() {
-	case reflect.Float32, reflect.Float64:
-		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > MaxFigure {
-			return fmt.Errorf("%s: %g is not a figure a run writes (at most %g)", path, f, MaxFigure)
-		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if i := v.Int(); i > MaxFigure || i < -MaxFigure {
-			return fmt.Errorf("%s: %d is not a figure a run writes (at most %g)", path, i, MaxFigure)
-		}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if v.Uint() > MaxFigure {
-			return fmt.Errorf("%s: %d is not a figure a run writes (at most %g)", path, v.Uint(), MaxFigure)
-		}
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return checkFigure(v, path)
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
 			return walkFigures(v.Elem(), path)
 		}
 	case reflect.Struct:
-		t := v.Type()
-		for i := range v.NumField() {
-			if !t.Field(i).IsExported() {
-				continue
-			}
-			if err := walkFigures(v.Field(i), join(path, t.Field(i).Name)); err != nil {
-				return err
-			}
-		}
+		return walkFields(v, path)
 	case reflect.Slice, reflect.Array:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			return nil // bytes: text, not figures
@@ -82,6 +65,45 @@ func walkFigures(v reflect.Value, path string) error {
 			if err := walkFigures(it.Value(), join(path, fmt.Sprint(it.Key().Interface()))); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// checkFigure checks one number: finite, and at most MaxFigure.
+func checkFigure(v reflect.Value, path string) error {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > MaxFigure {
+			return fmt.Errorf("%s: %g is not a figure a run writes (at most %g)", path, f, MaxFigure)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if i := v.Int(); i > MaxFigure || i < -MaxFigure {
+			return fmt.Errorf("%s: %d is not a figure a run writes (at most %g)", path, i, MaxFigure)
+		}
+	default:
+		if v.Uint() > MaxFigure {
+			return fmt.Errorf("%s: %d is not a figure a run writes (at most %g)", path, v.Uint(), MaxFigure)
+		}
+	}
+	return nil
+}
+
+// walkFields checks the exported fields of the struct v; an embedded
+// struct's fields are named as v's own, as the file has them.
+func walkFields(v reflect.Value, path string) error {
+	t := v.Type()
+	for i := range v.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		at := join(path, f.Name)
+		if f.Anonymous {
+			at = path
+		}
+		if err := walkFigures(v.Field(i), at); err != nil {
+			return err
 		}
 	}
 	return nil

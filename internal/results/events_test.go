@@ -86,7 +86,7 @@ func tracedStep(t *testing.T, from, to float64, xs ...[]Exchange) Step {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Step{Model: "open", StartS: from, DurationS: to - from, Series: steady(from, int(to-from), 10), Trace: tr}
+	return Step{Figures: Figures{Model: "open", StartS: from, DurationS: to - from, Series: steady(from, int(to-from), 10), Trace: tr}}
 }
 
 // pauseRun is a step whose window runs from 2 s to 22 s on the series
@@ -295,7 +295,7 @@ func TestCostEventsCutShort(t *testing.T) {
 // An event whose step is not in the result (or kept no trace) has no
 // window and no recovery; CostEvents recomputes from scratch each time.
 func TestCostEventsWithoutTrace(t *testing.T) {
-	r := &Result{Steps: []Step{{Index: 0, Series: steady(0, 5, 10)}}, Events: []Event{{Step: 0, Window: &EventWindow{}, RecoveryS: seconds(1)}, {Step: 3}}}
+	r := &Result{Steps: []Step{{Figures: Figures{Index: 0, Series: steady(0, 5, 10)}}}, Events: []Event{{Step: 0, Window: &EventWindow{}, RecoveryS: seconds(1)}, {Step: 3}}}
 	r.CostEvents(nil)
 	for _, e := range r.Events {
 		if e.Window != nil || e.RecoveryS != nil || e.Recovery != NoTrace {
@@ -311,7 +311,7 @@ func TestCostEventsWithoutTrace(t *testing.T) {
 func TestEvaluateRecovery(t *testing.T) {
 	two := func() *Result {
 		r := pauseRun(t)
-		r.Steps = append(r.Steps, Step{Index: 1, Model: "open", Series: steady(22, 10, 10)})
+		r.Steps = append(r.Steps, Step{Figures: Figures{Index: 1, Model: "open", Series: steady(22, 10, 10)}})
 		for i := range r.Steps {
 			s := &r.Steps[i]
 			s.Completed, s.OK = 1000, 1000
@@ -371,7 +371,7 @@ func TestEvaluateRecovery(t *testing.T) {
 // without events has nothing for recovery to judge.
 func TestTermFigures(t *testing.T) {
 	r := pauseRun(t)
-	r.Steps = append(r.Steps, Step{Index: 1, Completed: 5})
+	r.Steps = append(r.Steps, Step{Figures: Figures{Index: 1, Completed: 5}})
 	r.CostEvents(nil)
 	rec, p99 := terms(t, "recovery<5s")[0], terms(t, "p99<1s")[0]
 	if f, ok := r.TermFigures(&r.Steps[0], rec); !ok || f.Events != 1 || f.Unrecovered != 0 {
@@ -388,8 +388,8 @@ func TestTermFigures(t *testing.T) {
 // Merged generators' seconds add their errors by class, and the step
 // names each event once.
 func TestMergeEventsAndErrors(t *testing.T) {
-	a := Step{Model: "open", Events: []string{"freeze"}, Series: []Point{{T: 1, Completed: 10, Failed: 2, Errors: map[string]int64{"refused": 2}}}}
-	b := Step{Model: "open", Events: []string{"freeze", "kill"}, Series: []Point{{T: 1, Completed: 10, Failed: 3, Errors: map[string]int64{"refused": 1, "reset": 2}}}}
+	a := Step{Figures: Figures{Model: "open", Events: []string{"freeze"}, Series: []Point{{T: 1, Completed: 10, Failed: 2, Errors: map[string]int64{"refused": 2}}}}}
+	b := Step{Figures: Figures{Model: "open", Events: []string{"freeze", "kill"}, Series: []Point{{T: 1, Completed: 10, Failed: 3, Errors: map[string]int64{"refused": 1, "reset": 2}}}}}
 	m, err := MergeSteps([]Step{a, b}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,19 +12,20 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 )
 
-// tables are the rules of each type a merge puts together field by field.
-var tables = map[reflect.Type][]rule{
-	reflect.TypeFor[Figures]():   stepRules,
-	reflect.TypeFor[Breakdown](): breakdownRules,
-	reflect.TypeFor[Logins]():    loginRules,
-	reflect.TypeFor[Generator](): generatorRules,
-	reflect.TypeFor[Point]():     pointRules,
-	reflect.TypeFor[Delivery]():  deliveryRules,
+// tables hold, for each type a merge puts together field by field, the
+// check of its rules (coverFields).
+var tables = map[reflect.Type]func(t *testing.T){
+	reflect.TypeFor[Figures]():   func(t *testing.T) { coverFields(t, stepRules) },
+	reflect.TypeFor[Breakdown](): func(t *testing.T) { coverFields(t, breakdownRules) },
+	reflect.TypeFor[Logins]():    func(t *testing.T) { coverFields(t, loginRules) },
+	reflect.TypeFor[Generator](): func(t *testing.T) { coverFields(t, generatorRules) },
+	reflect.TypeFor[Point]():     func(t *testing.T) { coverFields(t, pointRules) },
+	reflect.TypeFor[Delivery]():  func(t *testing.T) { coverFields(t, deliveryRules) },
 }
 
 // Every field of a step's figures, and of the values inside them that are
-// put together field by field, has a rule for the parts of a step and one
-// for its repeats: a field added without one would be a wrong merged
+// put together field by field, has one rule for the parts of a step and
+// one for its repeats: a field added without one would be a wrong merged
 // figure for agents, segments or repeats, and nothing else would fail.
 func TestRulesCoverEveryField(t *testing.T) {
 	seen := map[reflect.Type]bool{}
@@ -34,29 +35,13 @@ func TestRulesCoverEveryField(t *testing.T) {
 			return
 		}
 		seen[typ] = true
-		rules, ok := tables[typ]
+		check, ok := tables[typ]
 		if !ok {
 			t.Fatalf("no rules for %s", typ)
 		}
-		var named []string
-		for _, r := range rules {
-			if _, ok := typ.FieldByName(r.Field); !ok {
-				t.Errorf("%s: a rule for %s, which it has no longer", typ.Name(), r.Field)
-			}
-			if slices.Contains(named, r.Field) {
-				t.Errorf("%s.%s has two rules", typ.Name(), r.Field)
-			}
-			named = append(named, r.Field)
-			if r.Parts.name == "" || r.Repeats.name == "" {
-				t.Errorf("%s.%s: a rule without a name", typ.Name(), r.Field)
-			}
-		}
+		check(t)
 		for i := range typ.NumField() {
-			f := typ.Field(i)
-			if !slices.Contains(named, f.Name) {
-				t.Errorf("%s.%s is in no merge rule: add it to the rules of %s (rules.go), saying how parts of a step and repeats of it put it together", typ.Name(), f.Name, typ.Name())
-			}
-			if inner := elem(f.Type); tables[inner] != nil {
+			if inner := elem(typ.Field(i).Type); tables[inner] != nil {
 				walk(inner)
 			}
 		}
@@ -69,6 +54,47 @@ func TestRulesCoverEveryField(t *testing.T) {
 	}
 }
 
+// coverFields checks that each rule reaches a field of T of its own, and
+// that every field of T has exactly one rule, both of whose ways are
+// named.
+func coverFields[T any](t *testing.T, rules []rule[T]) {
+	t.Helper()
+	var x T
+	v := reflect.ValueOf(&x).Elem()
+	typ := v.Type()
+	count := make([]int, typ.NumField())
+	for k, r := range rules {
+		i := fieldAt(v, reflect.ValueOf(r.at(&x)))
+		if i < 0 {
+			t.Errorf("%s: rule %d reaches no field of %s", typ.Name(), k, typ.Name())
+			continue
+		}
+		count[i]++
+		if r.Parts.name == "" || r.Repeats.name == "" {
+			t.Errorf("%s.%s: a rule without a name", typ.Name(), typ.Field(i).Name)
+		}
+	}
+	for i, n := range count {
+		switch {
+		case n == 0:
+			t.Errorf("%s.%s is in no merge rule: add it to the rules of %s (rules.go), saying how parts of a step and repeats of it put it together", typ.Name(), typ.Field(i).Name, typ.Name())
+		case n > 1:
+			t.Errorf("%s.%s has %d rules", typ.Name(), typ.Field(i).Name, n)
+		}
+	}
+}
+
+// fieldAt is the index of the field of the struct v that the pointer p
+// points at (its address and type), -1 when none.
+func fieldAt(v, p reflect.Value) int {
+	for i := range v.NumField() {
+		if a := v.Field(i).Addr(); a.Pointer() == p.Pointer() && a.Type() == p.Type() {
+			return i
+		}
+	}
+	return -1
+}
+
 // elem is the struct type a field holds, through pointers, slices and maps.
 func elem(t reflect.Type) reflect.Type {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
@@ -77,55 +103,37 @@ func elem(t reflect.Type) reflect.Type {
 	return t
 }
 
-// notFigures are Step's fields that are not measured but said of the
-// figures, or of who measured them; MergeSteps and Combine set them.
+// notFigures are Step's fields besides its figures: who made a step of
+// several generators' shares, which MergeSteps and a coordinator set and
+// Combine keeps the last repeat's of.
 var notFigures = map[string]string{
-	"SLOPassed":        "judged on the merged or combined step",
-	"Passed":           "judged on the merged or combined step",
-	"Verdict":          "judged on the merged or combined step",
-	"VerdictReason":    "judged on the merged or combined step",
-	"VerdictReasons":   "judged on the merged or combined step",
-	"GeneratorLimited": "judged on the merged or combined step",
-	"Notes":            "judged on the merged or combined step",
-	"Warnings":         "parts: each prefixed with its part's name; repeats: each once",
-	"Agents":           "parts: how many; repeats: the last's",
-	"Parts":            "parts: each one's line; repeats: the last's",
-	"Lost":             "set by the coordinator that lost an agent",
-	"LostParts":        "set by the coordinator that lost an agent",
+	"Agents":    "parts: how many; repeats: the last's",
+	"Parts":     "parts: each one's line; repeats: the last's",
+	"Lost":      "set by the coordinator that lost an agent",
+	"LostParts": "set by the coordinator that lost an agent",
 }
 
-// Every field of Step is a figure (Figures' field of the same name and
-// type) or said of the figures.
-func TestStepIsFiguresProjection(t *testing.T) {
-	ft, st := reflect.TypeFor[Figures](), reflect.TypeFor[Step]()
-	for i := range st.NumField() {
-		s := st.Field(i)
-		f, ok := ft.FieldByName(s.Name)
-		_, said := notFigures[s.Name]
-		switch {
-		case ok && said:
-			t.Errorf("Step.%s is both a figure and not one", s.Name)
-		case ok && f.Type != s.Type:
-			t.Errorf("Figures.%s is a %s, Step's a %s", s.Name, f.Type, s.Type)
-		case !ok && !said:
-			t.Errorf("Step.%s is neither a field of Figures nor said of them (notFigures)", s.Name)
-		}
+// Step is its figures first (embedded: their fields are result.json's
+// first, in their order), then what is said of who made it; a field
+// measured of the step belongs in Figures, where a rule puts it together.
+func TestStepIsFiguresAndWhoMadeThem(t *testing.T) {
+	st := reflect.TypeFor[Step]()
+	if f := st.Field(0); !f.Anonymous || f.Type != reflect.TypeFor[Figures]() {
+		t.Fatalf("Step's first field is %s, want Figures embedded", f.Name)
 	}
-	for i := range ft.NumField() {
-		if _, ok := st.FieldByName(ft.Field(i).Name); !ok {
-			t.Errorf("Figures.%s is not in Step: result.json would lose it", ft.Field(i).Name)
+	for i := 1; i < st.NumField(); i++ {
+		if _, ok := notFigures[st.Field(i).Name]; !ok {
+			t.Errorf("Step.%s is not said of who made the step (notFigures): a figure belongs in Figures, with its rule", st.Field(i).Name)
 		}
 	}
 }
 
-// Figures go through result.json without loss: projected into a step,
-// written, read, and taken out again, every field is as it was.
+// Figures go through result.json without loss: in a step, written, read,
+// and taken out again, every field is as it was.
 func TestFiguresLossless(t *testing.T) {
 	var f Figures
 	fill(reflect.ValueOf(&f).Elem(), new(int))
-	var s Step
-	f.Project(&s)
-	data, err := json.Marshal(&s)
+	data, err := json.Marshal(&Step{Figures: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,8 +141,8 @@ func TestFiguresLossless(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(f, FiguresOf(&back)); diff != "" {
-		t.Errorf("FiguresOf(read(write(Project(f)))) differs from f (-want +got):\n%s", diff)
+	if diff := cmp.Diff(f, back.Figures); diff != "" {
+		t.Errorf("read(write(f)) differs from f (-want +got):\n%s", diff)
 	}
 }
 
@@ -149,6 +157,54 @@ func TestRulesFitTheirFields(t *testing.T) {
 	}
 	if _, err := CombineFigures([]Figures{f, f}); err != nil {
 		t.Errorf("CombineFigures: %v", err)
+	}
+}
+
+// Each rule writes its own field only, and none of its inputs: applied
+// alone to a zero result, every other field stays zero.
+func TestRulesWriteTheirFieldOnly(t *testing.T) {
+	ownFieldOnly(t, stepRules)
+	ownFieldOnly(t, breakdownRules)
+	ownFieldOnly(t, loginRules)
+	ownFieldOnly(t, generatorRules)
+	ownFieldOnly(t, pointRules)
+	ownFieldOnly(t, deliveryRules)
+}
+
+// ownFieldOnly applies each rule of rules, each column, to two inputs
+// with every field set.
+func ownFieldOnly[T any](t *testing.T, rules []rule[T]) {
+	t.Helper()
+	inputs := func() []T {
+		in := make([]T, 2)
+		for k := range in {
+			fill(reflect.ValueOf(&in[k]).Elem(), new(int))
+			valid(reflect.ValueOf(&in[k]).Elem())
+		}
+		return in
+	}
+	for _, r := range rules {
+		for _, h := range []how[T]{r.Parts, r.Repeats} {
+			if h.do == nil {
+				continue
+			}
+			in, was := inputs(), inputs()
+			var out T
+			v := reflect.ValueOf(&out).Elem()
+			own := v.Type().Field(fieldAt(v, reflect.ValueOf(r.at(&out)))).Name
+			if err := h.do(&out, []*T{&in[0], &in[1]}); err != nil {
+				t.Errorf("%s.%s by %q: %v", v.Type().Name(), own, h.name, err)
+				continue
+			}
+			for i := range v.NumField() {
+				if f := v.Type().Field(i); f.Name != own && !v.Field(i).IsZero() {
+					t.Errorf("%s.%s by %q sets %s too", v.Type().Name(), own, h.name, f.Name)
+				}
+			}
+			if !reflect.DeepEqual(in, was) {
+				t.Errorf("%s.%s by %q changes its inputs", v.Type().Name(), own, h.name)
+			}
+		}
 	}
 }
 
@@ -175,8 +231,7 @@ func valid(v reflect.Value) {
 		for i := range v.NumField() {
 			switch v.Type().Field(i).Name {
 			case "Histogram", "ServiceHist":
-				enc, _ := metrics.Encode(metrics.NewHistogram())
-				v.Field(i).SetString(enc)
+				v.Field(i).SetString(emptyHistogram())
 			case "Data":
 				v.Field(i).SetString("")
 			default:
@@ -185,6 +240,15 @@ func valid(v reflect.Value) {
 		}
 	}
 }
+
+// emptyHistogram is an encoded histogram without a value.
+var emptyHistogram = sync.OnceValue(func() string {
+	enc, err := metrics.Encode(metrics.NewHistogram())
+	if err != nil {
+		panic(err)
+	}
+	return enc
+})
 
 // fill sets every field of v to a value of its own, not zero.
 func fill(v reflect.Value, n *int) {

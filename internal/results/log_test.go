@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -24,10 +25,11 @@ func TestWriteLogReadLog(t *testing.T) {
 	first := &Result{Schema: Schema, Command: "first", Steps: []Step{step(100, 5)}}
 	second := &Result{Schema: Schema, Command: "second", Steps: []Step{step(100, 5), step(200, 7)}}
 	full := logOf(t, first, second)
-	if !strings.HasPrefix(strings.SplitN(full, "\n", 3)[1], LogBegin) || !strings.Contains(full, "\n"+LogEnd+"\n") {
-		t.Fatalf("WriteLog = %q, want the markers on their own lines", full)
+	if !strings.HasPrefix(strings.SplitN(full, "\n", 3)[1], LogBegin) || !strings.Contains(full, "\n"+LogEnd+"\n"+LogSum+" ") {
+		t.Fatalf("WriteLog = %q, want the markers on their own lines, the checksum after the end", full)
 	}
-	cut := full[:len(full)-len(LogEnd)-10] // the second block without its end
+	cut := full[:strings.LastIndex(full, LogEnd)-10] // the second block without its end
+	unsummed := strings.Replace(logOf(t, first), LogSum, "ceiling: done", 1)
 	tests := []struct {
 		name, log string
 		want      string // the Command of the result read
@@ -38,6 +40,10 @@ func TestWriteLogReadLog(t *testing.T) {
 		{"CRLF line ends and spaces around the markers", strings.ReplaceAll(strings.ReplaceAll(logOf(t, first), "\n", "\r\n"), LogBegin, "  "+LogBegin+" "), "first"},
 		{"no newline after the end marker", strings.TrimSuffix(logOf(t, first), "\n"), "first"},
 		{"progress after the block", logOf(t, first) + "ceiling: result: /tmp/result.json\n", "first"},
+		{"no checksum (a log written before checksums)", unsummed, "first"},
+		// A pod's log merges stdout and stderr as they come: a line of
+		// stderr can fall within the result printed on stdout.
+		{"a line of the other stream within the block", strings.Replace(logOf(t, first), `  "command"`, "ceiling: result: /tmp/result.json\n  \"command\"", 1), "first"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,9 +68,12 @@ func TestReadLogErrors(t *testing.T) {
 	}{
 		{"empty", "", "no result in the log"},
 		{"progress only", "ceiling: step 1\nceiling: step 2\n", "no result in the log"},
-		{"cut off", one[:len(one)-len(LogEnd)-5], "cut off"},
+		{"cut off", one[:strings.Index(one, LogEnd)-5], "cut off"},
+		{"a line changed", strings.Replace(one, `"command": "x"`, `"command": "y"`, 1), "the result is damaged: its"},
+		{"a line lost", strings.Replace(one, "  \"command\": \"x\",\n", "", 1), "the result is damaged: its"},
+		{"the checksum cut", one[:len(one)-20], "checksum line is damaged"},
 		{"an end without a begin", "{}\n" + LogEnd + "\n", "no result in the log"},
-		{"not JSON", LogBegin + "\nnot json\n" + LogEnd + "\n", "invalid character"},
+		{"not JSON", LogBegin + "\n{not json\n" + LogEnd + "\n", "invalid character"},
 		{"another schema", LogBegin + "\n{\"schema\": \"other/v9\"}\n" + LogEnd + "\n", `schema "other/v9"`},
 	}
 	for _, tt := range tests {
@@ -103,4 +112,23 @@ func FuzzReadLog(f *testing.F) {
 			t.Errorf("ReadLog = %v, %v: want a result or an error", r, err)
 		}
 	})
+}
+
+// The file ReadLogFile gives back is result.json byte for byte, as Write
+// writes it, also when another stream's line fell within the block.
+func TestReadLogFile(t *testing.T) {
+	r := &Result{Schema: Schema, Command: "x", Steps: []Step{step(100, 5)}}
+	path := t.TempDir() + "/result.json"
+	if err := Write(path, r, Public); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := strings.Replace(logOf(t, r), `  "command"`, "ceiling: result: /tmp/result.json\n  \"command\"", 1)
+	_, got, err := ReadLogFile(strings.NewReader(log))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("ReadLogFile = %d bytes, %v; want the %d bytes of result.json", len(got), err, len(want))
+	}
 }

@@ -42,14 +42,13 @@ type Part struct {
 func MergeSteps(parts []Step, names []string) (Step, error) {
 	figures := make([]Figures, len(parts))
 	for i := range parts {
-		figures[i] = FiguresOf(&parts[i])
+		figures[i] = parts[i].Figures
 	}
 	f, err := MergeFigures(figures)
 	if err != nil {
 		return Step{}, err
 	}
-	m := Step{Warnings: []string{}, VerdictReasons: []string{}, Agents: len(parts)}
-	f.Project(&m)
+	m := Step{Figures: f, Agents: len(parts)}
 	for i := range parts {
 		m.Parts = append(m.Parts, partOf(&parts[i], nameOf(names, i)))
 		for _, w := range parts[i].Warnings {

@@ -24,10 +24,10 @@ func partStep(t *rapid.T, samples []int64, second int) Step {
 		t.Fatal(err)
 	}
 	n := int64(len(samples))
-	return Step{Model: "open", TargetRate: 100, Sent: n, Completed: n, OK: n, AchievedRate: float64(n), Throughput: float64(n),
+	return Step{Figures: Figures{Model: "open", TargetRate: 100, Sent: n, Completed: n, OK: n, AchievedRate: float64(n), Throughput: float64(n),
 		Histogram: enc, ServiceHist: enc, LatencyMS: metrics.Summarize(h), Errors: map[string]int64{},
 		Scenarios: []Breakdown{{Name: "browse", Completed: n, OK: n, Histogram: enc, AvgBodyBytes: 10}},
-		Series:    []Point{{T: float64(second), Completed: n, OK: n, Rate: float64(n), Histogram: enc}}}
+		Series:    []Point{{T: float64(second), Completed: n, OK: n, Rate: float64(n), Histogram: enc}}}}
 }
 
 func decoded(t *rapid.T, enc string) *hdrhistogram.Histogram {
@@ -97,8 +97,8 @@ func TestMergeStepsExact(t *testing.T) {
 // One generator that could not hold its share limits the merged step, even
 // when the others' figures dilute its lateness.
 func TestMergeStepsGeneratorLimited(t *testing.T) {
-	ok := Step{Model: "open", Sent: 10000, Completed: 10000, Errors: map[string]int64{}}
-	late := Step{Model: "open", Sent: 1000, Completed: 1000, Late: 400, Errors: map[string]int64{}}
+	ok := Step{Figures: Figures{Model: "open", Sent: 10000, Completed: 10000, Errors: map[string]int64{}}}
+	late := Step{Figures: Figures{Model: "open", Sent: 1000, Completed: 1000, Late: 400, Errors: map[string]int64{}}}
 	m, err := MergeSteps([]Step{ok, ok, late}, []string{"a:1", "b:1", "c:1"})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestMergeStepsGeneratorLimited(t *testing.T) {
 	if r := m.generatorReason(); !strings.Contains(r, "agent c:1 could not hold its share") {
 		t.Errorf("reason %q names no agent", r)
 	}
-	if _, err := MergeSteps([]Step{ok, {Model: "closed"}}, nil); err == nil {
+	if _, err := MergeSteps([]Step{ok, {Figures: Figures{Model: "closed"}}}, nil); err == nil {
 		t.Errorf("an open and a closed step merged")
 	}
 }

@@ -109,7 +109,7 @@ func Combine(reps []Step, passed []bool) (Step, error) {
 	ok, lastDone := 0, -1
 	for i := range reps {
 		if !reps[i].Interrupted {
-			figures = append(figures, FiguresOf(&reps[i]))
+			figures = append(figures, reps[i].Figures)
 			lastDone = i
 			if i < len(passed) && passed[i] {
 				ok++
@@ -129,19 +129,8 @@ func Combine(reps []Step, passed []bool) (Step, error) {
 	if err != nil {
 		return out, err
 	}
-	f.Project(&out)
+	out.Figures = f
 	out.Repeat.Passed = ok
-	out.Warnings, out.Notes = []string{}, nil
-	for _, s := range reps {
-		if s.Interrupted {
-			continue
-		}
-		for _, w := range s.Warnings {
-			if !slices.Contains(out.Warnings, w) {
-				out.Warnings = append(out.Warnings, w)
-			}
-		}
-	}
 	return out, nil
 }
 

@@ -22,12 +22,12 @@ func rep(t *testing.T, ms float64, n int64, achieved float64) Step {
 		t.Fatal(err)
 	}
 	lat := metrics.Summarize(h)
-	return Step{
+	return Step{Figures: Figures{
 		Model: "open", TargetRate: 100, DurationS: 1, Sent: n, Completed: n, OK: n - 1, Failed: 1,
 		Errors: map[string]int64{"timeout": 1}, AchievedRate: achieved, Throughput: achieved - 1, ErrorRate: 1 / float64(n),
 		LatencyMS: lat, Histogram: enc, Series: []Point{{T: ms}}, Warnings: []string{"w"},
 		Scenarios: []Breakdown{{Name: "a", Completed: n, OK: n - 1, Failed: 1, LatencyMS: lat, Histogram: enc, AvgBodyBytes: 10}},
-	}
+	}}
 }
 
 // Repeats combine into medians of their figures, summed counts, merged
@@ -99,7 +99,7 @@ func TestReviewFixes(t *testing.T) {
 	}
 
 	zero := int64(0)
-	late := Step{Completed: 10, Delivery: &Delivery{Expected: 100, Delivered: 100, AtStepEnd: &zero, LatencyMS: metrics.Latency{P99: 2100}}}
+	late := Step{Figures: Figures{Completed: 10, Delivery: &Delivery{Expected: 100, Delivered: 100, AtStepEnd: &zero, LatencyMS: metrics.Latency{P99: 2100}}}}
 	r := Result{Steps: []Step{late}}
 	terms, _ := slo.Parse("delivery_p99<60s")
 	r.Evaluate(terms)
@@ -108,8 +108,8 @@ func TestReviewFixes(t *testing.T) {
 	}
 
 	each := Result{Steps: []Step{
-		{Index: 0, Scenario: "a", Completed: 10, Scenarios: []Breakdown{{Name: "a", Completed: 10, LatencyMS: metrics.Latency{P99: 5}}}},
-		{Index: 1, Scenario: "b", Completed: 10, Scenarios: []Breakdown{{Name: "b", Completed: 10, LatencyMS: metrics.Latency{P99: 900}}}},
+		{Figures: Figures{Index: 0, Scenario: "a", Completed: 10, Scenarios: []Breakdown{{Name: "a", Completed: 10, LatencyMS: metrics.Latency{P99: 5}}}}},
+		{Figures: Figures{Index: 1, Scenario: "b", Completed: 10, Scenarios: []Breakdown{{Name: "b", Completed: 10, LatencyMS: metrics.Latency{P99: 900}}}}},
 	}}
 	terms, _ = slo.Parse("a.p99<500ms")
 	each.Evaluate(terms)
@@ -117,7 +117,7 @@ func TestReviewFixes(t *testing.T) {
 		t.Errorf("a.p99<500ms with each: %+v, no-sample findings %q; want it judged on a's step alone", each.Thresholds[0], each.noSamples)
 	}
 
-	nobody := Result{Steps: []Step{{Logins: &Logins{Count: 12, Failed: 12, ByClass: map[string]int64{"http_4xx": 12}}}}}
+	nobody := Result{Steps: []Step{{Figures: Figures{Logins: &Logins{Count: 12, Failed: 12, ByClass: map[string]int64{"http_4xx": 12}}}}}}
 	nobody.Judge(DefaultRules)
 	if v := nobody.Steps[0]; v.Verdict != Invalid || !strings.Contains(v.VerdictReason, "no user logged in: all 12 login attempts failed (http_4xx 12)") {
 		t.Errorf("no login: verdict %s (%s), want INVALID naming the logins", v.Verdict, v.VerdictReason)

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
 )
 
@@ -185,82 +187,12 @@ type Threshold struct {
 	AtLeast bool `json:"at_least,omitempty"`
 }
 
-// Step is one step's figures. Rates are per second; error_rate is a
-// fraction in [0, 1]; latencies are in milliseconds.
+// Step is one step as result.json holds it: its figures and what is said
+// of them (Figures, whose fields come first in the file), then which
+// generators made it when several did. Rates are per second; error_rate
+// is a fraction in [0, 1]; latencies are in milliseconds.
 type Step struct {
-	Index       int    `json:"index"`
-	Interrupted bool   `json:"interrupted,omitempty"`
-	Model       string `json:"model"`
-	// Scenario is the scenario this step ran alone (load.each); empty for
-	// the plan's weighted mix.
-	Scenario   string  `json:"scenario,omitempty"`
-	TargetRate float64 `json:"target_rate,omitempty"`
-	VUs        int     `json:"vus,omitempty"`
-	DurationS  float64 `json:"duration_s"`
-	WarmupS    float64 `json:"warmup_s"`
-	// Sent counts the exchanges (requests, websocket frames) sent of the
-	// step's iterations, and Completed those that ended: a flow of two
-	// requests is two. Iterations counts the iterations (a flow whole).
-	Sent       int64            `json:"sent"`
-	Iterations int64            `json:"iterations"`
-	Completed  int64            `json:"completed"`
-	OK         int64            `json:"ok"`
-	Limited    int64            `json:"limited"`
-	Failed     int64            `json:"failed"`
-	Errors     map[string]int64 `json:"errors"`
-	// Status4xx is the status of the step's 4xx failures when they all had
-	// the same one (-1: several).
-	Status4xx    int                             `json:"status_4xx,omitempty"`
-	AchievedRate float64                         `json:"achieved_rate"`
-	Throughput   float64                         `json:"throughput"`
-	ErrorRate    float64                         `json:"error_rate"`
-	Late         int64                           `json:"late"`
-	NotSent      int64                           `json:"not_sent"`
-	Retried      int64                           `json:"retried"`
-	Redirected   int64                           `json:"redirected_ok"`
-	RetryAfters  int64                           `json:"retry_afters"`
-	RetryAfterS  float64                         `json:"retry_after_max_s"`
-	MaxLagMS     float64                         `json:"max_lag_ms"`
-	MeanLagMS    float64                         `json:"mean_lag_ms"`
-	SettleS      float64                         `json:"settle_s,omitempty"`
-	Workers      int                             `json:"workers"`
-	BytesIn      int64                           `json:"bytes_in"`
-	BytesOut     int64                           `json:"bytes_out"`
-	LatencyMS    metrics.Latency                 `json:"latency_ms"`
-	ServiceMS    metrics.Latency                 `json:"service_ms"`
-	Scenarios    []Breakdown                     `json:"scenarios"`
-	Logins       *Logins                         `json:"logins,omitempty"`
-	Tags         map[string]map[string]Breakdown `json:"tags"`
-	WebSocket    *Sockets                        `json:"websocket,omitempty"`
-	SLOPassed    *bool                           `json:"slo_passed,omitempty"`
-	// Passed says whether the step passed: HEALTHY or STRESSED and its SLO
-	// held (with repeats, in most of them). Nil for a step cut short, which
-	// is not judged.
-	Passed           *bool      `json:"passed,omitempty"`
-	Verdict          string     `json:"verdict,omitempty"`
-	VerdictReason    string     `json:"verdict_reason,omitempty"`
-	VerdictReasons   []string   `json:"verdict_reasons"`
-	GeneratorLimited bool       `json:"generator_limited"`
-	Generator        *Generator `json:"generator,omitempty"`
-	Target           *Target    `json:"target,omitempty"`
-	Delivery         *Delivery  `json:"delivery,omitempty"`
-	Notes            []string   `json:"notes,omitempty"`
-	Warnings         []string   `json:"warnings"`
-	Histogram        string     `json:"histogram"`
-	ServiceHist      string     `json:"service_histogram"`
-	Series           []Point    `json:"series"`
-	// Events names the events that happened in this step (Result.Events):
-	// its figures include what they cost.
-	Events []string `json:"events,omitempty"`
-	// Trace is the step's exchanges one by one around its events, which
-	// their recovery is measured from; nil in a step without events.
-	Trace *Trace `json:"trace,omitempty"`
-	// Repeat is the spread over the run's repeats (--repeat N > 1).
-	Repeat *Repeat `json:"repeat,omitempty"`
-	// StartS is when the step began (its warm-up), on the series clock:
-	// seconds from the run's start, as Point.T. A merge of segments lines
-	// their seconds up on it.
-	StartS float64 `json:"start_s,omitempty"`
+	Figures
 	// Agents counts the generators whose shares were merged into this
 	// step (agents, segments; 0: one generator); Parts lists each one's.
 	Agents int    `json:"agents,omitempty"`
@@ -466,6 +398,26 @@ type Generator struct {
 	// on its own machine).
 	HostOtherPct *float64 `json:"host_other_cpu_pct,omitempty"`
 	HostStealPct *float64 `json:"host_steal_pct,omitempty"`
+	// PeakRSSMB is the most resident memory ceiling's process had held by
+	// the step's end, and BytesPerUser what its heap grew by for each user
+	// the step made (when it made at least 100; absent otherwise): the cost
+	// of a virtual user. MemoryBudgetMB is set when the open model stopped
+	// making users at its memory budget, the heap then HeapAtLimitMB: its
+	// late arrivals waited for a user to come free. One generator's, absent
+	// from a merged step.
+	// Loops counts the event loops the step ran on (each a lane of its
+	// load, on an OS thread of its own), and LoopCPUPct is each one's CPU
+	// in percent of one core: the one near 100 is the bottleneck. Absent
+	// when it ran on goroutines, and from a merged step.
+	Loops      int       `json:"loops,omitempty"`
+	LoopCPUPct []float64 `json:"loop_cpu_pct,omitempty"`
+	// LoopExchanges counts the exchanges each loop ended (its warm-up and
+	// drain included): how evenly they shared the step.
+	LoopExchanges  []int64 `json:"loop_exchanges,omitempty"`
+	PeakRSSMB      float64 `json:"peak_rss_mb,omitempty"`
+	BytesPerUser   float64 `json:"bytes_per_user,omitempty"`
+	MemoryBudgetMB float64 `json:"memory_budget_mb,omitempty"`
+	HeapAtLimitMB  float64 `json:"heap_at_limit_mb,omitempty"`
 }
 
 // Target is what the monitored target did during a step's window.
@@ -612,21 +564,45 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	return err
 }
 
-// Read loads a result file.
+// MaxResultBytes bounds a result file that Read reads: a long soak's
+// result, with its series of every second, is a few MiB.
+const MaxResultBytes = 64 << 20
+
+// Read loads a result file of at most MaxResultBytes: a regular file, a
+// pipe (compare base.json <(curl …)) or a device, never read past the
+// limit.
 func Read(path string) (*Result, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(context.Background(), path, MaxResultBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read result: %w", err)
 	}
+	r, err := decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("read result %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Decode reads a result from the bytes of a result file, with Read's
+// checks.
+func Decode(data []byte) (*Result, error) {
+	r, err := decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("decode result: %w", err)
+	}
+	return r, nil
+}
+
+func decode(data []byte) (*Result, error) {
 	var r Result
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("read result %s: %w", path, err)
+		return nil, err
 	}
 	if r.Schema != Schema {
-		return nil, fmt.Errorf("read result %s: schema %q, want %q", path, r.Schema, Schema)
+		return nil, fmt.Errorf("schema %q, want %q", r.Schema, Schema)
 	}
 	if err := r.check(); err != nil {
-		return nil, fmt.Errorf("read result %s: %w", path, err)
+		return nil, err
 	}
 	return &r, nil
 }

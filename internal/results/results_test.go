@@ -14,8 +14,8 @@ import (
 
 // step is a step of 100 exchanges that took lat each, at rate.
 func step(rate float64, lat float64) Step {
-	return Step{Model: "open", TargetRate: rate, DurationS: 1, Sent: 100, Completed: 100, OK: 100, AchievedRate: rate,
-		LatencyMS: metrics.Latency{P50: lat, P90: lat, P95: lat, P99: lat, P999: lat, Max: lat, Mean: lat}}
+	return Step{Figures: Figures{Model: "open", TargetRate: rate, DurationS: 1, Sent: 100, Completed: 100, OK: 100, AchievedRate: rate,
+		LatencyMS: metrics.Latency{P50: lat, P90: lat, P95: lat, P99: lat, P999: lat, Max: lat, Mean: lat}}}
 }
 
 func TestEvaluatePerStep(t *testing.T) {
@@ -89,7 +89,7 @@ func TestGeneratorLimited(t *testing.T) {
 		{0, 1000, 150, false},
 	}
 	for _, tt := range tests {
-		s := Step{Late: tt.late, Sent: tt.sent, Completed: tt.sent, Generator: &Generator{CPUPct: tt.cpu, CPUs: 2}}
+		s := Step{Figures: Figures{Late: tt.late, Sent: tt.sent, Completed: tt.sent, Generator: &Generator{CPUPct: tt.cpu, CPUs: 2}}}
 		r := &Result{Steps: []Step{s}}
 		r.Judge(DefaultRules)
 		if got := r.Steps[0].GeneratorLimited; got != tt.want || (got && r.Steps[0].Verdict != GeneratorLimited) {

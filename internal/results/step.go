@@ -52,7 +52,7 @@ const LoginName = "login"
 // no samples, so its terms fail.
 func (s *Step) FiguresOf(name string) slo.Figures {
 	if name == "" {
-		f := s.Figures()
+		f := s.sloFigures()
 		if d := s.Delivery; d != nil {
 			f.Expected, f.Delivered, f.Arrived = d.Expected, d.Delivered, d.Delivered
 			f.Delivery, f.DeliveryUpper = d.LatencyBounds()
@@ -89,8 +89,8 @@ func (s *Step) readsLogins(name string) bool {
 		!slices.ContainsFunc(s.Scenarios, func(b Breakdown) bool { return b.Name == name })
 }
 
-// Figures returns what SLO terms are evaluated against for this step.
-func (s *Step) Figures() slo.Figures {
+// sloFigures returns what SLO terms are evaluated against for this step.
+func (s *Step) sloFigures() slo.Figures {
 	return slo.Figures{
 		Latency: s.LatencyMS, Completed: s.Completed, Failed: s.Failed, Limited: s.Limited,
 		Achieved: s.AchievedRate, Target: s.TargetRate, Throughput: s.Throughput,

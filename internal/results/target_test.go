@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,6 +30,19 @@ func TestTargetJSONLeavesOutWhatWasNotMeasured(t *testing.T) {
 	for _, present := range []string{`"cpu_pct":0`, `"rss_mb":12.5`, `"rss_max_mb":13`} {
 		if !strings.Contains(string(data), present) {
 			t.Errorf("a process read: %s lacks %s", data, present)
+		}
+	}
+}
+
+// A target that died before its first CPU sample is said to have died, as
+// one that died after: the note does not wait for a sample.
+func TestTargetDiedBeforeItsFirstSample(t *testing.T) {
+	for _, samples := range []int{0, 3} {
+		r := &Result{Steps: []Step{{Figures: Figures{Model: "open", TargetRate: 100, DurationS: 1, Completed: 10, OK: 10, Interrupted: true,
+			Errors: map[string]int64{}, Target: &Target{Died: "killed by SIGKILL", Samples: samples}}}}}
+		r.Judge(DefaultRules)
+		if s := r.Steps[0]; !slices.Contains(s.Notes, "the target died (killed by SIGKILL)") || s.Verdict != Invalid {
+			t.Errorf("%d samples: verdict %s, notes %q; want INVALID and the target's death said", samples, s.Verdict, s.Notes)
 		}
 	}
 }

@@ -101,7 +101,7 @@ func TestMergeTraces(t *testing.T) {
 		{IntendedUS: 1_050_000, LatencyUS: 100_000, Class: "ok", Weight: 2},
 		{IntendedUS: 1_100_000, LatencyUS: 2000, Class: "timeout", Weight: 2},
 	})
-	m, err := MergeSteps([]Step{{Model: "open", Trace: a}, {Model: "open", Trace: b}}, nil)
+	m, err := MergeSteps([]Step{{Figures: Figures{Model: "open", Trace: a}}, {Figures: Figures{Model: "open", Trace: b}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +117,11 @@ func TestMergeTraces(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" || m.Trace.FromS != 1.1 || m.Trace.Exchanges != 5 {
 		t.Errorf("merged trace from %v, standing for %d (-want +got):\n%s", m.Trace.FromS, m.Trace.Exchanges, diff)
 	}
-	if m, _ := MergeSteps([]Step{{Model: "open"}, {Model: "open"}}, nil); m.Trace != nil {
+	if m, _ := MergeSteps([]Step{{Figures: Figures{Model: "open"}}, {Figures: Figures{Model: "open"}}}, nil); m.Trace != nil {
 		t.Errorf("merged steps without traces have trace %+v, want none", m.Trace)
 	}
 	bad := &Trace{Data: "!!", Classes: []string{"ok"}}
-	if _, err := MergeSteps([]Step{{Model: "open", Trace: a}, {Model: "open", Trace: bad}}, nil); err == nil || !strings.Contains(err.Error(), "trace") {
+	if _, err := MergeSteps([]Step{{Figures: Figures{Model: "open", Trace: a}}, {Figures: Figures{Model: "open", Trace: bad}}}, nil); err == nil || !strings.Contains(err.Error(), "trace") {
 		t.Errorf("merging a trace that does not read: %v, want an error about the trace", err)
 	}
 }

@@ -178,7 +178,8 @@ func (s *Step) generatorLimited() bool {
 	late := s.Late >= GeneratorLateMin && s.lateShare() > GeneratorLateShare
 	cpu := s.Generator != nil && s.Generator.CPUs > 0 && s.Generator.CPUPct >= GeneratorCPUShare*100*float64(s.Generator.CPUs) && len(s.Parts) == 0
 	own := s.ownFailures() > 0 && len(s.Parts) == 0
-	return late || cpu || own || slices.ContainsFunc(s.Parts, func(p Part) bool { return p.GeneratorLimited })
+	memory := s.Generator != nil && s.Generator.MemoryBudgetMB > 0 && s.Late > 0 && len(s.Parts) == 0
+	return late || cpu || own || memory || slices.ContainsFunc(s.Parts, func(p Part) bool { return p.GeneratorLimited })
 }
 
 // ownFailures counts the exchanges that failed in ceiling itself, before
@@ -339,6 +340,9 @@ func (s *Step) generatorReasons() []string {
 	if g := s.Generator; g != nil && g.ConnLimit > 0 && len(why) > 0 {
 		why = append(why, fmt.Sprintf("its connections held at %d by its open-file limit of %d (ulimit -n; a reserve kept for its files)", g.ConnLimit, g.FDLimit))
 	}
+	if g := s.Generator; g != nil && g.MemoryBudgetMB > 0 && s.Late > 0 {
+		why = append(why, fmt.Sprintf("its users held at %d by its memory budget of %.0f MiB (the heap at %.0f MiB): a late arrival waited for a user to come free instead of making one", s.Workers, g.MemoryBudgetMB, g.HeapAtLimitMB))
+	}
 	if g := s.Generator; g != nil && g.CPUPct >= GeneratorCPUShare*100*float64(g.CPUs) {
 		why = append(why, fmt.Sprintf("ceiling used %.0f%% CPU of %d cores", g.CPUPct, g.CPUs))
 	}
@@ -387,7 +391,7 @@ func (s *Step) validity(rules Rules) []finding {
 	if n := s.Errors["redirect"]; n > 0 {
 		w = append(w, finding{fmt.Sprintf("%d redirects", n), fmt.Sprintf("%d redirects: a page that answers with a redirect (to a login page?) is not the page", n)})
 	}
-	if s.timeoutShaped(rules) && s.Verdict != Overloaded {
+	if s.timeoutShaped(rules) && (s.Verdict == Healthy || s.Verdict == Stressed) {
 		w = append(w, finding{"p99 at the timeout", fmt.Sprintf("p99 %s reached the timeout (%s): the timeout, not the target, shaped the percentiles", ms(s.LatencyMS.P99), ms(rules.TimeoutMS))})
 	}
 	return append(w, s.sameBodies()...)
@@ -395,9 +399,9 @@ func (s *Step) validity(rules Rules) []finding {
 
 // timeoutShaped reports whether the step's p99 reached the exchange
 // timeout: its percentiles are then the timeout's, lower bounds of the
-// target's. An OVERLOADED step says so in a note: its verdict stands
-// either way, and the top of a stairs that overloads its target is not
-// invalid for it.
+// target's. An OVERLOADED (or GENERATOR LIMITED) step says so in a note:
+// its verdict stands either way, and the top of a stairs that overloads
+// its target is not invalid for it.
 func (s *Step) timeoutShaped(rules Rules) bool {
 	return rules.TimeoutMS > 0 && s.Completed > 0 && s.LatencyMS.P99 >= 0.99*rules.TimeoutMS
 }
@@ -574,8 +578,7 @@ func groups(names []string, alike func(a, b string) bool) [][]string {
 	for i := range names {
 		of[i] = i
 	}
-	var root func(i int) int
-	root = func(i int) int {
+	root := func(i int) int {
 		for of[i] != i {
 			i = of[i]
 		}
@@ -658,18 +661,21 @@ func (s *Step) notes(prev *Step, rules Rules) []string {
 	} else if d != nil && d.Undelivered > 0 {
 		n = append(n, fmt.Sprintf("delivery: %d of %d accepted ids are missing (not delivered yet, not proven lost)", d.Undelivered, d.Expected))
 	}
-	if s.Verdict == Overloaded && s.timeoutShaped(rules) {
+	if (s.Verdict == Overloaded || s.Verdict == GeneratorLimited) && s.timeoutShaped(rules) {
 		n = append(n, fmt.Sprintf("p99 %s reached the timeout (%s): its percentiles are lower bounds, shaped by the timeout", ms(s.LatencyMS.P99), ms(rules.TimeoutMS)))
 	}
 	t := s.Target
-	if t == nil || t.Samples == 0 {
+	if t == nil {
 		return n
 	}
-	switch {
+	switch { // said whether or not a sample was taken before: a target may die before its first
 	case t.Died != "":
 		n = append(n, "the target died ("+t.Died+")")
 	case t.Exited:
 		n = append(n, "the target exited during the step")
+	}
+	if t.Samples == 0 {
+		return n
 	}
 	limit := t.CPULimitPct
 	if limit <= 0 {

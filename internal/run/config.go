@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,6 +66,11 @@ func warmupOf(p *plan.Plan) time.Duration {
 	}
 	return p.Load.Warmup.Duration
 }
+
+// strictOf says whether a run of p is strict: by default, unless the plan
+// says strict: false (or --strict=false did). A local run, a coordinator's
+// over agents and a segment's judge alike.
+func strictOf(p *plan.Plan) bool { return p.Strict == nil || *p.Strict }
 
 // rulesOf turns the plan's verdict thresholds into results' rules.
 func rulesOf(p *plan.Plan) results.Rules {
@@ -128,26 +134,48 @@ func exchanger(p *plan.Plan) transport.Exchanger {
 	})
 }
 
-// eventLoop returns the event loop (httpx.NewLoop) for the steps whose
-// scenarios it can run (load.Runner.UsesLoop), or nil: when the plan asks
-// for HTTP/2 or redirects, which the loop does not speak; when the system
-// has no epoll; on one processor when the plan has mock sinks, which
-// answer the target from inside ceiling and would wait for the loop's
-// goroutine to be preempted (delivery times up to 10 ms late); and when
-// CEILING_LOOP=off, the developer's switch that bench/compare.sh uses to
-// compare the two.
-func eventLoop(p *plan.Plan) transport.Loop {
-	if os.Getenv("CEILING_LOOP") == "off" || len(p.Sinks) > 0 && runtime.GOMAXPROCS(0) < 2 {
-		return nil
+// eventLoops returns the event loops (httpx.NewLoop) for the steps whose
+// scenarios they can run (load.Runner.UsesLoop): load.loops of them, one
+// per core by default (GOMAXPROCS), the first apart; or none: when the
+// plan asks for HTTP/2 or redirects, which a loop does not speak; when the
+// system has no epoll; on one processor when the plan has mock sinks,
+// which answer the target from inside ceiling and would wait for the
+// loop's goroutine to be preempted (delivery times up to 10 ms late); and
+// when CEILING_LOOP=off, the developer's switch that bench/compare.sh uses
+// to compare the two. With mock sinks (which run on ceiling's own cores)
+// the loops leave a core to them.
+func eventLoops(p *plan.Plan) (transport.Loop, []transport.Loop) {
+	procs := runtime.GOMAXPROCS(0)
+	if os.Getenv("CEILING_LOOP") == "off" || len(p.Sinks) > 0 && procs < 2 {
+		return nil, nil
 	}
-	lp, err := httpx.NewLoop(httpx.Config{
+	n := p.Load.Loops
+	if v, err := strconv.Atoi(os.Getenv("CEILING_LOOPS")); n <= 0 && err == nil && v > 0 {
+		n = v // the developer's switch: tests that run ceiling side by side in one process take one each
+	}
+	if n <= 0 {
+		n = procs
+		if len(p.Sinks) > 0 {
+			n = procs - 1
+		}
+	}
+	cfg := httpx.Config{
 		Timeout: p.HTTP.Timeout.Duration, HTTP2: p.HTTP.HTTP2, FollowRedirects: p.HTTP.FollowRedirects,
 		MaxBodyBytes: p.HTTP.MaxBodyBytes,
-	})
-	if err != nil {
-		return nil
 	}
-	return lp
+	first, err := httpx.NewLoop(cfg)
+	if err != nil {
+		return nil, nil
+	}
+	var more []transport.Loop
+	for range n - 1 {
+		lp, err := httpx.NewLoop(cfg)
+		if err != nil {
+			break // fewer loops, each a larger share
+		}
+		more = append(more, lp)
+	}
+	return first, more
 }
 
 // frameLoop hands the plan's websocket frames to an event loop

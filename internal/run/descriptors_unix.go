@@ -11,8 +11,8 @@ import (
 // open (its soft RLIMIT_NOFILE, which Go raised to the hard limit at
 // start) and how many connections that leaves a step: the limit less the
 // descriptors open now and a reserve (descriptorReserve) for what the run
-// opens besides its connections (result files, a sink's or the dashboard's
-// accepted connections, /proc reads). Zero for both when the limit is
+// opens besides its connections (result files, a sink's or the live
+// page's accepted connections, /proc reads). Zero for both when the limit is
 // unknown or too high to matter.
 func descriptors() (limit, conns int) {
 	var lim syscall.Rlimit
@@ -35,5 +35,6 @@ func openDescriptors() int {
 }
 
 // descriptorReserve is how many of its descriptors, out of limit, a run
-// keeps from its connections: 64, or a 32nd of the limit when more.
-func descriptorReserve(limit int) int { return max(64, limit/32) }
+// keeps from its connections: 64, or a 32nd of the limit when more, for
+// its files and a sink's connections, and PageConns for a live page's.
+func descriptorReserve(limit int) int { return max(64, limit/32) + PageConns }

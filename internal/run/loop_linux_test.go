@@ -11,6 +11,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/testkit"
+	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
 // Which engine a step runs on, as result.json says: the event loop for a
@@ -114,19 +115,37 @@ func TestFramesEngineChosen(t *testing.T) {
 
 // On one processor a plan with mock sinks keeps to goroutines: its sinks
 // answer the target from inside ceiling, and the loop would hold the one
-// processor they need; on two it gets the loop.
-func TestSinksKeepOneProcessorFree(t *testing.T) {
+// processor they need; on two it gets one loop, leaving a core to them;
+// without sinks, a loop per core, or load.loops of them.
+func TestEventLoopsPerCore(t *testing.T) {
 	p := quickPlan(t, "", 300*time.Millisecond, 0, 50)
-	p.Sinks = []plan.Sink{{Name: "slack", Listen: "127.0.0.1:0"}} // eventLoop reads no more of it
+	p.Sinks = []plan.Sink{{Name: "slack", Listen: "127.0.0.1:0"}} // eventLoops reads no more of it
+	// TestMain asks for one loop a run: this test counts those of each core.
+	t.Setenv("CEILING_LOOPS", "")
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	if lp := eventLoop(p); lp != nil {
-		lp.Close()
-		t.Error("one processor: a plan with sinks got the event loop")
+	count := func(first transport.Loop, more []transport.Loop) int {
+		if first == nil {
+			return 0
+		}
+		first.Close()
+		for _, lp := range more {
+			lp.Close()
+		}
+		return 1 + len(more)
 	}
-	runtime.GOMAXPROCS(2)
-	lp := eventLoop(p)
-	if lp == nil {
-		t.Fatal("two processors: a plan with sinks got no event loop")
+	if n := count(eventLoops(p)); n != 0 {
+		t.Errorf("one processor: a plan with sinks got %d event loops, want none", n)
 	}
-	lp.Close()
+	runtime.GOMAXPROCS(4)
+	if n := count(eventLoops(p)); n != 3 {
+		t.Errorf("four processors: a plan with sinks got %d event loops, want 3", n)
+	}
+	p.Sinks = nil
+	if n := count(eventLoops(p)); n != 4 {
+		t.Errorf("four processors: %d event loops, want 4", n)
+	}
+	p.Load.Loops = 2
+	if n := count(eventLoops(p)); n != 2 {
+		t.Errorf("load.loops 2: %d event loops, want 2", n)
+	}
 }

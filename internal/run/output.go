@@ -3,10 +3,15 @@ package run
 import (
 	"errors"
 	"os"
-	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
+
+// PageConns is how many connections a live page of the run (an Output
+// that serves one, --dashboard) holds open at most, whoever connects:
+// the run keeps them out of its connections' share of the open-file
+// limit, with its other descriptors.
+const PageConns = 32
 
 // An Output consumes a run as it goes: result.json, the live series
 // (Prometheus remote write, --metrics-listen, JSON lines), the JUnit report,
@@ -40,8 +45,8 @@ type SecondOutput interface {
 // second (on the step's collector goroutine), and how the wait for late
 // deliveries after the load stands (a live line).
 type ProgressOutput interface {
-	Progress(p *Progress)
-	Drain(d *Draining)
+	Progress(p *results.Progress)
+	Drain(d *results.Draining)
 }
 
 // A FlushOutput can lose figures (a remote write that could not keep up):
@@ -62,55 +67,6 @@ type Finished struct {
 	// Result is the whole result so far, judged: what result.json holds
 	// after this step.
 	Result *results.Result
-}
-
-// Progress is how a running step stands: the step so far.
-type Progress struct {
-	// Index is the step's position in the run, from 0.
-	Index int
-	// Rate is the open model's target rate per second (a ramp's mean);
-	// VUs the closed model's number of users.
-	Rate float64
-	VUs  int
-	// Warmup and Length are the step's planned warm-up and counted window;
-	// Elapsed the time since it began, warm-up included.
-	Warmup, Length, Elapsed time.Duration
-	// Warming is true during the warm-up.
-	Warming bool
-	// Achieved is the achieved rate so far, per second; P50 and P99 the
-	// response times so far, in milliseconds; ErrorRate the share of
-	// completed exchanges that failed.
-	Achieved, P50, P99, ErrorRate float64
-	// Completed counts the exchanges completed so far.
-	Completed int64
-	// Delivery is how the step's deliveries stand, nil when the plan has
-	// no sinks.
-	Delivery *DeliveryNow
-}
-
-// DeliveryNow is how a running step's deliveries stand.
-type DeliveryNow struct {
-	// Expected counts the step's accepted ids so far, Delivered those of
-	// them that reached a sink.
-	Expected, Delivered int64
-	// Backlog counts every accepted id not delivered yet, earlier steps'
-	// and warm-ups' included.
-	Backlog int64
-}
-
-// Draining is how the wait for late deliveries after the load stands.
-type Draining struct {
-	// Elapsed is the time since the load stopped; Timeout the longest the
-	// wait lasts.
-	Elapsed, Timeout time.Duration
-	// Missing counts the accepted ids not delivered yet.
-	Missing int64
-	// Arrived counts the ids first delivered since the last Draining.
-	Arrived int64
-	// Done marks the end of the wait; Complete then says it saw every id
-	// arrive or deliveries stop, rather than running out while they were
-	// still coming.
-	Done, Complete bool
 }
 
 // resultFile is result.json as an output: written whole when the session

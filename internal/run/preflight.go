@@ -1,6 +1,8 @@
 package run
 
 import (
+	"cmp"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -58,8 +60,11 @@ func preflight(ex transport.Exchanger, set *scenario.Set, p *plan.Plan, sent *in
 		transport.Refused: " (nothing is listening there)",
 		transport.Timeout: " (no answer within the timeout)",
 	}[out.Kind]
-	if out.Kind == transport.TLS {
+	switch out.Kind {
+	case transport.TLS:
 		hint = tlsHint(p.RequestURL(firstRequest(p)), p.HTTP.Timeout.Duration)
+	case transport.Connect:
+		hint = connectHint(p.RequestURL(firstRequest(p)), p.HTTP.Timeout.Duration)
 	}
 	return false, "", fmt.Errorf("%w: %s: %s%s", failure.ErrUnreachable, Describe(p), out.Kind, hint)
 }
@@ -135,6 +140,32 @@ func tlsHint(rawURL string, timeout time.Duration) string {
 		return fmt.Sprintf(" (the certificate is not for %s: %v)", u.Hostname(), host)
 	}
 	return " (" + err.Error() + ")"
+}
+
+// lookupHost resolves a host name as the transport's dials do; the tests
+// replace it.
+var lookupHost = net.DefaultResolver.LookupHost
+
+// connectHint looks rawURL's host name up once more to say why a connection
+// could not be made: a name that does not resolve (a typo, a Service in
+// another namespace, a cluster's DNS) is said so, rather than as a bare
+// "connect".
+func connectHint(rawURL string, timeout time.Duration) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Hostname() == "" || net.ParseIP(u.Hostname()) != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(min(timeout, 10*time.Second), 10*time.Second))
+	defer cancel()
+	_, err = lookupHost(ctx, u.Hostname())
+	if err == nil {
+		return " (its name resolves, but no connection could be made to it)"
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return fmt.Sprintf(" (the lookup of %s failed: %s)", u.Hostname(), dns.Err)
+	}
+	return fmt.Sprintf(" (the lookup of %s failed: %v)", u.Hostname(), err)
 }
 
 // Describe names what a plan sends: the request of a one-request plan, or

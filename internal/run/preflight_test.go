@@ -203,3 +203,40 @@ func TestPreflightEveryScenarioRefused(t *testing.T) {
 		})
 	}
 }
+
+// unconnected is an exchanger whose every exchange fails to connect, as
+// to a host name that resolves nowhere.
+type unconnected struct{}
+
+func (unconnected) Session() transport.Session { return unconnected{} }
+func (unconnected) Close()                     {}
+func (unconnected) Do(_ *transport.Request, out *transport.Outcome) {
+	*out = transport.Outcome{Kind: transport.Connect}
+}
+
+// A target whose name does not resolve is unreachable, and the error says
+// the lookup failed (an agent in a pod whose Service name is wrong said
+// only "connect"); one whose name resolves says that instead.
+func TestPreflightSaysLookupFailed(t *testing.T) {
+	defer func(f func(context.Context, string) ([]string, error)) { lookupHost = f }(lookupHost)
+	for _, tt := range []struct {
+		lookup func(context.Context, string) ([]string, error)
+		want   string
+	}{
+		{func(_ context.Context, host string) ([]string, error) {
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}, "connect (the lookup of shop.shop.svc failed: no such host)"},
+		{func(context.Context, string) ([]string, error) { return []string{"10.1.2.3"}, nil }, "connect (its name resolves, but no connection could be made to it)"},
+	} {
+		lookupHost = tt.lookup
+		p := quickPlan(t, "", time.Second, 0, 1)
+		p.Target = "http://shop.shop.svc:8080"
+		s, err := Open(context.Background(), p, Options{Exchanger: unconnected{}})
+		if err == nil {
+			s.Close()
+		}
+		if err == nil || !errors.Is(err, failure.ErrUnreachable) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Open = %v, want the target unreachable, saying %q", err, tt.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/delivery"
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/results"
 )
 
 // ticking returns the executor's progress callback that passes each second
@@ -19,7 +20,7 @@ func ticking(outs []ProgressOutput, k *sinks) func(load.Progress) {
 		if c := t.Completed(); c > 0 {
 			errs = float64(t.Failed()) / float64(c)
 		}
-		now := &Progress{
+		now := &results.Progress{
 			Index: p.Step.Index, Rate: p.Step.TargetRate(), VUs: p.Step.VUs,
 			Warmup: p.Step.Warmup, Length: p.Step.Length, Elapsed: p.Elapsed, Warming: p.Warming,
 			Achieved: p.Achieved, P50: metrics.Quantile(t.Latency, 0.5), P99: metrics.Quantile(t.Latency, 0.99),
@@ -32,12 +33,12 @@ func ticking(outs []ProgressOutput, k *sinks) func(load.Progress) {
 }
 
 // liveDelivery is how a running step's delivery stands, nil without sinks.
-func liveDelivery(k *sinks, step int) *DeliveryNow {
+func liveDelivery(k *sinks, step int) *results.DeliveryNow {
 	if k == nil {
 		return nil
 	}
 	c := k.now(step)
-	return &DeliveryNow{Expected: c.Expected, Delivered: c.Delivered, Backlog: c.Backlog}
+	return &results.DeliveryNow{Expected: c.Expected, Delivered: c.Delivered, Backlog: c.Backlog}
 }
 
 // draining returns the ledger's drain callback that passes how the drain
@@ -49,7 +50,7 @@ func draining(outs []ProgressOutput) func(delivery.Draining) {
 	}
 	var last delivery.Draining
 	return func(d delivery.Draining) {
-		now := &Draining{Elapsed: d.Elapsed, Timeout: d.Timeout, Missing: d.Missing, Arrived: d.Arrived - last.Arrived}
+		now := &results.Draining{Elapsed: d.Elapsed, Timeout: d.Timeout, Missing: d.Missing, Arrived: d.Arrived - last.Arrived}
 		for _, o := range outs {
 			o.Drain(now)
 		}

@@ -72,7 +72,7 @@ func DrainBound(p *plan.Plan) time.Duration {
 // transport, executor, sinks or sockets here (the agents have them, and
 // checked the target), the target watched as on one machine.
 func openRemote(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, set *scenario.Set, outs *outputs) (*Session, error) {
-	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict != nil && *p.Strict, outs: outs}
+	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: strictOf(p), outs: outs}
 	var err error
 	if s.watch, err = startWatch(ctx, p, targetLog(&o), o.Lifecycle); err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ func segmentOf(p *plan.Plan, o *Options) *results.Segment {
 	if o.Segment.Whole() {
 		return nil
 	}
-	return &results.Segment{I: o.Segment.I + 1, N: o.Segment.N, Plan: Fingerprint(p), SLO: p.SLO, Rules: rulesOf(p), Strict: p.Strict == nil || *p.Strict}
+	return &results.Segment{I: o.Segment.I + 1, N: o.Segment.N, Plan: Fingerprint(p), SLO: p.SLO, Rules: rulesOf(p), Strict: strictOf(p)}
 }
 
 // MinOverlap is the share of the shortest of a step's windows that the

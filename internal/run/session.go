@@ -97,11 +97,13 @@ type Session struct {
 	// search, repeats): the SLO's longest "<" delivery latency bound, so
 	// that the ids in flight at the step's end are known to be under it or
 	// not. Zero: the figures are taken at once.
-	await  time.Duration
-	set    *scenario.Set
-	ex     transport.Exchanger
-	loop   transport.Loop // nil: no event loop (see eventLoop)
-	cookie bool           // the first answer set a cookie: every user keeps its own (load.Config.Cookies)
+	await time.Duration
+	set   *scenario.Set
+	ex    transport.Exchanger
+	loop  transport.Loop // nil: no event loop (see eventLoops)
+	// moreLoops are the event loops past the first: one per core in all.
+	moreLoops []transport.Loop
+	cookie    bool // the first answer set a cookie: every user keeps its own (load.Config.Cookies)
 	// preflights counts the requests the preflight sent (the login's first
 	// request, with a login): outside every step's counts, and said so.
 	preflights int
@@ -208,7 +210,7 @@ func eventRefusals(p *plan.Plan, o *Options) error {
 // the watched target, the transport and its preflight, the sockets, the
 // result, the outputs and the executor.
 func openHere(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, set *scenario.Set, outs *outputs) (*Session, error) {
-	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: p.Strict == nil || *p.Strict, outs: outs}
+	s := &Session{p: p, o: o, terms: terms, set: set, rules: rulesOf(p), strict: strictOf(p), outs: outs}
 	if p.Repeat > 1 {
 		s.await = deliveryWait(terms)
 	}
@@ -239,7 +241,7 @@ func openHere(ctx context.Context, p *plan.Plan, o Options, terms []slo.Term, se
 	}
 	cfg := loadConfig(p, &o)
 	cfg.MaxConns = s.conns
-	cfg.Exchanger, cfg.Loop, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, set.Frames(), set, ticking(s.outs.progress(), s.sinks)
+	cfg.Exchanger, cfg.Loop, cfg.MoreLoops, cfg.Frames, cfg.Scenarios, cfg.OnTick = s.ex, s.loop, s.moreLoops, set.Frames(), set, ticking(s.outs.progress(), s.sinks)
 	cfg.OnSecond = s.onSecond()
 	cfg.Cookies = s.cookie
 	s.runner = load.NewRunner(cfg)
@@ -297,7 +299,7 @@ func (s *Session) connect() (transport.SocketDialer, string, error) {
 		s.note("preflight: " + refused + "; a step in which every request is refused is INVALID and fails the run")
 	}
 	if s.o.Exchanger == nil {
-		s.loop = eventLoop(s.p)
+		s.loop, s.moreLoops = eventLoops(s.p)
 	}
 	s.cookie = cookie
 	return dialer, refused, nil
@@ -670,7 +672,7 @@ func (s *Session) Finish(ctx context.Context) (*results.Result, error) {
 		follow := s.outs.progress()
 		s.sinks.settle(ctx, s.res, time.Now(), s.runner.Base(), draining(follow))
 		d := s.res.Delivery
-		end := &Draining{
+		end := &results.Draining{
 			Elapsed: time.Duration(d.DrainS * float64(time.Second)), Timeout: s.sinks.drain,
 			Missing: d.Missing(), Done: true, Complete: d.DrainComplete != nil && *d.DrainComplete,
 		}
@@ -734,6 +736,9 @@ func (s *Session) closeTransport() {
 	s.set.CloseSockets()
 	if s.ex != nil {
 		s.ex.Close()
+	}
+	for _, lp := range s.moreLoops {
+		lp.Close()
 	}
 	if s.loop != nil {
 		s.loop.Close()

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,15 +31,21 @@ func TestMain(m *testing.M) {
 		spin() // the test binary, started again as a CPU hog
 		return
 	}
-	if mode := os.Getenv(soakTargetEnv); mode != "" {
-		soakTarget(mode) // the test binary, started again as a soak's target
+	if soakChild() { // the test binary, started again as a soak's target
 		return
 	}
 	if addr := os.Getenv(serverEnv); addr != "" {
 		serveAndLog(addr, os.Getenv(serverLogEnv)) // the test binary, started again as a target
 		return
 	}
+	if standIn() { // the test binary, started again as the demo target or as a run
+		return
+	}
 	testkit.Own() // the soak's targets, in a shell's loop, end with the test binary
+	flag.Parse()
+	// The tests that run sessions side by side against servers of their
+	// own, in this process, leave those servers a processor.
+	testkit.LoopProcs()
 	goleak.VerifyTestMain(m)
 }
 
@@ -83,15 +90,6 @@ func quickPlan(t *testing.T, slo string, step, warmup time.Duration, rates ...fl
 	return p
 }
 
-// following counts the live line's ticks and the steps that ended.
-type following struct{ ticks, ends *int }
-
-func (f *following) Start(*results.Result) error { return nil }
-func (f *following) Step(*Finished) error        { *f.ends++; return nil }
-func (f *following) Stop(*results.Result) error  { return nil }
-func (f *following) Progress(*Progress)          { *f.ticks++ }
-func (f *following) Drain(*Draining)             {}
-
 // A whole session without sockets: open, three steps under the target's
 // capacity of 400/s, then a search for the edge, which finishes it. Every
 // step is on disk, numbered in the order run, and the edge is the
@@ -99,10 +97,10 @@ func (f *following) Drain(*Draining)             {}
 func TestSessionStepsThenFind(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "result.json")
-		var ticks, ends int
+		rec := newRecorder(0)
 		p := quickPlan(t, "p99<50ms, errors<1%", 2*time.Second, 500*time.Millisecond, 100)
 		s, err := Open(t.Context(), p, Options{Out: out, Args: []string{"test"}, Exchanger: newServer(4, 10*time.Millisecond), GoTimer: true,
-			Outputs: []Output{&following{ticks: &ticks, ends: &ends}}})
+			Outputs: []Output{rec}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,8 +143,8 @@ func TestSessionStepsThenFind(t *testing.T) {
 				t.Errorf("step %d has index %d", i, st.Index)
 			}
 		}
-		if ends != len(res.Steps) || ticks < len(res.Steps) {
-			t.Errorf("progress: %d ends and %d ticks for %d steps", ends, ticks, len(res.Steps))
+		if len(rec.steps) != len(res.Steps) || rec.ticks < len(res.Steps) {
+			t.Errorf("progress: %d ends and %d ticks for %d steps", len(rec.steps), rec.ticks, len(res.Steps))
 		}
 	})
 }
@@ -181,6 +179,126 @@ func TestSlowEndpointIsStressedNotOverloaded(t *testing.T) {
 	})
 }
 
+// Two steps, 50/s and 100/s, of 600 ms after 200 ms of warm-up, against a
+// target that answers in 20 ms: each step sends exactly its rate's share
+// of the window, every latency and service time is the target's 20 ms,
+// nothing fails, and each step keeps its series and histogram. The SLO's
+// line in the table says whether p99 held, and the run passes exactly when
+// it did; the command that reproduces the run is quoted for a shell.
+func TestStepsHoldTheirRates(t *testing.T) {
+	for _, tc := range []struct {
+		slo, line string
+		passed    bool
+	}{
+		{"p99<1s", "ok   p99<1s", true},
+		{"p99<5ms", "FAIL p99<5ms", false},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "result.json")
+			p := quickPlan(t, tc.slo, 600*time.Millisecond, 200*time.Millisecond, 50, 100)
+			res, err := runPlan(t, p, Options{Out: out, Args: []string{"run", "--rate", "50,100", "--slo", tc.slo}, Exchanger: newServer(100, 20*time.Millisecond), GoTimer: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Steps) != 2 || res.Passed != tc.passed || res.EndedAt == nil {
+				t.Fatalf("%s: %d steps, passed %v, ended %v; want 2, %v, ended", tc.slo, len(res.Steps), res.Passed, res.EndedAt, tc.passed)
+			}
+			for _, s := range res.Steps {
+				if want := int64(s.TargetRate * 0.6); s.Sent != want || s.Completed != want || s.Failed != 0 {
+					t.Errorf("step %d: sent %d, completed %d, failed %d; want %d, %d, 0", s.Index, s.Sent, s.Completed, s.Failed, want, want)
+				}
+				if s.LatencyMS.P50 < 20 || s.LatencyMS.P50 > 20.1 || s.LatencyMS.P99 > 20.1 || s.ServiceMS.P50 < 20 || s.ServiceMS.P50 > 20.1 {
+					t.Errorf("step %d: latency p50 %v p99 %v, service p50 %v ms; want the target's 20 ms", s.Index, s.LatencyMS.P50, s.LatencyMS.P99, s.ServiceMS.P50)
+				}
+				if len(s.Series) == 0 || s.Histogram == "" {
+					t.Errorf("step %d has no series or histogram", s.Index)
+				}
+			}
+			if want := "ceiling run --rate 50,100 --slo '" + tc.slo + "'"; res.Command != want {
+				t.Errorf("command = %q, want %q", res.Command, want)
+			}
+			if text := table(t, res); !strings.Contains(text, tc.line) {
+				t.Errorf("the table lacks %q:\n%s", tc.line, text)
+			}
+			if on, err := results.Read(out); err != nil || len(on.Steps) != 2 || on.Passed != tc.passed {
+				t.Errorf("result.json = %+v (err %v), want the two steps", on, err)
+			}
+		})
+	}
+}
+
+// A target that stalls for a second 1.2 s into a 2.5 s step at 100/s: the
+// requests sent during the stall wait for its end, and since latency
+// counts from each request's intended start, the p99 is nearly the whole
+// second while the p50 is the target's ordinary millisecond. The stall
+// makes the one step OVERLOADED: the run does not pass.
+func TestStallShowsInP99(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stall := time.Now().Add(1200 * time.Millisecond)
+		ex := answering(func(req *transport.Request, out *transport.Outcome) {
+			if now := time.Now(); !now.Before(stall) && now.Before(stall.Add(time.Second)) {
+				time.Sleep(stall.Add(time.Second).Sub(now))
+			}
+			time.Sleep(time.Millisecond)
+			status(req, out, 200, "ok")
+		})
+		res, err := runPlan(t, quickPlan(t, "", 2500*time.Millisecond, 0, 100), Options{Exchanger: ex, GoTimer: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Steps[0]
+		if s.LatencyMS.P99 < 970 || s.LatencyMS.P99 > 1001 || s.LatencyMS.P50 > 1.01 {
+			t.Errorf("p99 %v ms, p50 %v ms; want the stall's second in p99, the target's 1 ms in p50", s.LatencyMS.P99, s.LatencyMS.P50)
+		}
+		if s.Verdict != results.Overloaded || res.Passed {
+			t.Errorf("verdict %s (%s), passed %v; want OVERLOADED, not passed", s.Verdict, s.VerdictReason, res.Passed)
+		}
+	})
+}
+
+// Ten users of the closed model against a target that answers in 10 ms,
+// with no think time: each user's next request follows its answer, so the
+// step achieves 1000/s.
+func TestClosedModelUsers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := parsePlan(t, "target: http://127.0.0.1:1\nload: {model: closed, vus: [10], step: 1s, warmup: 200ms}\nscenarios: [{request: {url: /}}]\n")
+		res, err := runPlan(t, p, Options{Exchanger: newServer(10, 10*time.Millisecond), GoTimer: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Steps[0]
+		if s.AchievedRate < 990 || s.AchievedRate > 1010 || s.Model != "closed" || s.VUs != 10 || s.Failed != 0 {
+			t.Errorf("closed step = %s, %d users at %v/s, %d failed; want closed, 10, 1000/s", s.Model, s.VUs, s.AchievedRate, s.Failed)
+		}
+	})
+}
+
+// A step overdriven 20× past what its workers can carry (20,000/s asked,
+// 50 workers × 50 ms = 1000/s possible) ends on time, well within its
+// window, the timeout and the grace (4 s): at the window's end and its
+// last answers' 50 ms. It counts the arrivals it never sent (each late),
+// and is GENERATOR LIMITED.
+func TestOverdrivenStepEndsOnTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := parsePlan(t, "target: http://127.0.0.1:1\nload: {rates: [20000], step: 1s, warmup: 0s, max_workers: 50}\nhttp: {timeout: 1s}\nscenarios: [{request: {url: /}}]\n")
+		start := time.Now()
+		res, err := runPlan(t, p, Options{Exchanger: newServer(1000, 50*time.Millisecond), GoTimer: true})
+		took := time.Since(start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the preflight's 50 ms, the window's 1 s, the last answers' 50 ms
+		if took > 1100*time.Millisecond {
+			t.Errorf("the run took %v, want 1.1s", took)
+		}
+		s := res.Steps[0]
+		if s.NotSent < 10000 || s.Sent+s.NotSent != 20000 || s.Verdict != results.GeneratorLimited || s.Late < s.NotSent {
+			t.Errorf("sent %d, not sent %d, late %d, verdict %s %q; want most of 20000 not sent (and late), GENERATOR LIMITED",
+				s.Sent, s.NotSent, s.Late, s.Verdict, s.VerdictReasons)
+		}
+	})
+}
+
 // What stops a session from starting is told apart: a bad plan is an
 // failure.InputError, a target that does not answer failure.ErrUnreachable.
 func TestOpenErrors(t *testing.T) {
@@ -196,6 +314,33 @@ func TestOpenErrors(t *testing.T) {
 		var in *failure.InputError
 		if _, err := Open(t.Context(), p, Options{Exchanger: newServer(1, 0), GoTimer: true}); !errors.As(err, &in) {
 			t.Errorf("Open with a bad SLO = %v, want a failure.InputError", err)
+		}
+	})
+}
+
+// Cancelling a run mid-way (the first Ctrl-C) 1.5 s into three steps of
+// a second keeps the first step whole and the second as far as it went,
+// runs no third, and finishes: the run is interrupted, does not pass, and
+// result.json holds both steps.
+func TestRunInterruptedKeepsFinishedSteps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "result.json")
+		s, err := Open(t.Context(), quickPlan(t, "", time.Second, 0, 50, 50, 50), Options{Out: out, Exchanger: newServer(10, 5*time.Millisecond), GoTimer: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(1500*time.Millisecond, cancel)
+		res, err := s.Run(ctx)
+		if err != nil || !res.Interrupted || len(res.Steps) != 2 || res.Passed || res.Outcome.Status != results.StatusInterrupted {
+			t.Fatalf("Run = %v: interrupted %v, %d steps, passed %v, outcome %s; want interrupted, 2 steps, not passed", err, res.Interrupted, len(res.Steps), res.Passed, res.Outcome.Status)
+		}
+		if done, part := res.Steps[0], res.Steps[1]; done.Interrupted || done.DurationS != 1 || !part.Interrupted || part.DurationS > 0.5 || part.DurationS < 0.4 {
+			t.Errorf("steps: %v %vs, %v %vs; want a complete 1s step, then a partial one of about 0.5s", done.Interrupted, done.DurationS, part.Interrupted, part.DurationS)
+		}
+		if on, err := results.Read(out); err != nil || len(on.Steps) != 2 || !on.Interrupted {
+			t.Errorf("result.json = %+v (err %v), want both steps, interrupted", on, err)
 		}
 	})
 }

@@ -24,7 +24,7 @@ const noExchange = "no exchange completed"
 // share is this machine's share of the load's rate (1: all of it).
 func newStep(res *load.Result, scenarios, tagKeys []string, share float64) (results.Step, error) {
 	t := res.Total
-	st := results.Step{
+	st := results.Step{Figures: results.Figures{
 		Index:       res.Step.Index,
 		Interrupted: res.Interrupted,
 		Model:       "open",
@@ -52,6 +52,19 @@ func newStep(res *load.Result, scenarios, tagKeys []string, share float64) (resu
 		ServiceMS:      metrics.Summarize(t.Service),
 		Warnings:       []string{},
 		VerdictReasons: []string{},
+	}}
+	if wall := (res.WindowEnd - res.WindowStart + res.Step.Warmup).Seconds(); len(res.LaneCPU) > 0 && wall > 0 {
+		st.Generator.Loops, st.Generator.LoopExchanges = len(res.LaneCPU), res.LaneExchanges
+		for _, c := range res.LaneCPU {
+			st.Generator.LoopCPUPct = append(st.Generator.LoopCPUPct, 100*c.Seconds()/wall)
+		}
+	}
+	if res.PeakRSS > 0 {
+		st.Generator.PeakRSSMB = float64(res.PeakRSS) / (1 << 20)
+	}
+	st.Generator.BytesPerUser = res.BytesPerUser
+	if res.MemoryLimited {
+		st.Generator.MemoryBudgetMB, st.Generator.HeapAtLimitMB = float64(res.MemoryBudget)/(1<<20), float64(res.HeapAtLimit)/(1<<20)
 	}
 	if res.HostKnown {
 		other, steal := max(res.HostCPU-res.GeneratorCPU, 0), max(res.HostSteal, 0)
@@ -274,10 +287,18 @@ func generatorBusy(res *load.Result, procs int) string {
 		return ""
 	}
 	if res.Loop {
-		if res.GeneratorCPU < GeneratorBusyPct {
+		busiest, lane := res.GeneratorCPU/float64(max(len(res.LaneCPU), 1)), 0
+		if wall := (res.WindowEnd - res.WindowStart + res.Step.Warmup).Seconds(); wall > 0 {
+			for i, c := range res.LaneCPU {
+				if pct := 100 * c.Seconds() / wall; pct > 0 && (i == 0 || pct > busiest) {
+					busiest, lane = pct, i
+				}
+			}
+		}
+		if busiest < GeneratorBusyPct {
 			return ""
 		}
-		return fmt.Sprintf("ceiling used %.0f%% of a core, and its event loop runs on one: the users' throughput may be ceiling's limit rather than the target's; spread them over agents (docs/distributed.md) to tell", res.GeneratorCPU)
+		return fmt.Sprintf("ceiling's event loop %d of %d used %.0f%% of its core: the users' throughput may be ceiling's limit rather than the target's; run more loops (--loops, up to the cores) or spread them over agents (docs/distributed.md) to tell", lane+1, max(len(res.LaneCPU), 1), busiest)
 	}
 	if res.GeneratorCPU < GeneratorBusyPct*float64(procs) {
 		return ""

@@ -214,7 +214,7 @@ func TestGeneratorBusyIsWarned(t *testing.T) {
 		procs int
 		want  string
 	}{
-		{"loop, a whole core", 50, true, 97, 2, "97% of a core"},
+		{"loop, a whole core", 50, true, 97, 2, "97% of its core"},
 		{"loop, most of a core", 50, true, 60, 2, ""},
 		{"goroutines, every core", 50, false, 190, 2, "95% of the CPU of the 2 cores"},
 		{"goroutines, one of two cores", 50, false, 100, 2, ""},

@@ -13,25 +13,25 @@ import (
 // funcs returns the template functions bound to one VU: its own random
 // sources (rng, seeded by the plan, for draws that repeat with the seed; ids
 // for uuids, which never repeat across runs), and the run's shared sequence.
-func funcs(rng, ids *rand.Rand, seq *atomic.Int64) template.FuncMap {
+func funcs(bd *binding, seq *atomic.Int64) template.FuncMap {
 	return template.FuncMap{
-		"uuid": func() string { return uuid(ids) },
+		"uuid": func() string { return uuid(bd.ids) },
 		"seq":  func() int64 { return seq.Add(1) },
 		"randInt": func(a, b int) int {
 			if b <= a {
 				return a
 			}
-			return a + rng.IntN(b-a+1)
+			return a + bd.rng.IntN(b-a+1)
 		},
 		"randString": func(n int) string {
 			const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 			b := make([]byte, max(n, 0))
 			for i := range b {
-				b[i] = letters[rng.IntN(len(letters))]
+				b[i] = letters[bd.rng.IntN(len(letters))]
 			}
 			return string(b)
 		},
-		"pick": func(items ...any) any { return pick(rng, items) },
+		"pick": func(items ...any) any { return pick(bd.rng, items) },
 		"now":  func() plan.Now { return plan.Now{Time: time.Now()} },
 	}
 }

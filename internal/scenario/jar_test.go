@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/transport"
@@ -23,9 +24,15 @@ func setCookies(lines ...string) *transport.Outcome {
 // The jar remembers what it can (a session cookie set again as it was, the
 // Cookie header of a URL) and never answers from memory what the jar
 // itself would answer otherwise: a changed value, another path or host,
-// an expired cookie.
+// an expired cookie. On a fake clock (the jar's expiries and
+// net/http/cookiejar's read time.Now, which synctest's bubble fakes): a
+// Max-Age of 1 s passes at once.
 func TestJarRemembersOnlyWhatHolds(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testJarRemembersOnlyWhatHolds)
+}
+
+func testJarRemembersOnlyWhatHolds(t *testing.T) {
 	j := jar{dropped: new(atomic.Int64)}
 	// want checks the header against the jar's own answer, and the
 	// cookies in it (in any order) against those named.
@@ -88,9 +95,14 @@ func TestJarSteadyStateAllocatesNothing(t *testing.T) {
 
 // A cookie that expired, or was deleted, does not stop the jar from
 // remembering Cookie headers afterwards: once the expired one is
-// forgotten, a URL's header is remembered again (and still right).
+// forgotten, a URL's header is remembered again (and still right). On a
+// fake clock.
 func TestJarRemembersAgainAfterExpiryAndDeletion(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testJarRemembersAgainAfterExpiryAndDeletion)
+}
+
+func testJarRemembersAgainAfterExpiryAndDeletion(t *testing.T) {
 	j := jar{dropped: new(atomic.Int64)}
 	remembered := func(url, want string) {
 		t.Helper()

@@ -1,11 +1,13 @@
 package scenario
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/ceiling-dev/ceiling/internal/inputfile"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
@@ -58,12 +60,22 @@ func compileRequest(p *plan.Plan, ts *templates, where string, name string, r *p
 		}
 		cr.headers = append(cr.headers, header{name: h[0], value: t})
 	}
-	if r.JSON != nil {
+	switch {
+	case r.JSON != nil:
 		if cr.json, err = compileJSON(ts, where+".request.json", r.JSON); err != nil {
 			return nil, err
 		}
-	} else if cr.body, err = ts.text(where+".request.body", r.Body); err != nil {
-		return nil, err
+	case r.BodyFile != "":
+		// Its bytes as they are: a body_file is no template.
+		data, err := inputfile.Read(context.Background(), p.BodyPath(r), plan.MaxBodyFileBytes)
+		if err != nil {
+			return nil, fmt.Errorf("%s.request.body_file: %w", where, err)
+		}
+		cr.body = text{s: string(data), id: -1}
+	default:
+		if cr.body, err = ts.text(where+".request.body", r.Body); err != nil {
+			return nil, err
+		}
 	}
 	if cr.checks, err = compileChecks(e); err != nil {
 		return nil, fmt.Errorf("%s.expect: %w", where, err)

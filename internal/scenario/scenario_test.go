@@ -359,7 +359,8 @@ scenarios:
 
 // JSON bodies are built from YAML, with templated leaves escaped as JSON.
 func TestJSONBody(t *testing.T) {
-	ts := &templates{}
+	set := &Set{}
+	ts := &set.tmpls
 	b, err := compileJSON(ts, "json", map[string]any{
 		"text": `he said "hi"{{"\n"}}`, "n": uint64(3), "ok": true, "list": []any{"a", nil, 1.5},
 		"id": "{{.id}}",
@@ -367,7 +368,8 @@ func TestJSONBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &VU{data: map[string]any{"id": "x\ty"}, tmpls: ts.list}
+	ts.ready(&set.seq)
+	v := &VU{data: map[string]any{"id": "x\ty"}, set: set}
 	got, err := v.renderJSON(nil, b)
 	if err != nil {
 		t.Fatal(err)
@@ -519,13 +521,14 @@ func TestFastRenderMatchesTemplate(t *testing.T) {
 		"Bearer {{.token}}", "{{.user.email}}", "/u/{{.vu}}/{{.iteration}}?x={{.token}}", "{{.missing}}",
 		"{{.user.nope}}", "{{.token.deeper}}", "{{ .token }}-{{.vu}}", "plain {{/* comment */}}{{.vu}}",
 	} {
-		ts := &templates{}
-		x, err := ts.text("t", src)
+		set := &Set{}
+		x, err := set.tmpls.text("t", src)
 		if err != nil {
 			t.Fatal(err)
 		}
+		set.tmpls.ready(&set.seq)
 		fast := &VU{data: data}
-		slow := &VU{data: data, tmpls: ts.list}
+		slow := &VU{data: data, set: set}
 		slowText := x
 		slowText.fast = nil
 		want, werr := slow.render(nil, slowText)
@@ -601,5 +604,62 @@ func TestTemplateEnv(t *testing.T) {
 	}
 	if got, want := v.data["q"], "a+b%26c"; got != want {
 		t.Errorf(`{{env "CEILING_TEST_TOKEN" | urlquery}} = %q, want %q`, got, want)
+	}
+}
+
+// A failed check that did not need the body says the body was not kept,
+// with its size, rather than calling a body of 151 bytes empty; an empty
+// body is still "(empty)".
+func TestFailedCheckBodyNotKept(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/empty" {
+			return
+		}
+		w.Write([]byte(strings.Repeat("b", 151)))
+	}))
+	defer srv.Close()
+	for path, want := range map[string]string{"/full": "body not kept (151 bytes)", "/empty": "body (empty)"} {
+		s := compile(t, fmt.Sprintf(`
+target: %s
+load: {rates: [1]}
+scenarios:
+  - request: {url: %s}
+    expect: {header: {X-Wanted: yes}}
+`, srv.URL, path))
+		run(t, s, 1, 1)
+		if got := s.TakeFailedCheck(); !strings.Contains(got, want) {
+			t.Errorf("TakeFailedCheck() after %s = %q, want it to say %q", path, got, want)
+		}
+	}
+}
+
+// A body_file's bytes are sent as they are: no template ({{ stays), the
+// file read once when the plan compiles.
+func TestBodyFileSentAsItIs(t *testing.T) {
+	var got []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	body := `{"b": 1, "a": "{{not a template}}"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "order.json"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(planFile, []byte(fmt.Sprintf("target: %s\nload: {rates: [1]}\nscenarios:\n  - request: {method: POST, url: /o, body_file: order.json}\n", srv.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.LoadFile(planFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, s, 1, 1)
+	if string(got) != body {
+		t.Errorf("the body sent: %q, want the file's bytes %q", got, body)
 	}
 }

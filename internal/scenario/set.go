@@ -57,12 +57,15 @@ func (s *Set) noteCheck(r *request, out *transport.Outcome, login bool, what str
 	if login || s.failedCheck.have.Load() {
 		return // a login's failures are the logins' figures, and its answers hold credentials
 	}
-	body := excerpt(out.Body, 160)
+	body := "body " + excerpt(out.Body, 160)
 	switch {
+	case len(out.Body) == 0 && out.BytesIn > 0:
+		// The check did not need the body, so it was read and let go.
+		body = fmt.Sprintf("body not kept (%d bytes)", out.BytesIn)
 	case len(out.Body) == 0:
-		body = "(empty)"
+		body = "body (empty)"
 	case secret.Mentions(out.Body):
-		body = "(not shown: it mentions a token, password or secret)"
+		body = "body (not shown: it mentions a token, password or secret)"
 	}
 	if secret.Mentions([]byte(what)) {
 		what = "a check failed (what it found is not shown: it mentions a token, password or secret)"
@@ -70,7 +73,7 @@ func (s *Set) noteCheck(r *request, out *transport.Outcome, login bool, what str
 	n := &s.failedCheck
 	n.mu.Lock()
 	if n.example == "" {
-		n.example = fmt.Sprintf("%s: %s; status %d, body %s", r.name, what, out.Status, body)
+		n.example = fmt.Sprintf("%s: %s; status %d, %s", r.name, what, out.Status, body)
 		n.have.Store(true)
 	}
 	n.mu.Unlock()
@@ -201,6 +204,7 @@ func Compile(p *plan.Plan) (*Set, error) {
 		r.watchIDs(unique, s.ids)
 		s.login = append(s.login, r)
 	}
+	s.tmpls.ready(&s.seq)
 	return s, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"text/template"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
@@ -51,7 +50,6 @@ type VU struct {
 	sess     transport.Session
 	rng      *rand.Rand // randInt, randString, pick: repeat with the plan's seed
 	ids      *rand.Rand // uuid: unique per run
-	tmpls    []*template.Template
 	data     map[string]any
 	persist  map[string]string // what the login extracted
 	loggedIn bool
@@ -119,15 +117,6 @@ func (s *Set) newVU(id int, stream, idStream uint64, sess transport.Session) *VU
 		persist: map[string]string{},
 		jar:     jar{dropped: &s.droppedCookies},
 	}
-	fm := funcs(v.rng, v.ids, &s.seq)
-	v.tmpls = make([]*template.Template, len(s.tmpls.list))
-	for i, t := range s.tmpls.list {
-		c, err := t.Clone()
-		if err != nil {
-			panic(fmt.Sprintf("clone a parsed template: %v", err)) // only fails after Execute, never here
-		}
-		v.tmpls[i] = c.Funcs(fm)
-	}
 	v.it.Tags = make([]string, len(s.tagKeys))
 	return v
 }
@@ -138,7 +127,7 @@ func (v *VU) Session() transport.Session { return v.sess }
 // base resets the iteration's data but for the vars: the user's row, its
 // number, the iteration's number and what the login extracted.
 func (v *VU) base() {
-	if len(v.tmpls) == 0 {
+	if len(v.set.tmpls.list) == 0 {
 		return // nothing renders: no data needed
 	}
 	clear(v.data)
@@ -155,7 +144,7 @@ func (v *VU) base() {
 // evalVars renders the vars evaluated before the login (late false) or
 // after it (late true); they may read what base set.
 func (v *VU) evalVars(late bool) error {
-	if len(v.tmpls) == 0 {
+	if len(v.set.tmpls.list) == 0 {
 		return nil
 	}
 	for _, nt := range v.set.vars {

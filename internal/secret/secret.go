@@ -20,20 +20,20 @@ var headers = []string{"authorization", "proxy-authorization", "cookie", "set-co
 // words are the parts of a name (a header, a query parameter, a flag, a
 // variable) that say its value is a secret, lower case: X-Vendor-Token,
 // private_token, X-Amz-Signature, --db-password, API_KEY, access-token.
-var words = []string{"token", "secret", "signature", "password", "passwd", "key", "auth", "session",
+var words = []string{"token", "secret", "signature", "password", "passwd", "passphrase", "key", "auth", "session",
 	"credential", "cookie", "jwt"}
 
 // exact are short names that are secrets only whole ("sig=", "pwd=").
-var exact = []string{"sig", "pwd", "pass", "sid"}
+var exact = []string{"sig", "pwd", "pass", "sid", "otp", "pin", "passcode", "refresh"}
 
 // public are names that contain a secret word but hold no secret: an
 // idempotency key is a request's id, a file's path is not its content.
 var public = []string{"idempotency-key", "x-idempotency-key", "keep-alive"}
 
 // Name reports whether a value stored under name is a secret: the name
-// contains a secret word (token, secret, signature, password, key, auth,
-// session, credential, cookie, jwt), or is a short secret name whole
-// (sig, pwd, pass, sid). Names of files and paths (--token-file) are not:
+// contains a secret word (token, secret, signature, password, passphrase,
+// key, auth, session, credential, cookie, jwt), or is a short secret name
+// whole (sig, pwd, pass, sid, otp, pin, passcode, refresh). Names of files and paths (--token-file) are not:
 // their values are where a secret is, not the secret.
 func Name(name string) bool {
 	l := strings.ToLower(strings.TrimLeft(name, "-"))
@@ -236,4 +236,58 @@ func Tail(path string, n, maxBytes int) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// jwt is a JSON Web Token's shape: a base64url JSON header ("eyJ" is
+// `{"`), a payload and a signature (empty when unsigned), dot-separated.
+var jwt = regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*$`)
+
+// vendorKeys are the shapes of API keys that say whose they are: Stripe,
+// GitHub, GitLab, Slack, AWS, Google.
+var vendorKeys = regexp.MustCompile(`^(?:(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|` +
+	`glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[A-Z0-9]{16}|AIza[0-9A-Za-z_-]{35})$`)
+
+// tokenChars are the characters of a token: base64 (standard and URL's)
+// and a few separators.
+var tokenChars = regexp.MustCompile(`^[A-Za-z0-9_\-+/=.~]+$`)
+
+// LooksSecret reports whether a value is a secret by its shape, whatever
+// the name it is stored under, and says what it looks like: a JWT, an
+// API key with a vendor's prefix, or a long random-looking token (20
+// characters or more of base64's, with upper and lower case letters and
+// digits that change class at least every third character, as random
+// bytes do and words with numbers do not). Numbers, UUIDs and hex
+// digests are ids, not secrets: they are not.
+func LooksSecret(v string) (why string, ok bool) {
+	switch {
+	case jwt.MatchString(v):
+		return "a JWT, by its shape", true
+	case vendorKeys.MatchString(v):
+		return "an API key, by its prefix", true
+	case len(v) < 20 || len(v) > 4096 || !tokenChars.MatchString(v):
+		return "", false
+	}
+	class := func(c byte) int {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			return 1
+		case c >= 'a' && c <= 'z':
+			return 2
+		case c >= '0' && c <= '9':
+			return 3
+		}
+		return 0
+	}
+	var seen [4]bool
+	changes := 0
+	for i := 0; i < len(v); i++ {
+		seen[class(v[i])] = true
+		if i > 0 && class(v[i]) != class(v[i-1]) {
+			changes++
+		}
+	}
+	if seen[1] && seen[2] && seen[3] && float64(changes) >= 0.35*float64(len(v)-1) {
+		return "a long random-looking token", true
+	}
+	return "", false
 }

@@ -111,3 +111,48 @@ func TestSecretsByOtherNames(t *testing.T) {
 		}
 	}
 }
+
+// One-time passwords, PINs, passphrases and refresh tokens are secrets by
+// name, as the other credentials are; pages, pins of a map (a word in a
+// name) and designs are not.
+func TestSecretNamesOfCodes(t *testing.T) {
+	for name, want := range map[string]bool{
+		"otp": true, "OTP": true, "pin": true, "passphrase": true, "key_passphrase": true, "passcode": true, "refresh": true,
+		"pinned": false, "spinner": false, "page": false, "design": false, "refresh_rate": false,
+	} {
+		if got := Name(name); got != want {
+			t.Errorf("Name(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// A value is known for a secret by its shape, whatever its name: a JWT,
+// an API key with a vendor's prefix, a long random-looking token; ids
+// (numbers, UUIDs, hex digests), words and URLs are not.
+func TestLooksSecret(t *testing.T) {
+	for v, want := range map[string]bool{
+		"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U": true,
+		"sk_live_4eC39HqLyjWDarjtT1zdp7dc":                      true,
+		"ghp_16C7e42F292c6912E7710c838347Ae178B4a":              true,
+		"xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy": true,
+		"AKIAIOSFODNN7EXAMPLE":                                  true,
+		"Zx8Kq2LmN9pR4tVw7YbC1dFg":                              true,
+		"SplxlOBeZQQYbYS6WxSbIA":                                true,
+		"6f1c2a9e-3b7d-4c55-9a0e-2d8f41b7c3a1":                  false,
+		"9ee2fdb7a1adb423db282574":                              false,
+		"da39a3ee5e6b4b0d3255bfef95601890afd80709":              false,
+		"1234567890":                         false,
+		"application/json":                   false,
+		"https://example.com/a/b/c":          false,
+		"XMLHttpRequest":                     false,
+		"hello world":                        false,
+		"2026-01-01T10:00:00.000Z":           false,
+		"Mozilla/5.0 (X11; Linux x86_64)":    false,
+		"ThisIsALongCamelCaseIdentifierName": false,
+	} {
+		why, got := LooksSecret(v)
+		if got != want || got && why == "" {
+			t.Errorf("LooksSecret(%q) = %q, %v, want %v", v, why, got, want)
+		}
+	}
+}

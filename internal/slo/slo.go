@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/metrics"
+	"github.com/ceiling-dev/ceiling/internal/plan"
 )
 
 // Term is one threshold.
@@ -49,6 +50,23 @@ var metricKinds = map[string]kind{
 	"max": duration, "mean": duration, "errors": percent, "limited": percent, "rate": fraction,
 	"delivered": percent, "delivery_p50": duration, "delivery_p99": duration,
 	"throughput": perSecond, "recovery": duration,
+}
+
+// metricNames are the metrics in the order an error lists them, the one
+// a typo is taken for first among those as near.
+var metricNames = []string{"p50", "p90", "p95", "p99", "p999", "max", "mean", "errors", "limited", "delivered",
+	"delivery_p50", "delivery_p99", "rate", "throughput", "recovery"}
+
+// oneOf writes names as "a", "a" or "b", "a", "b" or "c".
+func oneOf(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 // Recovery is the metric of the run's events: how long the target took
@@ -104,6 +122,9 @@ func parseTerm(text string) (Term, *SyntaxError) {
 	}
 	k, ok := metricKinds[name]
 	if !ok {
+		if near := plan.Nearest(strings.ToLower(name), metricNames); len(near) > 0 {
+			return Term{}, &SyntaxError{Msg: fmt.Sprintf("unknown metric %q (did you mean %s?)", name, oneOf(near))}
+		}
 		return Term{}, &SyntaxError{Msg: fmt.Sprintf("unknown metric %q (want p50, p90, p95, p99, p999, max, mean, errors, limited, delivered, delivery_p50, delivery_p99, rate, throughput or recovery)", name)}
 	}
 	if name == Recovery && t.Scenario != "" {

@@ -69,6 +69,22 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// A metric misspelt gets the one it was likely meant to be, as plan keys
+// and flags do; a word far from every metric gets the list.
+func TestParseSuggestsMetric(t *testing.T) {
+	for in, want := range map[string]string{
+		"erors<1%":         `unknown metric "erors" (did you mean "errors"?)`,
+		"p99<1s,limted<5%": `unknown metric "limted" (did you mean "limited"?)`,
+		"checkout.mxa<1s":  `unknown metric "mxa" (did you mean "max"?)`,
+		"latency<1s":       `unknown metric "latency" (want p50`,
+	} {
+		_, err := Parse(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want it to say %s", in, err, want)
+		}
+	}
+}
+
 func TestEval(t *testing.T) {
 	f := Figures{Latency: metrics.Latency{P99: 150, P50: 20}, Completed: 1000, Failed: 20, Limited: 100, Achieved: 90, Target: 100}
 	tests := []struct {

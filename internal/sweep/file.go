@@ -71,14 +71,14 @@ type FileFind struct {
 func LoadFile(path string) (*File, error) {
 	data, err := plan.ReadLimited(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: read sweep file: %w", ErrInvalid, err)
+		return nil, invalid("read sweep file: %w", err)
 	}
 	f := &File{path: path, data: data}
 	if err := plan.Decode(path, data, f); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, invalid("%w", err)
 	}
 	if err := f.check(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, invalid("%w", err)
 	}
 	return f, nil
 }
@@ -93,25 +93,8 @@ func (f *File) check() error {
 	if !f.Plan.Given() {
 		add("plan", "required: the path of a plan file, or the plan inline (target, load, scenarios)")
 	}
-	l := &f.Launcher
-	switch l.Kind {
-	case "", "local":
-		if l.Command == "" {
-			add("launcher.command", "required for the local launcher: the command that starts the target, e.g. \"server --port {{.port}}\"")
-		}
-	case "docker", "podman":
-		if l.Image == "" {
-			add("launcher.image", "required for the %s launcher: the image to run", l.Kind)
-		}
-		if l.Port < 1 || l.Port > 65535 {
-			add("launcher.port", "required for the %s launcher: the port the target listens on inside the container (1-65535)", l.Kind)
-		}
-	case "command":
-		if l.Apply == "" {
-			add("launcher.apply", "required for the command launcher: the command that applies a shape, e.g. \"helm upgrade app ./chart --set resources.limits.cpu={{.cpus}} --wait\"")
-		}
-	default:
-		add("launcher.kind", "want local, docker, podman or command, not %q", l.Kind)
+	for _, field := range f.Launcher.missing() {
+		add(field, "%s", f.Launcher.problem(field))
 	}
 	switch {
 	case len(f.Configs) > 0 && f.Matrix != nil:
@@ -188,6 +171,52 @@ func (f *File) ShapePlan(v Values) (*plan.Plan, error) {
 	return g.Plan.Plan(v.Substitute)
 }
 
+// missing lists what the launcher lacks for its kind, by the sweep file's
+// fields: launcher.command (local), launcher.image and launcher.port, a
+// TCP port (docker, podman), launcher.apply (command), or launcher.kind
+// for a kind there is none of. It is the one rule of what a launcher
+// needs, for a sweep file and for the flags alike.
+func (l *FileLauncher) missing() []string {
+	switch l.Kind {
+	case "", "local":
+		if l.Command == "" {
+			return []string{"launcher.command"}
+		}
+	case "docker", "podman":
+		var fields []string
+		if l.Image == "" {
+			fields = append(fields, "launcher.image")
+		}
+		if l.Port < 1 || l.Port > 65535 {
+			fields = append(fields, "launcher.port")
+		}
+		return fields
+	case "command":
+		if l.Apply == "" {
+			return []string{"launcher.apply"}
+		}
+	default:
+		return []string{"launcher.kind"}
+	}
+	return nil
+}
+
+// problem says, in a sweep file's terms, what is wrong with the field
+// that missing named.
+func (l *FileLauncher) problem(field string) string {
+	switch field {
+	case "launcher.command":
+		return "required for the local launcher: the command that starts the target, e.g. \"server --port {{.port}}\""
+	case "launcher.image":
+		return fmt.Sprintf("required for the %s launcher: the image to run", l.Kind)
+	case "launcher.port":
+		return fmt.Sprintf("required for the %s launcher: the port the target listens on inside the container (1-65535)", l.Kind)
+	case "launcher.apply":
+		return "required for the command launcher: the command that applies a shape, e.g. \"helm upgrade app ./chart --set resources.limits.cpu={{.cpus}} --wait\""
+	}
+	return fmt.Sprintf("want local, docker, podman or command, not %q", l.Kind)
+}
+
 // NewLauncher builds the launcher a sweep file's launcher section (or the
 // flags) describes.
 func (l *FileLauncher) NewLauncher() (Launcher, error) {
@@ -200,7 +229,7 @@ func (l *FileLauncher) NewLauncher() (Launcher, error) {
 	case "command":
 		return &Commands{Target: t, Apply: l.Apply, Teardown: l.Teardown, Timeout: l.Timeout.Duration}, nil
 	}
-	return nil, fmt.Errorf("%w: launcher %q: want local, docker, podman or command", ErrInvalid, l.Kind)
+	return nil, invalid("launcher %q: want local, docker, podman or command", l.Kind)
 }
 
 // findFlags returns find mode's search settings, nil in stairs mode.

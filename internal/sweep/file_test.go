@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ceiling-dev/ceiling/internal/failure"
 )
 
 func sweepFile(t *testing.T, text string) string {
@@ -30,8 +32,8 @@ mode: fast
 need: lots
 `)
 	_, err := LoadFile(path)
-	if !errors.Is(err, ErrInvalid) {
-		t.Fatalf("LoadFile = %v, want ErrInvalid", err)
+	if !errors.As(err, new(*failure.InputError)) {
+		t.Fatalf("LoadFile = %v, want a failure.InputError", err)
 	}
 	msg := err.Error()
 	t.Log(msg)

@@ -70,7 +70,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 // flags the user set (changed reports one by name), with the quick flags
 // (--url, --rate, --slo...) applied to every shape's plan; --url,
 // --target and --prom are templates of the shape. args is the command
-// line, for sweep.json (its secrets redacted). Errors wrap ErrInvalid.
+// line, for sweep.json (its secrets redacted). Its errors are
+// *failure.InputError: a problem with what the user gave.
 func (f *Flags) Spec(file string, q plan.Quick, changed func(string) bool, args []string) (Spec, error) {
 	sf := &File{}
 	if file != "" {
@@ -79,7 +80,45 @@ func (f *Flags) Spec(file string, q plan.Quick, changed func(string) bool, args 
 			return Spec{}, err
 		}
 	}
-	l := sf.Launcher
+	l, err := f.launcher(sf.Launcher, file == "", changed)
+	if err != nil {
+		return Spec{}, err
+	}
+	launcher, err := l.NewLauncher()
+	if err != nil {
+		return Spec{}, err
+	}
+	s := Spec{Launcher: launcher, Out: f.Out, Resume: f.Resume, UsersPerRPS: cmp.Or(sf.UsersPerRPS, 0.5), Find: f.search(sf, changed),
+		Command: "ceiling " + strings.Join(secret.Names(nil).Args(args), " ")}
+	if changed("users-per-rps") {
+		s.UsersPerRPS = f.UsersPerRPS
+	}
+	need := sf.Need
+	if changed("need") {
+		need = f.Need
+	}
+	if s.Need, err = ParseNeed(need); err != nil {
+		return Spec{}, invalid("--need %w", err)
+	}
+	if s.Configs, err = f.shapes(sf, file, changed); err != nil {
+		return Spec{}, err
+	}
+	if file == "" && f.Plan == "" && q.URL == "" {
+		return Spec{}, invalid("nothing to run: give a sweep file, --plan, or --url with --rate or --vus")
+	}
+	if file != "" && f.Plan != "" {
+		return Spec{}, invalid("--plan: the sweep file %s has its plan; give one or the other", file)
+	}
+	s.Plan = func(v Values) (*plan.Plan, error) { return f.plan(sf, file, q, changed, v) }
+	s.Fingerprint = fingerprint(sf.data, f.planData(), q, l, s.Find)
+	return s, nil
+}
+
+// launcher is the sweep file's launcher l with the launcher's flags the
+// user set over it. Without a sweep file (alone), the flags must give
+// what their kind of launcher needs (FileLauncher.missing); a kind there
+// is none of is NewLauncher's to refuse.
+func (f *Flags) launcher(l FileLauncher, alone bool, changed func(string) bool) (FileLauncher, error) {
 	set := func(name string, dst *string, v string) {
 		if changed(name) {
 			*dst = v
@@ -97,7 +136,7 @@ func (f *Flags) Spec(file string, q plan.Quick, changed func(string) bool, args 
 	if changed("ready-timeout") {
 		d, err := time.ParseDuration(f.ReadyTimeout)
 		if err != nil || d <= 0 {
-			return Spec{}, invalid("--ready-timeout %q: want a duration such as 60s", f.ReadyTimeout)
+			return l, invalid("--ready-timeout %q: want a duration such as 60s", f.ReadyTimeout)
 		}
 		l.ReadyTimeout.Duration = d
 	}
@@ -106,68 +145,53 @@ func (f *Flags) Spec(file string, q plan.Quick, changed func(string) bool, args 
 		for _, e := range f.Env {
 			k, v, ok := strings.Cut(e, "=")
 			if !ok || k == "" {
-				return Spec{}, invalid("--env %q: want KEY=value", e)
+				return l, invalid("--env %q: want KEY=value", e)
 			}
 			l.Env[k] = v
 		}
 	}
-	if file == "" {
-		switch l.Kind {
-		case "", "local":
-			if l.Command == "" {
-				return Spec{}, invalid("--cmd: required: the command that starts the target (or a sweep file)")
-			}
-		case "docker", "podman":
-			if l.Image == "" || l.Port <= 0 {
-				return Spec{}, invalid("--launcher %s needs --image and --port (the port the target listens on in the container)", l.Kind)
-			}
-		case "command":
-			if l.Apply == "" {
-				return Spec{}, invalid("--launcher command needs --apply (your command that applies a shape)")
-			}
+	if missing := l.missing(); alone && len(missing) > 0 {
+		switch missing[0] {
+		case "launcher.command":
+			return l, invalid("--cmd: required: the command that starts the target (or a sweep file)")
+		case "launcher.image", "launcher.port":
+			return l, invalid("--launcher %s needs --image and --port (the port the target listens on in the container)", l.Kind)
+		case "launcher.apply":
+			return l, invalid("--launcher command needs --apply (your command that applies a shape)")
 		}
 	}
-	launcher, err := l.NewLauncher()
-	if err != nil {
-		return Spec{}, err
-	}
-	s := Spec{Launcher: launcher, Out: f.Out, Resume: f.Resume, UsersPerRPS: cmp.Or(sf.UsersPerRPS, 0.5), Find: sf.findFlags(),
-		Command: "ceiling " + strings.Join(secret.Names(nil).Args(args), " ")}
-	if changed("users-per-rps") {
-		s.UsersPerRPS = f.UsersPerRPS
-	}
-	if s.Find != nil && s.Find.Precision == "" {
-		s.Find.Precision = "5%"
-	}
+	return l, nil
+}
+
+// search is find mode's settings: the flags' with --find, else the sweep
+// file's find mode (its precision 5% unless it says), nil in stairs mode.
+func (f *Flags) search(sf *File, changed func(string) bool) *run.SearchFlags {
 	if f.Find {
-		s.Find = &f.Search
-		s.Find.RateGiven = changed("rate")
+		f.Search.RateGiven = changed("rate")
+		return &f.Search
 	}
-	need := sf.Need
-	set("need", &need, f.Need)
-	if s.Need, err = ParseNeed(need); err != nil {
-		return Spec{}, invalid("--need %w", err)
+	find := sf.findFlags()
+	if find != nil && find.Precision == "" {
+		find.Precision = "5%"
 	}
-	switch {
-	case changed("configs") || file == "":
-		s.Configs, err = ParseConfigs(f.Configs)
+	return find
+}
+
+// shapes are the shapes to run: --configs when given or without a sweep
+// file, else the sweep file's.
+func (f *Flags) shapes(sf *File, file string, changed func(string) bool) ([]Config, error) {
+	if changed("configs") || file == "" {
+		configs, err := ParseConfigs(f.Configs)
 		if err != nil {
-			return Spec{}, invalid("--configs: %w", err)
+			return nil, invalid("--configs: %w", err)
 		}
-	default:
-		if s.Configs, err = sf.Shapes(); err != nil {
-			return Spec{}, invalid("%s: %w", file, err)
-		}
+		return configs, nil
 	}
-	if file == "" && f.Plan == "" && q.URL == "" {
-		return Spec{}, invalid("nothing to run: give a sweep file, --plan, or --url with --rate or --vus")
+	configs, err := sf.Shapes()
+	if err != nil {
+		return nil, invalid("%s: %w", file, err)
 	}
-	if file != "" && f.Plan != "" {
-		return Spec{}, invalid("--plan: the sweep file %s has its plan; give one or the other", file)
-	}
-	s.Plan = func(v Values) (*plan.Plan, error) { return f.plan(sf, file, q, changed, v) }
-	s.Fingerprint = fingerprint(sf.data, f.planData(), q, l, s.Find)
-	return s, nil
+	return configs, nil
 }
 
 // planData is the --plan file's contents, for the fingerprint (nil when

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 )
@@ -32,7 +33,7 @@ type Launcher interface {
 	// Ctrl-C: a command, a container, a cgroup) it gives to life, which
 	// may be nil (nothing is kept). The stop it returns (never nil once Start succeeds) undoes what
 	// Start did and is called when the run is over; Enforced says how the
-	// shape's CPU and memory are enforced. An error wrapping ErrInvalid is
+	// shape's CPU and memory are enforced. An error that is a *failure.InputError is
 	// the sweep's own input (a template that does not render); any other
 	// is the shape's target not starting.
 	Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string, life *monitor.Lifecycle) (stop func() error, e Enforced, err error)
@@ -79,9 +80,12 @@ func (t *Target) render(v Values) (env map[string]string, ready string, err erro
 	return env, ready, nil
 }
 
-// invalid wraps a problem with the sweep's input in ErrInvalid.
+// invalid is a problem with the sweep's own input (a template that does
+// not render, a plan that does not validate, a sweep file or a flag): a
+// *failure.InputError (exit 2), its message "invalid sweep: " and what
+// format says.
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %w", ErrInvalid, fmt.Errorf(format, args...))
+	return &failure.InputError{Err: fmt.Errorf("invalid sweep: %w", fmt.Errorf(format, args...))}
 }
 
 // Local starts the target as a command on this machine (the plan's

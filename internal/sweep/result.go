@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -286,7 +287,38 @@ func loadText(r *Row) string {
 // lessons says what the shapes tell, from the data: workers without CPU,
 // memory, scaling with CPUs.
 func lessons(rows []Row) []string {
+	measured := slices.DeleteFunc(slices.Clone(rows), func(c Row) bool { return !c.comparable() })
+	out := notCompared(rows)
+	if l := unlimitedLesson(rows); l != "" {
+		out = append(out, l)
+	}
+	out = append(out, workersWithoutCPU(rows)...)
+	out = append(out, memoryLessons(measured)...)
+	if l := cpuScaling(measured); l != "" {
+		out = append(out, l)
+	}
+	return out
+}
+
+// notCompared names the shapes whose figures do not measure the shape
+// (INVALID, GENERATOR LIMITED...): they are compared with none. The shapes
+// that failed to start or whose target died say why below the lessons.
+func notCompared(rows []Row) []string {
 	var out []string
+	for _, c := range rows {
+		switch c.State {
+		case results.Healthy, results.Stressed, results.Overloaded, FailedToStart, TargetDied:
+		default:
+			out = append(out, fmt.Sprintf("%s is not compared: %s (its figures do not measure the shape)", c.Name, c.State))
+		}
+	}
+	return out
+}
+
+// unlimitedLesson says that shapes found no limit (the load or the
+// search's max was below their edge), and so are not compared by
+// throughput; "" when every judged shape found one.
+func unlimitedLesson(rows []Row) string {
 	unlimited, judged, find := 0, 0, false
 	for _, c := range rows {
 		switch c.State {
@@ -298,28 +330,24 @@ func lessons(rows []Row) []string {
 		}
 		find = find || c.Edge > 0
 	}
-	measured := slices.DeleteFunc(slices.Clone(rows), func(c Row) bool { return !c.comparable() })
-	for _, c := range rows {
-		switch c.State {
-		case results.Healthy, results.Stressed, results.Overloaded, FailedToStart, TargetDied: // the last two say why below the lessons
-		default:
-			out = append(out, fmt.Sprintf("%s is not compared: %s (its figures do not measure the shape)", c.Name, c.State))
-		}
+	if unlimited == 0 {
+		return ""
 	}
-	if unlimited > 0 {
-		of := ""
-		if unlimited < judged {
-			of = fmt.Sprintf(" (%d of %d shapes)", unlimited, judged)
-		}
-		if find {
-			out = append(out, fmt.Sprintf("the search found no limit where a shape passed every level up to its max%s: its edge is above it, so it is not compared below (raise find's max)", of))
-		} else {
-			out = append(out, fmt.Sprintf("the load found no limit where a shape served all the rate offered%s: its throughput is the load's, so it is not compared below, its latency at that load is (raise the rate, or sweep with --find)", of))
-		}
+	of := ""
+	if unlimited < judged {
+		of = fmt.Sprintf(" (%d of %d shapes)", unlimited, judged)
 	}
-	// Workers without CPU: more workers on the same CPU and memory, by
-	// throughput (where it measures the shapes) and by latency at the same
-	// load (which it does even when both served all of it).
+	if find {
+		return fmt.Sprintf("the search found no limit where a shape passed every level up to its max%s: its edge is above it, so it is not compared below (raise find's max)", of)
+	}
+	return fmt.Sprintf("the load found no limit where a shape served all the rate offered%s: its throughput is the load's, so it is not compared below, its latency at that load is (raise the rate, or sweep with --find)", of)
+}
+
+// workersWithoutCPU compares more workers on the same CPU and memory, by
+// throughput (where it measures the shapes) and by latency at the same
+// load (which it does even when both served all of it).
+func workersWithoutCPU(rows []Row) []string {
+	var out []string
 	for _, a := range rows {
 		for _, b := range rows {
 			if !a.verdicted() || !b.verdicted() || a.CPUs != b.CPUs || a.MemoryMB != b.MemoryMB || b.Workers <= a.Workers {
@@ -342,7 +370,13 @@ func lessons(rows []Row) []string {
 			}
 		}
 	}
-	// Memory: the same workers and CPUs with more memory.
+	return out
+}
+
+// memoryLessons compare the measured shapes of the same workers and CPUs
+// with more memory.
+func memoryLessons(measured []Row) []string {
+	var out []string
 	for _, a := range measured {
 		for _, b := range measured {
 			if a.Workers == b.Workers && a.CPUs == b.CPUs && b.MemoryMB > a.MemoryMB {
@@ -351,28 +385,26 @@ func lessons(rows []Row) []string {
 			}
 		}
 	}
-	// Scaling with CPUs: the best shape at the fewest CPUs against the best
-	// at the most.
+	return out
+}
+
+// cpuScaling compares the best measured shape at the fewest CPUs with the
+// best at the most; "" with fewer than two CPU counts.
+func cpuScaling(measured []Row) string {
 	bestAt := map[float64]Row{}
 	for _, c := range measured {
 		if c.CPUsEffective > 0 && c.Throughput > bestAt[c.CPUsEffective].Throughput {
 			bestAt[c.CPUsEffective] = c
 		}
 	}
-	if len(bestAt) >= 2 {
-		cpus := slices.Sorted(func(yield func(float64) bool) {
-			for k := range bestAt {
-				if !yield(k) {
-					return
-				}
-			}
-		})
-		lo, hi := bestAt[cpus[0]], bestAt[cpus[len(cpus)-1]]
-		ratio := hi.Throughput / lo.Throughput
-		out = append(out, fmt.Sprintf("scaling from %s to %s CPUs: %.1f× the throughput (%.0f %% of linear, %s → %s)",
-			formatCPUs(lo.CPUsEffective), formatCPUs(hi.CPUsEffective), ratio, 100*ratio/(hi.CPUsEffective/lo.CPUsEffective), lo.Name, hi.Name))
+	if len(bestAt) < 2 {
+		return ""
 	}
-	return out
+	cpus := slices.Sorted(maps.Keys(bestAt))
+	lo, hi := bestAt[cpus[0]], bestAt[cpus[len(cpus)-1]]
+	ratio := hi.Throughput / lo.Throughput
+	return fmt.Sprintf("scaling from %s to %s CPUs: %.1f× the throughput (%.0f %% of linear, %s → %s)",
+		formatCPUs(lo.CPUsEffective), formatCPUs(hi.CPUsEffective), ratio, 100*ratio/(hi.CPUsEffective/lo.CPUsEffective), lo.Name, hi.Name)
 }
 
 // write stores r at path through a temporary file and a rename

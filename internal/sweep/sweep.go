@@ -141,10 +141,6 @@ func ParseNeed(s string) (float64, error) {
 	return rates[0], nil
 }
 
-// ErrInvalid wraps a problem with the sweep's own input (a template that
-// does not render, a plan that does not validate): exit 2.
-var ErrInvalid = errors.New("invalid sweep")
-
 // ErrNothingStarted is the error of a sweep in which every shape FAILED TO
 // START: it measured nothing (its table says why each did not start).
 var ErrNothingStarted = errors.New("every shape failed to start: the sweep measured nothing")
@@ -257,10 +253,10 @@ func finished(path, fingerprint string) (map[string]Row, error) {
 	}
 	var old Result
 	if err := json.Unmarshal(data, &old); err != nil || old.Schema != Schema {
-		return nil, fmt.Errorf("%w: --resume: %s is not a %s file (%v)", ErrInvalid, path, Schema, err)
+		return nil, invalid("--resume: %s is not a %s file (%v)", path, Schema, err)
 	}
 	if old.Fingerprint != fingerprint {
-		return nil, fmt.Errorf("%w: --resume: %s is from a sweep with another plan, launcher, load or mode: its shapes would not compare with this one's (use another --out, or leave --resume out to start again)", ErrInvalid, path)
+		return nil, invalid("--resume: %s is from a sweep with another plan, launcher, load or mode: its shapes would not compare with this one's (use another --out, or leave --resume out to start again)", path)
 	}
 	out := map[string]Row{}
 	for _, row := range old.Configs {
@@ -282,7 +278,7 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	}
 	p, err := s.Plan(v)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
+		return nil, invalid("%s: %w", c.Name(), err)
 	}
 	r.strict = p.Strict == nil || *p.Strict
 	row := &Row{Name: c.Name(), ID: c.ID(), Workers: c.Workers, CPUs: c.CPUs, MemoryMB: c.MemoryMB, Result: out}
@@ -294,7 +290,7 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	}
 	stop, enforced, err := s.Launcher.Start(ctx, c, v, p, filepath.Dir(out), s.Run.Lifecycle)
 	switch {
-	case errors.Is(err, ErrInvalid):
+	case errors.As(err, new(*failure.InputError)):
 		return nil, fmt.Errorf("%s: %w", c.Name(), err)
 	case ctx.Err() != nil:
 		return nil, failure.ErrInterrupted
@@ -309,7 +305,7 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	}()
 	row.Limits, row.CPUsEffective = enforced.How, enforced.CPUs
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
+		return nil, invalid("%s: %w", c.Name(), err)
 	}
 	o := s.Run
 	o.Out = out
@@ -318,7 +314,7 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 		if err := s.Connect(p, &o); err != nil {
 			var bad *failure.InputError
 			if errors.As(err, &bad) {
-				return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
+				return nil, invalid("%s: %w", c.Name(), err)
 			}
 			return nil, fmt.Errorf("%s: %w", c.Name(), err)
 		}
@@ -330,7 +326,7 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 		case ctx.Err() != nil:
 			return nil, failure.ErrInterrupted
 		case errors.As(err, &bad):
-			return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), err)
+			return nil, invalid("%s: %w", c.Name(), err)
 		case errors.Is(err, failure.ErrRefused):
 			return nil, fmt.Errorf("%s: %w", c.Name(), err)
 		}
@@ -342,7 +338,7 @@ func (s *Spec) one(ctx context.Context, c Config, out string, r *Result) (*Row, 
 	if s.Find != nil {
 		cfg, cerr := s.Find.Config(p)
 		if cerr != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, c.Name(), cerr)
+			return nil, invalid("%s: %w", c.Name(), cerr)
 		}
 		res, err = run.Find(ctx, sess, cfg)
 	} else {

@@ -3,15 +3,16 @@ package sweep
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // testLauncher starts nothing (the target is the test's own server); it
@@ -42,8 +43,7 @@ func readSweep(t *testing.T, path string) Result {
 // that says it is partial, not one that names the best of a sweep it did
 // not finish. The last write marks the best, and is finished.
 func TestSweepFileUnfinishedUntilItsLastWrite(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) }))
-	defer srv.Close()
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Body: "ok"})
 	out := filepath.Join(t.TempDir(), "sweep.json")
 	configs, err := ParseConfigs("1@1/256m 2@1/256m 4@1/256m")
 	if err != nil {
@@ -91,5 +91,52 @@ scenarios: [{request: {url: /}}]
 	}
 	if final.Unfinished || len(final.Configs) != 3 || best != 1 {
 		t.Errorf("final sweep.json: unfinished %v, %d rows, %d best; want finished, 3 rows, 1 best", final.Unfinished, len(final.Configs), best)
+	}
+}
+
+// badLauncher fails to start every shape with err.
+type badLauncher struct{ err error }
+
+func (l badLauncher) Start(context.Context, Config, Values, *plan.Plan, string, *monitor.Lifecycle) (func() error, Enforced, error) {
+	return nil, Enforced{}, l.err
+}
+
+// A problem with the sweep's own input stops the sweep as bad input (a
+// failure.InputError, exit 2), whether its plan does not parse or a
+// launcher's template does not render; a target that does not start is
+// its shape's row, and the sweep goes on.
+func TestRunInvalidInput(t *testing.T) {
+	configs, err := ParseConfigs("1@1/256m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := func(Values) (*plan.Plan, error) {
+		return plan.Parse("plan.yaml", []byte("target: http://127.0.0.1:1\nload: {rates: [1], step: 1s}\nscenarios: [{request: {url: /}}]\n"))
+	}
+	for _, tt := range []struct {
+		name     string
+		launcher Launcher
+		plan     func(Values) (*plan.Plan, error)
+		want     string // "" : not bad input
+	}{
+		{"a plan that does not parse", badLauncher{}, func(Values) (*plan.Plan, error) { return nil, errors.New("plan.yaml:1:1: no target") },
+			"invalid sweep: " + configs[0].Name() + ": plan.yaml:1:1: no target"},
+		{"a template that does not render", badLauncher{invalid("command: %w", errors.New("no such value"))}, good,
+			configs[0].Name() + ": invalid sweep: command: no such value"},
+		{"a target that does not start", badLauncher{errors.New("exit status 1")}, good, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := Spec{Configs: configs, Launcher: tt.launcher, Plan: tt.plan, Out: filepath.Join(t.TempDir(), "sweep.json")}
+			res, err := Run(context.Background(), s)
+			var in *failure.InputError
+			switch {
+			case tt.want == "" && errors.As(err, &in):
+				t.Errorf("Run() = %v, want no input error", err)
+			case tt.want == "" && (res == nil || len(res.Configs) != 1 || res.Configs[0].State != FailedToStart):
+				t.Errorf("Run() = %+v, want one row FAILED TO START", res)
+			case tt.want != "" && (!errors.As(err, &in) || err.Error() != tt.want):
+				t.Errorf("Run() = %v (%T), want a failure.InputError %q", err, err, tt.want)
+			}
+		})
 	}
 }

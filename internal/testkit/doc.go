@@ -2,7 +2,8 @@
 // servers they load and the processes they start.
 //
 //   - Target is an HTTP server on loopback whose delay and status the test
-//     sets, and that counts the requests it answered.
+//     sets, that counts the requests it answered, and that may have a
+//     capacity past which it answers 503 (a target whose edge is known).
 //   - WebSocket serves upgraded connections with a function of the test's;
 //     Echo sends every message back, Ack answers each JSON frame with its
 //     id after a delay, as a service that acknowledges messages does.

@@ -36,7 +36,7 @@ func TestChild(t *testing.T) {
 			t.Fatal(err)
 		}
 	default:
-		t.Skip("the child of the process tests, run by them")
+		return // not a test of its own: the child the process tests start, in a role
 	}
 	fmt.Printf("grandchild %d\n", cmd.Process.Pid)
 	time.Sleep(time.Minute)

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"flag"
+	"os"
 	"runtime"
 )
 
@@ -15,7 +16,12 @@ import (
 // the cores between the threads; no more processors than that are added,
 // so as not to add to the load of the packages tested beside it. Call it
 // from TestMain after flag.Parse.
+//
+// It also has each run take one event loop (CEILING_LOOPS=1) rather than
+// one per core: the tests' runs go side by side in one process, and their
+// loops together would hold every processor.
 func LoopProcs() {
+	_ = os.Setenv("CEILING_LOOPS", "1")
 	n := runtime.GOMAXPROCS(0)
 	if f := flag.Lookup("test.parallel"); f != nil {
 		if g, ok := f.Value.(flag.Getter); ok {

@@ -58,6 +58,29 @@ func TestTarget(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 }
 
+// A target with a capacity answers what its bucket holds and sheds the
+// rest with 503 at once: of 20 requests sent one after the other, the
+// first is answered, and not all of them.
+func TestTargetCapacity(t *testing.T) {
+	tg := NewTarget(t, TargetConfig{Capacity: 50, Body: "ok"})
+	codes := map[int]int{}
+	for range 20 {
+		resp, err := http.Get(tg.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes[resp.StatusCode]++
+		if len(codes) == 1 && resp.StatusCode != http.StatusOK {
+			t.Fatalf("the first request: %d, want 200", resp.StatusCode)
+		}
+	}
+	if codes[http.StatusOK] < 1 || codes[http.StatusServiceUnavailable] < 1 || codes[http.StatusOK]+codes[http.StatusServiceUnavailable] != 20 || tg.Hits() != 20 {
+		t.Errorf("20 requests at once to a target of 50/s: %v, %d hits; want some 200, the rest 503, all counted", codes, tg.Hits())
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
 func dial(t *testing.T, url string) *websocket.Conn {
 	t.Helper()
 	c, _, err := websocket.DefaultDialer.Dial(url, nil)

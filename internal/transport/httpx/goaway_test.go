@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -47,62 +48,49 @@ func goawayServer(t *testing.T, serve int) (url string, conns *atomic.Int64) {
 // open until then).
 func goawayServerAt(t *testing.T, serve int, lazy bool) (url string, conns *atomic.Int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	conns = new(atomic.Int64)
-	go func() {
+	ln := testkit.ServeTCP(t, func(c net.Conn) {
+		conns.Add(1)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		preface := make([]byte, 24)
+		if _, err := io.ReadFull(c, preface); err != nil {
+			return
+		}
+		c.Write(frame(4, 0, 0, nil)) // SETTINGS
+		head := make([]byte, 9)
+		var last uint32
+		served := 0
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := io.ReadFull(c, head); err != nil {
 				return
 			}
-			conns.Add(1)
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				preface := make([]byte, 24)
-				if _, err := io.ReadFull(c, preface); err != nil {
+			n := int(head[0])<<16 | int(head[1])<<8 | int(head[2])
+			if _, err := io.CopyN(io.Discard, c, int64(n)); err != nil {
+				return
+			}
+			switch typ, flags := head[3], head[4]; {
+			case typ == 4 && flags&1 == 0:
+				c.Write(frame(4, 1, 0, nil)) // SETTINGS ack
+			case typ == 1: // HEADERS: a request
+				stream := binary.BigEndian.Uint32(head[5:]) &^ (1 << 31)
+				if served < serve {
+					last = stream
+					// :status 200 (HPACK static index 8), END_STREAM|END_HEADERS.
+					c.Write(frame(1, 5, last, []byte{0x88}))
+					served++
+					if lazy {
+						continue
+					}
+				}
+				if served == serve {
+					c.Write(goaway(last))
+					time.Sleep(10 * time.Millisecond) // let the GOAWAY arrive before the close
 					return
 				}
-				c.Write(frame(4, 0, 0, nil)) // SETTINGS
-				head := make([]byte, 9)
-				var last uint32
-				served := 0
-				for {
-					if _, err := io.ReadFull(c, head); err != nil {
-						return
-					}
-					n := int(head[0])<<16 | int(head[1])<<8 | int(head[2])
-					if _, err := io.CopyN(io.Discard, c, int64(n)); err != nil {
-						return
-					}
-					switch typ, flags := head[3], head[4]; {
-					case typ == 4 && flags&1 == 0:
-						c.Write(frame(4, 1, 0, nil)) // SETTINGS ack
-					case typ == 1: // HEADERS: a request
-						stream := binary.BigEndian.Uint32(head[5:]) &^ (1 << 31)
-						if served < serve {
-							last = stream
-							// :status 200 (HPACK static index 8), END_STREAM|END_HEADERS.
-							c.Write(frame(1, 5, last, []byte{0x88}))
-							served++
-							if lazy {
-								continue
-							}
-						}
-						if served == serve {
-							c.Write(goaway(last))
-							time.Sleep(10 * time.Millisecond) // let the GOAWAY arrive before the close
-							return
-						}
-					}
-				}
-			}()
+			}
 		}
-	}()
+	})
 	return "http://" + ln.Addr().String() + "/", conns
 }
 
@@ -340,50 +328,37 @@ func BenchmarkH2Exchange(b *testing.B) {
 // answers it after late.
 func drainingServer(t *testing.T, late time.Duration) (url string, conns *atomic.Int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	conns = new(atomic.Int64)
-	go func() {
+	ln := testkit.ServeTCP(t, func(c net.Conn) {
+		conns.Add(1)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.ReadFull(c, make([]byte, 24)); err != nil {
+			return
+		}
+		c.Write(frame(4, 0, 0, nil))
+		head := make([]byte, 9)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := io.ReadFull(c, head); err != nil {
 				return
 			}
-			conns.Add(1)
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				if _, err := io.ReadFull(c, make([]byte, 24)); err != nil {
-					return
-				}
-				c.Write(frame(4, 0, 0, nil))
-				head := make([]byte, 9)
-				for {
-					if _, err := io.ReadFull(c, head); err != nil {
-						return
-					}
-					n := int(head[0])<<16 | int(head[1])<<8 | int(head[2])
-					if _, err := io.CopyN(io.Discard, c, int64(n)); err != nil {
-						return
-					}
-					switch typ, flags := head[3], head[4]; {
-					case typ == 4 && flags&1 == 0:
-						c.Write(frame(4, 1, 0, nil))
-					case typ == 1:
-						stream := binary.BigEndian.Uint32(head[5:]) &^ (1 << 31)
-						c.Write(goaway(stream))
-						time.Sleep(late)
-						c.Write(frame(1, 5, stream, []byte{0x88}))
-						time.Sleep(10 * time.Millisecond)
-						return
-					}
-				}
-			}()
+			n := int(head[0])<<16 | int(head[1])<<8 | int(head[2])
+			if _, err := io.CopyN(io.Discard, c, int64(n)); err != nil {
+				return
+			}
+			switch typ, flags := head[3], head[4]; {
+			case typ == 4 && flags&1 == 0:
+				c.Write(frame(4, 1, 0, nil))
+			case typ == 1:
+				stream := binary.BigEndian.Uint32(head[5:]) &^ (1 << 31)
+				c.Write(goaway(stream))
+				time.Sleep(late)
+				c.Write(frame(1, 5, stream, []byte{0x88}))
+				time.Sleep(10 * time.Millisecond)
+				return
+			}
 		}
-	}()
+	})
 	return "http://" + ln.Addr().String() + "/", conns
 }
 

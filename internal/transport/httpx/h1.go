@@ -138,6 +138,7 @@ func (s *h1Session) Do(r *transport.Request, out *transport.Outcome) {
 		}
 	}
 	s.cap.keepBody = r.Capture
+	defer s.cap.done() // out.Body stays the caller's to read
 	now := time.Now()
 	deadline := now.Add(s.h.cfg.Timeout)
 	resp, err := s.roundTrip(&s.line, s.enc, now, deadline, out)
@@ -360,6 +361,8 @@ func hostOnly(addr string) string {
 
 func classifyH1(err error) transport.Kind {
 	switch {
+	case errors.Is(err, errKeptBudget):
+		return transport.Generator // ceiling's budget, not the target's doing
 	case errors.Is(err, errMalformed), errors.Is(err, errBodyTooLarge):
 		return transport.Protocol
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -15,41 +16,28 @@ import (
 // connection without answering.
 func rawServer(t *testing.T, reply func(n int64) []byte) (addr string, requests *atomic.Int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	requests = new(atomic.Int64)
-	go func() {
+	ln := testkit.ServeTCP(t, func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if line == "\r\n" {
+					break // the tests send no bodies
+				}
+			}
+			n := requests.Add(1) - 1
+			out := reply(n)
+			if out == nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					for {
-						line, err := br.ReadString('\n')
-						if err != nil {
-							return
-						}
-						if line == "\r\n" {
-							break // the tests send no bodies
-						}
-					}
-					n := requests.Add(1) - 1
-					out := reply(n)
-					if out == nil {
-						return
-					}
-					c.Write(out)
-				}
-			}()
+			c.Write(out)
 		}
-	}()
+	})
 	return ln.Addr().String(), requests
 }
 
@@ -87,36 +75,23 @@ func TestPostNotRetriedAfterSilentClose(t *testing.T) {
 // An idle connection the server closed is noticed before it is used: even
 // a POST goes out once, on a new connection, and nothing is retried.
 func TestIdleCloseDetected(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	var seen atomic.Int64
-	go func() {
+	ln := testkit.ServeTCP(t, func(c net.Conn) { // answer one request, then close while idle
+		defer c.Close()
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			line, err := br.ReadString('\n')
 			if err != nil {
 				return
 			}
-			go func() { // answer one request, then close while idle
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadString('\n')
-					if err != nil {
-						return
-					}
-					if line == "\r\n" {
-						break
-					}
-				}
-				seen.Add(1)
-				c.Write([]byte(okReply))
-				time.Sleep(50 * time.Millisecond)
-			}()
+			if line == "\r\n" {
+				break
+			}
 		}
-	}()
+		seen.Add(1)
+		c.Write([]byte(okReply))
+		time.Sleep(50 * time.Millisecond)
+	})
 	ex := New(Config{Timeout: time.Second})
 	defer ex.Close()
 	s := ex.Session()
@@ -169,5 +144,34 @@ func TestHugeChunkSize(t *testing.T) {
 		if out.Kind != transport.Protocol || out.BytesIn > 1024 {
 			t.Errorf("capture=%v: %v with %d bytes in, want protocol within the cap", capture, out.Kind, out.BytesIn)
 		}
+	}
+}
+
+// The bodies kept for checks are bounded for the whole process, not only
+// per exchange: a body that would take them past the budget fails in
+// ceiling itself (generator), the budget is whole again once the exchange
+// is over, and a body within it is kept as ever.
+func TestKeptBodiesBudget(t *testing.T) {
+	old := kept.limit.Load()
+	kept.limit.Store(64 << 10)
+	t.Cleanup(func() { kept.limit.Store(old) })
+	big := make([]byte, 200<<10)
+	addr, _ := rawServer(t, func(n int64) []byte {
+		if n%2 == 0 {
+			return append([]byte("HTTP/1.1 200 OK\r\nContent-Length: 204800\r\n\r\n"), big...)
+		}
+		return []byte(okReply)
+	})
+	ex := New(Config{Timeout: time.Second})
+	defer ex.Close()
+	s := ex.Session()
+	var out transport.Outcome
+	s.Do(&transport.Request{Method: "GET", URL: "http://" + addr + "/big", Capture: true}, &out)
+	if out.Kind != transport.Generator || kept.used.Load() != 0 {
+		t.Errorf("a body past the budget: %v, budget used %d after it; want generator, 0", out.Kind, kept.used.Load())
+	}
+	s.Do(&transport.Request{Method: "GET", URL: "http://" + addr + "/ok", Capture: true}, &out)
+	if out.Kind != transport.OK || string(out.Body) != "ok" || kept.used.Load() != 0 {
+		t.Errorf("a small body: %v %q, budget used %d after it; want ok, kept, 0", out.Kind, out.Body, kept.used.Load())
 	}
 }

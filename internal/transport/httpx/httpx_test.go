@@ -141,12 +141,7 @@ func TestFollowRedirects(t *testing.T) {
 }
 
 func TestRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)) // nothing listens there
 	for _, h2 := range []bool{false, true} {
 		ex := New(Config{Timeout: time.Second, HTTP2: h2})
 		if got := do(t, ex, "http://"+addr+"/", nil); got.Kind != transport.Refused {
@@ -203,6 +198,18 @@ func TestH2C(t *testing.T) {
 	}
 }
 
+// slowBegins is handler, telling began of each /slow request it starts
+// serving: a test waits for the exchange in flight on it, not a sleep.
+func slowBegins(began chan<- struct{}) http.Handler {
+	h := handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			began <- struct{}{}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // A server that accepts and never answers still times out within bounds.
 func TestSilentServer(t *testing.T) {
 	ln := testkit.ServeTCP(t, func(c net.Conn) { bufio.NewReader(c).ReadString(0); c.Close() })
@@ -220,7 +227,8 @@ func TestSilentServer(t *testing.T) {
 // Closing the exchanger while a session is mid-exchange (an interrupt after
 // the grace) ends that exchange without a race or a crash.
 func TestCloseDuringExchange(t *testing.T) {
-	srv := httptest.NewServer(handler())
+	began := make(chan struct{}, 1)
+	srv := httptest.NewServer(slowBegins(began))
 	defer srv.Close()
 	ex := New(Config{Timeout: 5 * time.Second})
 	s := ex.Session()
@@ -231,7 +239,7 @@ func TestCloseDuringExchange(t *testing.T) {
 		s.Do(&transport.Request{Method: "GET", URL: srv.URL + "/slow"}, &out)
 		done <- out
 	}()
-	time.Sleep(200 * time.Millisecond)
+	<-began
 	ex.Close()
 	select {
 	case out := <-done:
@@ -266,7 +274,8 @@ func TestReusedDynamicRequest(t *testing.T) {
 // Abort, from another goroutine, ends a session's exchange in progress at
 // once, and the session's next exchange succeeds on a new connection.
 func TestAbortDuringExchange(t *testing.T) {
-	srv := httptest.NewServer(handler())
+	began := make(chan struct{}, 1)
+	srv := httptest.NewServer(slowBegins(began))
 	defer srv.Close()
 	ex := New(Config{Timeout: 5 * time.Second})
 	defer ex.Close()
@@ -280,7 +289,7 @@ func TestAbortDuringExchange(t *testing.T) {
 		s.Do(&transport.Request{Method: "GET", URL: srv.URL + "/slow"}, &out)
 		done <- out.Kind
 	}()
-	time.Sleep(100 * time.Millisecond)
+	<-began
 	start := time.Now()
 	s.(transport.Aborter).Abort()
 	select {

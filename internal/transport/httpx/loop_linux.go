@@ -534,6 +534,7 @@ func (l *Loop) complete(c *lconn, done transport.Done) {
 		c.dest.pool.idle = append(c.dest.pool.idle, c)
 	}
 	done(tag, start, end, &l.out)
+	c.p.done()
 }
 
 // fail ends c's exchange with err from inside a write (no done at hand):
@@ -585,6 +586,7 @@ func (l *Loop) queueEnd(c *lconn, kind transport.Kind) {
 		Kind: kind, BytesIn: c.p.resp.body, BytesOut: c.req.bytesOut, Retried: c.retried,
 	}})
 	c.busy = false
+	c.p.done()
 	l.close(c)
 }
 

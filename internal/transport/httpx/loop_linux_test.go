@@ -291,14 +291,7 @@ func TestLoopEarlyAnswerDropsConnection(t *testing.T) {
 // per Poll for what had ended, not in a loop that never reads the network.
 func TestLoopRefusedResendIsBounded(t *testing.T) {
 	lp := newTestLoop(t, Config{Timeout: time.Second})
-	addr := func() string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().String()
-	}()
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)) // nothing listens there
 	r := &transport.Request{Static: true, Method: "GET", URL: "http://" + addr + "/"}
 	lp.Can(r)
 	calls := 0
@@ -649,6 +642,18 @@ func TestLoopCapturesBody(t *testing.T) {
 	ex.Session().Do(&r, &want)
 	if f := pollUntilSent(t, small, &r); f.out.Kind != want.Kind || f.out.Kind != transport.Protocol {
 		t.Errorf("a body past the cap: %v, H1 %v; want protocol", f.out.Kind, want.Kind)
+	}
+
+	// Past the process's kept-body budget: generator, as on H1, and the
+	// budget is whole again after it.
+	old := kept.limit.Load()
+	kept.limit.Store(64 << 10)
+	defer kept.limit.Store(old)
+	wide := New(Config{Timeout: 5 * time.Second})
+	defer wide.Close()
+	wide.Session().Do(&r, &want)
+	if f := pollUntilSent(t, lp, &r); f.out.Kind != want.Kind || f.out.Kind != transport.Generator || kept.used.Load() != 0 {
+		t.Errorf("a body past the kept budget: %v, H1 %v, budget used %d after; want generator, 0", f.out.Kind, want.Kind, kept.used.Load())
 	}
 }
 

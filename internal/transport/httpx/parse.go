@@ -27,6 +27,9 @@ type parser struct {
 	carry  []byte
 	header []byte
 	body   []byte // the body so far, when keep is set; reused, as header is
+	// reserved is what body holds of the process's kept-body budget
+	// (kept.go), given back by done.
+	reserved int64
 }
 
 type pstate uint8
@@ -47,7 +50,14 @@ const (
 // HEAD when isHead is set, whose body is kept when keep is set, and whose
 // body may not pass maxBody bytes.
 func (p *parser) reset(isHead, keep bool, maxBody int64) {
+	p.done()
 	*p = parser{isHead: isHead, keep: keep, maxBody: maxBody, carry: p.carry[:0], header: p.header[:0], body: p.body[:0]}
+}
+
+// done gives back what the response kept of the budget, once the caller
+// has what it needs of the body.
+func (p *parser) done() {
+	p.body = release(p.body, &p.reserved)
 }
 
 // feed consumes bytes of the response from b. It returns how many it used
@@ -73,7 +83,10 @@ func (p *parser) step(b []byte) (int, error) {
 		p.remain -= int64(n)
 		p.resp.body += int64(n)
 		if p.keep {
-			p.body = append(p.body, b[:n]...)
+			var err error
+			if p.body, err = keep(p.body, b[:n], &p.reserved); err != nil {
+				return n, err
+			}
 		}
 		if p.remain == 0 {
 			if p.state == pLength {
@@ -86,8 +99,11 @@ func (p *parser) step(b []byte) (int, error) {
 	case pUntilClose:
 		n := int(min(int64(len(b)), p.maxBody+1-p.resp.body))
 		p.resp.body += int64(n)
-		if p.keep {
-			p.body = append(p.body, b[:n]...) // a byte past maxBody at most, as take keeps
+		if p.keep { // a byte past maxBody at most, as take keeps
+			var err error
+			if p.body, err = keep(p.body, b[:n], &p.reserved); err != nil {
+				return n, err
+			}
 		}
 		if p.resp.body > p.maxBody {
 			return n, errBodyTooLarge

@@ -219,7 +219,14 @@ type capture struct {
 	header   []byte
 	body     []byte
 	keepBody bool
+	// reserved is what body holds of the process's kept-body budget
+	// (kept.go), given back by done.
+	reserved int64
 }
+
+// done gives back what the exchange kept of the budget, once the caller
+// has what it needs of the body.
+func (c *capture) done() { c.body = release(c.body, &c.reserved) }
 
 // Body framings a head can announce, besides a length >= 0.
 const (
@@ -405,6 +412,11 @@ func take(br *bufio.Reader, resp *response, n int64, c *capture) error {
 		var got int
 		var err error
 		if c.keepBody {
+			if !kept.take(step) {
+				resp.close = true
+				return errKeptBudget
+			}
+			c.reserved += step
 			start := len(c.body)
 			c.body = slices.Grow(c.body, int(step))[:start+int(step)]
 			got, err = io.ReadFull(br, c.body[start:])

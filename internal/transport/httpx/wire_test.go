@@ -6,9 +6,11 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
@@ -120,33 +122,20 @@ func TestEncodeRequest(t *testing.T) {
 // A server that closes idle keep-alive connections: the next request on the
 // stale connection is sent again on a new one, not counted as a failure.
 func TestStaleKeepAliveIsRetried(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	accepted := make(chan struct{}, 10)
-	go func() {
+	ln := testkit.ServeTCP(t, func(c net.Conn) { // answer one request, then close the connection unannounced
+		accepted <- struct{}{}
+		defer c.Close()
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
+			line, err := br.ReadString('\n')
+			if err != nil || line == "\r\n" {
+				break
 			}
-			accepted <- struct{}{}
-			go func() { // answer one request, then close the connection unannounced
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadString('\n')
-					if err != nil || line == "\r\n" {
-						break
-					}
-				}
-				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
-				time.Sleep(20 * time.Millisecond)
-			}()
 		}
-	}()
+		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		time.Sleep(20 * time.Millisecond)
+	})
 	ex := New(Config{Timeout: time.Second})
 	defer ex.Close()
 	s := ex.Session()
@@ -167,37 +156,24 @@ func TestStaleKeepAliveIsRetried(t *testing.T) {
 // Pipelined answers on one connection stay in step: the second response is
 // read from the buffer the first read filled.
 func TestKeepAliveReuse(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	conns := 0
-	go func() {
+	var conns atomic.Int64
+	ln := testkit.ServeTCP(t, func(c net.Conn) {
+		conns.Add(1)
+		defer c.Close()
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns++
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					for {
-						line, err := br.ReadString('\n')
-						if err != nil {
-							return
-						}
-						if line == "\r\n" {
-							break
-						}
-					}
-					c.Write([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"))
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					return
 				}
-			}()
+				if line == "\r\n" {
+					break
+				}
+			}
+			c.Write([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"))
 		}
-	}()
+	})
 	ex := New(Config{Timeout: time.Second})
 	defer ex.Close()
 	s := ex.Session()
@@ -210,8 +186,8 @@ func TestKeepAliveReuse(t *testing.T) {
 		}
 	}
 	s.Close()
-	if conns != 1 {
-		t.Errorf("connections = %d, want 1 (keep-alive)", conns)
+	if n := conns.Load(); n != 1 {
+		t.Errorf("connections = %d, want 1 (keep-alive)", n)
 	}
 }
 

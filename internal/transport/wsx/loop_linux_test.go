@@ -278,11 +278,7 @@ func TestLoopFramesRightAfterUpgrade(t *testing.T) {
 func TestHeadConnStopsAtBlankLine(t *testing.T) {
 	head := []byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-A: \r\n\r\n")
 	rest := append([]byte{0x81, 5}, "hello\r\n\r\nmore"...)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln := testkit.Listen(t)
 	for size := 1; size <= len(head)+len(rest)+1; size++ {
 		cc, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
@@ -731,10 +727,9 @@ func TestLoopDialFailures(t *testing.T) {
 		}
 	})
 	t.Run("403", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) }))
-		defer srv.Close()
+		srv := testkit.NewTarget(t, testkit.TargetConfig{Status: http.StatusForbidden})
 		l := newTestLoop(t)
-		_, err := l.Dial(context.Background(), transport.SocketConfig{URL: wsURL(srv), Timeout: 3 * time.Second}, testOwner)
+		_, err := l.Dial(context.Background(), transport.SocketConfig{URL: testkit.WSURL(srv.URL), Timeout: 3 * time.Second}, testOwner)
 		var he *transport.HandshakeError
 		if !errors.As(err, &he) || he.Status != http.StatusForbidden {
 			t.Fatalf("Dial: %v, want a HandshakeError of 403", err)
@@ -746,25 +741,14 @@ func TestLoopDialFailures(t *testing.T) {
 	// A server that accepts and never answers: the handshake's timeout, or
 	// its context, ends the read of the answer.
 	silent := func(t *testing.T) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
 		var mu sync.Mutex
 		var conns []net.Conn
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				conns = append(conns, c)
-				mu.Unlock()
-			}
-		}()
+		ln := testkit.ServeTCP(t, func(c net.Conn) { // kept open until the test ends
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		})
 		t.Cleanup(func() {
-			ln.Close()
 			mu.Lock()
 			for _, c := range conns {
 				c.Close()
@@ -877,16 +861,7 @@ func TestLoopPeerResets(t *testing.T) {
 // LF, as HTTP lets a client accept (net/http and so gorilla do), and sends
 // a frame "hi" in the same write; it returns the ws:// URL.
 func bareLFServer(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
+	ln := testkit.ServeTCP(t, func(c net.Conn) {
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(4 * time.Second))
 		req, err := http.ReadRequest(bufio.NewReader(c))
@@ -898,7 +873,7 @@ func bareLFServer(t *testing.T) string {
 			base64.StdEncoding.EncodeToString(sum[:]) + "\n\n"
 		c.Write(append([]byte(answer), 0x81, 2, 'h', 'i'))
 		io.Copy(io.Discard, c)
-	}()
+	})
 	return "ws://" + ln.Addr().String() + "/"
 }
 

@@ -1,6 +1,6 @@
 //go:build unix
 
-package cli
+package run
 
 import (
 	"context"
@@ -16,29 +16,36 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
-// fdLimit is the open-file limit of the ceiling the tests below start.
+// fdLimit is the open-file limit of the runs the tests below start.
 const fdLimit = 256
 
-// ceilingLimited runs this test binary as ceiling with its open-file
-// limit (soft and hard) lowered to fdLimit, in a child process: never the
-// test's own. It returns the exit code and the output.
-func ceilingLimited(t *testing.T, env []string, args ...string) (int, string) {
+// runLimited runs the plan text in a child process (this test binary,
+// started again: runFile) with its open-file limit, soft and hard, lowered
+// to fdLimit: never the test's own. It returns the child's exit code (0
+// passed, 1 did not pass, 3 could not run), its output, and the result it
+// wrote.
+func runLimited(t *testing.T, env []string, text string) (int, string, *results.Result) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
+	dir := t.TempDir()
+	path, out := filepath.Join(dir, "plan.yaml"), filepath.Join(dir, "result.json")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, fdLimit), exe}, args...)...)
-	cmd.Env = append(append(os.Environ(), asCeiling+"=1"), env...)
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0"`, fdLimit), exe(t))
+	cmd.Env = append(append(os.Environ(), planEnv+"="+path, planOutEnv+"="+out), env...)
 	testkit.Group(t, cmd)
-	out, err := cmd.CombinedOutput()
+	output, err := cmd.CombinedOutput()
 	code := cmd.ProcessState.ExitCode()
 	if err != nil && code < 0 {
-		t.Fatalf("ceiling under ulimit -n %d: %v\n%s", fdLimit, err, out)
+		t.Fatalf("a run under ulimit -n %d: %v\n%s", fdLimit, err, output)
 	}
-	return code, string(out)
+	res, err := results.Read(out)
+	if err != nil {
+		t.Fatalf("exit %d, result.json: %v\n%s", code, err, output)
+	}
+	return code, string(output), res
 }
 
 // A rate that needs more connections than the open-file limit allows is
@@ -46,24 +53,17 @@ func ceilingLimited(t *testing.T, env []string, args ...string) (int, string) {
 // step is GENERATOR LIMITED and says why, no connection fails as if the
 // target had refused it, and the step is on disk. On both engines.
 func TestOpenModelPastOpenFileLimit(t *testing.T) {
-	t.Parallel()
-	srv := delayServer(t, 500*time.Millisecond)
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Delay: 500 * time.Millisecond, Body: "ok"})
 	for _, engine := range []string{"loop", "goroutines"} {
 		t.Run(engine, func(t *testing.T) {
 			var env []string
 			if engine == "goroutines" {
 				env = []string{"CEILING_LOOP=off"}
 			}
-			out := filepath.Join(t.TempDir(), "r.json")
 			// 800/s answered after 0.5 s needs 400 connections; 256 descriptors allow fewer.
-			code, output := ceilingLimited(t, env, "run", "--url", srv.URL, "--rate", "800", "--step", "1s", "--warmup", "0s",
-				"--timeout", "5s", "--out", out, "--quiet")
-			if code != int(ExitThreshold) { // GENERATOR LIMITED: the run does not pass
-				t.Fatalf("exit %d, want 1\n%s", code, output)
-			}
-			r := readResult(t, out)
-			if len(r.Steps) != 1 {
-				t.Fatalf("%d steps in result.json, want the step written\n%s", len(r.Steps), output)
+			code, output, r := runLimited(t, env, fmt.Sprintf("target: %s\nload: {rates: [800], step: 1s, warmup: 0s}\nhttp: {timeout: 5s}\nscenarios: [{request: {url: /}}]\n", srv.URL))
+			if code != 1 || len(r.Steps) != 1 { // GENERATOR LIMITED: the run does not pass
+				t.Fatalf("exit %d, %d steps in result.json; want 1, the step written\n%s", code, len(r.Steps), output)
 			}
 			s := r.Steps[0]
 			if s.Failed != 0 {
@@ -85,17 +85,10 @@ func TestOpenModelPastOpenFileLimit(t *testing.T) {
 // connect), the step is GENERATOR LIMITED saying so, the plan is warned
 // about, and result.json is written although every descriptor is taken.
 func TestClosedModelPastOpenFileLimit(t *testing.T) {
-	t.Parallel()
-	srv := delayServer(t, 20*time.Millisecond)
-	out := filepath.Join(t.TempDir(), "r.json")
-	code, output := ceilingLimited(t, nil, "run", "--url", srv.URL, "--vus", "300", "--step", "1s", "--warmup", "0s",
-		"--timeout", "5s", "--out", out, "--quiet")
-	if code != int(ExitThreshold) { // GENERATOR LIMITED: the run does not pass
-		t.Fatalf("exit %d, want 1\n%s", code, output)
-	}
-	r := readResult(t, out)
-	if len(r.Steps) != 1 {
-		t.Fatalf("%d steps in result.json, want the step written\n%s", len(r.Steps), output)
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Delay: 20 * time.Millisecond, Body: "ok"})
+	code, output, r := runLimited(t, nil, fmt.Sprintf("target: %s\nload: {vus: [300], step: 1s, warmup: 0s}\nhttp: {timeout: 5s}\nscenarios: [{request: {url: /}}]\n", srv.URL))
+	if code != 1 || len(r.Steps) != 1 { // GENERATOR LIMITED: the run does not pass
+		t.Fatalf("exit %d, %d steps in result.json; want 1, the step written\n%s", code, len(r.Steps), output)
 	}
 	s := r.Steps[0]
 	if s.Errors["generator"] == 0 || s.Errors["connect"] != 0 || s.OK == 0 {

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux
 
 package run
 
@@ -24,6 +24,17 @@ const (
 	soakMarkEnv   = "RUN_TEST_SOAK_MARK"
 	soakAfterEnv  = "RUN_TEST_SOAK_AFTER"
 )
+
+// soakChild runs the test binary as a soak's target when it was started
+// as one, and says whether it was.
+func soakChild() bool {
+	mode := os.Getenv(soakTargetEnv)
+	if mode == "" {
+		return false
+	}
+	soakTarget(mode)
+	return true
+}
 
 func soakTarget(mode string) {
 	testkit.ExitWithOwner()

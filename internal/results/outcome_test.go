@@ -1,4 +1,4 @@
-package cli
+package results_test
 
 import (
 	"bytes"
@@ -18,14 +18,14 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/slo"
 )
 
-// step is a finished open-model step at rate, of 2000 exchanges with that
+// outcomeStep is a finished open-model step at rate, of 2000 exchanges with that
 // p99 and failed of them failed (5xx): HEALTHY below 100 ms and 1 %.
 func outcomeStep(i int, rate, p99 float64, failed int64) results.Step {
 	const n = 2000
-	s := results.Step{Index: i, Model: "open", TargetRate: rate, DurationS: 10, WarmupS: 2,
+	s := results.Step{Figures: results.Figures{Index: i, Model: "open", TargetRate: rate, DurationS: 10, WarmupS: 2,
 		Sent: n, Completed: n, OK: n - failed, Failed: failed, Errors: map[string]int64{},
 		AchievedRate: rate, Throughput: rate * float64(n-failed) / n, ErrorRate: float64(failed) / n,
-		LatencyMS: metrics.Latency{P50: p99 / 4, P90: p99 / 2, P95: p99 * 0.8, P99: p99, P999: p99 * 1.2, Max: p99 * 1.5, Mean: p99 / 3}}
+		LatencyMS: metrics.Latency{P50: p99 / 4, P90: p99 / 2, P95: p99 * 0.8, P99: p99, P999: p99 * 1.2, Max: p99 * 1.5, Mean: p99 / 3}}}
 	if failed > 0 {
 		s.Errors["http_5xx"] = failed
 	}
@@ -73,10 +73,11 @@ func soakOf(v string, within bool, broken int) *results.Soak {
 }
 
 // Every finding reaches the one outcome, and everything that shows it
-// agrees: the exit code, result.json's passed and outcome, the table's
-// last line, the Markdown's outcome line, and JUnit (failing exactly when
-// the exit code is not 0, with an error for a run that could not be
-// carried out or was interrupted). One case per verdict and finding kind.
+// agrees: result.json's passed and outcome, the table's last line, the
+// Markdown's outcome line, and JUnit (failing exactly when the run did not
+// pass, with an error for a run that could not be carried out or was
+// interrupted). One case per verdict and finding kind. (ceiling's exit
+// code is the outcome's status, one mapping in package cli.)
 func TestOneOutcomeEverywhere(t *testing.T) {
 	ok := func(i int, rate float64) results.Step { return outcomeStep(i, rate, 5, 0) }
 	overloaded := func(i int, rate float64) results.Step { return outcomeStep(i, rate, 900, 300) }
@@ -108,39 +109,38 @@ func TestOneOutcomeEverywhere(t *testing.T) {
 		search *results.Search
 		soak   *results.Soak
 		interr bool
-		code   ExitCode
 		status string
 		kinds  []string
 	}{
-		{name: "healthy", steps: []results.Step{ok(0, 100)}, strict: true, code: ExitOK, status: results.StatusPassed},
-		{name: "stressed passes", steps: []results.Step{stressed}, strict: true, code: ExitOK, status: results.StatusPassed},
-		{name: "top step overloaded", steps: []results.Step{ok(0, 100), overloaded(1, 200)}, strict: true, code: ExitOK, status: results.StatusPassed},
-		{name: "no step passed", steps: []results.Step{overloaded(0, 100)}, strict: true, code: ExitThreshold, status: results.StatusFailed, kinds: []string{results.ReasonNoStepPassed}},
-		{name: "INVALID by a trap", steps: []results.Step{redirected}, strict: true, code: ExitThreshold, status: results.StatusFailed, kinds: []string{results.ReasonInvalid, results.ReasonNoStepPassed}},
-		{name: "a trap, not strict", steps: []results.Step{redirected}, strict: false, code: ExitOK, status: results.StatusPassed},
-		{name: "a wrong request", steps: []results.Step{ok(0, 50), wrong}, strict: false, code: ExitThreshold, status: results.StatusFailed, kinds: []string{results.ReasonInvalid}},
-		{name: "generator limited", steps: []results.Step{ok(0, 50), late}, strict: true, code: ExitThreshold, status: results.StatusFailed, kinds: []string{results.ReasonGeneratorLimited}},
-		{name: "SLO failed", steps: []results.Step{ok(0, 100), overloaded(1, 200)}, slo: "p99<100ms", strict: true, code: ExitThreshold, status: results.StatusFailed, kinds: []string{results.ReasonThreshold}},
-		{name: "target died after its step", steps: []results.Step{died}, strict: true, code: ExitCannotRun, status: results.StatusCouldNotRun, kinds: []string{results.ReasonTargetDied}},
-		{name: "target died mid-step", steps: []results.Step{ok(0, 50), cut}, strict: true, code: ExitCannotRun, status: results.StatusCouldNotRun, kinds: []string{results.ReasonTargetDied}},
-		{name: "agent lost", steps: []results.Step{lost}, slo: "p99<100ms", strict: true, code: ExitCannotRun, status: results.StatusCouldNotRun, kinds: []string{results.ReasonAgentLost}},
+		{name: "healthy", steps: []results.Step{ok(0, 100)}, strict: true, status: results.StatusPassed},
+		{name: "stressed passes", steps: []results.Step{stressed}, strict: true, status: results.StatusPassed},
+		{name: "top step overloaded", steps: []results.Step{ok(0, 100), overloaded(1, 200)}, strict: true, status: results.StatusPassed},
+		{name: "no step passed", steps: []results.Step{overloaded(0, 100)}, strict: true, status: results.StatusFailed, kinds: []string{results.ReasonNoStepPassed}},
+		{name: "INVALID by a trap", steps: []results.Step{redirected}, strict: true, status: results.StatusFailed, kinds: []string{results.ReasonInvalid, results.ReasonNoStepPassed}},
+		{name: "a trap, not strict", steps: []results.Step{redirected}, strict: false, status: results.StatusPassed},
+		{name: "a wrong request", steps: []results.Step{ok(0, 50), wrong}, strict: false, status: results.StatusFailed, kinds: []string{results.ReasonInvalid}},
+		{name: "generator limited", steps: []results.Step{ok(0, 50), late}, strict: true, status: results.StatusFailed, kinds: []string{results.ReasonGeneratorLimited}},
+		{name: "SLO failed", steps: []results.Step{ok(0, 100), overloaded(1, 200)}, slo: "p99<100ms", strict: true, status: results.StatusFailed, kinds: []string{results.ReasonThreshold}},
+		{name: "target died after its step", steps: []results.Step{died}, strict: true, status: results.StatusCouldNotRun, kinds: []string{results.ReasonTargetDied}},
+		{name: "target died mid-step", steps: []results.Step{ok(0, 50), cut}, strict: true, status: results.StatusCouldNotRun, kinds: []string{results.ReasonTargetDied}},
+		{name: "agent lost", steps: []results.Step{lost}, slo: "p99<100ms", strict: true, status: results.StatusCouldNotRun, kinds: []string{results.ReasonAgentLost}},
 		{name: "an event in a healthy step", steps: []results.Step{evented}, strict: true,
-			events: []results.Event{{Name: "deploy", Action: "restart", Step: 0, Recovery: results.NoTrace}}, code: ExitOK, status: results.StatusPassed},
+			events: []results.Event{{Name: "deploy", Action: "restart", Step: 0, Recovery: results.NoTrace}}, status: results.StatusPassed},
 		{name: "an event not recovered", steps: []results.Step{crashed}, strict: true,
-			events: []results.Event{{Name: "deploy", Action: "run", Step: 0, AtS: 7, StartS: 9, DurationS: 0.01}}, code: ExitThreshold, status: results.StatusFailed, kinds: []string{results.ReasonNotRecovered}},
+			events: []results.Event{{Name: "deploy", Action: "run", Step: 0, AtS: 7, StartS: 9, DurationS: 0.01}}, status: results.StatusFailed, kinds: []string{results.ReasonNotRecovered}},
 		{name: "a required event failed", steps: []results.Step{evented}, strict: true,
-			events: []results.Event{{Name: "deploy", Action: "run", Step: 0, Required: true, Error: "the command exited with 3"}}, code: ExitCannotRun, status: results.StatusCouldNotRun, kinds: []string{results.ReasonEventFailed}},
+			events: []results.Event{{Name: "deploy", Action: "run", Step: 0, Required: true, Error: "the command exited with 3"}}, status: results.StatusCouldNotRun, kinds: []string{results.ReasonEventFailed}},
 		{name: "find: an edge", steps: []results.Step{ok(0, 100), overloaded(1, 200)}, slo: "p99<100ms", strict: true,
-			search: &results.Search{Start: 100, Precision: 0.05, Outcome: "edge", PassedLevel: 100, FailedLevel: 200}, code: ExitOK, status: results.StatusPassed},
+			search: &results.Search{Start: 100, Precision: 0.05, Outcome: "edge", PassedLevel: 100, FailedLevel: 200}, status: results.StatusPassed},
 		{name: "find: no edge", steps: []results.Step{overloaded(0, 100)}, slo: "p99<100ms", strict: true,
-			search: &results.Search{Start: 100, Precision: 0.05, Outcome: "start_fails", FailedLevel: 100}, code: ExitThreshold, status: results.StatusFailed, kinds: []string{results.ReasonNoEdge}},
-		{name: "interrupted", steps: []results.Step{ok(0, 100), interrupted}, strict: true, interr: true, code: ExitInterrupted, status: results.StatusInterrupted, kinds: []string{results.ReasonInterrupted}},
-		{name: "soak: stable", steps: []results.Step{ok(0, 100)}, strict: true, soak: soakOf(results.Stable, false, 0), code: ExitOK, status: results.StatusPassed},
-		{name: "soak: a drift beyond its horizon", steps: []results.Step{ok(0, 100)}, strict: true, soak: soakOf(results.Drifting, false, 0), code: ExitOK, status: results.StatusPassed},
+			search: &results.Search{Start: 100, Precision: 0.05, Outcome: "start_fails", FailedLevel: 100}, status: results.StatusFailed, kinds: []string{results.ReasonNoEdge}},
+		{name: "interrupted", steps: []results.Step{ok(0, 100), interrupted}, strict: true, interr: true, status: results.StatusInterrupted, kinds: []string{results.ReasonInterrupted}},
+		{name: "soak: stable", steps: []results.Step{ok(0, 100)}, strict: true, soak: soakOf(results.Stable, false, 0), status: results.StatusPassed},
+		{name: "soak: a drift beyond its horizon", steps: []results.Step{ok(0, 100)}, strict: true, soak: soakOf(results.Drifting, false, 0), status: results.StatusPassed},
 		{name: "soak: a drift within its horizon", steps: []results.Step{ok(0, 100)}, strict: true, soak: soakOf(results.Drifting, true, 0),
-			code: ExitThreshold, status: results.StatusFailed, kinds: []string{results.ReasonSoakDrift}},
+			status: results.StatusFailed, kinds: []string{results.ReasonSoakDrift}},
 		{name: "soak: the SLO broken in a window", steps: []results.Step{ok(0, 100)}, strict: true, soak: soakOf(results.Stable, false, 2),
-			code: ExitThreshold, status: results.StatusFailed, kinds: []string{results.ReasonSoakSLO}},
+			status: results.StatusFailed, kinds: []string{results.ReasonSoakSLO}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,20 +156,17 @@ func TestOneOutcomeEverywhere(t *testing.T) {
 			rules.Strict = tt.strict
 			r.Judge(rules)
 
-			code := ExitOK
-			if err := outcome(r); err != nil {
-				code, _ = codeOf(err)
-			}
-			if code != tt.code || r.Outcome.Status != tt.status || r.Passed != (tt.code == ExitOK) {
-				t.Errorf("exit %d, status %s, passed %v; want exit %d, %s (%+v)", code, r.Outcome.Status, r.Passed, tt.code, tt.status, r.Outcome)
+			passed := tt.status == results.StatusPassed
+			if r.Outcome.Status != tt.status || r.Passed != passed {
+				t.Errorf("status %s, passed %v; want %s (%+v)", r.Outcome.Status, r.Passed, tt.status, r.Outcome)
 			}
 			for _, k := range tt.kinds {
 				if !slices.ContainsFunc(r.Outcome.Reasons, func(rs results.Reason) bool { return rs.Kind == k }) {
 					t.Errorf("outcome %+v has no reason of kind %s", r.Outcome, k)
 				}
 			}
-			if (len(r.Outcome.Reasons) == 0) != (code == ExitOK) {
-				t.Errorf("exit %d with reasons %+v: a run passes exactly when nothing is against it", code, r.Outcome.Reasons)
+			if (len(r.Outcome.Reasons) == 0) != passed {
+				t.Errorf("passed %v with reasons %+v: a run passes exactly when nothing is against it", passed, r.Outcome.Reasons)
 			}
 
 			// result.json says the same.
@@ -207,11 +204,11 @@ func TestOneOutcomeEverywhere(t *testing.T) {
 			if !strings.Contains(md.String(), "**"+word) {
 				t.Errorf("the Markdown has no outcome line %q", word)
 			}
-			if strings.Contains(text.String(), "no step passed") && code == ExitOK {
-				t.Errorf("the table says no step passed, and the exit code is 0:\n%s", text.String())
+			if strings.Contains(text.String(), "no step passed") && passed {
+				t.Errorf("the table says no step passed, and the run passed:\n%s", text.String())
 			}
 
-			// JUnit fails exactly when the exit code does.
+			// JUnit fails exactly when the run does not pass.
 			path := filepath.Join(t.TempDir(), "junit.xml")
 			if err := outputs.WriteJUnit(path, r); err != nil {
 				t.Fatal(err)
@@ -224,11 +221,11 @@ func TestOneOutcomeEverywhere(t *testing.T) {
 			if err := xml.Unmarshal(xmlData, &doc); err != nil {
 				t.Fatal(err)
 			}
-			if failed := doc.Failures+doc.Errors > 0; failed != (code != ExitOK) {
-				t.Errorf("JUnit: %d failures, %d errors; exit %d", doc.Failures, doc.Errors, code)
+			if failed := doc.Failures+doc.Errors > 0; failed == passed {
+				t.Errorf("JUnit: %d failures, %d errors; status %s", doc.Failures, doc.Errors, tt.status)
 			}
-			if errs := doc.Errors > 0; errs != (code == ExitCannotRun || code == ExitInterrupted) {
-				t.Errorf("JUnit: %d errors with exit %d: want errors exactly for a run not carried out or interrupted", doc.Errors, code)
+			if errs := doc.Errors > 0; errs != (tt.status == results.StatusCouldNotRun || tt.status == results.StatusInterrupted) {
+				t.Errorf("JUnit: %d errors with status %s: want errors exactly for a run not carried out or interrupted", doc.Errors, tt.status)
 			}
 		})
 	}

@@ -1,0 +1,6 @@
+//go:build long
+
+package agent
+
+// longTests is true: built with -tags long.
+const longTests = true
