@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,11 +56,6 @@ func writePlan(t *testing.T, text string) string {
 	return path
 }
 
-func freeLocalPort(t *testing.T) int {
-	t.Helper()
-	return testkit.FreePort(t)
-}
-
 // capacityServer answers at most rate requests a second (a token bucket with
 // a 20 ms burst) and 503 past it: a target whose capacity is known.
 func capacityServer(t *testing.T, rate float64) *httptest.Server {
@@ -86,51 +79,6 @@ func capacityServer(t *testing.T, rate float64) *httptest.Server {
 		w.Write([]byte("ok"))
 	}))
 	t.Cleanup(srv.Close)
-	return srv
-}
-
-// forwarder is a target that accepts POST /msg {"id"} with 202 and forwards
-// each message to the sink from a pool of workers, each taking work; it
-// drops every dropEvery-th message and sends every dupEvery-th twice.
-func forwarder(t *testing.T, sinkURL string, workers int, work time.Duration, dropEvery, dupEvery int64) *httptest.Server {
-	t.Helper()
-	queue := make(chan string, 100000)
-	var n atomic.Int64
-	quit := make(chan struct{})
-	client := &http.Client{Timeout: 5 * time.Second}
-	for range workers {
-		go func() {
-			for {
-				select {
-				case <-quit:
-					return
-				case id := <-queue:
-					time.Sleep(work)
-					k := n.Add(1)
-					if dropEvery > 0 && k%dropEvery == 0 {
-						continue
-					}
-					times := 1
-					if dupEvery > 0 && k%dupEvery == 0 {
-						times = 2
-					}
-					for range times {
-						body, _ := json.Marshal(map[string]string{"channel": "c", "text": id})
-						if resp, err := client.Post(sinkURL+"/hooks/slack", "application/json", bytes.NewReader(body)); err == nil {
-							resp.Body.Close()
-						}
-					}
-				}
-			}
-		}()
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var in struct{ ID string }
-		json.NewDecoder(r.Body).Decode(&in)
-		queue <- in.ID
-		w.WriteHeader(http.StatusAccepted)
-	}))
-	t.Cleanup(func() { srv.Close(); close(quit) })
 	return srv
 }
 

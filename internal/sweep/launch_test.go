@@ -99,16 +99,6 @@ func deref(v *float64) float64 {
 	return *v
 }
 
-// readResult reads a shape's result.json.
-func readResult(t *testing.T, path string) *results.Result {
-	t.Helper()
-	r, err := results.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // A sweep of the built-in target's CPU-bound /burn (5 ms of CPU a request)
 // under two CPU quotas, each in its own cgroup: throughput follows the
 // quota, the * is on the larger shape, and the target's CPU sits near its

@@ -20,6 +20,16 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
+// readResult reads a shape's result.json.
+func readResult(t *testing.T, path string) *results.Result {
+	t.Helper()
+	r, err := results.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // The sweeps whose commands are POSIX shell.
 
 // A shape whose target never gets ready is FAILED TO START with why, and
