@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -369,4 +370,59 @@ func TestURLUserInfoIsBasicAuth(t *testing.T) {
 	if auth, _ := seen(); auth != "Bearer x" {
 		t.Errorf("Authorization = %q, want the request's own", auth)
 	}
+}
+
+// A session of the goroutine engine holds a few kilobytes once its
+// connection is open: its read buffer (readBufferSize) and the socket's
+// structures. Measured with a server of this process whose side of each
+// connection holds a 256-byte buffer, both sides counted: about 6 KB a
+// session; a 16 KB read buffer made it 19 KB (a user of the goroutine
+// engine then cost 25 KB on a plan of 200 tagged scenarios).
+func TestSessionCostsKilobytes(t *testing.T) {
+	const n = 300
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	ln := testkit.ServeTCP(t, func(c net.Conn) {
+		defer c.Close()
+		go func() { <-stop; c.Close() }()
+		buf := make([]byte, 256)
+		var got []byte
+		for {
+			k, err := c.Read(buf)
+			if err != nil {
+				return
+			}
+			if got = append(got[:0], buf[:k]...); strings.Contains(string(got), "\r\n\r\n") {
+				if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")); err != nil {
+					return
+				}
+			}
+		}
+	})
+	ex := New(Config{Timeout: 5 * time.Second})
+	defer ex.Close()
+	req := &transport.Request{Method: "GET", URL: "http://" + ln.Addr().String() + "/"}
+	sessions := make([]transport.Session, n)
+	before := liveHeap()
+	for i := range sessions {
+		sessions[i] = ex.Session()
+		var out transport.Outcome
+		if sessions[i].Do(req, &out); out.Kind != transport.OK {
+			t.Fatalf("session %d: %+v", i, out)
+		}
+	}
+	per := float64(liveHeap()-before) / n
+	t.Logf("%.0f bytes a session with its connection open (both sides)", per)
+	if per > 12<<10 {
+		t.Errorf("a session with its connection costs %.0f bytes, want at most 12 KiB", per)
+	}
+	runtime.KeepAlive(sessions)
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }

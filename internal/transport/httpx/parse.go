@@ -120,18 +120,18 @@ func (p *parser) step(b []byte) (int, error) {
 }
 
 // line returns the next whole line, joined with what an earlier read left
-// of it. A line longer than readBufferSize is malformed, as it is for the
-// blocking reader, whose buffer must hold one.
+// of it. A line longer than maxLineBytes is malformed, as it is for the
+// blocking reader (readLine).
 func (p *parser) line(b []byte) (line []byte, used int, ok bool, err error) {
 	i := bytes.IndexByte(b, '\n')
 	if i < 0 {
-		if len(p.carry)+len(b) >= readBufferSize {
+		if len(p.carry)+len(b) >= maxLineBytes {
 			return nil, len(b), false, errMalformed
 		}
 		p.carry = append(p.carry, b...)
 		return nil, len(b), false, nil
 	}
-	if len(p.carry)+i+1 > readBufferSize {
+	if len(p.carry)+i+1 > maxLineBytes {
 		return nil, i + 1, false, errMalformed
 	}
 	if len(p.carry) == 0 {

@@ -16,9 +16,13 @@ import (
 const (
 	// maxHeaderBytes caps the status line and headers of one response.
 	maxHeaderBytes = 64 << 10
-	// readBufferSize is each connection's read buffer, and so the longest
-	// single header line.
-	readBufferSize = 16 << 10
+	// maxLineBytes caps one status, header, chunk-size or trailer line.
+	maxLineBytes = 16 << 10
+	// readBufferSize is each connection's read buffer: the size of the
+	// reads a body arrives in, and what a user of the goroutine engine
+	// holds for its connection. A line longer than it (up to maxLineBytes)
+	// is gathered apart (readLine).
+	readBufferSize = 4 << 10
 )
 
 // errMalformed is any response that is not HTTP/1.x as RFC 9112 writes it.
@@ -267,7 +271,7 @@ type head struct {
 // (RFC 9112 section 6.3).
 func readHead(br *bufio.Reader, c *capture) (response, int64, error) {
 	var resp response
-	line, err := br.ReadSlice('\n')
+	line, err := readLine(br)
 	if len(line) > 0 {
 		resp.started = true
 	}
@@ -281,7 +285,7 @@ func readHead(br *bufio.Reader, c *capture) (response, int64, error) {
 	}
 	h := head{length: -1}
 	for {
-		line, err := br.ReadSlice('\n')
+		line, err := readLine(br)
 		if err != nil {
 			return resp, 0, lineErr(err)
 		}
@@ -435,7 +439,7 @@ func take(br *bufio.Reader, resp *response, n int64, c *capture) error {
 
 func readChunked(br *bufio.Reader, resp *response, maxBody int64, c *capture) error {
 	for {
-		line, err := br.ReadSlice('\n')
+		line, err := readLine(br)
 		if err != nil {
 			return bodyErr(lineErr(err))
 		}
@@ -457,7 +461,7 @@ func readChunked(br *bufio.Reader, resp *response, maxBody int64, c *capture) er
 		if err := take(br, resp, size, c); err != nil {
 			return bodyErr(err)
 		}
-		crlf, err := br.ReadSlice('\n')
+		crlf, err := readLine(br)
 		if err != nil {
 			return bodyErr(lineErr(err))
 		}
@@ -469,7 +473,7 @@ func readChunked(br *bufio.Reader, resp *response, maxBody int64, c *capture) er
 
 func readTrailers(br *bufio.Reader) error {
 	for total := 0; ; {
-		line, err := br.ReadSlice('\n')
+		line, err := readLine(br)
 		if err != nil {
 			return bodyErr(lineErr(err))
 		}
@@ -480,6 +484,26 @@ func readTrailers(br *bufio.Reader) error {
 			return nil
 		}
 	}
+}
+
+// readLine returns br's next line, through its '\n'. A line that fits
+// br's buffer is br's own bytes (valid until the next read, no copy); a
+// longer one is gathered into a slice of its own, and one longer than
+// maxLineBytes is malformed.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	long := slices.Clone(line)
+	for errors.Is(err, bufio.ErrBufferFull) && len(long) <= maxLineBytes {
+		line, err = br.ReadSlice('\n')
+		long = append(long, line...)
+	}
+	if len(long) > maxLineBytes {
+		return long, errMalformed
+	}
+	return long, err
 }
 
 // lineErr maps a line that does not fit the buffer to a malformed response.

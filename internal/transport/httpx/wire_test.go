@@ -49,7 +49,8 @@ func TestReadResponse(t *testing.T) {
 		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", false, 200, 0, false, errMalformed},
 		{"gzip framing", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", false, 200, 0, false, errMalformed},
 		{"folded header", "HTTP/1.1 200 OK\r\nX: a\r\n b\r\n\r\n", false, 200, 0, false, errMalformed},
-		{"header line too long", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", 100) + "\r\n\r\n", false, 200, 0, false, errMalformed},
+		{"header line too long", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", maxLineBytes) + "\r\n\r\n", false, 200, 0, false, errMalformed},
+		{"header line past the buffer", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", 100) + "\r\nContent-Length: 0\r\n\r\n", false, 200, 0, false, nil},
 		{"switching protocols", "HTTP/1.1 101 Switching\r\n\r\n", false, 101, 0, false, errMalformed},
 		{"empty", "", false, 0, 0, false, io.EOF},
 	}
