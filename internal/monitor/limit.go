@@ -155,6 +155,11 @@ func quotaAt(dir string) (float64, bool) {
 	return 100 * float64(q) / float64(p), true
 }
 
+// CPUQuotaDirs lists the directories where a CPU quota on cgroup (a path
+// as for Cgroup) may be written, which CPULimit reads: the group and its
+// ancestors, in the v2 layout and in v1's cpu hierarchy.
+func CPUQuotaDirs(cgroup string) []string { return quotaDirs(cgroupMount, cgroup) }
+
 // LimitCPU writes a CPU quota of cpus cores on cgroup (as monitor.cgroup
 // names it: the group itself, v2 cpu.max or v1 cpu.cfs_quota_us in the cpu
 // hierarchy's group of the same place) and returns the function that
@@ -164,7 +169,7 @@ func LimitCPU(cgroup string, cpus float64) (restore func() error, err error) {
 	if err := linuxOnly("limiting a cgroup's CPU"); err != nil {
 		return nil, err
 	}
-	dirs := quotaDirs(cgroupMount, cgroup)
+	dirs := CPUQuotaDirs(cgroup)
 	for _, d := range dirs {
 		if filepath.Base(d) != filepath.Base(filepath.Clean(cgroup)) {
 			continue // an ancestor's quota would limit more than the target
