@@ -1,11 +1,13 @@
 //go:build unix
 
-package monitor
+package control
 
 import (
 	"errors"
 	"fmt"
 	"syscall"
+
+	"github.com/ceiling-dev/ceiling/internal/monitor"
 )
 
 // Pause stops the target's whole process group (SIGSTOP), as a frozen
@@ -63,5 +65,5 @@ func treeOf(pid int) ([]int, error) {
 	if err := linuxOnly("signalling a process tree"); err != nil {
 		return nil, err
 	}
-	return Tree(pid)
+	return monitor.Tree(pid)
 }
