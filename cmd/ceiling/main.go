@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/cli"
-	"github.com/ceiling-dev/ceiling/internal/monitor"
+	"github.com/ceiling-dev/ceiling/internal/control"
 )
 
 func main() {
 	// life holds what the commands start that must not outlive ceiling:
 	// the targets, their commands, a sweep's containers and cgroups.
-	life := new(monitor.Lifecycle)
+	life := new(control.Lifecycle)
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)

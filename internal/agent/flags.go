@@ -15,10 +15,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ceiling-dev/ceiling/internal/control"
 	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/flaggroup"
 	"github.com/ceiling-dev/ceiling/internal/inputfile"
-	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
@@ -98,7 +98,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 
 // Serve runs an agent with the flags until ctx ends; log gets a line for
 // what it does, and life the targets its sessions start (Server.Lifecycle).
-func Serve(ctx context.Context, f ServeFlags, version string, life *monitor.Lifecycle, log io.Writer) error {
+func Serve(ctx context.Context, f ServeFlags, version string, life *control.Lifecycle, log io.Writer) error {
 	token, err := ReadToken(ctx, f.TokenFile)
 	if err != nil {
 		return err

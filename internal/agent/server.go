@@ -19,9 +19,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/control"
 	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
-	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/run"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
@@ -71,7 +71,7 @@ type Server struct {
 	// Lifecycle, when set, is given the command targets the sessions start
 	// (AllowCommands), so that an abort of the agent kills them
 	// (run.Options.Lifecycle); nil keeps nothing.
-	Lifecycle *monitor.Lifecycle
+	Lifecycle *control.Lifecycle
 
 	// mu guards the fields below; it is held for moments only, never
 	// while a session opens (which checks the target) or a step runs: the

@@ -2,7 +2,7 @@
 // hints. It parses the arguments it is given (the packages that own a
 // command's configuration register its flags), writes to the writers it is
 // given and decides every command's exit code; cmd/ceiling calls Main with
-// the process's arguments, streams and monitor.Lifecycle, and exits with
+// the process's arguments, streams and control.Lifecycle, and exits with
 // what it returns, or with 130 at a second interrupt, after aborting that
 // lifecycle.
 //

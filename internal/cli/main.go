@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/ceiling-dev/ceiling/internal/monitor"
+	"github.com/ceiling-dev/ceiling/internal/control"
 )
 
 // Version is set at build time with -ldflags "-X ...cli.Version=v1.2.3";
@@ -48,7 +48,7 @@ type env struct {
 	columns int
 	// life is told what the commands start that must not outlive an
 	// abort (run.Options.Lifecycle); nil keeps nothing.
-	life *monitor.Lifecycle
+	life *control.Lifecycle
 }
 
 // tableWidth is the width the step table is fitted to (report.TextWidth):
@@ -79,7 +79,7 @@ func columnsOf(stdout io.Writer) int {
 // commands start that must not outlive ceiling (targets, their commands,
 // containers, cgroups), for the caller to Abort at a second interrupt; nil
 // keeps nothing (the commands still stop all of it when they end).
-func Main(ctx context.Context, args []string, stdout, stderr io.Writer, life *monitor.Lifecycle) ExitCode {
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer, life *control.Lifecycle) ExitCode {
 	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, args: args, columns: columnsOf(stdout), life: life}
 	if f, ok := stderr.(*os.File); ok {
 		e.terminal = term.IsTerminal(int(f.Fd()))

@@ -27,7 +27,8 @@
 // CPULimit (affinity, CPU quotas), MemoryLimitOf (the cgroup memory limit,
 // with the group's working set, which is what reaches it, and the OOM
 // killer's count of kills there) and OpenFileLimit (the process's
-// `ulimit -n`).
+// `ulimit -n`); CPUQuotaDirs says where a CPU quota is kept, for the event
+// that changes it (control.LimitCPU).
 //
 // Scraping is bounded so that no endpoint can take ceiling down or steal
 // the load's CPU: a scrape, answer and parsing, ends within the timeout and
@@ -40,39 +41,29 @@
 // (Figures.ScrapeErrors, ScrapeError), never read as zeros; what the
 // figures lack is said in Figures.Warnings.
 //
-// Launch starts a command target itself: in its own process group, with its
-// output in a log file, waiting until a ready URL answers, and Target.Stop
-// ends the group (SIGTERM, then SIGKILL after a grace period). Target.Done
-// and Target.Died tell a target that ended on its own (an exit, a crash,
-// the OOM killer: its exit status or signal) from one ceiling ended. A
-// Lifecycle, made once by the program and handed down in options, keeps
-// the targets launched with it until they are stopped, and the undoing of
-// what was changed outside them (AtAbort); its Abort kills and undoes them
-// all at once, for a second Ctrl-C. There is no process-wide registry.
 // ListeningPorts tells which ports a process tree itself listens on (its
-// descriptors' socket inodes against /proc/PID/net/tcp and tcp6), and
-// Target.WaitListening waits for them: a rolling deploy's new copy, told
-// apart from the old copy that answers on the same port.
+// descriptors' socket inodes against /proc/PID/net/tcp and tcp6), and Tree
+// lists a process tree: what package control needs to wait for a new copy
+// of a server and to signal a tree it did not start. Starting, stopping,
+// signalling and limiting the target is control's; monitor only watches.
 //
 // What it does not do: it does not shell out (everything is read from /proc,
-// /sys/fs/cgroup and HTTP), it does not set cgroup limits (that is the sweep
-// launcher's job), and it does not judge the figures (that is slo's).
+// /sys/fs/cgroup and HTTP), it does not start, signal or limit the target
+// (that is package control's, and a sweep launcher's cgroup limits are
+// sweep's), and it does not judge the figures (that is slo's).
 // Sampling is cheap: a Process reading lists /proc and reads the PPid from
 // every process's stat with one short read (about 5 µs each), then stat,
 // statm and an fd count for each process of the tree: about 0.4 ms with 70
 // processes on the machine, 0.04 % of a core at 1 Hz.
 //
-// Platforms: Process, Cgroup and ListeningPorts read /proc and
-// /sys/fs/cgroup, so they work on Linux only; elsewhere they return an error matching
-// errors.ErrUnsupported, and CPULimit counts the cores (runtime.NumCPU).
-// Launch and the Scraper work everywhere ceiling builds, but on Windows the
-// command runs through cmd.exe and Stop kills only that shell, not the
-// processes it started (see Target.Stop).
+// Platforms: Process, Cgroup, ListeningPorts and Tree read /proc and
+// /sys/fs/cgroup, so they work on Linux only; elsewhere they return an
+// error matching errors.ErrUnsupported, and CPULimit counts the cores
+// (runtime.NumCPU). The Scraper works everywhere ceiling builds.
 //
 // Concurrency: a Source and a Scraper are each read by one goroutine at a
 // time (the Watcher's); they are not safe for concurrent Read or Scrape
 // calls. A Watcher's Start and Stop are called by its owner; Window and
 // Series are safe to call from any goroutine at any time, including while it
-// samples. A Target's and a Lifecycle's methods are safe for concurrent
-// use.
+// samples.
 package monitor

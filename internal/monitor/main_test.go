@@ -4,10 +4,7 @@ package monitor
 
 import (
 	"bufio"
-	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
@@ -18,15 +15,13 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-	"golang.org/x/sys/unix"
 
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
 // helperEnv makes the test binary, re-executed, act as a target instead of
-// running tests: spin (burn one core), alloc (hold MONITOR_TEST_MB MiB of
-// touched memory, for MONITOR_TEST_FOR when set, else until killed) or serve (answer HTTP on MONITOR_TEST_ADDR after
-// MONITOR_TEST_DELAY, with SO_REUSEPORT when MONITOR_TEST_REUSE is set).
+// running tests: spin (burn one core) or alloc (hold MONITOR_TEST_MB MiB of
+// touched memory, for MONITOR_TEST_FOR when set, else until killed).
 const helperEnv = "MONITOR_TEST_HELPER"
 
 func TestMain(m *testing.M) {
@@ -64,34 +59,7 @@ func runHelper(mode string) {
 		}
 		time.Sleep(time.Minute) // the test kills it long before
 		runtime.KeepAlive(b)
-	case "serve":
-		delay, _ := time.ParseDuration(os.Getenv("MONITOR_TEST_DELAY"))
-		time.Sleep(delay)
-		fmt.Printf("pid %d\n", os.Getpid())
-		fmt.Println("listening")
-		ln, err := listenReuse(os.Getenv("MONITOR_TEST_ADDR"), os.Getenv("MONITOR_TEST_REUSE") != "")
-		if err == nil {
-			err = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }))
-		}
-		fmt.Println(err)
 	}
-}
-
-// listenReuse listens on addr, with SO_REUSEPORT when reuse is set: so
-// that two processes can listen on one port, as the copies of a rolling
-// deploy do.
-func listenReuse(addr string, reuse bool) (net.Listener, error) {
-	lc := net.ListenConfig{}
-	if reuse {
-		lc.Control = func(_, _ string, c syscall.RawConn) error {
-			var serr error
-			if err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, unix.SO_REUSEPORT, 1) }); err != nil {
-				return err
-			}
-			return serr
-		}
-	}
-	return lc.Listen(context.Background(), "tcp", addr)
 }
 
 // testBinary is the path of the running test binary.

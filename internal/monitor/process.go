@@ -105,6 +105,33 @@ func newProcess(pfs procfs.FS, dir string, pid int) (*process, error) {
 	}, nil
 }
 
+// Tree lists process pid and every process below it (its children,
+// theirs...), found in /proc as Process finds them: for what acts on a
+// whole tree of processes ceiling did not start. It needs Linux: elsewhere
+// it returns an error matching errors.ErrUnsupported.
+func Tree(pid int) ([]int, error) {
+	if err := linuxOnly("listing a process tree"); err != nil {
+		return nil, err
+	}
+	pfs, err := procfs.NewFS(procfs.DefaultMountPoint)
+	if err != nil {
+		return nil, fmt.Errorf("open /proc: %w", err)
+	}
+	p, err := newProcess(pfs, procfs.DefaultMountPoint, pid)
+	if err != nil {
+		return nil, err
+	}
+	stats, err := p.tree()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(stats))
+	for i, st := range stats {
+		out[i] = st.PID
+	}
+	return out, nil
+}
+
 // gone reports whether a process has exited (a zombie waiting to be reaped,
 // or dead).
 func gone(st procfs.ProcStat) bool {

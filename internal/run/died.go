@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/control"
 	"github.com/ceiling-dev/ceiling/internal/load"
-	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 )
@@ -27,7 +27,7 @@ import (
 // follow waits, on a goroutine of its own, for t to end, and closes died
 // when it ended on its own. The goroutine ends with t: at the latest when
 // stop stops it.
-func (w *watch) follow(t *monitor.Target) {
+func (w *watch) follow(t *control.Target) {
 	go func() {
 		<-t.Done()
 		if exit, ok := t.Died(); ok {
@@ -40,15 +40,15 @@ func (w *watch) follow(t *monitor.Target) {
 }
 
 // dead says whether the command target has died, how and when.
-func (w *watch) dead() (monitor.Exit, time.Time, bool) {
+func (w *watch) dead() (control.Exit, time.Time, bool) {
 	if w == nil || w.died == nil {
-		return monitor.Exit{}, time.Time{}, false
+		return control.Exit{}, time.Time{}, false
 	}
 	select {
 	case <-w.died:
 		return w.exit, w.diedAt, true
 	default:
-		return monitor.Exit{}, time.Time{}, false
+		return control.Exit{}, time.Time{}, false
 	}
 }
 
@@ -73,7 +73,7 @@ func (w *watch) untilDied(ctx context.Context) (context.Context, context.CancelF
 // targetDied marks a step during which (or before which) the command
 // target died, at, and returns the run's error. cut is true when the step
 // was ended by the death (not by a Ctrl-C).
-func (s *Session) targetDied(step *results.Step, exit monitor.Exit, at time.Time, win Window, cut bool) error {
+func (s *Session) targetDied(step *results.Step, exit control.Exit, at time.Time, win Window, cut bool) error {
 	if step.Target == nil {
 		step.Target = &results.Target{}
 	}

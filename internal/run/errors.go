@@ -3,8 +3,8 @@ package run
 import (
 	"fmt"
 
+	"github.com/ceiling-dev/ceiling/internal/control"
 	"github.com/ceiling-dev/ceiling/internal/failure"
-	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 )
 
@@ -26,7 +26,7 @@ func where(p *plan.Plan, path string) string {
 // failure.ErrTargetDied.
 type TargetDiedError struct {
 	// Exit is how it ended: its exit status, or the signal that killed it.
-	Exit monitor.Exit
+	Exit control.Exit
 	// Step is the index of the step it died in.
 	Step int
 	// When says when in the step: "1.2s into the window", "during the

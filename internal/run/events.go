@@ -16,6 +16,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/control"
 	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
 	"github.com/ceiling-dev/ceiling/internal/monitor"
@@ -132,7 +133,7 @@ func (s *Session) act(ctx context.Context, ev *plan.Event, r *results.Event) err
 	case "":
 		return s.runEvent(ctx, ev, r)
 	case plan.ActionPause:
-		pause, resume := func() error { return monitor.PauseTree(m.PID) }, func() error { return monitor.ResumeTree(m.PID) }
+		pause, resume := func() error { return control.PauseTree(m.PID) }, func() error { return control.ResumeTree(m.PID) }
 		if t := w.current(); t != nil {
 			pause, resume = t.Pause, t.Resume
 		}
@@ -148,7 +149,7 @@ func (s *Session) act(ctx context.Context, ev *plan.Event, r *results.Event) err
 		defer w.events.Unlock()
 		return s.replace(ev, r)
 	case plan.ActionCPU:
-		restore, err := monitor.LimitCPU(m.Cgroup, ev.CPUs)
+		restore, err := control.LimitCPU(m.Cgroup, ev.CPUs)
 		if err != nil {
 			return err
 		}
@@ -169,7 +170,7 @@ func (s *Session) replace(ev *plan.Event, r *results.Event) error {
 	switch ev.Action {
 	case plan.ActionKill:
 		if w.current() == nil {
-			return monitor.KillTree(s.p.Monitor.PID)
+			return control.KillTree(s.p.Monitor.PID)
 		}
 		if err := w.current().Kill(); err != nil {
 			return err
@@ -208,7 +209,7 @@ func (s *Session) replace(ev *plan.Event, r *results.Event) error {
 // checked: this OS cannot tell which process listens on a port, or the
 // old copy's processes do not hold those sockets (a container's, or a
 // proxy's in front).
-func (s *Session) handoverPorts(old *monitor.Target) ([]int, string) {
+func (s *Session) handoverPorts(old *control.Target) ([]int, string) {
 	var want []int
 	for _, u := range []string{s.p.Monitor.Ready, s.p.Target} {
 		if p := urlPort(u); p > 0 && !slices.Contains(want, p) {
@@ -267,7 +268,7 @@ func urlPort(raw string) int {
 // process group and URL (shell-quoted: a URL is one word whatever it
 // holds), with them in its environment too, and records its exit code and
 // the tail of its output (a line that mentions a secret withheld). The pid
-// is the target's own process (monitor.Target.PID), not the shell that
+// is the target's own process (control.Target.PID), not the shell that
 // keeps it; the group is every process its command started (the pid
 // itself for a monitor.pid target, whose group is not ceiling's to know).
 func (s *Session) runEvent(ctx context.Context, ev *plan.Event, r *results.Event) error {
@@ -282,7 +283,7 @@ func (s *Session) runEvent(ctx context.Context, ev *plan.Event, r *results.Event
 	}
 	// The values go in shell-quoted, each one word whatever it holds (a
 	// URL with $(...) in it runs nothing), and in the environment too.
-	url, err := monitor.Quote(s.p.Target)
+	url, err := control.Quote(s.p.Target)
 	if err != nil {
 		return fmt.Errorf("run: {{.target.url}}: %w; use $CEILING_TARGET_URL", err)
 	}
@@ -299,7 +300,7 @@ func (s *Session) runEvent(ctx context.Context, ev *plan.Event, r *results.Event
 	// Bounded by the step (and a Ctrl-C): a command still running when the
 	// step ends is stopped, and says so.
 	env := []string{"CEILING_TARGET_URL=" + s.p.Target, fmt.Sprintf("CEILING_TARGET_PID=%d", pid), fmt.Sprintf("CEILING_TARGET_PGID=%d", pgid)}
-	err = monitor.RunCommand(ctx, monitor.LaunchConfig{Command: cmd.String(), Env: env, Log: log.Name(), Lifecycle: s.o.Lifecycle}, eventCommandTimeout)
+	err = control.RunCommand(ctx, control.LaunchConfig{Command: cmd.String(), Env: env, Log: log.Name(), Lifecycle: s.o.Lifecycle}, eventCommandTimeout)
 	var exit *exec.ExitError
 	switch {
 	case err == nil:

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/control"
 	"github.com/ceiling-dev/ceiling/internal/failure"
 	"github.com/ceiling-dev/ceiling/internal/load"
-	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
@@ -80,7 +80,7 @@ type Options struct {
 	// event commands, which its Abort kills, and the undoing of a lasting
 	// event (a paused target resumed, a CPU limit lifted). nil: the run
 	// still stops all of them when it ends, but nothing can abort it.
-	Lifecycle *monitor.Lifecycle
+	Lifecycle *control.Lifecycle
 }
 
 // Session is one run under way: its transport, compiled scenarios,

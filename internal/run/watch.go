@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/control"
 	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -17,7 +18,7 @@ import (
 // watch is the monitored target: a command ceiling started, and the
 // watcher reading its CPU and memory (or a cgroup's) and its metrics.
 type watch struct {
-	target  *monitor.Target
+	target  *control.Target
 	watcher *monitor.Watcher
 	limit   float64 // the most CPU the target can use, in percent of one core
 	// limitWhy says what sets limit: "cores", "CPU affinity", a quota.
@@ -29,7 +30,7 @@ type watch struct {
 	// launch starts the command target again (events: kill, restart,
 	// rolling); tree is its process tree's source, swapped to the new
 	// target's (nil when a cgroup, or nothing, is read).
-	launch monitor.LaunchConfig
+	launch control.LaunchConfig
 	tree   *swappable
 	mu     sync.Mutex // target, as events replace it
 	events sync.Mutex // one event replacing the target at a time
@@ -39,7 +40,7 @@ type watch struct {
 	// a command target.
 	died     chan struct{}
 	diedOnce sync.Once
-	exit     monitor.Exit
+	exit     control.Exit
 	diedAt   time.Time
 }
 
@@ -47,7 +48,7 @@ type watch struct {
 // target's output goes to log, and it is kept by life (as are the copies
 // events start) until it is stopped. It returns nil when nothing is to be
 // watched.
-func startWatch(ctx context.Context, p *plan.Plan, log string, life *monitor.Lifecycle) (*watch, error) {
+func startWatch(ctx context.Context, p *plan.Plan, log string, life *control.Lifecycle) (*watch, error) {
 	m := &p.Monitor
 	if m.PID == 0 && m.Command == "" && m.Cgroup == "" && m.Prometheus == nil {
 		return nil, nil
@@ -83,18 +84,18 @@ func startWatch(ctx context.Context, p *plan.Plan, log string, life *monitor.Lif
 
 // start launches the command target, its output to log, kept by life, and
 // follows it.
-func (w *watch) start(ctx context.Context, m *plan.Monitor, log string, life *monitor.Lifecycle) error {
+func (w *watch) start(ctx context.Context, m *plan.Monitor, log string, life *control.Lifecycle) error {
 	w.log = log
 	env := make([]string, 0, len(m.Env))
 	for k, v := range m.Env {
 		env = append(env, k+"="+v)
 	}
-	w.launch = monitor.LaunchConfig{
+	w.launch = control.LaunchConfig{
 		Command: m.Command, Env: env, Dir: m.Dir, Ready: m.Ready,
 		ReadyTimeout: m.ReadyTimeout.Duration, StopGrace: m.StopGrace.Duration, Log: w.log,
 		Lifecycle: life,
 	}
-	t, err := monitor.Launch(ctx, w.launch)
+	t, err := control.Launch(ctx, w.launch)
 	if err != nil {
 		return fmt.Errorf("start the target: %w", err)
 	}
@@ -209,7 +210,7 @@ func (w *watch) stop() {
 }
 
 // current is the command target now (events replace it).
-func (w *watch) current() *monitor.Target {
+func (w *watch) current() *control.Target {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.target
@@ -219,18 +220,18 @@ func (w *watch) current() *monitor.Target {
 // first may still run: rolling), waits until it is ready, and makes it the
 // watched one; it returns the target it replaced. With ports, the new one
 // is ready only once its own process tree also listens on each of them
-// (monitor.Target.WaitListening), within what is left of the ready
+// (control.Target.WaitListening), within what is left of the ready
 // timeout: a rolling deploy's new copy, whose ready URL the old copy
 // answers too. A new copy that does not get ready is stopped.
-func (w *watch) relaunch(ctx context.Context, ports []int) (old *monitor.Target, err error) {
+func (w *watch) relaunch(ctx context.Context, ports []int) (old *control.Target, err error) {
 	c := w.relaunchConfig()
 	started := time.Now()
-	t, err := monitor.Launch(ctx, c)
+	t, err := control.Launch(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	if len(ports) > 0 {
-		left := cmp.Or(c.ReadyTimeout, monitor.DefaultReadyTimeout) - time.Since(started)
+		left := cmp.Or(c.ReadyTimeout, control.DefaultReadyTimeout) - time.Since(started)
 		if err := t.WaitListening(ctx, ports, max(left, 0)); err != nil {
 			_ = t.Stop()
 			return nil, fmt.Errorf("%w%s", err, w.logHint())
@@ -250,7 +251,7 @@ func (w *watch) relaunch(ctx context.Context, ports []int) (old *monitor.Target,
 }
 
 // relaunchConfig is the target's launch, its output appended to its log.
-func (w *watch) relaunchConfig() monitor.LaunchConfig {
+func (w *watch) relaunchConfig() control.LaunchConfig {
 	c := w.launch
 	c.Append = true
 	return c

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ceiling-dev/ceiling/internal/monitor"
+	"github.com/ceiling-dev/ceiling/internal/control"
 	"github.com/ceiling-dev/ceiling/internal/run"
 )
 
@@ -17,13 +17,13 @@ import (
 // killed by SIGKILL; otherwise it says how the target ended, with what the
 // counters do show.
 func TestRowDied(t *testing.T) {
-	killed := monitor.Exit{Known: true, Code: 137, Signal: "SIGKILL", Shell: true}
-	exited := monitor.Exit{Known: true, Code: 2}
+	killed := control.Exit{Known: true, Code: 137, Signal: "SIGKILL", Shell: true}
+	exited := control.Exit{Known: true, Code: 2}
 	cases := []struct {
 		name      string
 		v2        bool
 		files     map[string]string // in the group's memory directory
-		exit      monitor.Exit
+		exit      control.Exit
 		memoryMB  int
 		died, err string // want: the row's Died, and a part of its Error
 	}{

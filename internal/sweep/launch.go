@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/control"
 	"github.com/ceiling-dev/ceiling/internal/failure"
-	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 )
 
@@ -36,7 +36,7 @@ type Launcher interface {
 	// shape's CPU and memory are enforced. An error that is a *failure.InputError is
 	// the sweep's own input (a template that does not render); any other
 	// is the shape's target not starting.
-	Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string, life *monitor.Lifecycle) (stop func() error, e Enforced, err error)
+	Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string, life *control.Lifecycle) (stop func() error, e Enforced, err error)
 }
 
 // Enforced says how a shape's limits were applied.
@@ -62,7 +62,7 @@ type Target struct {
 	Env map[string]string
 	// Ready is a URL that answers once the target is up.
 	Ready string
-	// ReadyTimeout bounds the wait for Ready (monitor's default when zero).
+	// ReadyTimeout bounds the wait for Ready (control's default when zero).
 	ReadyTimeout time.Duration
 }
 
@@ -101,7 +101,7 @@ type Local struct {
 }
 
 // Start implements Launcher.
-func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ string, life *monitor.Lifecycle) (func() error, Enforced, error) {
+func (l *Local) Start(_ context.Context, c Config, v Values, p *plan.Plan, _ string, life *control.Lifecycle) (func() error, Enforced, error) {
 	cmd, err := v.Render(l.Command)
 	if err != nil {
 		return nil, Enforced{}, invalid("command: %w", err)
@@ -158,7 +158,7 @@ type Commands struct {
 }
 
 // Start implements Launcher.
-func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string, life *monitor.Lifecycle) (func() error, Enforced, error) {
+func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string, life *control.Lifecycle) (func() error, Enforced, error) {
 	apply, err := v.Render(k.Apply)
 	if err != nil {
 		return nil, Enforced{}, invalid("apply: %w", err)
@@ -179,7 +179,7 @@ func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, 
 		if command == "" {
 			return nil
 		}
-		return monitor.RunCommand(ctx, monitor.LaunchConfig{Command: command, Env: envList(env), Log: filepath.Join(dir, what+".log"), Lifecycle: life}, timeout)
+		return control.RunCommand(ctx, control.LaunchConfig{Command: command, Env: envList(env), Log: filepath.Join(dir, what+".log"), Lifecycle: life}, timeout)
 	}
 	stop := func() error {
 		// The run may have been interrupted: tear down all the same, within
@@ -193,7 +193,7 @@ func (k *Commands) Start(ctx context.Context, c Config, v Values, p *plan.Plan, 
 		return nil, Enforced{}, errors.Join(fmt.Errorf("apply: %w", err), stop())
 	}
 	if ready != "" {
-		if err := monitor.WaitReady(ctx, ready, k.ReadyTimeout); err != nil {
+		if err := control.WaitReady(ctx, ready, k.ReadyTimeout); err != nil {
 			return nil, Enforced{}, errors.Join(err, stop())
 		}
 	}
@@ -222,7 +222,7 @@ type Container struct {
 const containerTimeout = 2 * time.Minute
 
 // Start implements Launcher.
-func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string, life *monitor.Lifecycle) (func() error, Enforced, error) {
+func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan, dir string, life *control.Lifecycle) (func() error, Enforced, error) {
 	env, ready, err := k.render(v)
 	if err != nil {
 		return nil, Enforced{}, err
@@ -236,7 +236,7 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 	name := "ceiling-" + c.ID() + "-" + suffix()
 	engine := cmp.Or(k.Engine, "docker")
 	run := func(ctx context.Context, log string, argv ...string) error {
-		return monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: argv, Env: envList(env), Log: log, Lifecycle: life}, containerTimeout)
+		return control.RunCommand(ctx, control.LaunchConfig{Argv: argv, Env: envList(env), Log: log, Lifecycle: life}, containerTimeout)
 	}
 	log := filepath.Join(dir, "target.log")
 	remove := func(ctx context.Context) error {
@@ -261,7 +261,7 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 	if ready != "" {
 		wctx, cancel := context.WithCancelCause(ctx)
 		go k.watchExit(wctx, cancel, engine, name, dir, life)
-		err := monitor.WaitReady(wctx, ready, k.ReadyTimeout)
+		err := control.WaitReady(wctx, ready, k.ReadyTimeout)
 		cancel(nil)
 		if err != nil {
 			return nil, Enforced{}, errors.Join(fmt.Errorf("%w; the container's output is in %s", err, log), stop())
@@ -281,7 +281,7 @@ func (k *Container) Start(ctx context.Context, c Config, v Values, p *plan.Plan,
 // watchExit asks the engine every second whether the container still
 // runs, and cancels ctx when it has exited: its target will never be
 // ready, and the wait need not last its whole timeout.
-func (k *Container) watchExit(ctx context.Context, cancel context.CancelCauseFunc, engine, name, dir string, life *monitor.Lifecycle) {
+func (k *Container) watchExit(ctx context.Context, cancel context.CancelCauseFunc, engine, name, dir string, life *control.Lifecycle) {
 	out := filepath.Join(dir, "state.txt")
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -291,7 +291,7 @@ func (k *Container) watchExit(ctx context.Context, cancel context.CancelCauseFun
 			return
 		case <-tick.C:
 		}
-		err := monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: []string{engine, "inspect", "--format", "{{.State.Running}}", name}, Log: out, Lifecycle: life}, containerTimeout)
+		err := control.RunCommand(ctx, control.LaunchConfig{Argv: []string{engine, "inspect", "--format", "{{.State.Running}}", name}, Log: out, Lifecycle: life}, containerTimeout)
 		if data, _ := os.ReadFile(out); err == nil && strings.TrimSpace(string(data)) == "false" {
 			cancel(errors.New("the container exited"))
 			return
@@ -324,9 +324,9 @@ func (k *Container) runArgs(engine, name string, c Config, v Values, env map[str
 // namespace than the engine (in a container itself, or against Docker
 // Desktop's virtual machine), and watching it would measure some other
 // process.
-func containerPID(ctx context.Context, engine, name, dir string, life *monitor.Lifecycle) (int, error) {
+func containerPID(ctx context.Context, engine, name, dir string, life *control.Lifecycle) (int, error) {
 	out := filepath.Join(dir, "inspect.txt")
-	if err := monitor.RunCommand(ctx, monitor.LaunchConfig{Argv: []string{engine, "inspect", "--format", "{{.State.Pid}} {{.Id}}", name}, Log: out, Lifecycle: life}, containerTimeout); err != nil {
+	if err := control.RunCommand(ctx, control.LaunchConfig{Argv: []string{engine, "inspect", "--format", "{{.State.Pid}} {{.Id}}", name}, Log: out, Lifecycle: life}, containerTimeout); err != nil {
 		return 0, fmt.Errorf("%s inspect: %w", engine, err)
 	}
 	data, err := os.ReadFile(out)

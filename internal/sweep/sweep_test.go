@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ceiling-dev/ceiling/internal/control"
 	"github.com/ceiling-dev/ceiling/internal/failure"
-	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
@@ -19,7 +19,7 @@ import (
 // calls before with each shape before it runs.
 type testLauncher struct{ before func(Config) }
 
-func (l testLauncher) Start(_ context.Context, c Config, _ Values, _ *plan.Plan, _ string, _ *monitor.Lifecycle) (func() error, Enforced, error) {
+func (l testLauncher) Start(_ context.Context, c Config, _ Values, _ *plan.Plan, _ string, _ *control.Lifecycle) (func() error, Enforced, error) {
 	l.before(c)
 	return func() error { return nil }, Enforced{How: "not enforced: a test"}, nil
 }
@@ -97,7 +97,7 @@ scenarios: [{request: {url: /}}]
 // badLauncher fails to start every shape with err.
 type badLauncher struct{ err error }
 
-func (l badLauncher) Start(context.Context, Config, Values, *plan.Plan, string, *monitor.Lifecycle) (func() error, Enforced, error) {
+func (l badLauncher) Start(context.Context, Config, Values, *plan.Plan, string, *control.Lifecycle) (func() error, Enforced, error) {
 	return nil, Enforced{}, l.err
 }
 

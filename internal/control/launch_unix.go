@@ -1,6 +1,6 @@
 //go:build unix
 
-package monitor
+package control
 
 import (
 	"errors"
@@ -130,4 +130,10 @@ func groupAlive(pgid int) bool {
 		}
 	}
 	return false
+}
+
+// gone reports whether a process has exited (a zombie waiting to be reaped,
+// or dead).
+func gone(st procfs.ProcStat) bool {
+	return st.State == "Z" || st.State == "X" || st.State == "x"
 }

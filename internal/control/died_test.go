@@ -1,6 +1,6 @@
 //go:build linux
 
-package monitor
+package control
 
 import (
 	"testing"

@@ -1,6 +1,6 @@
 //go:build linux
 
-package monitor
+package control
 
 import (
 	"fmt"
@@ -12,6 +12,9 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
+
+// cgroupMount is where cgroup hierarchies are mounted.
+const cgroupMount = "/sys/fs/cgroup"
 
 // LimitCPU writes a group's quota and puts the old one back; it never
 // touches an ancestor's.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package monitor
+package control
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ceiling-dev/ceiling/internal/monitor"
 )
 
 // A second copy of a server, started while a first one answers on the
@@ -36,17 +38,17 @@ func TestWaitListeningTellsCopiesApart(t *testing.T) {
 	start := time.Now()
 	tg := launch(t, LaunchConfig{
 		Command: shellQuote(testBinary(t)),
-		Env:     []string{helperEnv + "=serve", "MONITOR_TEST_ADDR=" + addr, "MONITOR_TEST_DELAY=" + delay.String(), "MONITOR_TEST_REUSE=1"},
+		Env:     []string{helperEnv + "=serve", "CONTROL_TEST_ADDR=" + addr, "CONTROL_TEST_DELAY=" + delay.String(), "CONTROL_TEST_REUSE=1"},
 		Ready:   "http://" + addr + "/", ReadyTimeout: 5 * time.Second,
 	})
 	ready := time.Since(start)
-	held, err := ListeningPorts(tg.PID())
+	held, err := monitor.ListeningPorts(tg.PID())
 	t.Logf("Launch returned after %v; the new copy then listened on %v", ready, held)
 	if err != nil || slices.Contains(held, port) {
-		t.Fatalf("ListeningPorts(new copy) = %v, %v right after Launch; want no port %d yet (it listens after %v)", held, err, port, delay)
+		t.Fatalf("monitor.ListeningPorts(new copy) = %v, %v right after Launch; want no port %d yet (it listens after %v)", held, err, port, delay)
 	}
-	if mine, err := ListeningPorts(os.Getpid()); err != nil || !slices.Contains(mine, port) {
-		t.Errorf("ListeningPorts(this process) = %v, %v; want its own port %d", mine, err, port)
+	if mine, err := monitor.ListeningPorts(os.Getpid()); err != nil || !slices.Contains(mine, port) {
+		t.Errorf("monitor.ListeningPorts(this process) = %v, %v; want its own port %d", mine, err, port)
 	}
 
 	if err := tg.WaitListening(context.Background(), []int{port}, 5*time.Second); err != nil {
@@ -57,8 +59,8 @@ func TestWaitListeningTellsCopiesApart(t *testing.T) {
 	if took < delay || took > delay+2*time.Second {
 		t.Errorf("WaitListening returned %v after the launch, want after the copy's %v delay (and within 2 s of it)", took, delay)
 	}
-	if held, err := ListeningPorts(tg.PID()); err != nil || !slices.Contains(held, port) {
-		t.Errorf("ListeningPorts(new copy) = %v, %v after WaitListening; want %d", held, err, port)
+	if held, err := monitor.ListeningPorts(tg.PID()); err != nil || !slices.Contains(held, port) {
+		t.Errorf("monitor.ListeningPorts(new copy) = %v, %v after WaitListening; want %d", held, err, port)
 	}
 
 	other := port + 1

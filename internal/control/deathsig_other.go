@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package monitor
+package control
 
 import "syscall"
 

@@ -1,13 +1,13 @@
 //go:build unix
 
-package monitor
+package control
 
 import (
 	"errors"
 	"fmt"
 	"syscall"
 
-	"github.com/prometheus/procfs"
+	"github.com/ceiling-dev/ceiling/internal/monitor"
 )
 
 // Pause stops the target's whole process group (SIGSTOP), as a frozen
@@ -65,21 +65,5 @@ func treeOf(pid int) ([]int, error) {
 	if err := linuxOnly("signalling a process tree"); err != nil {
 		return nil, err
 	}
-	pfs, err := procfs.NewFS(procfs.DefaultMountPoint)
-	if err != nil {
-		return nil, fmt.Errorf("open /proc: %w", err)
-	}
-	p, err := newProcess(pfs, procfs.DefaultMountPoint, pid)
-	if err != nil {
-		return nil, err
-	}
-	stats, err := p.tree()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int, len(stats))
-	for i, st := range stats {
-		out[i] = st.PID
-	}
-	return out, nil
+	return monitor.Tree(pid)
 }

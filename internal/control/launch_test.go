@@ -1,6 +1,6 @@
 //go:build linux
 
-package monitor
+package control
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceiling-dev/ceiling/internal/monitor"
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
@@ -38,6 +39,16 @@ func launch(t *testing.T, c LaunchConfig) *Target {
 	return tg
 }
 
+// watch watches a launched target's process tree, as a run does.
+func watch(t *testing.T, pid int) monitor.Source {
+	t.Helper()
+	src, err := monitor.Process(pid)
+	if err != nil {
+		t.Fatalf("monitor.Process(%d) = %v", pid, err)
+	}
+	return src
+}
+
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -53,7 +64,7 @@ func TestLaunchReadyStop(t *testing.T) {
 	start := time.Now()
 	tg := launch(t, LaunchConfig{
 		Command: shellQuote(testBinary(t)),
-		Env:     []string{helperEnv + "=serve", "MONITOR_TEST_ADDR=" + addr, "MONITOR_TEST_DELAY=300ms"},
+		Env:     []string{helperEnv + "=serve", "CONTROL_TEST_ADDR=" + addr, "CONTROL_TEST_DELAY=300ms"},
 		Ready:   "http://" + addr + "/", ReadyTimeout: 5 * time.Second,
 		Log: log,
 	})
@@ -152,7 +163,7 @@ func TestLaunchCancelled(t *testing.T) {
 // TestLaunchExitMidWatch watches a target that exits on its own.
 func TestLaunchExitMidWatch(t *testing.T) {
 	tg := launch(t, LaunchConfig{Command: "sleep 0.4"})
-	w := NewWatcher(watch(t, tg.PID()), nil, 50*time.Millisecond)
+	w := monitor.NewWatcher(watch(t, tg.PID()), nil, 50*time.Millisecond)
 	start := time.Now()
 	w.Start()
 	select {
@@ -341,7 +352,7 @@ func TestLaunchPIDIsTheTarget(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "target.log")
 			tg := launch(t, LaunchConfig{
 				Command: tt.command,
-				Env:     []string{"BIN=" + testBinary(t), helperEnv + "=serve", "MONITOR_TEST_ADDR=" + addr},
+				Env:     []string{"BIN=" + testBinary(t), helperEnv + "=serve", "CONTROL_TEST_ADDR=" + addr},
 				Ready:   "http://" + addr + "/", ReadyTimeout: 10 * time.Second, Log: log,
 			})
 			var server int
