@@ -629,6 +629,15 @@ const (
 	udRecv = 1
 )
 
+// uringLoop is one io_uring run's ring, its buffer ring (multishot) and
+// how it receives.
+type uringLoop struct {
+	g         *gen
+	r         *ring
+	br        *bufRing // nil unless multishot
+	multishot bool
+}
+
 func (g *gen) uring(deadline time.Time, entries uint32, multishot, deferRun bool, sqCPU int) (turns int64, err error) {
 	var flags uint32
 	if deferRun {
@@ -639,35 +648,19 @@ func (g *gen) uring(deadline time.Time, entries uint32, multishot, deferRun bool
 		return 0, err
 	}
 	defer unix.Close(r.fd)
-	var br *bufRing
+	u := &uringLoop{g: g, r: r, multishot: multishot}
 	if multishot {
 		n := 256
 		for n < 4*len(g.conns) {
 			n *= 2
 		}
-		if br, err = newBufRing(r, n, 4096); err != nil {
+		if u.br, err = newBufRing(r, n, 4096); err != nil {
 			return 0, err
 		}
 	}
-	send := func(i int) {
-		s := r.get()
-		s.opcode, s.flags, s.fd = opSend, sqeSkipSuccess, int32(g.conns[i].fd)
-		s.addr, s.len = uint64(uintptr(unsafe.Pointer(&g.req[0]))), uint32(len(g.req))
-		s.userData = uint64(i)<<1 | udSend
-	}
-	recv := func(i int) {
-		c, s := g.conns[i], r.get()
-		s.opcode, s.fd, s.userData = opRecv, int32(c.fd), uint64(i)<<1|udRecv
-		if multishot { // the kernel picks a buffer of group 0
-			s.flags, s.ioprio = sqeBufferSelect, recvMultishot
-		} else {
-			b := c.buf[c.have:]
-			s.addr, s.len = uint64(uintptr(unsafe.Pointer(&b[0]))), uint32(len(b))
-		}
-	}
 	for i := range g.conns {
-		send(i)
-		recv(i)
+		u.send(i)
+		u.recv(i)
 	}
 	for g.live > 0 && time.Now().Before(deadline) {
 		if err := r.enter(1); err != nil {
@@ -676,54 +669,85 @@ func (g *gen) uring(deadline time.Time, entries uint32, multishot, deferRun bool
 		turns++
 		head, tail := atomic.LoadUint32(r.cqHead), atomic.LoadUint32(r.cqTail)
 		for ; head != tail; head++ {
-			e := &r.cqes[head&r.cqMask]
-			i, kind, res, fl := int(e.userData>>1), e.userData&1, e.res, e.flags
-			c := g.conns[i]
-			if kind == udSend { // only a failed send posts (CQE_SKIP_SUCCESS)
-				if res < 0 || int(res) != len(g.req) {
-					g.fail(c)
-				}
-				continue
-			}
-			if multishot && fl&cqeFBuffer != 0 {
-				bid := uint16(fl >> 16)
-				if res > 0 && !c.dead {
-					for c.have+int(res) > len(c.buf) {
-						c.buf = append(c.buf, make([]byte, len(c.buf))...)
-					}
-					off := int(bid) * br.size
-					c.have += copy(c.buf[c.have:], br.bufs[off:off+int(res)])
-				}
-				br.put(bid)
-			}
-			if c.dead {
-				continue
-			}
-			switch {
-			case res == -int32(unix.ENOBUFS) && multishot: // out of buffers: arm again below
-			case res <= 0:
-				g.fail(c)
-				continue
-			default:
-				if !multishot { // (a multishot buffer was copied above)
-					c.have += int(res)
-				}
-				if g.got(c) {
-					send(i)
-				} else if c.dead {
-					continue
-				}
-			}
-			// A single-shot RECV is always done; a multishot one is while
-			// the kernel does not say MORE.
-			if !multishot || fl&cqeFMore == 0 {
-				recv(i)
-			}
+			u.complete(&r.cqes[head&r.cqMask])
 		}
 		atomic.StoreUint32(r.cqHead, head)
-		if br != nil {
-			br.publish()
+		if u.br != nil {
+			u.br.publish()
 		}
 	}
 	return turns, nil
+}
+
+// send queues connection i's request.
+func (u *uringLoop) send(i int) {
+	s := u.r.get()
+	s.opcode, s.flags, s.fd = opSend, sqeSkipSuccess, int32(u.g.conns[i].fd)
+	s.addr, s.len = uint64(uintptr(unsafe.Pointer(&u.g.req[0]))), uint32(len(u.g.req))
+	s.userData = uint64(i)<<1 | udSend
+}
+
+// recv queues a receive on connection i.
+func (u *uringLoop) recv(i int) {
+	c, s := u.g.conns[i], u.r.get()
+	s.opcode, s.fd, s.userData = opRecv, int32(c.fd), uint64(i)<<1|udRecv
+	if u.multishot { // the kernel picks a buffer of group 0
+		s.flags, s.ioprio = sqeBufferSelect, recvMultishot
+	} else {
+		b := c.buf[c.have:]
+		s.addr, s.len = uint64(uintptr(unsafe.Pointer(&b[0]))), uint32(len(b))
+	}
+}
+
+// complete handles one completion: a failed send, or what a receive
+// brought, sending the next request when a response is whole and receiving
+// again when the receive is done.
+func (u *uringLoop) complete(e *cqe) {
+	i, kind, res, fl := int(e.userData>>1), e.userData&1, e.res, e.flags
+	c := u.g.conns[i]
+	if kind == udSend { // only a failed send posts (CQE_SKIP_SUCCESS)
+		if res < 0 || int(res) != len(u.g.req) {
+			u.g.fail(c)
+		}
+		return
+	}
+	if u.multishot && fl&cqeFBuffer != 0 {
+		u.take(c, res, uint16(fl>>16))
+	}
+	if c.dead {
+		return
+	}
+	switch {
+	case res == -int32(unix.ENOBUFS) && u.multishot: // out of buffers: arm again below
+	case res <= 0:
+		u.g.fail(c)
+		return
+	default:
+		if !u.multishot { // (a multishot buffer was copied in take)
+			c.have += int(res)
+		}
+		if u.g.got(c) {
+			u.send(i)
+		} else if c.dead {
+			return
+		}
+	}
+	// A single-shot RECV is always done; a multishot one is while the
+	// kernel does not say MORE.
+	if !u.multishot || fl&cqeFMore == 0 {
+		u.recv(i)
+	}
+}
+
+// take copies the res bytes of buffer bid into c (unless c is dead) and
+// gives the buffer back to the kernel.
+func (u *uringLoop) take(c *conn, res int32, bid uint16) {
+	if res > 0 && !c.dead {
+		for c.have+int(res) > len(c.buf) {
+			c.buf = append(c.buf, make([]byte, len(c.buf))...)
+		}
+		off := int(bid) * u.br.size
+		c.have += copy(c.buf[c.have:], u.br.bufs[off:off+int(res)])
+	}
+	u.br.put(bid)
 }

@@ -103,8 +103,7 @@ func TestLayers(t *testing.T) {
 		if strings.HasPrefix(rel, "bench") || strings.HasPrefix(rel, "test/") {
 			return nil // not the product: benchmarks, and test/k8s's own module
 		}
-		from, ok := layer[rel]
-		if !ok {
+		if _, ok := layer[rel]; !ok {
 			t.Errorf("%s: package %s has no row in the layer table of docs/architecture.md", path, rel)
 			return nil
 		}
@@ -122,21 +121,7 @@ func TestLayers(t *testing.T) {
 			}
 			dep := strings.TrimPrefix(p, module)
 			imports[rel] = append(imports[rel], dep)
-			if only, ok := allowed[rel]; ok && !slices.Contains(only, dep) {
-				t.Errorf("%s: %s may import only %v of ours, not %s", path, rel, only, dep)
-			}
-			if testOnly[dep] {
-				t.Errorf("%s: %s is for tests only; %s may import it only in _test.go files", path, dep, rel)
-			}
-			if testOnly[rel] {
-				t.Errorf("%s: %s is for tests only and may not import %s", path, rel, dep)
-			}
-			if standalone[rel] {
-				t.Errorf("%s: %s stands in for a real server and may not import %s", path, rel, dep)
-			}
-			if to, ok := layer[dep]; !ok || to >= from {
-				t.Errorf("%s: %s (layer %d) imports %s (layer %d): only lower layers may be imported", path, rel, from, dep, to)
-			}
+			checkImport(t, layer, path, rel, dep)
 		}
 		return nil
 	})
@@ -148,19 +133,41 @@ func TestLayers(t *testing.T) {
 			t.Errorf("docs/architecture.md's layer table lists %s, which does not exist", pkg)
 		}
 	}
-	for pkg, banned := range consumers {
-		deps := closure(imports, pkg)
-		for _, b := range banned {
-			if slices.Contains(deps, b) {
-				t.Errorf("%s depends on %s: a run hands its followers values of the result format, and knows none of them", pkg, b)
-			}
-		}
+	checkBanned(t, imports, consumers, "a run hands its followers values of the result format, and knows none of them")
+	checkBanned(t, imports, formats, "the result format and its renderers must not depend on the executor")
+}
+
+// checkImport checks that the package rel (of file path) may import dep,
+// one of ours: one it is allowed, not one for tests only, none at all if
+// it stands in for a real server, and only from a lower layer.
+func checkImport(t *testing.T, layer map[string]int, path, rel, dep string) {
+	t.Helper()
+	if only, ok := allowed[rel]; ok && !slices.Contains(only, dep) {
+		t.Errorf("%s: %s may import only %v of ours, not %s", path, rel, only, dep)
 	}
-	for pkg, banned := range formats {
+	if testOnly[dep] {
+		t.Errorf("%s: %s is for tests only; %s may import it only in _test.go files", path, dep, rel)
+	}
+	if testOnly[rel] {
+		t.Errorf("%s: %s is for tests only and may not import %s", path, rel, dep)
+	}
+	if standalone[rel] {
+		t.Errorf("%s: %s stands in for a real server and may not import %s", path, rel, dep)
+	}
+	if to, ok := layer[dep]; !ok || to >= layer[rel] {
+		t.Errorf("%s: %s (layer %d) imports %s (layer %d): only lower layers may be imported", path, rel, layer[rel], dep, to)
+	}
+}
+
+// checkBanned checks that no package of banned depends, directly or not
+// (by imports), on any package banned for it; why says the rule.
+func checkBanned(t *testing.T, imports, banned map[string][]string, why string) {
+	t.Helper()
+	for pkg, bans := range banned {
 		deps := closure(imports, pkg)
-		for _, b := range banned {
+		for _, b := range bans {
 			if slices.Contains(deps, b) {
-				t.Errorf("%s depends on %s: the result format and its renderers must not depend on the executor", pkg, b)
+				t.Errorf("%s depends on %s: %s", pkg, b, why)
 			}
 		}
 	}

@@ -143,6 +143,16 @@ func TestAgentsMatchOneMachine(t *testing.T) {
 	if math.Abs(a.LatencyMS.P50-b.LatencyMS.P50) > 3 || b.LatencyMS.P99 > 2*a.LatencyMS.P99+10 || a.LatencyMS.P99 > 2*b.LatencyMS.P99+10 {
 		t.Errorf("p50 %.1f vs %.1f ms, p99 %.1f vs %.1f ms: want the same within noise", a.LatencyMS.P50, b.LatencyMS.P50, a.LatencyMS.P99, b.LatencyMS.P99)
 	}
+	checkAgentParts(t, three)
+}
+
+// checkAgentParts checks a run of one step by three agents: the agents
+// listed, each part a third of the arrivals, the parts summing to the
+// step, the merged histogram holding every sample, the table showing the
+// agents.
+func checkAgentParts(t *testing.T, three *results.Result) {
+	t.Helper()
+	b := three.Steps[0]
 	if b.Agents != 3 || len(b.Parts) != 3 || len(three.Agents) != 3 || three.Agents[0].Version == "" {
 		t.Errorf("agents %d, parts %d, run's agents %+v; want three listed", b.Agents, len(b.Parts), three.Agents)
 	}
@@ -224,7 +234,22 @@ func TestAgentLost(t *testing.T) {
 		!strings.Contains(r.Steps[1].VerdictReason, "agent "+a2+" lost after") || r.Passed || r.Unfinished || r.Outcome.Status != results.StatusCouldNotRun {
 		t.Fatalf("result %+v; want the first step kept, the second INVALID naming the lost agent, the run could not be carried out", r)
 	}
-	s := r.Steps[1]
+	checkLostStep(t, r.Steps[1], a2)
+	var table strings.Builder
+	if err := report.Text(&table, r); err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(`(?m)^2 +100/s +[0-9.]+/s .* INVALID \(agent ` + regexp.QuoteMeta(a2) + ` lost after`)
+	if !row.MatchString(table.String()) || !strings.Contains(table.String(), a2+" LOST after") {
+		t.Errorf("the table does not show the lost step at its planned 100/s, INVALID, and the lost agent:\n%s", table.String())
+	}
+}
+
+// checkLostStep checks a step of 100/s by two agents, of which agent a2
+// was lost about a second into it: at its planned rate, measured by the
+// one surviving agent, with the lost agent's share listed and warned of.
+func checkLostStep(t *testing.T, s results.Step, a2 string) {
+	t.Helper()
 	if s.TargetRate != 100 {
 		t.Errorf("the lost step's target_rate = %v, want the planned 100 (not the surviving agent's 50)", s.TargetRate)
 	}
@@ -246,14 +271,6 @@ func TestAgentLost(t *testing.T) {
 	}
 	if !slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "50.0% of the load (50/s of the step's 100/s)") }) {
 		t.Errorf("warnings %q; want one saying which share of the load was lost", s.Warnings)
-	}
-	var table strings.Builder
-	if err := report.Text(&table, r); err != nil {
-		t.Fatal(err)
-	}
-	row := regexp.MustCompile(`(?m)^2 +100/s +[0-9.]+/s .* INVALID \(agent ` + regexp.QuoteMeta(a2) + ` lost after`)
-	if !row.MatchString(table.String()) || !strings.Contains(table.String(), a2+" LOST after") {
-		t.Errorf("the table does not show the lost step at its planned 100/s, INVALID, and the lost agent:\n%s", table.String())
 	}
 }
 

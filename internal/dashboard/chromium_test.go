@@ -17,6 +17,7 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
+	"github.com/ceiling-dev/ceiling/internal/search"
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
@@ -123,12 +124,46 @@ func TestFindLiveInChromium(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil { // the browser is up before the run
 		t.Fatal(err)
 	}
-	srv := testkit.NewTarget(t, testkit.TargetConfig{Capacity: 200, Body: "ok"})
 	// For the README's picture, steps long enough to draw their seconds.
 	step, bodies := "1s", 4
 	if *dashboardShot {
 		step, bodies = "4s", 20
 	}
+	s, cfg, page := findSession(t, step)
+	defer s.Close()
+	type found struct {
+		res *results.Result
+		err error
+	}
+	done := make(chan found, 1)
+	go func() {
+		res, err := run.Find(context.Background(), s, cfg)
+		done <- found{res, err}
+	}()
+	live, shot := watchLive(t, ctx, page, bodies)
+	var f found
+	select {
+	case f = <-done:
+	case <-time.After(80 * time.Second):
+		t.Fatal("the search did not end within 80s")
+	}
+	if f.err != nil || f.res == nil {
+		t.Fatalf("the search: %v", f.err)
+	}
+	// It found the edge (find exits 0), unless this machine was too busy
+	// to hold the search's rates.
+	if answer := report.FindAnswer(f.res); f.res.Edge == nil && !strings.Contains(answer, "generator limit reached") {
+		t.Fatalf("the search found no edge: %s", answer)
+	}
+	checkEnded(t, ctx, f.res, live)
+	saveShot(t, shot)
+}
+
+// findSession opens a session of steps of step, with its live page, for a
+// search from 50/s against a target of 200/s.
+func findSession(t *testing.T, step string) (*run.Session, search.Config, *Server) {
+	t.Helper()
+	srv := testkit.NewTarget(t, testkit.TargetConfig{Capacity: 200, Body: "ok"})
 	p, err := plan.Parse("plan.yaml", []byte("target: "+srv.URL+"\nload: {rates: [50], step: "+step+", warmup: 200ms}\nslo: errors<1%\nscenarios: [{request: {url: /}}]\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -146,16 +181,14 @@ func TestFindLiveInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	type found struct {
-		res *results.Result
-		err error
-	}
-	done := make(chan found, 1)
-	go func() {
-		res, err := run.Find(context.Background(), s, cfg)
-		done <- found{res, err}
-	}()
+	return s, cfg, page
+}
+
+// watchLive opens the live page while the search runs and waits for it to
+// take bodies bodies from the event stream; it returns the page's text
+// then and a screenshot (a PNG).
+func watchLive(t *testing.T, ctx context.Context, page *Server, bodies int) (live string, shot []byte) {
+	t.Helper()
 	// The page is served from the session's start.
 	if err := chromedp.Do(ctx, chromedp.Navigate(page.URL()), chromedp.WaitVisible("#live")); err != nil {
 		t.Fatal(err)
@@ -168,24 +201,18 @@ func TestFindLiveInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // the page while the search runs: a PNG
+	shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)) // the page while the search runs: a PNG
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f found
-	select {
-	case f = <-done:
-	case <-time.After(80 * time.Second):
-		t.Fatal("the search did not end within 80s")
-	}
-	if f.err != nil || f.res == nil {
-		t.Fatalf("the search: %v", f.err)
-	}
-	// It found the edge (find exits 0), unless this machine was too busy
-	// to hold the search's rates.
-	if answer := report.FindAnswer(f.res); f.res.Edge == nil && !strings.Contains(answer, "generator limit reached") {
-		t.Fatalf("the search found no edge: %s", answer)
-	}
+	return live, shot
+}
+
+// checkEnded checks that the page says the search res ended, with its
+// answer and the step table, and that it showed a step (live) while the
+// search ran.
+func checkEnded(t *testing.T, ctx context.Context, res *results.Result, live string) {
+	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void]("document.getElementById('live').dataset.ended === '1'",
 		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 		t.Fatalf("the page did not say the run ended: %v", err)
@@ -198,13 +225,20 @@ func TestFindLiveInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	answer := report.FindAnswer(f.res)
+	answer := report.FindAnswer(res)
 	if !strings.Contains(final, answer) || !strings.Contains(state, "The run has ended") || !strings.Contains(final, "verdict") {
 		t.Errorf("the final page lacks the search's answer %q or the step table (state %q):\n%s", answer, state, final)
 	}
 	if !strings.Contains(live, "step") {
 		t.Errorf("the page during the search shows no step:\n%s", live)
 	}
+}
+
+// saveShot writes the screenshot of the live page to $CEILING_ARTIFACTS
+// (or a temporary directory), or with -dashboard-shot to
+// docs/dashboard.png.
+func saveShot(t *testing.T, shot []byte) {
+	t.Helper()
 	dir := os.Getenv("CEILING_ARTIFACTS")
 	if dir == "" {
 		dir = t.TempDir()

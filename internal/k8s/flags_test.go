@@ -55,13 +55,20 @@ func TestFlagsOptions(t *testing.T) {
 		o.Deadline != DefaultDeadline || o.TTL != DefaultTTL || !o.NetworkPolicy || o.PlanLoad != 0 {
 		t.Errorf("Options = %+v, want the defaults (and no planned length for a search)", o)
 	}
-	f, args, dash = parse(t, planFile, "--agents", "3", "--image", "ceiling:dev", "--deadline", "30m", "--ttl", "1h", "--network-policy=false")
-	if o, err = f.Options(args, dash); err != nil || o.Deadline != 30*time.Minute || o.TTL != time.Hour || o.NetworkPolicy || o.PlanLoad != 70*time.Second {
+}
+
+func TestFlagsOptionsDeadline(t *testing.T) {
+	planFile := writeFile(t, "checkout.yaml", testPlan)
+	f, args, dash := parse(t, planFile, "--agents", "3", "--image", "ceiling:dev", "--deadline", "30m", "--ttl", "1h", "--network-policy=false")
+	if o, err := f.Options(args, dash); err != nil || o.Deadline != 30*time.Minute || o.TTL != time.Hour || o.NetworkPolicy || o.PlanLoad != 70*time.Second {
 		t.Errorf("Options = %+v, %v; want a 30m deadline, a 1h TTL, no network policy, the plan's 1m10s of load (2 steps of 30s after 5s of warm-up)", o, err)
 	}
+}
 
-	f, args, dash = parse(t, planFile, "--agents", "1", "--image", "ceiling:dev")
-	o, err = f.Options(args, dash)
+func TestFlagsOptionsGenerateToken(t *testing.T) {
+	planFile := writeFile(t, "checkout.yaml", testPlan)
+	f, args, dash := parse(t, planFile, "--agents", "1", "--image", "ceiling:dev")
+	o, err := f.Options(args, dash)
 	if b, herr := hex.DecodeString(o.Token); err != nil || herr != nil || len(b) != 32 {
 		t.Errorf("Options without --token-file: token %q, %v; want 32 random bytes in hex", o.Token, err)
 	}

@@ -180,7 +180,31 @@ func TestStrictDecodingRefuses(t *testing.T) {
 func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
 	o := options()
 	d := decode(t, manifestsYAML(t, o))
+	for _, c := range []struct {
+		name  string
+		check func(*testing.T, decoded, Options)
+	}{
+		{"objects", checkObjects},
+		{"service", checkService},
+		{"agents' job", checkAgentsJob},
+		{"coordinator", checkCoordinator},
+		{"deadlines", checkDeadlines},
+		{"network policy", checkPolicy},
+		{"agents", checkAgents},
+		{"agents' pod", func(t *testing.T, d decoded, o Options) {
+			checkPod(t, d.agents.Spec.Template, "", d.token.Name, o.Image)
+		}},
+		{"coordinator's pod", func(t *testing.T, d decoded, o Options) {
+			checkPod(t, d.coordinator.Spec.Template, d.plan.Name, d.token.Name, o.Image)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.check(t, d, o) })
+	}
+}
 
+// checkObjects checks every object's kind, version and namespace, and
+// what the two Secrets hold.
+func checkObjects(t *testing.T, d decoded, o Options) {
 	kinds := []string{d.plan.Kind, d.token.Kind, d.service.Kind, d.policy.Kind, d.agents.Kind, d.coordinator.Kind}
 	versions := []string{d.plan.APIVersion, d.token.APIVersion, d.service.APIVersion, d.policy.APIVersion, d.agents.APIVersion, d.coordinator.APIVersion}
 	if !slices.Equal(kinds, []string{"Secret", "Secret", "Service", "NetworkPolicy", "Job", "Job"}) ||
@@ -198,8 +222,11 @@ func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
 	if d.token.Type != corev1.SecretTypeOpaque || string(d.token.Data["token"]) != o.Token {
 		t.Errorf("Secret = %s %q, want Opaque with the token under \"token\"", d.token.Type, d.token.Data)
 	}
+}
 
-	// The Service is headless and selects the agents, and only them.
+// checkService checks that the Service is headless and selects the
+// agents, and only them.
+func checkService(t *testing.T, d decoded, _ Options) {
 	svc, agentPod, coordPod := d.service, d.agents.Spec.Template, d.coordinator.Spec.Template
 	sel := labels.SelectorFromSet(svc.Spec.Selector)
 	if svc.Spec.ClusterIP != corev1.ClusterIPNone || !sel.Matches(labels.Set(agentPod.Labels)) || sel.Matches(labels.Set(coordPod.Labels)) {
@@ -209,14 +236,22 @@ func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
 	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != Port {
 		t.Errorf("Service ports = %+v, want %d", svc.Spec.Ports, Port)
 	}
+}
 
-	// An Indexed Job of N pods at once, in the Service's subdomain.
-	spec := d.agents.Spec
+// checkAgentsJob checks that the agents are an Indexed Job of N pods at
+// once, in the Service's subdomain.
+func checkAgentsJob(t *testing.T, d decoded, _ Options) {
+	spec, agentPod, svc := d.agents.Spec, d.agents.Spec.Template, d.service
 	if spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion ||
 		*spec.Parallelism != 3 || *spec.Completions != 3 || agentPod.Spec.Subdomain != svc.Name {
 		t.Errorf("agents' Job = mode %v, parallelism %d, completions %d, subdomain %q; want Indexed, 3, 3, %q",
 			spec.CompletionMode, *spec.Parallelism, *spec.Completions, agentPod.Spec.Subdomain, svc.Name)
 	}
+}
+
+// checkCoordinator checks the coordinator's arguments, port and restarts.
+func checkCoordinator(t *testing.T, d decoded, o Options) {
+	agentPod, coordPod := d.agents.Spec.Template, d.coordinator.Spec.Template
 	// The coordinator dials each agent by the name Kubernetes gives its
 	// pod: hostname JOB-INDEX, in subdomain SERVICE of the namespace.
 	var want []string
@@ -234,17 +269,28 @@ func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
 	if b := d.coordinator.Spec.BackoffLimit; b == nil || *b != 0 || coordPod.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("coordinator backoffLimit = %v, restart %s, want 0 and Never", b, coordPod.Spec.RestartPolicy)
 	}
-	// Both Jobs end by the deadline, finished or not, and are deleted a TTL
-	// after they finish.
+	// The coordinator holds its result after the run on its result port,
+	// for Apply (or kubectl port-forward) to fetch.
+	coord := coordPod.Spec.Containers[0]
+	if flagValue(args, "--hold-result") != "15m0s" || len(coord.Ports) != 1 || coord.Ports[0].ContainerPort != 7071 || coord.Ports[0].Name != "result" {
+		t.Errorf("coordinator args = %q, ports %+v; want --hold-result 15m0s and the port 7071 named result", args, coord.Ports)
+	}
+}
+
+// checkDeadlines checks that both Jobs end by the deadline, finished or
+// not, and are deleted a TTL after they finish.
+func checkDeadlines(t *testing.T, d decoded, _ Options) {
 	for _, job := range []batchv1.Job{d.agents, d.coordinator} {
 		if a, ttl := job.Spec.ActiveDeadlineSeconds, job.Spec.TTLSecondsAfterFinished; a == nil || *a != 3600 || ttl == nil || *ttl != 7200 {
 			t.Errorf("job/%s: activeDeadlineSeconds %v, ttlSecondsAfterFinished %v; want 3600 and 7200", job.Name, a, ttl)
 		}
 	}
+}
 
-	// The policy admits the coordinator's pod, and only it, to the agents'
-	// pods, on the agents' port.
-	pol := d.policy.Spec
+// checkPolicy checks that the policy admits the coordinator's pod, and
+// only it, to the agents' pods, on the agents' port.
+func checkPolicy(t *testing.T, d decoded, _ Options) {
+	pol, agentPod, coordPod := d.policy.Spec, d.agents.Spec.Template, d.coordinator.Spec.Template
 	applies := labels.SelectorFromSet(pol.PodSelector.MatchLabels)
 	if !applies.Matches(labels.Set(agentPod.Labels)) || applies.Matches(labels.Set(coordPod.Labels)) ||
 		!slices.Equal(pol.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) || len(pol.Ingress) != 1 {
@@ -265,8 +311,12 @@ func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
 	if len(rule.Ports) != 1 || rule.Ports[0].Port.IntVal != Port || *rule.Ports[0].Protocol != corev1.ProtocolTCP {
 		t.Errorf("NetworkPolicy ports = %+v, want TCP %d", rule.Ports, Port)
 	}
+}
 
-	// Agents spread over nodes, get what they ask for, and are probed.
+// checkAgents checks that agents spread over nodes, get what they ask
+// for, and are probed.
+func checkAgents(t *testing.T, d decoded, _ Options) {
+	agentPod := d.agents.Spec.Template
 	aa := agentPod.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
 	if len(aa) != 1 || aa[0].PodAffinityTerm.TopologyKey != "kubernetes.io/hostname" ||
 		!labels.SelectorFromSet(aa[0].PodAffinityTerm.LabelSelector.MatchLabels).Matches(labels.Set(agentPod.Labels)) {
@@ -285,19 +335,10 @@ func TestManifestsDecodeToWhatTheyMean(t *testing.T) {
 	if !slices.Equal(agent.Args, []string{"agent", "--listen", ":7070", "--token-file", TokenPath, "--once", "--idle-timeout", "10m0s"}) {
 		t.Errorf("agent args = %q", agent.Args)
 	}
-	// The coordinator holds its result after the run on its result port,
-	// for Apply (or kubectl port-forward) to fetch.
-	coord := coordPod.Spec.Containers[0]
-	if flagValue(args, "--hold-result") != "15m0s" || len(coord.Ports) != 1 || coord.Ports[0].ContainerPort != 7071 || coord.Ports[0].Name != "result" {
-		t.Errorf("coordinator args = %q, ports %+v; want --hold-result 15m0s and the port 7071 named result", args, coord.Ports)
-	}
 	p := agent.ReadinessProbe
 	if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/v1/health" || p.HTTPGet.Port.StrVal != agent.Ports[0].Name || agent.Ports[0].ContainerPort != Port {
 		t.Errorf("agent readiness = %+v, ports %+v, want GET /v1/health on the agent's port", p, agent.Ports)
 	}
-
-	checkPod(t, agentPod, "", d.token.Name, o.Image)
-	checkPod(t, coordPod, d.plan.Name, d.token.Name, o.Image)
 }
 
 // checkPod checks what both pods share: the token (and the plan, when
@@ -311,12 +352,27 @@ func checkPod(t *testing.T, pod corev1.PodTemplateSpec, planName, tokenName, ima
 	if len(s.Containers) != 1 || c.Image != image {
 		t.Errorf("%s: containers %d, image %q, want 1 of %q", name, len(s.Containers), c.Image, image)
 	}
+	checkMounts(t, name, s, planName, tokenName)
+	sc, pc := c.SecurityContext, s.SecurityContext
+	if sc == nil || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation || pc == nil || !*pc.RunAsNonRoot || *pc.RunAsUser == 0 {
+		t.Errorf("%s: security = %+v %+v, want non-root, a read-only root, no privilege escalation", name, sc, pc)
+	}
+	if s.AutomountServiceAccountToken == nil || *s.AutomountServiceAccountToken {
+		t.Errorf("%s: automountServiceAccountToken = %v, want false", name, s.AutomountServiceAccountToken)
+	}
+}
+
+// checkMounts checks the volumes of the pod's container name: the token
+// (and the plan, when planName is not empty) read-only, and an emptyDir
+// on /tmp.
+func checkMounts(t *testing.T, name string, s corev1.PodSpec, planName, tokenName string) {
+	t.Helper()
 	volumes := map[string]corev1.Volume{}
 	for _, v := range s.Volumes {
 		volumes[v.Name] = v
 	}
 	mounts := map[string]corev1.VolumeMount{}
-	for _, m := range c.VolumeMounts {
+	for _, m := range s.Containers[0].VolumeMounts {
 		mounts[m.MountPath] = m
 	}
 	plan, token := mounts[path.Dir(PlanPath)], mounts[path.Dir(TokenPath)]
@@ -331,13 +387,6 @@ func checkPod(t *testing.T, pod corev1.PodTemplateSpec, planName, tokenName, ima
 	}
 	if _, ok := mounts["/tmp"]; !ok || volumes[mounts["/tmp"].Name].EmptyDir == nil {
 		t.Errorf("%s: no emptyDir on /tmp: the root file system is read-only", name)
-	}
-	sc, pc := c.SecurityContext, s.SecurityContext
-	if sc == nil || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation || pc == nil || !*pc.RunAsNonRoot || *pc.RunAsUser == 0 {
-		t.Errorf("%s: security = %+v %+v, want non-root, a read-only root, no privilege escalation", name, sc, pc)
-	}
-	if s.AutomountServiceAccountToken == nil || *s.AutomountServiceAccountToken {
-		t.Errorf("%s: automountServiceAccountToken = %v, want false", name, s.AutomountServiceAccountToken)
 	}
 }
 

@@ -259,7 +259,14 @@ func TestDashboardShape(t *testing.T) {
 	if d.SchemaVersion < 36 {
 		t.Errorf("schemaVersion = %d, want 36 or later (datasource objects)", d.SchemaVersion)
 	}
+	t.Run("variables", func(t *testing.T) { checkDashboardVariables(t, d) })
+	t.Run("panels", func(t *testing.T) { checkDashboardPanels(t, d) })
+	t.Run("annotations", func(t *testing.T) { checkDashboardAnnotations(t, d) })
+}
 
+// checkDashboardVariables checks the dashboard's template variables: a
+// Prometheus datasource, and one run_id picked from the runs written.
+func checkDashboardVariables(t *testing.T, d grafanaDashboard) {
 	vars := map[string]grafanaVariable{}
 	for _, v := range d.Templating.List {
 		vars[v.Name] = v
@@ -284,37 +291,20 @@ func TestDashboardShape(t *testing.T) {
 	if run.Datasource == nil || run.Datasource.UID != "${datasource}" {
 		t.Errorf("run_id variable's datasource = %+v, want uid ${datasource}", run.Datasource)
 	}
+}
 
-	panels := allPanels(d)
+// checkDashboardPanels checks every panel (unique ids, titles, on the
+// grid, reading the chosen datasource) and that one stat panel shows the
+// current step.
+func checkDashboardPanels(t *testing.T, d grafanaDashboard) {
 	ids := map[int]string{}
 	var stat bool
-	for _, p := range panels {
+	for _, p := range allPanels(d) {
 		if prev, dup := ids[p.ID]; dup {
 			t.Errorf("panels %q and %q share id %d", prev, p.Title, p.ID)
 		}
 		ids[p.ID] = p.Title
-		if p.Title == "" {
-			t.Errorf("panel %d has no title", p.ID)
-		}
-		if p.GridPos.W <= 0 || p.GridPos.H <= 0 || p.GridPos.X < 0 || p.GridPos.X+p.GridPos.W > 24 {
-			t.Errorf("panel %q: gridPos %+v outside the 24-column grid", p.Title, p.GridPos)
-		}
-		if p.Datasource == nil || p.Datasource.UID != "${datasource}" {
-			t.Errorf("panel %q: datasource %+v, want uid ${datasource}", p.Title, p.Datasource)
-		}
-		if len(p.Targets) == 0 {
-			t.Errorf("panel %q has no queries", p.Title)
-		}
-		refs := map[string]bool{}
-		for _, tg := range p.Targets {
-			if tg.RefID == "" || refs[tg.RefID] {
-				t.Errorf("panel %q: refId %q empty or repeated", p.Title, tg.RefID)
-			}
-			refs[tg.RefID] = true
-			if tg.Datasource != nil && tg.Datasource.UID != "${datasource}" {
-				t.Errorf("panel %q query %s: datasource %+v, want uid ${datasource}", p.Title, tg.RefID, tg.Datasource)
-			}
-		}
+		checkPanel(t, p)
 		if p.Type == "stat" && slices.ContainsFunc(p.Targets, func(tg grafanaTarget) bool {
 			return slices.Contains(ceilingNames(tg.Expr), StepIndex)
 		}) {
@@ -324,7 +314,39 @@ func TestDashboardShape(t *testing.T) {
 	if !stat {
 		t.Error("no stat panel of the current step (" + StepIndex + ")")
 	}
+}
 
+// checkPanel checks one panel: a title, a place on the 24-column grid,
+// the chosen datasource, and queries with distinct refIds.
+func checkPanel(t *testing.T, p grafanaPanel) {
+	t.Helper()
+	if p.Title == "" {
+		t.Errorf("panel %d has no title", p.ID)
+	}
+	if p.GridPos.W <= 0 || p.GridPos.H <= 0 || p.GridPos.X < 0 || p.GridPos.X+p.GridPos.W > 24 {
+		t.Errorf("panel %q: gridPos %+v outside the 24-column grid", p.Title, p.GridPos)
+	}
+	if p.Datasource == nil || p.Datasource.UID != "${datasource}" {
+		t.Errorf("panel %q: datasource %+v, want uid ${datasource}", p.Title, p.Datasource)
+	}
+	if len(p.Targets) == 0 {
+		t.Errorf("panel %q has no queries", p.Title)
+	}
+	refs := map[string]bool{}
+	for _, tg := range p.Targets {
+		if tg.RefID == "" || refs[tg.RefID] {
+			t.Errorf("panel %q: refId %q empty or repeated", p.Title, tg.RefID)
+		}
+		refs[tg.RefID] = true
+		if tg.Datasource != nil && tg.Datasource.UID != "${datasource}" {
+			t.Errorf("panel %q query %s: datasource %+v, want uid ${datasource}", p.Title, tg.RefID, tg.Datasource)
+		}
+	}
+}
+
+// checkDashboardAnnotations checks that every annotation of ours reads
+// the chosen datasource, and that one marks the steps.
+func checkDashboardAnnotations(t *testing.T, d grafanaDashboard) {
 	var steps bool
 	for _, a := range d.Annotations.List {
 		if a.BuiltIn != 0 {

@@ -90,6 +90,24 @@ func checkValid(t *testing.T, p *Plan) {
 	if err := p.Validate(); err != nil {
 		t.Fatalf("Validate() on a parsed plan = %v, want nil", err)
 	}
+	checkLoad(t, p)
+	checkVerdict(t, p)
+	checkScenarios(t, p)
+	for j := range p.Login {
+		checkRequest(t, p, &p.Login[j].Request)
+	}
+	checkSinks(t, p)
+	for path := range p.pos {
+		if w := p.Where(path); !strings.HasPrefix(w, p.File+":") {
+			t.Errorf("Where(%q) = %q, want %q:line:col", path, w, p.File)
+		}
+	}
+}
+
+// checkLoad asserts what the load of an accepted plan promises: a model,
+// rates and users in range, and steps that take time.
+func checkLoad(t *testing.T, p *Plan) {
+	t.Helper()
 	l := &p.Load
 	if l.Model != Open && l.Model != Closed {
 		t.Errorf("Load.Model = %q, want open or closed", l.Model)
@@ -110,6 +128,11 @@ func checkValid(t *testing.T, p *Plan) {
 	if p.Steps() < 1 || p.Duration() < 0 {
 		t.Errorf("Steps() = %d, Duration() = %v, want at least one step and a non-negative time", p.Steps(), p.Duration())
 	}
+}
+
+// checkVerdict asserts what the verdict of an accepted plan promises.
+func checkVerdict(t *testing.T, p *Plan) {
+	t.Helper()
 	v := &p.Verdict
 	if !(0 < v.HealthyP95.Duration && v.HealthyP95.Duration <= v.OverloadedP95.Duration) {
 		t.Errorf("verdict p95s %v, %v: want 0 < healthy_p95 ≤ overloaded_p95", v.HealthyP95, v.OverloadedP95)
@@ -119,6 +142,13 @@ func checkValid(t *testing.T, p *Plan) {
 			t.Errorf("verdict share %v: want a percentage from 0 to 100", share)
 		}
 	}
+}
+
+// checkScenarios asserts what the scenarios of an accepted plan promise:
+// at least one, each with a new name, a positive weight and exactly one
+// kind of work, whose requests and WebSockets are valid.
+func checkScenarios(t *testing.T, p *Plan) {
+	t.Helper()
 	if len(p.Scenarios) == 0 || p.TagLimit < 0 {
 		t.Fatalf("len(Scenarios) = %d, TagLimit = %d, want at least one scenario and a limit >= 0", len(p.Scenarios), p.TagLimit)
 	}
@@ -129,33 +159,31 @@ func checkValid(t *testing.T, p *Plan) {
 			t.Errorf("scenario %d: weight %v, name %q: want a positive finite weight and a new name", i, s.Weight, s.Name)
 		}
 		names[s.Name] = true
-		kinds := 0
-		for _, is := range []bool{len(s.Steps) > 0, hasRequest(&s.Request), s.WebSocket != nil} {
-			if is {
-				kinds++
-			}
-		}
-		if kinds != 1 {
-			t.Errorf("scenario %q: want a request, steps or websocket, exactly one of them", s.Name)
-		}
-		switch {
-		case s.WebSocket != nil:
-			checkWebSocket(t, p, s)
-		case len(s.Steps) == 0:
-			checkRequest(t, p, &s.Request)
-		}
-		for j := range s.Steps {
-			checkRequest(t, p, &s.Steps[j].Request)
+		checkScenario(t, p, s)
+	}
+}
+
+// checkScenario asserts that a scenario of an accepted plan is a request,
+// steps or a WebSocket, exactly one of them, and a valid one.
+func checkScenario(t *testing.T, p *Plan, s *Scenario) {
+	t.Helper()
+	kinds := 0
+	for _, is := range []bool{len(s.Steps) > 0, hasRequest(&s.Request), s.WebSocket != nil} {
+		if is {
+			kinds++
 		}
 	}
-	for j := range p.Login {
-		checkRequest(t, p, &p.Login[j].Request)
+	if kinds != 1 {
+		t.Errorf("scenario %q: want a request, steps or websocket, exactly one of them", s.Name)
 	}
-	checkSinks(t, p)
-	for path := range p.pos {
-		if w := p.Where(path); !strings.HasPrefix(w, p.File+":") {
-			t.Errorf("Where(%q) = %q, want %q:line:col", path, w, p.File)
-		}
+	switch {
+	case s.WebSocket != nil:
+		checkWebSocket(t, p, s)
+	case len(s.Steps) == 0:
+		checkRequest(t, p, &s.Request)
+	}
+	for j := range s.Steps {
+		checkRequest(t, p, &s.Steps[j].Request)
 	}
 }
 
@@ -171,30 +199,7 @@ func checkSinks(t *testing.T, p *Plan) {
 			t.Errorf("sink %d: name %q, listen %q: want a new name and a free host:port", i, s.Name, s.Listen)
 		}
 		names[s.Name], ports[port] = true, true
-		if s.Status < 200 || s.Status > 599 || s.ErrorRate == nil || !(s.ErrorRate.Value >= 0 && s.ErrorRate.Value <= 100) || s.Drain.Duration < 0 {
-			t.Errorf("sink %q: status %d, error_rate %v, drain %v", s.Name, s.Status, s.ErrorRate, s.Drain)
-		}
-		l := s.Latency
-		if _, err := l.MarshalYAML(); err != nil || l.Fixed.Duration < 0 || l.Fixed.Duration != 0 && len(l.Percentiles) > 0 {
-			t.Errorf("sink %q: latency %v (%v): want fixed or percentiles, known keys, not negative", s.Name, l, err)
-		}
-		var last time.Duration
-		for _, k := range latencyKeys {
-			if d, ok := l.Percentiles[k.q]; ok {
-				if d.Duration < last {
-					t.Errorf("sink %q: latency %v decreases", s.Name, l)
-				}
-				last = d.Duration
-			}
-		}
-		if r := s.RateLimit; r != nil {
-			if _, _, ok := parsePer(r.Per); !ok || !(r.RPS > 0 && !math.IsInf(r.RPS, 0)) || (r.Key() == "") != (r.Per == "") {
-				t.Errorf("sink %q: rate_limit %+v, key %q", s.Name, r, r.Key())
-			}
-		}
-		if id := s.ID; (id.JSON == "") == (id.Regex == "") || id.Header != "" || id.Cookie != "" {
-			t.Errorf("sink %q: id %+v, want json or regex", s.Name, id)
-		}
+		checkSink(t, s)
 	}
 	for i := range p.Scenarios {
 		if d := p.Scenarios[i].Delivery; d != nil {
@@ -202,6 +207,36 @@ func checkSinks(t *testing.T, p *Plan) {
 				t.Errorf("scenario %d: delivery %+v (%v): want a sink of the plan and an id template", i, d, err)
 			}
 		}
+	}
+}
+
+// checkSink asserts what one sink of an accepted plan promises: its
+// status, errors, drain, latency, rate limit and id.
+func checkSink(t *testing.T, s *Sink) {
+	t.Helper()
+	if s.Status < 200 || s.Status > 599 || s.ErrorRate == nil || !(s.ErrorRate.Value >= 0 && s.ErrorRate.Value <= 100) || s.Drain.Duration < 0 {
+		t.Errorf("sink %q: status %d, error_rate %v, drain %v", s.Name, s.Status, s.ErrorRate, s.Drain)
+	}
+	l := s.Latency
+	if _, err := l.MarshalYAML(); err != nil || l.Fixed.Duration < 0 || l.Fixed.Duration != 0 && len(l.Percentiles) > 0 {
+		t.Errorf("sink %q: latency %v (%v): want fixed or percentiles, known keys, not negative", s.Name, l, err)
+	}
+	var last time.Duration
+	for _, k := range latencyKeys {
+		if d, ok := l.Percentiles[k.q]; ok {
+			if d.Duration < last {
+				t.Errorf("sink %q: latency %v decreases", s.Name, l)
+			}
+			last = d.Duration
+		}
+	}
+	if r := s.RateLimit; r != nil {
+		if _, _, ok := parsePer(r.Per); !ok || !(r.RPS > 0 && !math.IsInf(r.RPS, 0)) || (r.Key() == "") != (r.Per == "") {
+			t.Errorf("sink %q: rate_limit %+v, key %q", s.Name, r, r.Key())
+		}
+	}
+	if id := s.ID; (id.JSON == "") == (id.Regex == "") || id.Header != "" || id.Cookie != "" {
+		t.Errorf("sink %q: id %+v, want json or regex", s.Name, id)
 	}
 }
 

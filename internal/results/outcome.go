@@ -132,13 +132,43 @@ func (r *Result) decide(strict bool) {
 	add := func(kind string, step int, format string, args ...any) {
 		o.Reasons = append(o.Reasons, Reason{Kind: kind, Step: step, Text: fmt.Sprintf(format, args...)})
 	}
+	find := r.Search != nil
+	r.stopReasons(add)
+	r.stepReasons(find, add)
+	r.eventReasons(find, add)
+	if !find {
+		r.thresholdReasons(add)
+	}
+	if r.Soak != nil {
+		r.Soak.reasons(add)
+	}
+	if strict {
+		r.duplicateReasons(add)
+	}
+	if find {
+		r.edgeReasons(add)
+	} else {
+		r.noStepPassed(add)
+	}
+	o.Status = StatusOf(o.Reasons)
+	r.Outcome, r.Passed = o, o.Passed()
+}
+
+// stopReasons adds a reason for what stopped the run before its end: a
+// ceiling that was killed, or a signal.
+func (r *Result) stopReasons(add func(kind string, step int, format string, args ...any)) {
 	if r.Unfinished {
 		add(ReasonUnfinished, 0, "ceiling stopped before the run ended (killed, or a second Ctrl-C): the result is partial")
 	}
 	if r.Interrupted {
 		add(ReasonInterrupted, 0, "the run was interrupted (SIGINT or SIGTERM): only the steps that finished were judged")
 	}
-	find := r.Search != nil
+}
+
+// stepReasons adds one reason per step that kept the run from passing: a
+// lost agent or a dead target, and outside a find (where probes fail by
+// design) an INVALID or GENERATOR LIMITED verdict.
+func (r *Result) stepReasons(find bool, add func(kind string, step int, format string, args ...any)) {
 	for _, s := range r.Steps {
 		n := s.Index + 1
 		switch {
@@ -153,6 +183,11 @@ func (r *Result) decide(strict bool) {
 			add(ReasonGeneratorLimited, n, "step %d is GENERATOR LIMITED: %s", n, s.VerdictReason)
 		}
 	}
+}
+
+// eventReasons adds a reason per required event that failed and, outside
+// a find, per event the target did not recover from.
+func (r *Result) eventReasons(find bool, add func(kind string, step int, format string, args ...any)) {
 	for _, e := range r.Events {
 		switch {
 		case e.Required && e.Error != "":
@@ -161,31 +196,36 @@ func (r *Result) decide(strict bool) {
 			add(ReasonNotRecovered, e.Step+1, "the target did not recover from event %s (%s) before the step ended", e.Name, e.Action)
 		}
 	}
-	if !find {
-		for _, th := range r.Thresholds {
-			if !th.OK {
-				add(ReasonThreshold, 0, "threshold %s failed", th.Expr)
-			}
+}
+
+// thresholdReasons adds a reason per threshold that failed.
+func (r *Result) thresholdReasons(add func(kind string, step int, format string, args ...any)) {
+	for _, th := range r.Thresholds {
+		if !th.OK {
+			add(ReasonThreshold, 0, "threshold %s failed", th.Expr)
 		}
 	}
-	if r.Soak != nil {
-		r.Soak.reasons(add)
+}
+
+// duplicateReasons adds one reason, in a strict run, when ids were
+// repeated.
+func (r *Result) duplicateReasons(add func(kind string, step int, format string, args ...any)) {
+	if len(r.DuplicateIDs) == 0 {
+		return
 	}
-	if strict && len(r.DuplicateIDs) > 0 {
-		var what []string
-		for _, d := range r.DuplicateIDs {
-			what = append(what, fmt.Sprintf("%s repeated %d times", d.Source, d.Count))
-		}
-		add(ReasonInvalid, 0, "repeated ids (%s): a target that drops or merges repeats makes these figures wrong", strings.Join(what, ", "))
+	var what []string
+	for _, d := range r.DuplicateIDs {
+		what = append(what, fmt.Sprintf("%s repeated %d times", d.Source, d.Count))
 	}
-	switch {
-	case find && !r.Interrupted && r.Search.Outcome != "edge" && r.Search.Outcome != "no_failure":
+	add(ReasonInvalid, 0, "repeated ids (%s): a target that drops or merges repeats makes these figures wrong", strings.Join(what, ", "))
+}
+
+// edgeReasons adds a reason when a find that was not interrupted found no
+// edge.
+func (r *Result) edgeReasons(add func(kind string, step int, format string, args ...any)) {
+	if !r.Interrupted && r.Search.Outcome != "edge" && r.Search.Outcome != "no_failure" {
 		add(ReasonNoEdge, 0, "%s", noEdge(r.Search.Outcome))
-	case !find:
-		r.noStepPassed(add)
 	}
-	o.Status = StatusOf(o.Reasons)
-	r.Outcome, r.Passed = o, o.Passed()
 }
 
 // noStepPassed adds a reason for each stairs (the mix, or with load.each

@@ -40,6 +40,19 @@ func TestCombine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkCombinedFigures(t, s)
+	checkCombinedRepeat(t, s)
+	one, _ := Combine([]Step{rep(t, 20, 10, 10)}, []bool{true})
+	if one.Repeat != nil {
+		t.Errorf("one repeat has a spread: %+v", one.Repeat)
+	}
+}
+
+// checkCombinedFigures checks the step TestCombine's three whole repeats
+// combine into: summed counts, medians of the rates and percentiles, the
+// largest maximum, merged histograms, the last repeat's points.
+func checkCombinedFigures(t *testing.T, s Step) {
+	t.Helper()
 	if s.Completed != 300 || s.Failed != 3 || s.Errors["timeout"] != 3 || s.Interrupted {
 		t.Errorf("counts = %d completed, %d failed %v; want 300, 3, 3 timeouts", s.Completed, s.Failed, s.Errors)
 	}
@@ -56,6 +69,15 @@ func TestCombine(t *testing.T) {
 	if err != nil || h.TotalCount() != 300 {
 		t.Errorf("merged histogram count = %v (%v), want 300", h.TotalCount(), err)
 	}
+	if len(s.Series) != 1 || len(s.Warnings) != 1 {
+		t.Errorf("series %d points, warnings %q; want the last repeat's points, the warning once", len(s.Series), s.Warnings)
+	}
+}
+
+// checkCombinedRepeat checks the spread of TestCombine's three whole
+// repeats, of the step and of its scenario.
+func checkCombinedRepeat(t *testing.T, s Step) {
+	t.Helper()
 	r := s.Repeat
 	if r == nil || r.N != 3 || len(r.Histograms) != 3 || r.Passed != 2 || len(r.Values[MetricP50]) != 3 {
 		t.Fatalf("repeat = %+v; want 3 repeats, 3 histograms, 2 passed", r)
@@ -63,19 +85,12 @@ func TestCombine(t *testing.T) {
 	if c := r.CoVPct[MetricAchieved]; c < 1.0 || c > 1.02 {
 		t.Errorf("CoV of achieved 100, 98, 99 = %v %%, want 1.01", c)
 	}
-	if len(s.Series) != 1 || len(s.Warnings) != 1 {
-		t.Errorf("series %d points, warnings %q; want the last repeat's points, the warning once", len(s.Series), s.Warnings)
-	}
 	b := s.Scenarios[0]
 	if b.Completed != 300 || b.Repeat == nil || b.Repeat.N != 3 || b.LatencyMS.P50 < 21.9 || b.LatencyMS.P50 > 22.1 {
 		t.Errorf("scenario = %+v, want summed counts, median p50 22, 3 repeats", b)
 	}
 	if tp := b.Repeat.Values[MetricThroughput]; len(tp) != 3 || tp[0] != 99 {
 		t.Errorf("scenario throughput values %v, want (ok+limited)/duration per repeat: 99, ...", tp)
-	}
-	one, _ := Combine([]Step{rep(t, 20, 10, 10)}, []bool{true})
-	if one.Repeat != nil {
-		t.Errorf("one repeat has a spread: %+v", one.Repeat)
 	}
 }
 

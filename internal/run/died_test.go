@@ -40,7 +40,19 @@ func TestTargetDiesMidStep(t *testing.T) {
 	if res == nil || len(res.Steps) != 1 {
 		t.Fatalf("result = %+v, want the one step run", res)
 	}
-	st := res.Steps[0]
+	checkDiedStep(t, res.Steps[0])
+	if res.Passed || res.Interrupted {
+		t.Errorf("passed %v, interrupted %v; want a run that does not pass, not interrupted by the user", res.Passed, res.Interrupted)
+	}
+	if on, err := results.Read(out); err != nil || len(on.Steps) != 1 || on.Passed || !strings.Contains(strings.Join(on.Warnings, "\n"), "the target died") {
+		t.Errorf("result.json = %+v (err %v): want the step, not passed, the death in its warnings", on, err)
+	}
+}
+
+// checkDiedStep checks a step whose target exited with status 3 about 1s
+// into it: partial, INVALID, and saying how the target ended.
+func checkDiedStep(t *testing.T, st results.Step) {
+	t.Helper()
 	t.Logf("step: %.2fs, %d completed, warnings %q, notes %q", st.DurationS, st.Completed, st.Warnings, st.Notes)
 	if !st.Interrupted || st.DurationS < 0.5 || st.DurationS > 3 || st.Completed < 20 {
 		t.Errorf("step: partial %v, %.2fs, %d completed; want a partial step of about 1s with its exchanges until then", st.Interrupted, st.DurationS, st.Completed)
@@ -56,12 +68,6 @@ func TestTargetDiesMidStep(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(st.Notes, "\n"), "the target died (exited with status 3)") {
 		t.Errorf("notes %q: want the death", st.Notes)
-	}
-	if res.Passed || res.Interrupted {
-		t.Errorf("passed %v, interrupted %v; want a run that does not pass, not interrupted by the user", res.Passed, res.Interrupted)
-	}
-	if on, err := results.Read(out); err != nil || len(on.Steps) != 1 || on.Passed || !strings.Contains(strings.Join(on.Warnings, "\n"), "the target died") {
-		t.Errorf("result.json = %+v (err %v): want the step, not passed, the death in its warnings", on, err)
 	}
 }
 

@@ -105,48 +105,64 @@ func TestSessionStepsThenFind(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		for _, rate := range []float64{100, 200, 300} {
-			st, err := s.Step(t.Context(), Level(p, rate))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st.Verdict != results.Healthy || st.AchievedRate < 0.99*rate || st.AchievedRate > 1.01*rate || st.LatencyMS.P99 < 9.9 || st.LatencyMS.P99 > 10.1 {
-				t.Errorf("step at %v/s: %s, achieved %v/s, p99 %v ms; want HEALTHY, %v/s, 10 ms", rate, st.Verdict, st.AchievedRate, st.LatencyMS.P99, rate)
-			}
-		}
-		if on, _ := results.Read(out); on == nil || len(on.Steps) != 3 || on.Steps[2].Index != 2 || !on.Unfinished || on.Passed {
-			t.Fatalf("result.json after three steps = %+v, want the three steps, unfinished, not passed", on)
-		}
+		stepsUnderCapacity(t, s, p, out)
 		res, err := Find(t.Context(), s, search.Config{Start: 200, Precision: 0.05})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Edge == nil || res.Edge.Rate < 380 || res.Edge.Rate > 440 || !res.Passed || res.EndedAt == nil {
-			t.Fatalf("edge = %+v, passed %v, ended %v; want an edge near 400/s, passed, ended", res.Edge, res.Passed, res.EndedAt)
-		}
-		if res.Command != "ceiling test" {
-			t.Errorf("command = %q, want the arguments as a command line", res.Command)
-		}
-		answer := report.FindAnswer(res)
-		if !strings.HasPrefix(answer, "edge: ") || !strings.Contains(answer, "fails: p99") {
-			t.Errorf("answer = %q, want the edge and the p99 that failed above it", answer)
-		}
-		if edge := res.Steps[res.Edge.Step]; edge.TargetRate != res.Edge.Rate || edge.SLOPassed == nil || !*edge.SLOPassed {
-			t.Errorf("the edge's step %d = %v/s, slo %v; want the edge's rate, passed", res.Edge.Step, edge.TargetRate, edge.SLOPassed)
-		}
-		on, err := results.Read(out)
-		if err != nil || len(on.Steps) != len(res.Steps) || len(on.Steps) < 6 || on.Search == nil || report.FindAnswer(on) != answer || on.Unfinished || !on.Passed {
-			t.Fatalf("result.json = %d steps (err %v), want the %d run, with the answer, finished and passed", len(on.Steps), err, len(res.Steps))
-		}
-		for i, st := range on.Steps {
-			if st.Index != i {
-				t.Errorf("step %d has index %d", i, st.Index)
-			}
-		}
-		if len(rec.steps) != len(res.Steps) || rec.ticks < len(res.Steps) {
-			t.Errorf("progress: %d ends and %d ticks for %d steps", len(rec.steps), rec.ticks, len(res.Steps))
-		}
+		checkFound(t, res, out, rec)
 	})
+}
+
+// stepsUnderCapacity runs steps of 100, 200 and 300/s in s, each HEALTHY at
+// its rate with the target's 10 ms p99, and each on disk in out as it
+// ends.
+func stepsUnderCapacity(t *testing.T, s *Session, p *plan.Plan, out string) {
+	t.Helper()
+	for _, rate := range []float64{100, 200, 300} {
+		st, err := s.Step(t.Context(), Level(p, rate))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Verdict != results.Healthy || st.AchievedRate < 0.99*rate || st.AchievedRate > 1.01*rate || st.LatencyMS.P99 < 9.9 || st.LatencyMS.P99 > 10.1 {
+			t.Errorf("step at %v/s: %s, achieved %v/s, p99 %v ms; want HEALTHY, %v/s, 10 ms", rate, st.Verdict, st.AchievedRate, st.LatencyMS.P99, rate)
+		}
+	}
+	if on, _ := results.Read(out); on == nil || len(on.Steps) != 3 || on.Steps[2].Index != 2 || !on.Unfinished || on.Passed {
+		t.Fatalf("result.json after three steps = %+v, want the three steps, unfinished, not passed", on)
+	}
+}
+
+// checkFound checks the result of a search for an edge near 400/s: the
+// edge, its answer and its step, the same on disk in out with every step
+// numbered in the order run, and rec told of every step.
+func checkFound(t *testing.T, res *results.Result, out string, rec *recorder) {
+	t.Helper()
+	if res.Edge == nil || res.Edge.Rate < 380 || res.Edge.Rate > 440 || !res.Passed || res.EndedAt == nil {
+		t.Fatalf("edge = %+v, passed %v, ended %v; want an edge near 400/s, passed, ended", res.Edge, res.Passed, res.EndedAt)
+	}
+	if res.Command != "ceiling test" {
+		t.Errorf("command = %q, want the arguments as a command line", res.Command)
+	}
+	answer := report.FindAnswer(res)
+	if !strings.HasPrefix(answer, "edge: ") || !strings.Contains(answer, "fails: p99") {
+		t.Errorf("answer = %q, want the edge and the p99 that failed above it", answer)
+	}
+	if edge := res.Steps[res.Edge.Step]; edge.TargetRate != res.Edge.Rate || edge.SLOPassed == nil || !*edge.SLOPassed {
+		t.Errorf("the edge's step %d = %v/s, slo %v; want the edge's rate, passed", res.Edge.Step, edge.TargetRate, edge.SLOPassed)
+	}
+	on, err := results.Read(out)
+	if err != nil || len(on.Steps) != len(res.Steps) || len(on.Steps) < 6 || on.Search == nil || report.FindAnswer(on) != answer || on.Unfinished || !on.Passed {
+		t.Fatalf("result.json = %d steps (err %v), want the %d run, with the answer, finished and passed", len(on.Steps), err, len(res.Steps))
+	}
+	for i, st := range on.Steps {
+		if st.Index != i {
+			t.Errorf("step %d has index %d", i, st.Index)
+		}
+	}
+	if len(rec.steps) != len(res.Steps) || rec.ticks < len(res.Steps) {
+		t.Errorf("progress: %d ends and %d ticks for %d steps", len(rec.steps), rec.ticks, len(res.Steps))
+	}
 }
 
 // 50/s for 2 s against a 250 ms endpoint: every request is sent on time and

@@ -551,6 +551,41 @@ func TestMask(t *testing.T) {
 	}
 }
 
+// echoes parses, one event at a time, the frames a server sends on a raw
+// connection.
+type echoes struct {
+	br      *bufio.Reader
+	m       message
+	s       sink
+	pending []byte // read, not yet parsed
+	buf     []byte
+	err     error // the error that ended parsing
+}
+
+// next reads until parse finds one more event, or returns the error that
+// ended parsing once every event before it was taken.
+func (r *echoes) next() (event, error) {
+	for len(r.s.got) == 0 && r.err == nil {
+		used, err := r.m.parse(r.pending, &r.s)
+		r.pending = append(r.pending[:0], r.pending[used:]...)
+		r.err = err
+		if len(r.s.got) > 0 || r.err != nil {
+			break
+		}
+		n, err := r.br.Read(r.buf)
+		if err != nil {
+			return event{}, err
+		}
+		r.pending = append(r.pending, r.buf[:n]...)
+	}
+	if len(r.s.got) == 0 {
+		return event{}, r.err
+	}
+	e := r.s.got[0]
+	r.s.got = r.s.got[1:]
+	return e, nil
+}
+
 // A gorilla server reads what appendFrame writes (text and binary of every
 // length encoding, a ping it answers, a close it echoes), and parse reads
 // its echoes.
@@ -574,34 +609,7 @@ func TestAppendFrameGorillaReads(t *testing.T) {
 		}
 	})
 	conn, br := rawHandshake(t, addr)
-	m := message{max: 1 << 20}
-	var s sink
-	var pending []byte
-	buf := make([]byte, 32<<10)
-	// next reads until parse finds one more event, or returns the error
-	// that ended parsing once every event before it was taken.
-	var perr error
-	next := func() (event, error) {
-		for len(s.got) == 0 && perr == nil {
-			used, err := m.parse(pending, &s)
-			pending = append(pending[:0], pending[used:]...)
-			perr = err
-			if len(s.got) > 0 || perr != nil {
-				break
-			}
-			n, err := br.Read(buf)
-			if err != nil {
-				return event{}, err
-			}
-			pending = append(pending, buf[:n]...)
-		}
-		if len(s.got) == 0 {
-			return event{}, perr
-		}
-		e := s.got[0]
-		s.got = s.got[1:]
-		return e, nil
-	}
+	echo := &echoes{br: br, m: message{max: 1 << 20}, buf: make([]byte, 32<<10)}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for i, n := range []int{0, 1, 125, 126, 65535, 65536, 70000} {
 		op, mt := byte(opText), websocket.TextMessage
@@ -622,14 +630,14 @@ func TestAppendFrameGorillaReads(t *testing.T) {
 		case <-time.After(4 * time.Second):
 			t.Fatalf("n %d: gorilla read nothing", n)
 		}
-		e, err := next()
+		e, err := echo.next()
 		if err != nil || e.op != opText || e.p != string(p) {
 			t.Fatalf("n %d: the echo parsed as %v, %v", n, e, err)
 		}
 	}
 	// A ping: gorilla answers with a pong of its payload.
 	conn.Write(appendFrame(nil, opPing, []byte("are you there"), rng.Uint32()))
-	if e, err := next(); err != nil || e != (event{opPong, "are you there"}) {
+	if e, err := echo.next(); err != nil || e != (event{opPong, "are you there"}) {
 		t.Fatalf("the ping's answer parsed as %v, %v", e, err)
 	}
 	// A close: gorilla reads its code and echoes it.
@@ -642,7 +650,7 @@ func TestAppendFrameGorillaReads(t *testing.T) {
 	case <-time.After(4 * time.Second):
 		t.Fatal("gorilla did not read the close")
 	}
-	if _, err := next(); !isClose(err, 4321) {
+	if _, err := echo.next(); !isClose(err, 4321) {
 		t.Fatalf("the close's echo parsed as %v", err)
 	}
 }
