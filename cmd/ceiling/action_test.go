@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,17 +141,17 @@ func checkGateOutputs(t *testing.T, a action, script string) {
 	}
 }
 
-// runBlockLines are the lines of the shell blocks of a page that are run
-// (marked <!-- doc-test: run ... -->, as package cli's TestDocShellBlocks
-// runs them), trimmed.
-func runBlockLines(t *testing.T, page string) map[string]bool {
+// blockLines are the lines of the shell blocks of a page marked
+// <!-- doc-test: KIND ... --> (package cli's TestDocShellBlocks runs the
+// blocks marked run), trimmed.
+func blockLines(t *testing.T, page, kind string) map[string]bool {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", page))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := map[string]bool{}
-	block := regexp.MustCompile("(?ms)^<!--\\s*doc-test:\\s*run\\b[^\n]*-->\n```(?:sh|bash|shell|console)\\s*\n(.*?)^```")
+	block := regexp.MustCompile("(?ms)^<!--\\s*doc-test:\\s*" + kind + "\\b[^\n]*-->\n```(?:sh|bash|shell|console)\\s*\n(.*?)^```")
 	for _, m := range block.FindAllStringSubmatch(string(data), -1) {
 		for line := range strings.Lines(m[1]) {
 			lines[strings.TrimSpace(line)] = true
@@ -159,13 +160,61 @@ func runBlockLines(t *testing.T, page string) map[string]bool {
 	return lines
 }
 
+// The shell blocks of README.md and docs/*.md marked ci (the demo, the tests) are run by
+// .ci/run: a line of it has every word of the block's command (CI adds
+// flags, such as -race).
+func TestCIRunsTheCIBlocks(t *testing.T) {
+	ci, err := os.ReadFile(filepath.Join("..", "..", ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for i, page := range pages {
+		pages[i], _ = filepath.Rel(filepath.Join("..", ".."), page)
+	}
+	for _, page := range append([]string{"README.md"}, pages...) {
+		for line := range blockLines(t, page, "ci") {
+			cmd, _, _ := strings.Cut(line, "#")
+			// `go run ./cmd/ceiling demo` is run by CI from a built binary:
+			// its subcommand is what must be there.
+			want := strings.Fields(strings.TrimPrefix(strings.TrimSpace(cmd), "go run ./cmd/ceiling "))
+			if len(want) == 0 {
+				continue
+			}
+			checked++
+			if !ciRuns(string(ci), want) {
+				t.Errorf("%s: a block marked ci, but no line of .ci/run runs %q", page, cmd)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no command in a block marked ci: the check checked nothing")
+	}
+}
+
+// ciRuns reports whether a line of ci, not a comment, has every word of
+// want.
+func ciRuns(ci string, want []string) bool {
+	for line := range strings.Lines(ci) {
+		words := strings.Fields(line)
+		if !strings.HasPrefix(strings.TrimSpace(line), "#") && !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(words, w) }) {
+			return true
+		}
+	}
+	return false
+}
+
 // The workflows in the documentation give the action only inputs it
 // has and read only outputs it has; the GitLab job's ceiling commands
 // are those of a shell block that is run (package cli's
 // TestDocShellBlocks).
 func TestCIDocsMatchTheAction(t *testing.T) {
 	a, _ := readAction(t)
-	tested := runBlockLines(t, "docs/ci.md")
+	tested := blockLines(t, "docs/ci.md", "run")
 	uses, gitlab := 0, 0
 	for _, file := range []string{"README.md", "docs/ci.md"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", file))
