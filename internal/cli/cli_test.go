@@ -336,15 +336,6 @@ func TestDemoQuick(t *testing.T) {
 	}
 }
 
-// A one-step plan is "1 step", not "1 steps".
-func TestDescribeOneStep(t *testing.T) {
-	t.Parallel()
-	plan := writePlan(t, "target: http://127.0.0.1:9\nload: {rates: [10], step: 2s}\nscenarios: [{request: {url: /}}]\n")
-	if code, out, _ := ceiling(t, context.Background(), "validate", plan); code != ExitOK || !strings.Contains(out, "1 step at [10]/s") {
-		t.Errorf("validate = %d %q, want \"1 step at [10]/s\"", code, out)
-	}
-}
-
 // ceiling report renders a result written by run, as text or Markdown.
 func TestReportCommand(t *testing.T) {
 	t.Parallel()
