@@ -1,14 +1,14 @@
-package cli
+package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,10 +18,9 @@ import (
 )
 
 // The CI gate (action.yml runs scripts/ceiling-gate.sh) is tested here,
-// where ceiling's exit codes and formats are, with this test binary as
-// ceiling: the script is a client of the commands' exit codes, of
-// compare's JSON and Markdown and of report's Markdown, which this package
-// owns, and this test binary is ceiling without a build. Each test runs
+// beside the action's own checks, with this test binary as the ceiling
+// binary: the script is a client of the binary's exit codes, of compare's
+// JSON and Markdown and of report's Markdown, as a process. Each test runs
 // the script as a GitHub job would, a file as $GITHUB_STEP_SUMMARY and
 // another as $GITHUB_OUTPUT, once for each outcome the script maps. The
 // run is real where that is quick and certain (no baseline yet, a target
@@ -63,8 +62,8 @@ if [ "$1" = run ] && [ -n "${CEILING_TEST_RESULT:-}" ]; then
   while [ $# -gt 0 ]; do if [ "$1" = --out ]; then cp "$CEILING_TEST_RESULT" "$2"; fi; shift; done
   exit "${CEILING_TEST_EXIT:-0}"
 fi
-%s=1 exec %q "$@"
-`, calls, asCeiling, exe)
+CEILING_TEST_MAIN=1 exec %q "$@"
+`, calls, exe)
 	if err := os.WriteFile(bin, []byte(stand), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -331,8 +330,11 @@ func TestCIGate(t *testing.T) {
 				t.Errorf("output comparison = %q, want none", j.outputs["comparison"])
 			}
 			if j.outputs["result"] != "" && !tt.bare {
-				_, report, _ := ceiling(t, context.Background(), "report", at(tt.result), "--format", "md")
-				want += report + "\n"
+				report, err := ceiling(t, "report", at(tt.result), "--format", "md").Output()
+				if err != nil {
+					t.Fatalf("ceiling report: %v", err)
+				}
+				want += string(report) + "\n"
 			}
 			if j.summary != want {
 				t.Errorf("the summary:\n%s\nwant:\n%s", j.summary, want)
@@ -415,4 +417,77 @@ esac
 			t.Errorf("no warning annotation in the log:\n%s", j.log)
 		}
 	})
+}
+
+// repeatOf is a step's repeats with these p50s (ms): p95 is 1.2 × p50,
+// p99 1.5 × p50, throughput 100/s, no errors.
+func repeatOf(p50 []float64) *results.Repeat {
+	rep := &results.Repeat{N: len(p50), Values: map[string][]float64{}, CoVPct: map[string]float64{}}
+	for _, x := range p50 {
+		rep.Values["p50"] = append(rep.Values["p50"], x)
+		rep.Values["p95"] = append(rep.Values["p95"], x*1.2)
+		rep.Values["p99"] = append(rep.Values["p99"], x*1.5)
+		rep.Values["throughput"] = append(rep.Values["throughput"], 100)
+		rep.Values["error_rate"] = append(rep.Values["error_rate"], 0)
+	}
+	for m, v := range rep.Values {
+		rep.CoVPct[m] = results.CoV(v)
+	}
+	return rep
+}
+
+// latencyOf is the latency of the median of these p50s (ms), as repeatOf.
+func latencyOf(p50 []float64) metrics.Latency {
+	m := results.Median(p50)
+	return metrics.Latency{P50: m, P95: m * 1.2, P99: m * 1.5}
+}
+
+// writeRepeated writes a result whose one step ran 5 times with these p50s
+// (ms), as repeatOf.
+func writeRepeated(t *testing.T, path string, p50 ...float64) {
+	t.Helper()
+	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{Figures: results.Figures{Model: "open", TargetRate: 100, DurationS: 10,
+		Throughput: 100, LatencyMS: latencyOf(p50), Repeat: repeatOf(p50)}}}}
+	if err := results.Write(path, r, results.Public); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeControlled writes a result whose one step ran 5 times, an api
+// scenario at these p50s (ms) beside a control "landing" at those, each
+// as repeatOf.
+func writeControlled(t *testing.T, path string, api, landing []float64) {
+	t.Helper()
+	n := int64(len(api))
+	r := &results.Result{Schema: results.Schema, Control: "landing", Steps: []results.Step{{Figures: results.Figures{Model: "open", TargetRate: 200, DurationS: 10,
+		Throughput: 200, Completed: 2000 * n, LatencyMS: latencyOf(api), Repeat: repeatOf(api), Scenarios: []results.Breakdown{
+			{Name: "api", Completed: 1000 * n, OK: 1000 * n, LatencyMS: latencyOf(api), Repeat: repeatOf(api)},
+			{Name: "landing", Completed: 1000 * n, OK: 1000 * n, LatencyMS: latencyOf(landing), Repeat: repeatOf(landing)},
+		}}}}}
+	if err := results.Write(path, r, results.Public); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// starved reports whether r did not pass only because ceiling could not
+// hold its load (a neighbour's load on this machine): every reason it
+// gives is that, or that no step passed, and each of its steps passed or
+// was GENERATOR LIMITED.
+func starved(t *testing.T, r *results.Result) bool {
+	t.Helper()
+	if r == nil || r.Passed || len(r.Steps) == 0 {
+		return false
+	}
+	for _, why := range r.Outcome.Reasons {
+		if why.Kind != results.ReasonGeneratorLimited && why.Kind != results.ReasonNoStepPassed {
+			return false
+		}
+	}
+	for _, s := range r.Steps {
+		if !slices.Contains([]string{results.Healthy, results.Stressed, results.GeneratorLimited}, s.Verdict) {
+			return false
+		}
+	}
+	t.Logf("this machine was too busy for the run: %s", r.Outcome.Summary())
+	return true
 }
