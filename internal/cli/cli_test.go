@@ -87,6 +87,7 @@ func capacityServer(t *testing.T, rate float64) *httptest.Server {
 // with its threshold goes to stdout; the command that reproduces it is
 // quoted for a shell.
 func TestRunFixed20ms(t *testing.T) {
+	t.Parallel()
 	srv := delayServer(t, 20*time.Millisecond)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "50,100",
@@ -115,6 +116,7 @@ func TestRunFixed20ms(t *testing.T) {
 // a finished run's outcome (an older result without one, by whether it
 // passed), or the kind of the error that stopped it.
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	failed := results.Outcome{Status: results.StatusFailed, Reasons: []results.Reason{{Kind: results.ReasonThreshold}}}
 	for _, tt := range []struct {
 		name string
@@ -158,6 +160,7 @@ func TestExitCodes(t *testing.T) {
 // INVALID; find stops at the preflight (exit 3) instead of searching level
 // after level of refusals, and writes no step.
 func TestRefusedRequestsFail(t *testing.T) {
+	t.Parallel()
 	srv := testkit.NewTarget(t, testkit.TargetConfig{Status: http.StatusUnauthorized})
 	dir := t.TempDir()
 	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL+"/api", "--rate", "20", "--step", "300ms", "--warmup", "0s", "--out", filepath.Join(dir, "run.json"))
