@@ -47,15 +47,6 @@ func readResult(t *testing.T, path string) *results.Result {
 	return r
 }
 
-func writePlan(t *testing.T, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "plan.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // capacityServer answers at most rate requests a second (a token bucket with
 // a 20 ms burst) and 503 past it: a target whose capacity is known.
 func capacityServer(t *testing.T, rate float64) *httptest.Server {
