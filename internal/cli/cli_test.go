@@ -47,15 +47,6 @@ func readResult(t *testing.T, path string) *results.Result {
 	return r
 }
 
-func writePlan(t *testing.T, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "plan.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // capacityServer answers at most rate requests a second (a token bucket with
 // a 20 ms burst) and 503 past it: a target whose capacity is known.
 func capacityServer(t *testing.T, rate float64) *httptest.Server {
@@ -87,6 +78,7 @@ func capacityServer(t *testing.T, rate float64) *httptest.Server {
 // with its threshold goes to stdout; the command that reproduces it is
 // quoted for a shell.
 func TestRunFixed20ms(t *testing.T) {
+	t.Parallel()
 	srv := delayServer(t, 20*time.Millisecond)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL, "--rate", "50,100",
@@ -115,6 +107,7 @@ func TestRunFixed20ms(t *testing.T) {
 // a finished run's outcome (an older result without one, by whether it
 // passed), or the kind of the error that stopped it.
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	failed := results.Outcome{Status: results.StatusFailed, Reasons: []results.Reason{{Kind: results.ReasonThreshold}}}
 	for _, tt := range []struct {
 		name string
@@ -158,6 +151,7 @@ func TestExitCodes(t *testing.T) {
 // INVALID; find stops at the preflight (exit 3) instead of searching level
 // after level of refusals, and writes no step.
 func TestRefusedRequestsFail(t *testing.T) {
+	t.Parallel()
 	srv := testkit.NewTarget(t, testkit.TargetConfig{Status: http.StatusUnauthorized})
 	dir := t.TempDir()
 	code, stdout, stderr := ceiling(t, context.Background(), "run", "--url", srv.URL+"/api", "--rate", "20", "--step", "300ms", "--warmup", "0s", "--out", filepath.Join(dir, "run.json"))
@@ -180,20 +174,21 @@ func TestRefusedRequestsFail(t *testing.T) {
 }
 
 // find's smoke test: its flags make the search, and a start that fails
-// exits 1, the answer saying why, with no edge in result.json.
+// exits 1, the answer saying why, with no edge in result.json. (A start
+// of 40/s against a capacity of 10/s: the errors are the target's; a
+// machine too busy to send even 40/s is the one other answer accepted,
+// exit 1 too, and only when result.json says so.)
 func TestFindStartFails(t *testing.T) {
 	t.Parallel()
-	srv := capacityServer(t, 20)
+	srv := capacityServer(t, 10)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, _ := ceiling(t, context.Background(), "find", "--url", srv.URL, "--start", "100",
+	code, stdout, _ := ceiling(t, context.Background(), "find", "--url", srv.URL, "--start", "40",
 		"--step", "400ms", "--warmup", "0s", "--slo", "errors<1%", "--out", out, "--quiet")
-	if code == ExitThreshold && strings.Contains(stdout, "generator limit reached") {
-		t.Skipf("this machine was too busy to hold 100/s (another test's load?), and said so:\n%s", stdout)
-	}
-	if code != ExitThreshold || !strings.Contains(stdout, "even the start, 100/s, fails: errors") {
+	r := readResult(t, out)
+	if code != ExitThreshold || !strings.Contains(stdout, "even the start, 40/s, fails: errors") && !starved(t, r) {
 		t.Errorf("exit %d, stdout:\n%s\nwant 1 and the reason", code, stdout)
 	}
-	if r := readResult(t, out); r.Edge != nil || r.Passed {
+	if r.Edge != nil || r.Passed {
 		t.Errorf("edge %+v, passed %v; want none", r.Edge, r.Passed)
 	}
 }
@@ -271,51 +266,72 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// The demo's first act (demo --quick): a search of the built-in target
+// over websockets, whose edge is the delivery lanes', said with what
+// broke first, in the table and the report; the plan it wrote validates,
+// and its rerun line works after go run. A machine too busy to hold the
+// demo's rates is the one other answer accepted: exit 1, saying so, and
+// result.json's every reason the generator's.
 func TestDemoQuick(t *testing.T) {
 	long(t)
-	if testing.Short() {
-		t.Skip("runs the demo for about 15 seconds")
-	}
 	t.Setenv(asCeiling, "1") // the demo target is this binary, run as ceiling demo-target
 	dir := t.TempDir()
 	code, stdout, stderr := ceiling(t, context.Background(), "demo", "--quick", "--out", dir)
-	if code != ExitOK {
-		if strings.Contains(stdout, "generator limit reached") {
-			t.Skipf("this machine was too busy to hold the demo's rates (another test's load?):\n%s", stdout)
-		}
-		t.Fatalf("demo exit = %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	r, err := results.Read(filepath.Join(dir, "result.json"))
+	if code == ExitThreshold && err == nil && strings.Contains(stdout, "generator limit reached") && starved(t, r) {
+		return
 	}
-	r := readResult(t, filepath.Join(dir, "result.json"))
+	if code != ExitOK || err != nil {
+		t.Fatalf("demo exit = %d, its result: %v; stdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
+	}
 	// The delivery lanes cap at 8 ÷ 50 ms = 160/s: a step above that grows
 	// the backlog and is OVERLOADED, so the edge is at or below it and,
 	// with the quick search's 30 % precision, above 100/s.
 	if r.Edge == nil || r.Edge.Rate < 100 || r.Edge.Rate > 160 {
 		t.Fatalf("edge = %+v, want between 100/s and the lanes' 160/s\n%s", r.Edge, stdout)
 	}
-	var failed *results.Step
-	for i := range r.Steps {
-		s := &r.Steps[i]
-		if s.Model != "open" || s.WebSocket == nil || s.Target == nil || s.Target.Samples == 0 {
-			t.Fatalf("step %d: model %s, websocket %v, target %+v: want open-model frames over sockets, watched", i+1, s.Model, s.WebSocket, s.Target)
-		}
-		if s.LatencyMS.P99 > 50 {
-			// Under -race beside other packages' tests, a starved generator
-			// makes its own frames late: that is the machine, not the acks.
-			if s.MaxLagMS > 10 {
-				t.Skipf("step %d: ack p99 %v ms with frames sent up to %v ms late: this machine was too busy for the demo's timing", i+1, s.LatencyMS.P99, s.MaxLagMS)
-			}
-			t.Errorf("step %d: ack p99 %v ms: the acks should never be the limit", i+1, s.LatencyMS.P99)
-		}
-		if failed == nil && s.SLOPassed != nil && !*s.SLOPassed {
-			failed = s
-		}
-	}
+	failed := checkDemoSteps(t, r)
 	if failed == nil || failed.Delivery == nil || failed.Delivery.AtStepEnd == nil || *failed.Delivery.AtStepEnd >= failed.Delivery.Expected {
 		t.Fatalf("no step failed on delivery: %+v", failed)
 	}
 	if q, ok := failed.Target.Metrics["demo_queue_depth"]; !ok || q.Max < 10 {
 		t.Errorf("at %v/s the target's queue depth = %+v, want a backlog", failed.TargetRate, q)
 	}
+	checkDemoOutputs(t, dir, stdout)
+}
+
+// checkDemoSteps checks that each step of the demo's search sent frames
+// over sockets in the open model, its target watched, and that the acks
+// were never the limit; it returns the first step that failed its SLO.
+func checkDemoSteps(t *testing.T, r *results.Result) (failed *results.Step) {
+	t.Helper()
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		if s.Model != "open" || s.WebSocket == nil || s.Target == nil || s.Target.Samples == 0 {
+			t.Fatalf("step %d: model %s, websocket %v, target %+v: want open-model frames over sockets, watched", i+1, s.Model, s.WebSocket, s.Target)
+		}
+		// Under -race beside other packages' tests, a starved generator
+		// makes its own frames late: that is the machine, not the acks,
+		// and is said so; acks slow with frames on time are the failure.
+		switch {
+		case s.LatencyMS.P99 > 50 && s.MaxLagMS > 10:
+			t.Logf("step %d: ack p99 %v ms with frames sent up to %v ms late: this machine was too busy for the demo's timing", i+1, s.LatencyMS.P99, s.MaxLagMS)
+		case s.LatencyMS.P99 > 50:
+			t.Errorf("step %d: ack p99 %v ms: the acks should never be the limit", i+1, s.LatencyMS.P99)
+		}
+		if failed == nil && s.SLOPassed != nil && !*s.SLOPassed {
+			failed = s
+		}
+	}
+	return failed
+}
+
+// checkDemoOutputs checks what the demo wrote in dir and printed: what
+// broke first, the report with its plots and story, a plan that validates
+// with the drain in its estimate, and a rerun line that works after go
+// run.
+func checkDemoOutputs(t *testing.T, dir, stdout string) {
+	t.Helper()
 	if !strings.Contains(stdout, "What broke first") || !strings.Contains(stdout, "edge: ") {
 		t.Errorf("demo did not say what broke first:\n%s", stdout)
 	}
@@ -324,8 +340,6 @@ func TestDemoQuick(t *testing.T) {
 	} else if !strings.Contains(string(page), "What broke first: the target posts each saved message") {
 		t.Errorf("demo report.html lacks the demo's story of what broke first")
 	}
-	// The plan it wrote is a valid plan, and its estimate counts the wait
-	// for late deliveries.
 	if code, out, errOut := ceiling(t, context.Background(), "validate", filepath.Join(dir, "plan.yaml")); code != ExitOK || !strings.Contains(out, "waiting for late deliveries") {
 		t.Errorf("validate plan.yaml = %d, want 0 with the drain in its estimate\n%s%s", code, out, errOut)
 	}
@@ -333,15 +347,6 @@ func TestDemoQuick(t *testing.T) {
 	// line says to build ceiling first, since the plan names this binary.
 	if !strings.Contains(stdout, "go build -o ceiling ./cmd/ceiling && ./ceiling demo --out "+dir) {
 		t.Errorf("no rerun line that works after go run:\n%s", stdout)
-	}
-}
-
-// A one-step plan is "1 step", not "1 steps".
-func TestDescribeOneStep(t *testing.T) {
-	t.Parallel()
-	plan := writePlan(t, "target: http://127.0.0.1:9\nload: {rates: [10], step: 2s}\nscenarios: [{request: {url: /}}]\n")
-	if code, out, _ := ceiling(t, context.Background(), "validate", plan); code != ExitOK || !strings.Contains(out, "1 step at [10]/s") {
-		t.Errorf("validate = %d %q, want \"1 step at [10]/s\"", code, out)
 	}
 }
 

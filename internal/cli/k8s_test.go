@@ -29,38 +29,3 @@ func TestK8sPrints(t *testing.T) {
 		t.Errorf("ceiling k8s without --agents = %d, %q; want 2 and why", code, stderr)
 	}
 }
-
-// `ceiling k8s` bounds both Jobs in time (a deadline, and a time to live
-// once finished), adds a NetworkPolicy that lets only the coordinator
-// reach the agents, and refuses what would not run in a cluster: no
-// --image (none is published), a loopback target (in a pod, the pod
-// itself). internal/k8s checks the objects field by field.
-func TestK8sBoundsAndRefuses(t *testing.T) {
-	t.Parallel()
-	good := writePlan(t, "target: http://shop.shop.svc:8080\nload: {rates: [50], step: 30s}\nscenarios: [{request: {url: /}}]\n")
-	ctx := context.Background()
-
-	code, stdout, stderr := ceiling(t, ctx, "k8s", good, "--agents", "2", "--image", "ceiling:dev")
-	if code != ExitOK {
-		t.Fatalf("ceiling k8s = %d, %s", code, stderr)
-	}
-	for want, n := range map[string]int{"activeDeadlineSeconds: 7200\n": 2, "ttlSecondsAfterFinished: 86400\n": 2, "kind: NetworkPolicy\n": 1} {
-		if got := strings.Count(stdout, want); got != n {
-			t.Errorf("ceiling k8s printed %q %d times, want %d (a 2h deadline and a day's TTL on both Jobs, one policy):\n%s", want, got, n, stdout)
-		}
-	}
-	code, stdout, stderr = ceiling(t, ctx, "k8s", good, "--agents", "2", "--image", "ceiling:dev", "--deadline", "1h", "--ttl", "30m", "--network-policy=false")
-	if code != ExitOK || strings.Count(stdout, "activeDeadlineSeconds: 3600\n") != 2 || strings.Count(stdout, "ttlSecondsAfterFinished: 1800\n") != 2 ||
-		strings.Contains(stdout, "NetworkPolicy") {
-		t.Errorf("ceiling k8s --deadline 1h --ttl 30m --network-policy=false = %d (%s), want both Jobs bounded so, no policy:\n%s", code, stderr, stdout)
-	}
-
-	if code, _, stderr := ceiling(t, ctx, "k8s", good, "--agents", "2"); code != ExitBadInput || !strings.Contains(stderr, "image: required") {
-		t.Errorf("ceiling k8s without --image = %d, %q; want 2: no image is published", code, stderr)
-	}
-	loopback := writePlan(t, "target: http://127.0.0.1:3000\nload: {rates: [50], step: 30s}\nscenarios: [{request: {url: /}}]\n")
-	if code, _, stderr := ceiling(t, ctx, "k8s", loopback, "--agents", "2", "--image", "ceiling:dev"); code != ExitBadInput ||
-		!strings.Contains(stderr, "plan.yaml:1:9: target: 127.0.0.1 is a loopback address") {
-		t.Errorf("ceiling k8s of a loopback target = %d, %q; want 2 and where", code, stderr)
-	}
-}

@@ -45,6 +45,23 @@ func TestSweep(t *testing.T) {
 			"--url", "http://127.0.0.1:{{.port}}/health", "--rate", "20", "--step", "600ms", "--warmup", "100ms", "--out", out, "--dashboard", addr)
 		done <- fmt.Sprintf("exit %d\n%s\n%s", code, stdout, stderr)
 	}()
+	checkSweepPage(t, addr, done)
+	got := <-done
+	r := readSweep(t, out)
+	if len(r.Configs) != 2 || r.Configs[0].Throughput <= 0 || r.Configs[1].Throughput <= 0 {
+		t.Fatalf("sweep.json: %+v, want both shapes measured\n%s", r.Configs, got)
+	}
+	if starved := strings.HasPrefix(got, "exit 1") && sweepStarved(t, r); !strings.HasPrefix(got, "exit 0") && !starved ||
+		!strings.Contains(got, "live page at http://"+addr+"/") || !strings.Contains(got, "* 1w / 1c / 256Mi") && !strings.Contains(got, "* 2w / 1c / 256Mi") && !starved {
+		t.Errorf("want exit 0, the table with its best shape, and the live page's address:\n%s", got)
+	}
+}
+
+// checkSweepPage reads the event stream of the sweep's live page at addr
+// to its end (done has the command's output, should the page never
+// answer), checks its bodies and end, and the report it then serves.
+func checkSweepPage(t *testing.T, addr string, done <-chan string) {
+	t.Helper()
 	var resp *http.Response
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		var err error
@@ -60,8 +77,25 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSweepStream(t, string(stream))
+	page, err := http.Get("http://" + addr + "/live/report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	if !strings.Contains(string(report), "Throughput per shape") {
+		t.Errorf("the report served is not the sweep's:\n%.500s", report)
+	}
+}
+
+// checkSweepStream checks a sweep's event stream: a body with the first
+// shape's row above the second under way, the last body the whole table,
+// and an end that links the report.
+func checkSweepStream(t *testing.T, stream string) {
+	t.Helper()
 	var underWay, last, end string
-	for _, e := range strings.Split(string(stream), "\n\n") {
+	for _, e := range strings.Split(stream, "\n\n") {
 		switch {
 		case strings.HasPrefix(e, "event: body") && strings.Contains(e, "Shape under way: 2w / 1c / 256Mi") && strings.Contains(e, "<td>1w / 1c / 256Mi</td>"):
 			underWay = e
@@ -79,23 +113,5 @@ func TestSweep(t *testing.T) {
 	}
 	if !strings.Contains(end, `<a href=\"live/report\">`) && !strings.Contains(end, `<a href="live/report">`) {
 		t.Errorf("the end links no report: %q", end)
-	}
-	page, err := http.Get("http://" + addr + "/live/report")
-	if err != nil {
-		t.Fatal(err)
-	}
-	report, _ := io.ReadAll(page.Body)
-	page.Body.Close()
-	if !strings.Contains(string(report), "Throughput per shape") {
-		t.Errorf("the report served is not the sweep's:\n%.500s", report)
-	}
-	got := <-done
-	r := readSweep(t, out)
-	if len(r.Configs) != 2 || r.Configs[0].Throughput <= 0 || r.Configs[1].Throughput <= 0 {
-		t.Fatalf("sweep.json: %+v, want both shapes measured\n%s", r.Configs, got)
-	}
-	if starved := strings.HasPrefix(got, "exit 1") && sweepStarved(t, r); !strings.HasPrefix(got, "exit 0") && !starved ||
-		!strings.Contains(got, "live page at http://"+addr+"/") || !strings.Contains(got, "* 1w / 1c / 256Mi") && !strings.Contains(got, "* 2w / 1c / 256Mi") && !starved {
-		t.Errorf("want exit 0, the table with its best shape, and the live page's address:\n%s", got)
 	}
 }

@@ -147,14 +147,10 @@ func TestTableFitsColumns(t *testing.T) {
 	}
 	t.Setenv("COLUMNS", "60")
 	_, narrow, _ := ceiling(t, context.Background(), "report", out)
-	lines := strings.Split(narrow, "\n")
+	// Every line fitting is report's TestTextWidthFits; here, that
+	// $COLUMNS reaches it.
 	if slices.Contains(head(narrow), "max") || !strings.Contains(narrow, "(fitted to 60 columns: left out ") {
 		t.Errorf("report with COLUMNS=60: want max left out and said so:\n%s", narrow)
-	}
-	for _, l := range lines[:slices.Index(lines, "")] {
-		if len([]rune(l)) > 60 {
-			t.Errorf("report with COLUMNS=60: a line of %d runes: %q", len([]rune(l)), l)
-		}
 	}
 	if _, all, _ := ceiling(t, context.Background(), "report", out, "--wide"); all != whole {
 		t.Errorf("report --wide with COLUMNS=60:\n%s\nwant the whole table:\n%s", all, whole)
