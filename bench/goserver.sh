@@ -7,7 +7,8 @@
 #   1. installs wrk from apt if it is missing, builds ceiling and
 #      bench/helloserver (net/http answering "ok") into bench/out/;
 #   2. starts helloserver on CPU 0; on CPU 1, RUNS rounds (default 5) of
-#      wrk -t1 -c50 and ceiling --vus 50 (its event loop) for DURATION
+#      wrk -t1 -c50, wrk -t1 -c50 sending ceiling's User-Agent header, and
+#      ceiling --vus 50 (its event loop) for DURATION
 #      seconds each (default 10), alternating; reads the server's user+sys
 #      CPU from /proc/PID/stat before and after each run, and the
 #      generator's from its wait4 (lib.sh's wrapper);
@@ -78,10 +79,12 @@ NAMES=()
 for ((r = 1; r <= RUNS; r++)); do
 	log "round $r: wrk -t1 -c$CONNS, ${DURATION} s"
 	one "gosrv-wrk-$r" wrk -t1 "-c$CONNS" "-d${DURATION}s" "$URL"
+	log "round $r: wrk -t1 -c$CONNS with ceiling's User-Agent header, ${DURATION} s"
+	one "gosrv-wrkua-$r" wrk -t1 "-c$CONNS" "-d${DURATION}s" -H "User-Agent: ceiling" "$URL"
 	log "round $r: ceiling --vus $CONNS, ${DURATION} s"
 	one "gosrv-ceiling-$r" "$OUT/ceiling" run --url "$URL" --vus "$CONNS" --step "${DURATION}s" --warmup 0s \
 		--out "$OUT/gosrv-ceiling-$r.json" --quiet --strict=false
-	NAMES+=("gosrv-wrk-$r" "gosrv-ceiling-$r")
+	NAMES+=("gosrv-wrk-$r" "gosrv-wrkua-$r" "gosrv-ceiling-$r")
 done
 
 machine_info
@@ -119,7 +122,8 @@ print("Server µs/request is the server's user+sys CPU (/proc/PID/stat) over the
 print()
 print("| generator | req/s | server CPU µs/request | server's core busy | generator CPU µs/request | exits |")
 print("|---|---:|---:|---:|---:|---|")
-labels = {"gosrv-wrk": f"wrk -t1 -c{conns}", "gosrv-ceiling": f"ceiling --vus {conns}"}
+labels = {"gosrv-wrk": f"wrk -t1 -c{conns}", "gosrv-wrkua": f"wrk -t1 -c{conns} -H 'User-Agent: ceiling'",
+          "gosrv-ceiling": f"ceiling --vus {conns}"}
 for key, rs in rows.items():
     print(f"| {labels[key]} | {med(rs, 'req_s'):,.0f} | {med(rs, 'srv_us'):.2f} | {med(rs, 'srv_busy'):.0f}% | "
           f"{med(rs, 'gen_us'):.2f} | {' '.join(r['exit'] for r in rs)} |")
