@@ -7,7 +7,10 @@
 #   1. installs wrk from apt if it is missing, builds ceiling and
 #      bench/helloserver (net/http answering "ok") into bench/out/;
 #   2. starts helloserver on CPU 0; on CPU 1, RUNS rounds (default 5) of
-#      wrk -t1 -c50, wrk -t1 -c50 sending ceiling's User-Agent header, and
+#      wrk -t1 -c50, wrk -t1 -c50 sending ceiling's User-Agent header,
+#      wrk -t1 -c50 while another process holds a socket with
+#      SO_TIMESTAMPNS set (as ceiling's event loop does: the kernel then
+#      stamps every packet it receives, the server's too), and
 #      ceiling --vus 50 (its event loop) for DURATION
 #      seconds each (default 10), alternating; reads the server's user+sys
 #      CPU from /proc/PID/stat before and after each run, and the
@@ -81,10 +84,17 @@ for ((r = 1; r <= RUNS; r++)); do
 	one "gosrv-wrk-$r" wrk -t1 "-c$CONNS" "-d${DURATION}s" "$URL"
 	log "round $r: wrk -t1 -c$CONNS with ceiling's User-Agent header, ${DURATION} s"
 	one "gosrv-wrkua-$r" wrk -t1 "-c$CONNS" "-d${DURATION}s" -H "User-Agent: ceiling" "$URL"
+	log "round $r: wrk -t1 -c$CONNS while a socket asks for receive times, ${DURATION} s"
+	python3 -c 'import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.setsockopt(socket.SOL_SOCKET, socket.SO_TIMESTAMPNS, 1); time.sleep(3600)' &
+	STAMP_PID=$!
+	sleep 0.2
+	one "gosrv-wrkts-$r" wrk -t1 "-c$CONNS" "-d${DURATION}s" "$URL"
+	kill "$STAMP_PID"
+	wait "$STAMP_PID" 2>/dev/null || true
 	log "round $r: ceiling --vus $CONNS, ${DURATION} s"
 	one "gosrv-ceiling-$r" "$OUT/ceiling" run --url "$URL" --vus "$CONNS" --step "${DURATION}s" --warmup 0s \
 		--out "$OUT/gosrv-ceiling-$r.json" --quiet --strict=false
-	NAMES+=("gosrv-wrk-$r" "gosrv-wrkua-$r" "gosrv-ceiling-$r")
+	NAMES+=("gosrv-wrk-$r" "gosrv-wrkua-$r" "gosrv-wrkts-$r" "gosrv-ceiling-$r")
 done
 
 machine_info
@@ -123,6 +133,7 @@ print()
 print("| generator | req/s | server CPU µs/request | server's core busy | generator CPU µs/request | exits |")
 print("|---|---:|---:|---:|---:|---|")
 labels = {"gosrv-wrk": f"wrk -t1 -c{conns}", "gosrv-wrkua": f"wrk -t1 -c{conns} -H 'User-Agent: ceiling'",
+          "gosrv-wrkts": f"wrk -t1 -c{conns}, a socket asking for receive times meanwhile",
           "gosrv-ceiling": f"ceiling --vus {conns}"}
 for key, rs in rows.items():
     print(f"| {labels[key]} | {med(rs, 'req_s'):,.0f} | {med(rs, 'srv_us'):.2f} | {med(rs, 'srv_busy'):.0f}% | "
