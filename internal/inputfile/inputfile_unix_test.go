@@ -87,6 +87,14 @@ func TestReadFIFO(t *testing.T) {
 	if w, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
 		w.Close()
 	}
+	// A FIFO of its own for the written case: on this one the abandoned
+	// open's file may still be open (its goroutine closes it when it gets
+	// to run), and a writer that met that reader would write into a pipe
+	// about to be dropped, leaving the next Read waiting for ever.
+	path = filepath.Join(t.TempDir(), "fifo2")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
 	go func() {
 		if w, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
 			w.Write([]byte("hello"))
