@@ -85,9 +85,10 @@ for ((r = 1; r <= RUNS; r++)); do
 	log "round $r: wrk -t1 -c$CONNS with ceiling's User-Agent header, ${DURATION} s"
 	one "gosrv-wrkua-$r" wrk -t1 "-c$CONNS" "-d${DURATION}s" -H "User-Agent: ceiling" "$URL"
 	log "round $r: wrk -t1 -c$CONNS while a socket asks for receive times, ${DURATION} s"
-	python3 -c 'import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.setsockopt(socket.SOL_SOCKET, socket.SO_TIMESTAMPNS, 1); time.sleep(3600)' &
+	python3 -c 'import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_TIMESTAMPNS", 35), 1); time.sleep(3600)' &
 	STAMP_PID=$!
 	sleep 0.2
+	kill -0 "$STAMP_PID" 2>/dev/null || die "the socket holding SO_TIMESTAMPNS did not start (python3 could not set it)"
 	one "gosrv-wrkts-$r" wrk -t1 "-c$CONNS" "-d${DURATION}s" "$URL"
 	kill "$STAMP_PID"
 	wait "$STAMP_PID" 2>/dev/null || true

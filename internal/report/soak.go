@@ -225,7 +225,7 @@ func soakCharts(r *results.Result) []captioned {
 			plot("The target's metric "+name+" over the soak", name, countText, t.Figure)
 		}
 	}
-	plot("ceiling's own memory over the soak (it should stay flat)", "MB", mbText, "ceiling.rss_mb", "ceiling.heap_mb")
+	plot("ceiling's own memory over the soak (it should stay flat)", "MB", mbText, "ceiling.rss_mb", "ceiling.anon_mb", "ceiling.heap_mb")
 	return out
 }
 
@@ -286,7 +286,7 @@ func trendSeries(k *results.Soak, t results.Trend, color string) []series {
 // last reading) rather than over the window.
 func atEnd(fig string) bool {
 	switch fig {
-	case "target.rss_mb", "target.cgroup_mb", "target.fds", "target.threads", "ceiling.rss_mb", "ceiling.heap_mb":
+	case "target.rss_mb", "target.cgroup_mb", "target.fds", "target.threads", "ceiling.rss_mb", "ceiling.anon_mb", "ceiling.heap_mb":
 		return true
 	}
 	return false
@@ -315,6 +315,11 @@ func windowValue(w *results.SoakWindow, fig string) (float64, bool) {
 			return 0, false
 		}
 		return get(w.Ceiling.RSSMB)
+	case "ceiling.anon_mb":
+		if w.Ceiling == nil {
+			return 0, false
+		}
+		return get(w.Ceiling.AnonMB)
 	case "ceiling.heap_mb":
 		if w.Ceiling == nil {
 			return 0, false

@@ -171,9 +171,15 @@ type WindowTarget struct {
 }
 
 // WindowCeiling is ceiling's own memory at a window's end: its resident
-// memory (Linux only) and its Go heap live after the last collection.
+// memory and the part of it no file backs (Linux only), and its Go heap
+// live after the last collection.
 type WindowCeiling struct {
-	RSSMB  *float64 `json:"rss_mb,omitempty"`
+	RSSMB *float64 `json:"rss_mb,omitempty"`
+	// AnonMB is the resident memory no file backs (resident less shared,
+	// from /proc/self/statm): what a leak grows. RSS also counts the
+	// pages of ceiling's own binary the kernel has mapped in, which it
+	// maps in as code first runs and drops when it needs the room.
+	AnonMB *float64 `json:"anon_mb,omitempty"`
 	HeapMB float64  `json:"heap_mb"`
 }
 

@@ -6,20 +6,23 @@ import (
 	"strings"
 )
 
-// selfRSSMB is ceiling's own resident memory in MB (2^20 bytes), from
-// /proc/self/statm, as the target's is read.
-func selfRSSMB() (float64, bool) {
+// selfMemoryMB is ceiling's own resident memory in MB (2^20 bytes), as
+// the target's is read, and the part of it no file backs (resident less
+// shared pages), from /proc/self/statm.
+func selfMemoryMB() (rss, anon float64, ok bool) {
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0, false
+	if len(f) < 3 {
+		return 0, 0, false
 	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return 0, false
+	resident, err1 := strconv.ParseInt(f[1], 10, 64)
+	shared, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
 	}
-	return float64(pages*int64(os.Getpagesize())) / (1 << 20), true
+	mb := func(pages int64) float64 { return float64(pages*int64(os.Getpagesize())) / (1 << 20) }
+	return mb(resident), mb(resident - shared), true
 }

@@ -2,7 +2,7 @@
 
 package run
 
-// selfRSSMB is unknown here: only Linux's /proc gives ceiling's resident
-// memory as the target's is read. A soak then follows ceiling's Go heap
-// alone.
-func selfRSSMB() (float64, bool) { return 0, false }
+// selfMemoryMB is unknown here: only Linux's /proc gives ceiling's
+// resident memory as the target's is read. A soak then follows ceiling's
+// Go heap alone.
+func selfMemoryMB() (rss, anon float64, ok bool) { return 0, 0, false }

@@ -161,8 +161,8 @@ func (c *soakCollector) note(err error) {
 // restarts in it.
 func (c *soakCollector) watched(start, end float64) (*results.WindowTarget, *results.WindowCeiling) {
 	ceiling := &results.WindowCeiling{HeapMB: liveHeapMB()}
-	if rss, ok := selfRSSMB(); ok {
-		ceiling.RSSMB = &rss
+	if rss, anon, ok := selfMemoryMB(); ok {
+		ceiling.RSSMB, ceiling.AnonMB = &rss, &anon
 	}
 	w := c.s.watch
 	if w == nil || w.watcher == nil {

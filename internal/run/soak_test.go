@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -104,6 +105,8 @@ func TestSoakWritesWindows(t *testing.T) {
 			n += win.Completed
 			if win.Ceiling == nil || win.Ceiling.HeapMB <= 0 {
 				t.Errorf("window %g–%g: ceiling's own memory %+v, want it measured", win.StartS, win.EndS, win.Ceiling)
+			} else if c := win.Ceiling; runtime.GOOS == "linux" && (c.RSSMB == nil || c.AnonMB == nil || *c.AnonMB <= 0 || *c.AnonMB >= *c.RSSMB) {
+				t.Errorf("window %g–%g: ceiling's RSS %v MB, private %v MB, want both, the private part less", win.StartS, win.EndS, c.RSSMB, c.AnonMB)
 			}
 		}
 		if n != res.Steps[0].Completed {

@@ -274,7 +274,7 @@ func (r *Recorder) Soak() *results.Soak {
 func (r *Recorder) notes() []string {
 	var out, own []string
 	for _, t := range r.trends {
-		if (t.Figure == figCeilingRSS || t.Figure == figCeilingHeap) && t.Verdict == results.Drifting {
+		if (t.Figure == figCeilingRSS || t.Figure == figCeilingAnon || t.Figure == figCeilingHeap) && t.Verdict == results.Drifting {
 			own = append(own, t.Name+" "+t.Why)
 		}
 	}

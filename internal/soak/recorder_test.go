@@ -119,10 +119,13 @@ func TestLeakProjected(t *testing.T) {
 	r := New(Config{For: 10 * time.Minute, Window: 5 * time.Second, Horizon: 30 * time.Minute, Limits: []results.Limit{limit}}, t0)
 	s := &sim{r: r, load: steady, watched: func(_, end float64) (*results.WindowTarget, *results.WindowCeiling) {
 		return &results.WindowTarget{RSSMB: ptr(100 + end + rnd.NormFloat64()*0.3), CPUPct: ptr(20 + rnd.NormFloat64())},
-			&results.WindowCeiling{RSSMB: ptr(40 + rnd.NormFloat64()*0.2), HeapMB: 8}
+			&results.WindowCeiling{RSSMB: ptr(40 + rnd.NormFloat64()*0.2), AnonMB: ptr(30 + rnd.NormFloat64()*0.2), HeapMB: 8}
 	}}
 	s.run(t, 0, 200)
 	k := r.Soak()
+	if len(k.Notes) != 0 {
+		t.Errorf("notes = %q, want none: ceiling's own memory was flat", k.Notes)
+	}
 	rss := trendOf(t, k, MemoryFigure)
 	if rss.Verdict != results.Drifting || math.Abs(rss.SlopePerH-3600) > 36 || *rss.LowPerH > 3600 || *rss.HighPerH < 3600 {
 		t.Errorf("RSS trend = %+v, want DRIFTING at 3600 MB/h within its interval", rss)
@@ -131,7 +134,7 @@ func TestLeakProjected(t *testing.T) {
 	if p == nil || math.Abs(p.AtS-412)/412 > 0.02 || !p.WithinHorizon || p.EarliestS == nil || p.LatestS == nil || *p.EarliestS > p.AtS || *p.LatestS < p.AtS {
 		t.Fatalf("RSS projection = %+v, want the limit reached at about 412 s (100 MB + 1 MB/s), within the horizon", p)
 	}
-	for _, fig := range []string{figCPU, figP99, figThroughput, figErrors, figCeilingRSS, figCeilingHeap} {
+	for _, fig := range []string{figCPU, figP99, figThroughput, figErrors, figCeilingRSS, figCeilingAnon, figCeilingHeap} {
 		if tr := trendOf(t, k, fig); tr.Verdict != results.Stable {
 			t.Errorf("%s trend = %+v, want STABLE", fig, tr)
 		}
@@ -142,6 +145,27 @@ func TestLeakProjected(t *testing.T) {
 		t.Errorf("outcome = %+v, want failed by the drift alone", res.Outcome)
 	}
 	t.Logf("%s: %s; %s", rss.Name, rss.Why, res.Outcome.Reasons[0].Text)
+}
+
+// ceiling's own private memory growing by 0.1 MB a window, its RSS with
+// it, is DRIFTING, and the soak says that its later windows may measure
+// ceiling as much as the target (TestLeakProjected is the quiet twin: flat,
+// no note).
+func TestCeilingLeakIsNoted(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(2, 2))
+	r := New(Config{For: 10 * time.Minute, Window: 5 * time.Second}, t0)
+	s := &sim{r: r, load: steady, watched: func(_, end float64) (*results.WindowTarget, *results.WindowCeiling) {
+		return nil, &results.WindowCeiling{RSSMB: ptr(40 + end/50 + rnd.NormFloat64()*0.2), AnonMB: ptr(30 + end/50 + rnd.NormFloat64()*0.2), HeapMB: 8}
+	}}
+	s.run(t, 0, 120)
+	k := r.Soak()
+	anon := trendOf(t, k, figCeilingAnon)
+	if anon.Verdict != results.Drifting || math.Abs(anon.SlopePerH-72) > 7 {
+		t.Errorf("private memory trend = %+v, want DRIFTING at 72 MB/h", anon)
+	}
+	if len(k.Notes) != 1 || !strings.Contains(k.Notes[0], "ceiling's own memory drifted") || !strings.Contains(k.Notes[0], "ceiling's private memory") {
+		t.Errorf("notes = %q, want one saying ceiling's own memory drifted, its private memory named", k.Notes)
+	}
 }
 
 // A p99 that grows by half a millisecond a second is DRIFTING at

@@ -25,6 +25,7 @@ const (
 	figThreads     = "target.threads"
 	figMetric      = "target.metric:"
 	figCeilingRSS  = "ceiling.rss_mb"
+	figCeilingAnon = "ceiling.anon_mb"
 	figCeilingHeap = "ceiling.heap_mb"
 )
 
@@ -106,6 +107,12 @@ func figuresOf(windows []results.SoakWindow) []figure {
 				return 0, false
 			}
 			return *w.Ceiling.RSSMB, true
+		}},
+		figure{figCeilingAnon, "ceiling's private memory", "MB", true, func(w *results.SoakWindow) (float64, bool) {
+			if w.Ceiling == nil || w.Ceiling.AnonMB == nil {
+				return 0, false
+			}
+			return *w.Ceiling.AnonMB, true
 		}},
 		figure{figCeilingHeap, "ceiling's Go heap", "MB", true, func(w *results.SoakWindow) (float64, bool) {
 			if w.Ceiling == nil {
