@@ -160,6 +160,7 @@ func TestLanesOverCapacityFallBehind(t *testing.T) {
 // flat lines at 0 % and 0 MB). A scenario that got no iteration in a step
 // shows "-" in its row, not 0 ms and 0 B.
 func TestUnmeasuredIsNotZero(t *testing.T) {
+	t.Parallel()
 	metrics := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, "# TYPE queue_depth gauge\nqueue_depth 3\n")
 	}))

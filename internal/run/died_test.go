@@ -18,6 +18,7 @@ import (
 // and saying how the target ended; the run stops after it (no second step
 // against a dead port) with failure.ErrTargetDied, and does not pass.
 func TestTargetDiesMidStep(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "result.json")
 	p := quickPlan(t, "", 10*time.Second, 0, 50, 50)
 	p.Monitor.Command = "sleep 1; exit 3"
@@ -74,6 +75,7 @@ func checkDiedStep(t *testing.T, st results.Step) {
 // A target the run ends itself (its end) has not died: the steps run
 // whole and the run passes.
 func TestTargetStoppedIsNotDied(t *testing.T) {
+	t.Parallel()
 	p := quickPlan(t, "", 300*time.Millisecond, 0, 50)
 	p.Monitor.Command = "sleep 30"
 	s, err := Open(t.Context(), p, Options{Exchanger: newServer(10, time.Millisecond)})

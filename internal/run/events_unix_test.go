@@ -522,6 +522,7 @@ func TestEventCommandFails(t *testing.T) {
 // holds $(...) runs nothing, and the command sees the URL as written, as
 // it does in $CEILING_TARGET_URL.
 func TestEventCommandTemplateIsQuoted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	injected, seen := filepath.Join(dir, "INJECTED"), filepath.Join(dir, "seen")
 	target := "http://127.0.0.1:1/x$(touch${IFS}" + injected + ")'`touch${IFS}" + injected + "`'"

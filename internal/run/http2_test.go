@@ -18,6 +18,7 @@ import (
 // h2 over TLS with http.insecure, h2c in the clear; h2 over TLS without
 // insecure does not open, with a TLS hint.
 func TestHTTP2(t *testing.T) {
+	t.Parallel()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ProtoMajor != 2 {
 			w.WriteHeader(http.StatusHTTPVersionNotSupported)

@@ -79,17 +79,18 @@ func memoryCgroup(t *testing.T, mib int) string {
 	return dir
 }
 
-// A target that leaks 1 MB a second in a cgroup limited to 96 MiB: from
-// half a minute on, every window projects its memory to the cgroup's
-// limit within 10 % of when the kernel's OOM killer really kills it, and
+// A target that leaks 2 MB a second in a cgroup limited to 96 MiB: from
+// 20 s on, every window projects its memory to the cgroup's limit within
+// 10 % of when the kernel's OOM killer really kills it, and
 // the run reports the kill: the target died, by the OOM killer, the soak
 // stopped there, the outcome says so.
 func TestSoakLeakProjectedToTheOOMKill(t *testing.T) {
+	t.Parallel()
 	cg := memoryCgroup(t, 96)
 	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	p := soakOf(t, `
 target: http://%s
-load: {rates: [20], warmup: 1s, soak: {for: 3m, window: 5s}}
+load: {rates: [20], warmup: 1s, soak: {for: 3m, window: 3s}}
 monitor:
   command: 'echo 0 > %s/cgroup.procs && exec "$BIN"'
   env: {BIN: "$$BIN", %s: leak, %s: %q}
@@ -123,7 +124,7 @@ scenarios: [{request: {url: /}}]
 	checked := 0
 	for i, made := range proj.made {
 		t.Logf("after %3.0f s: reaches the limit at %5.1f s; killed at %.1f s (%+.1f%%)", made, proj.at[i], died, 100*(proj.at[i]-died)/died)
-		if made < 30 {
+		if made < 20 {
 			continue
 		}
 		checked++
@@ -132,13 +133,13 @@ scenarios: [{request: {url: /}}]
 		}
 	}
 	if checked < 3 {
-		t.Errorf("%d projections made after 30 s, want several", checked)
+		t.Errorf("%d projections made after 20 s, want several", checked)
 	}
 	for _, tr := range k.Trends {
 		if tr.Figure == "target.cgroup_mb" {
 			t.Logf("%s: %s, %s", tr.Name, tr.Verdict, tr.Why)
-			if tr.Verdict != results.Drifting || math.Abs(tr.SlopePerH-3600)/3600 > 0.10 {
-				t.Errorf("RSS trend %+v, want DRIFTING at about 3600 MB/h", tr)
+			if tr.Verdict != results.Drifting || math.Abs(tr.SlopePerH-7200)/7200 > 0.10 {
+				t.Errorf("RSS trend %+v, want DRIFTING at about 7200 MB/h", tr)
 			}
 		}
 	}
@@ -149,14 +150,15 @@ scenarios: [{request: {url: /}}]
 // memory, CPU, descriptors and threads, and the error rate, are STABLE,
 // and the restart is an episode at its time, not a trend.
 func TestSoakRestartOnce(t *testing.T) {
+	t.Parallel()
 	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	mark := filepath.Join(t.TempDir(), "restarted")
 	p := soakOf(t, `
 target: http://%s
-load: {rates: [50], warmup: 1s, soak: {for: 2m, window: 5s}}
+load: {rates: [50], warmup: 1s, soak: {for: 90s, window: 3s}}
 monitor:
   command: 'while :; do "$BIN"; sleep 0.2; done'
-  env: {BIN: "$$BIN", %s: restart, %s: %q, %s: %q, %s: 30s}
+  env: {BIN: "$$BIN", %s: restart, %s: %q, %s: %q, %s: 20s}
   ready_timeout: 10s
 scenarios: [{request: {url: /}}]
 `, addr, soakTargetEnv, soakAddrEnv, addr, soakMarkEnv, mark, soakAfterEnv)

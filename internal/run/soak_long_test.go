@@ -72,20 +72,20 @@ func TestSoakP99GrowsLinearly(t *testing.T) {
 	}
 }
 
-// A target that fails every request for 3 s every 30 s: each burst is an
-// episode with its times, and their period is found, 30 s.
+// A target that fails every request for 2 s every 12 s: each burst is an
+// episode with its times, and their period is found, 12 s.
 func TestSoakErrorBurstPeriod(t *testing.T) {
 	t.Parallel()
 	var start time.Time
 	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		if s := int(time.Since(start).Seconds()) % 30; s >= 20 && s < 23 {
+		if s := int(time.Since(start).Seconds()) % 12; s >= 8 && s < 10 {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
 		w.Write([]byte("ok"))
 	})
 	start = time.Now()
-	res := soakHere(t, h, 40, 125*time.Second, 10*time.Second)
+	res := soakHere(t, h, 40, 50*time.Second, 5*time.Second)
 	k := res.Soak
 	bursts := 0
 	for _, e := range k.Episodes {
@@ -97,7 +97,7 @@ func TestSoakErrorBurstPeriod(t *testing.T) {
 	for _, rc := range k.Recurring {
 		t.Logf("recurring: %s every %.2f s (± %.2f s), %d times", rc.Kind, rc.PeriodS, rc.JitterS, rc.Count)
 	}
-	if bursts < 4 || len(k.Recurring) == 0 || k.Recurring[0].Kind != results.EpisodeErrors || math.Abs(k.Recurring[0].PeriodS-30) > 1.5 {
-		t.Errorf("%d bursts, recurring %+v: want 4 bursts every 30 s", bursts, k.Recurring)
+	if bursts < 4 || len(k.Recurring) == 0 || k.Recurring[0].Kind != results.EpisodeErrors || math.Abs(k.Recurring[0].PeriodS-12) > 1.5 {
+		t.Errorf("%d bursts, recurring %+v: want 4 bursts every 12 s", bursts, k.Recurring)
 	}
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // soakTargetEnv makes the test binary, started again, a target of the
-// soak's tests, serving HTTP on soakAddrEnv's address (serveFlat): "leak" holds one
+// soak's tests, serving HTTP on soakAddrEnv's address (serveFlat): "leak" holds two
 // more MiB of memory every second; "restart" holds 8 MiB and, the first
 // time it runs (no file at soakMarkEnv yet), makes that file and exits
 // after soakAfterEnv, for its shell to start it again.
@@ -61,7 +61,7 @@ func soakTarget(mode string) {
 	case "leak":
 		go func() {
 			for range time.Tick(time.Second) {
-				held = append(held, hold(1))
+				held = append(held, hold(2))
 			}
 		}()
 	case "restart":

@@ -77,6 +77,7 @@ func TestRedirectsAreFailures(t *testing.T) {
 // there and says why. Against a real server: that an answer came after a
 // redirect is the transport's to tell.
 func TestRedirectTrapIsInvalidUnlessOptedOut(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/login" {
 			http.Redirect(w, r, "/login", http.StatusFound)

@@ -67,6 +67,7 @@ scenarios:
 // HTTP and websocket scenarios in one plan, by weight: both run, none
 // fails, and the table has a row for each.
 func TestMixedHTTPAndWebSocket(t *testing.T) {
+	t.Parallel()
 	p := parsePlan(t, `
 target: %s
 load: {vus: [4], step: 500ms, warmup: 0s}
@@ -100,6 +101,7 @@ scenarios:
 // own plan does: not ws_no_ack at the ack timeout, and no warning about
 // frames that matched nothing.
 func TestWebSocketRejectionsAreLimited(t *testing.T) {
+	t.Parallel()
 	srv, err := demo.Start(demo.Config{FloodRate: 0.1, FloodBurst: 3}) // a token every 10 s: the site stays flooded
 	if err != nil {
 		t.Fatal(err)
