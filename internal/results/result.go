@@ -1,12 +1,14 @@
 package results
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/inputfile"
@@ -521,11 +523,35 @@ const (
 
 // Write stores r at path atomically with mode perm (see WriteFile).
 func Write(path string, r *Result, perm os.FileMode) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	var w Writer
+	return w.Write(path, r, perm)
+}
+
+// Writer writes a result again and again, as a soak does after every
+// window, through buffers it keeps: a write leaves no garbage the size of
+// the file, so ceiling's memory does not rise with the file between
+// collections. Its zero value is ready; it is safe for one goroutine at a
+// time.
+type Writer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// Write stores r at path atomically with mode perm (see WriteFile): the
+// bytes json.MarshalIndent(r, "", "  ") gives, and a newline.
+func (w *Writer) Write(path string, r *Result, perm os.FileMode) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.enc == nil {
+		w.enc = json.NewEncoder(&w.buf)
+		w.enc.SetIndent("", "  ")
+	}
+	w.buf.Reset()
+	if err := w.enc.Encode(r); err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	if err := WriteFile(path, append(data, '\n'), perm); err != nil {
+	if err := WriteFile(path, w.buf.Bytes(), perm); err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil

@@ -76,6 +76,7 @@ type Finished struct {
 type resultFile struct {
 	path string
 	perm os.FileMode
+	w    results.Writer // its buffers, kept from one write to the next
 }
 
 var (
@@ -84,17 +85,17 @@ var (
 )
 
 // Window rewrites result.json after a soak's window.
-func (f *resultFile) Window(res *results.Result) error { return results.Write(f.path, res, f.perm) }
+func (f *resultFile) Window(res *results.Result) error { return f.w.Write(f.path, res, f.perm) }
 
-func (f *resultFile) Start(res *results.Result) error { return results.Write(f.path, res, f.perm) }
+func (f *resultFile) Start(res *results.Result) error { return f.w.Write(f.path, res, f.perm) }
 
-func (f *resultFile) Step(x *Finished) error { return results.Write(f.path, x.Result, f.perm) }
+func (f *resultFile) Step(x *Finished) error { return f.w.Write(f.path, x.Result, f.perm) }
 
 func (f *resultFile) Stop(res *results.Result) error {
 	if res == nil || res.Unfinished {
 		return nil
 	}
-	return results.Write(f.path, res, f.perm)
+	return f.w.Write(f.path, res, f.perm)
 }
 
 // outputs are a session's outputs, result.json first.
@@ -161,7 +162,7 @@ func (o *outputs) stop(res *results.Result) (file, others error) {
 func (o *outputs) file(res *results.Result) error {
 	if len(o.list) > 0 {
 		if f, ok := o.list[0].(*resultFile); ok {
-			return results.Write(f.path, res, f.perm)
+			return f.w.Write(f.path, res, f.perm)
 		}
 	}
 	return nil
