@@ -41,19 +41,22 @@ func TestWriterKeepsItsBuffers(t *testing.T) {
 	allocated := func(write func() error) uint64 {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		for range 5 {
+		for range 20 {
 			if err := write(); err != nil {
 				t.Fatal(err)
 			}
 		}
 		runtime.ReadMemStats(&after)
-		return (after.TotalAlloc - before.TotalAlloc) / 5
+		return (after.TotalAlloc - before.TotalAlloc) / 20
 	}
 	kept := allocated(func() error { return w.Write(path, res, Public) })
 	fresh := allocated(func() error { return Write(path, res, Public) })
 	t.Logf("file %d bytes; a write through a kept Writer allocated %d bytes, a fresh one %d", size, kept, fresh)
-	if kept > size/4 {
-		t.Errorf("a kept Writer allocated %d bytes a write for a file of %d: want a fraction of it", kept, size)
+	// Under the race detector encoding/json's pooled buffer is dropped now
+	// and then (sync.Pool drops a share on purpose there): a kept Writer
+	// then makes it again, and writes under half of what a fresh one does.
+	if limit := size / 4; kept > limit && (!raceOn || 2*kept > fresh) {
+		t.Errorf("a kept Writer allocated %d bytes a write for a file of %d (a fresh write %d): want a fraction of it", kept, size, fresh)
 	}
 	if fresh < 2*size {
 		t.Errorf("a fresh write allocated %d bytes for a file of %d: the measure cannot tell", fresh, size)
