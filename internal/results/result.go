@@ -530,8 +530,10 @@ func Write(path string, r *Result, perm os.FileMode) error {
 // Writer writes a result again and again, as a soak does after every
 // window, through buffers it keeps: a write leaves no garbage the size of
 // the file, so ceiling's memory does not rise with the file between
-// collections. Its zero value is ready; it is safe for one goroutine at a
-// time.
+// collections. Buffers past keepBytes (a result of long per-second
+// series, not a soak's, which its folds bound) are let go after the
+// write rather than held for the run. Its zero value is ready; writes
+// from several goroutines take turns.
 type Writer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -551,11 +553,18 @@ func (w *Writer) Write(path string, r *Result, perm os.FileMode) error {
 	if err := w.enc.Encode(r); err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	if err := WriteFile(path, w.buf.Bytes(), perm); err != nil {
+	err := WriteFile(path, w.buf.Bytes(), perm)
+	if w.buf.Cap() > keepBytes {
+		w.enc, w.buf = nil, bytes.Buffer{}
+	}
+	if err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil
 }
+
+// keepBytes is the largest buffer a Writer keeps between writes.
+const keepBytes = 16 << 20
 
 // WriteFile stores data at path atomically with mode perm: a temporary
 // file in the same folder, synced, then renamed over path, so that a

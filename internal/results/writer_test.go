@@ -62,3 +62,30 @@ func TestWriterKeepsItsBuffers(t *testing.T) {
 		t.Errorf("a fresh write allocated %d bytes for a file of %d: the measure cannot tell", fresh, size)
 	}
 }
+
+// A result larger than keepBytes is written whole, and its buffers are let
+// go rather than held for the run; a soak-sized one keeps them.
+func TestWriterLetsLargeBuffersGo(t *testing.T) {
+	res := &Result{Schema: Schema, Steps: []Step{}, Soak: &Soak{}}
+	for i := range 300 {
+		res.Soak.Windows = append(res.Soak.Windows, SoakWindow{StartS: float64(i), Histogram: strings.Repeat("HISTFAAA", 8<<10)})
+	}
+	path := filepath.Join(t.TempDir(), "result.json")
+	var w Writer
+	if err := w.Write(path, res, Public); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() <= keepBytes {
+		t.Fatalf("file %v (%v), want one larger than %d bytes", fi, err, keepBytes)
+	}
+	if w.enc != nil || w.buf.Cap() != 0 {
+		t.Errorf("a Writer holds a %d-byte buffer after a file larger than %d", w.buf.Cap(), keepBytes)
+	}
+	res.Soak.Windows = res.Soak.Windows[:1]
+	if err := w.Write(path, res, Public); err != nil {
+		t.Fatal(err)
+	}
+	if w.enc == nil || w.buf.Cap() == 0 {
+		t.Error("a Writer let go of the buffers of a small file")
+	}
+}
