@@ -56,6 +56,7 @@ func TestOpenModelPastOpenFileLimit(t *testing.T) {
 	srv := testkit.NewTarget(t, testkit.TargetConfig{Delay: 500 * time.Millisecond, Body: "ok"})
 	for _, engine := range []string{"loop", "goroutines"} {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel() // each a child process of its own, limited apart
 			var env []string
 			if engine == "goroutines" {
 				env = []string{"CEILING_LOOP=off"}
@@ -85,6 +86,7 @@ func TestOpenModelPastOpenFileLimit(t *testing.T) {
 // connect), the step is GENERATOR LIMITED saying so, the plan is warned
 // about, and result.json is written although every descriptor is taken.
 func TestClosedModelPastOpenFileLimit(t *testing.T) {
+	t.Parallel()
 	srv := testkit.NewTarget(t, testkit.TargetConfig{Delay: 20 * time.Millisecond, Body: "ok"})
 	code, output, r := runLimited(t, nil, fmt.Sprintf("target: %s\nload: {vus: [300], step: 1s, warmup: 0s}\nhttp: {timeout: 5s}\nscenarios: [{request: {url: /}}]\n", srv.URL))
 	if code != 1 || len(r.Steps) != 1 { // GENERATOR LIMITED: the run does not pass
