@@ -1,10 +1,12 @@
 package results
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -529,15 +531,19 @@ func Write(path string, r *Result, perm os.FileMode) error {
 
 // Writer writes a result again and again, as a soak does after every
 // window, through buffers it keeps: a write leaves no garbage the size of
-// the file, so ceiling's memory does not rise with the file between
-// collections. Buffers past keepBytes (a result of long per-second
-// series, not a soak's, which its folds bound) are let go after the
-// write rather than held for the run. Its zero value is ready; writes
-// from several goroutines take turns.
+// the file, and a soak's windows go to the file one at a time, so its
+// buffers hold the result less its windows and one window, not the file:
+// ceiling's memory does not rise with the file. Buffers past keepBytes (a
+// result of long per-second series) are let go after the write rather than
+// held for the run. Its zero value is ready; writes from several
+// goroutines take turns.
 type Writer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	enc *json.Encoder
+	mu   sync.Mutex
+	buf  bytes.Buffer // the result less its soak's windows
+	enc  *json.Encoder
+	wbuf bytes.Buffer // one window
+	wenc *json.Encoder
+	out  *bufio.Writer
 }
 
 // Write stores r at path atomically with mode perm (see WriteFile): the
@@ -549,17 +555,73 @@ func (w *Writer) Write(path string, r *Result, perm os.FileMode) error {
 		w.enc = json.NewEncoder(&w.buf)
 		w.enc.SetIndent("", "  ")
 	}
+	var windows []SoakWindow
+	if r.Soak != nil && len(r.Soak.Windows) > 0 {
+		c, k := *r, *r.Soak
+		windows, k.Windows, c.Soak = k.Windows, nil, &k
+		r = &c
+	}
 	w.buf.Reset()
 	if err := w.enc.Encode(r); err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	err := WriteFile(path, w.buf.Bytes(), perm)
-	if w.buf.Cap() > keepBytes {
-		w.enc, w.buf = nil, bytes.Buffer{}
+	head, tail := w.buf.Bytes(), []byte(nil)
+	if windows != nil {
+		i := bytes.Index(head, windowsNull)
+		if i < 0 || bytes.Contains(head[i+1:], windowsNull) {
+			return fmt.Errorf("encode result: the soak's windows are not where they belong")
+		}
+		head, tail = head[:i+len(windowsNull)-len("null")], head[i+len(windowsNull):]
+	}
+	err := writeFile(path, perm, func(f io.Writer) error {
+		if w.out == nil {
+			w.out = bufio.NewWriterSize(f, 64<<10)
+		}
+		w.out.Reset(f)
+		w.out.Write(head)
+		if windows != nil {
+			if err := w.windows(windows); err != nil {
+				return err
+			}
+			w.out.Write(tail)
+		}
+		return w.out.Flush()
+	})
+	w.out.Reset(nil)
+	if w.buf.Cap() > keepBytes || w.wbuf.Cap() > keepBytes {
+		w.enc, w.buf, w.wenc, w.wbuf = nil, bytes.Buffer{}, nil, bytes.Buffer{}
 	}
 	if err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
+	return nil
+}
+
+// windowsNull is where a soak without its windows has them in the
+// encoded result: the soak's field, at its depth.
+var windowsNull = []byte("\n    \"windows\": null")
+
+// windows writes a soak's windows as json.MarshalIndent indents them at
+// their depth in the result, one at a time.
+func (w *Writer) windows(windows []SoakWindow) error {
+	const indent = "      "
+	if w.wenc == nil {
+		w.wenc = json.NewEncoder(&w.wbuf)
+		w.wenc.SetIndent(indent, "  ")
+	}
+	w.out.WriteByte('[')
+	for i := range windows {
+		w.wbuf.Reset()
+		if err := w.wenc.Encode(&windows[i]); err != nil {
+			return fmt.Errorf("encode window %d: %w", i, err)
+		}
+		if i > 0 {
+			w.out.WriteByte(',')
+		}
+		w.out.WriteString("\n" + indent)
+		w.out.Write(bytes.TrimSuffix(w.wbuf.Bytes(), []byte("\n")))
+	}
+	w.out.WriteString("\n    ]")
 	return nil
 }
 
@@ -572,6 +634,14 @@ const keepBytes = 16 << 20
 // has no file descriptor left (every one a connection), it writes with
 // one of those Reserve set aside.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return writeFile(path, perm, func(f io.Writer) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// writeFile is WriteFile with the data written by write.
+func writeFile(path string, perm os.FileMode, write func(io.Writer) error) error {
 	f, refill, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if refill {
 		defer Reserve()
@@ -582,7 +652,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	tmp := f.Name()
 	err = f.Chmod(perm) // CreateTemp makes it private
 	if err == nil {
-		_, err = f.Write(data)
+		err = write(f)
 	}
 	if err == nil {
 		err = f.Sync()

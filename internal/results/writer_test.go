@@ -50,8 +50,8 @@ func TestWriterKeepsItsBuffers(t *testing.T) {
 		return (after.TotalAlloc - before.TotalAlloc) / 20
 	}
 	kept := allocated(func() error { return w.Write(path, res, Public) })
-	fresh := allocated(func() error { return Write(path, res, Public) })
-	t.Logf("file %d bytes; a write through a kept Writer allocated %d bytes, a fresh one %d", size, kept, fresh)
+	fresh := allocated(func() error { _, err := json.MarshalIndent(res, "", "  "); return err })
+	t.Logf("file %d bytes; a write through a kept Writer allocated %d bytes, encoding it whole %d", size, kept, fresh)
 	// Under the race detector encoding/json's pooled buffer is dropped now
 	// and then (sync.Pool drops a share on purpose there): a kept Writer
 	// then makes it again, and writes under half of what a fresh one does.
@@ -63,13 +63,11 @@ func TestWriterKeepsItsBuffers(t *testing.T) {
 	}
 }
 
-// A result larger than keepBytes is written whole, and its buffers are let
-// go rather than held for the run; a soak-sized one keeps them.
+// A result larger than keepBytes outside its soak's windows (a long
+// per-second series) is written whole, and its buffers are let go rather
+// than held for the run; a small one keeps them.
 func TestWriterLetsLargeBuffersGo(t *testing.T) {
-	res := &Result{Schema: Schema, Steps: []Step{}, Soak: &Soak{}}
-	for i := range 300 {
-		res.Soak.Windows = append(res.Soak.Windows, SoakWindow{StartS: float64(i), Histogram: strings.Repeat("HISTFAAA", 8<<10)})
-	}
+	res := &Result{Schema: Schema, Steps: []Step{}, Warnings: []string{strings.Repeat("HISTFAAA", 3<<20)}}
 	path := filepath.Join(t.TempDir(), "result.json")
 	var w Writer
 	if err := w.Write(path, res, Public); err != nil {
@@ -81,11 +79,46 @@ func TestWriterLetsLargeBuffersGo(t *testing.T) {
 	if w.enc != nil || w.buf.Cap() != 0 {
 		t.Errorf("a Writer holds a %d-byte buffer after a file larger than %d", w.buf.Cap(), keepBytes)
 	}
-	res.Soak.Windows = res.Soak.Windows[:1]
+	res.Warnings = []string{"small"}
 	if err := w.Write(path, res, Public); err != nil {
 		t.Fatal(err)
 	}
 	if w.enc == nil || w.buf.Cap() == 0 {
 		t.Error("a Writer let go of the buffers of a small file")
+	}
+}
+
+// A soak's windows go to the file one at a time: the buffers a Writer
+// keeps are the size of the result less its windows, whether it holds 10
+// windows or 400, and the file is the same bytes.
+func TestWriterBuffersDoNotGrowWithWindows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "result.json")
+	var w Writer
+	kept := func(n int) int {
+		res := &Result{Schema: Schema, Steps: []Step{}, Soak: &Soak{Trends: []Trend{{Figure: "p99_ms", Windows: n}}}}
+		for i := range n {
+			res.Soak.Windows = append(res.Soak.Windows, SoakWindow{StartS: float64(i), EndS: float64(i + 1), Seconds: 1, Completed: 300, OK: 300,
+				Histogram: strings.Repeat("HISTFAAA", 200), Ceiling: &WindowCeiling{HeapMB: 4.5}})
+		}
+		if err := w.Write(path, res, Public); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, append(want, '\n')) {
+			t.Fatalf("%d windows: a Writer's file differs from json.MarshalIndent's bytes and a newline", n)
+		}
+		return w.buf.Cap() + w.wbuf.Cap()
+	}
+	few, many := kept(10), kept(400)
+	t.Logf("buffers kept: %d bytes after 10 windows, %d after 400 (a window is about 2 KB)", few, many)
+	if many > 2*few || many > 64<<10 {
+		t.Errorf("a Writer keeps %d bytes after 400 windows, %d after 10: its buffers grow with the file", many, few)
 	}
 }
