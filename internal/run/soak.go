@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"runtime/metrics"
 	"time"
 
@@ -160,10 +161,7 @@ func (c *soakCollector) note(err error) {
 // start to end (seconds from the soak's start), and files the target's
 // restarts in it.
 func (c *soakCollector) watched(start, end float64) (*results.WindowTarget, *results.WindowCeiling) {
-	ceiling := &results.WindowCeiling{HeapMB: liveHeapMB()}
-	if rss, anon, ok := selfMemoryMB(); ok {
-		ceiling.RSSMB, ceiling.AnonMB = &rss, &anon
-	}
+	ceiling := ownMemory()
 	w := c.s.watch
 	if w == nil || w.watcher == nil {
 		return nil, ceiling
@@ -260,6 +258,22 @@ func (c *soakCollector) annotate(ctx context.Context, step *results.Step, sp spa
 }
 
 func (c *soakCollector) close() {}
+
+// ownMemory reads ceiling's own memory at a window's end, after a
+// collection that hands what it frees back to the system: without it the
+// reading is wherever the collector's cycle happens to be (a heap between
+// its live size and twice that, and freed pages the runtime returns at
+// its own pace), which moves by megabytes from window to window and hides
+// a slow leak; with it RSS is what ceiling holds. Once a window (a second
+// at least) this costs less than the collections the load makes anyway.
+func ownMemory() *results.WindowCeiling {
+	debug.FreeOSMemory()
+	ceiling := &results.WindowCeiling{HeapMB: liveHeapMB()}
+	if rss, anon, ok := selfMemoryMB(); ok {
+		ceiling.RSSMB, ceiling.AnonMB = &rss, &anon
+	}
+	return ceiling
+}
 
 // liveHeapMB is ceiling's Go heap live after the last garbage collection,
 // in MB: what it holds, without the garbage its next collection frees.
