@@ -3,6 +3,7 @@ package trend
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -189,5 +190,29 @@ func TestNth(t *testing.T) {
 		if got := median(slices.Clone(v)); got != want {
 			t.Fatalf("median(%v) = %v, want %v", v, got, want)
 		}
+	}
+}
+
+// Fitting again and again, as a soak does after every window, reuses its
+// pairwise slopes: a fit of 400 points allocates a fraction of the
+// n(n−1)/2 slopes it sorts (under the race detector a pool drops a
+// quarter of what it is given, so half is the bound).
+func TestFitReusesItsSlopes(t *testing.T) {
+	const n = 400
+	x, y := make([]float64, n), make([]float64, n)
+	for i := range n {
+		x[i], y[i] = float64(i), float64(i%7)
+	}
+	Line(x, y)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 20 {
+		Line(x, y)
+	}
+	runtime.ReadMemStats(&after)
+	per, slopes := (after.TotalAlloc-before.TotalAlloc)/20, uint64(n*(n-1)/2*8)
+	t.Logf("a fit of %d points allocated %d bytes; its slopes are %d", n, per, slopes)
+	if per > slopes/2 {
+		t.Errorf("a fit of %d points allocated %d bytes, its slopes %d: want them kept from one fit to the next", n, per, slopes)
 	}
 }
