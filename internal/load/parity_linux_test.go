@@ -138,8 +138,8 @@ type parityRun struct {
 // system calls that hold their processor, and loops side by side in one
 // process would starve the test's own server of processors.
 func TestEnginesAgree(t *testing.T) {
-	open := Step{Rate: 100, Length: 500 * time.Millisecond}
-	closed := Step{VUs: 2, Length: 400 * time.Millisecond}
+	open := Step{Rate: 100, Length: 300 * time.Millisecond}
+	closed := Step{VUs: 2, Length: 250 * time.Millisecond}
 	for _, tc := range []struct {
 		name  string
 		st    Step
