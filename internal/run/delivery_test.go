@@ -96,6 +96,7 @@ scenarios:
 // moves by chance from instant to instant. Its step is HEALTHY, not
 // "fell behind" (the rule on the window's two ends called it OVERLOADED).
 func TestFixedDelayPipelineKeepsUp(t *testing.T) {
+	t.Parallel()
 	port := testkit.FreePort(t)
 	var mu sync.Mutex
 	r := rand.New(rand.NewPCG(7, 8))
@@ -121,6 +122,7 @@ func TestFixedDelayPipelineKeepsUp(t *testing.T) {
 // second at most, loaded 4 % over that. Their queue grows through the
 // step: OVERLOADED, the delivery fell behind.
 func TestLanesOverCapacityFallBehind(t *testing.T) {
+	t.Parallel()
 	port := testkit.FreePort(t)
 	queue := make(chan func(), 10000)
 	stop := make(chan struct{})
