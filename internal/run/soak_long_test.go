@@ -65,6 +65,9 @@ func TestSoakP99GrowsLinearly(t *testing.T) {
 	})
 	start = time.Now()
 	res := soakHere(t, h, 40, time.Minute, 5*time.Second)
+	for _, w := range res.Soak.Windows {
+		t.Logf("window %v–%v s: p99 %v ms, %d completed", w.StartS, w.EndS, w.LatencyMS.P99, w.Completed)
+	}
 	p99 := trendNamed(t, res, "p99_ms")
 	t.Logf("p99: %s, %s", p99.Verdict, p99.Why)
 	if p99.Verdict != results.Drifting || math.Abs(p99.SlopePerH-14400)/14400 > 0.15 {
