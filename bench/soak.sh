@@ -89,6 +89,12 @@ if "ceiling.anon_mb" not in flat:
     print("\nceiling's private memory was not measured (not Linux?)")
     sys.exit(1)
 yes = lambda b: "yes" if b else "NO"
+w = k["windows"]
+if w and w[0].get("ceiling") and w[-1].get("ceiling"):
+    a, b = w[0]["ceiling"], w[-2 if len(w) > 1 else -1]["ceiling"]  # the last window may end after the load
+    print(f"\nceiling, first window → last full one: private {a.get('anon_mb', 0):.2f} → {b.get('anon_mb', 0):.2f} MB, "
+          f"heap {a['heap_mb']:.2f} → {b['heap_mb']:.2f} MB, runtime {a.get('runtime_mb', 0):.2f} → {b.get('runtime_mb', 0):.2f} MB, "
+          f"threads {a.get('threads', 0)} → {b.get('threads', 0)}")
 print(f"\nceiling's own RSS flat (its slope's 95% interval holds 0): {yes(flat.get('ceiling.rss_mb'))}")
 print(f"ceiling's private memory flat (the same, RSS less its binary's pages): {yes(flat['ceiling.anon_mb'])}")
 sys.exit(0 if flat["ceiling.anon_mb"] else 1)

@@ -181,6 +181,14 @@ type WindowCeiling struct {
 	// maps in as code first runs and drops when it needs the room.
 	AnonMB *float64 `json:"anon_mb,omitempty"`
 	HeapMB float64  `json:"heap_mb"`
+	// RuntimeMB is what the Go runtime has mapped beside the heap's
+	// objects: goroutine stacks, its own metadata and buffers (its memory
+	// classes less the heap's objects, unused slots, free and released
+	// pages; mapped, not all of it resident); Threads the process's
+	// threads (Linux). The private memory can grow with them where the
+	// heap does not.
+	RuntimeMB float64 `json:"runtime_mb,omitempty"`
+	Threads   int     `json:"threads,omitempty"`
 }
 
 // Limit is a limit a figure may run into.

@@ -26,3 +26,19 @@ func selfMemoryMB() (rss, anon float64, ok bool) {
 	mb := func(pages int64) float64 { return float64(pages*int64(os.Getpagesize())) / (1 << 20) }
 	return mb(resident), mb(resident - shared), true
 }
+
+// selfThreads is ceiling's number of threads, from /proc/self/status; 0
+// when it cannot be read.
+func selfThreads() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "Threads:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(rest))
+			return n
+		}
+	}
+	return 0
+}

@@ -268,11 +268,35 @@ func (c *soakCollector) close() {}
 // at least) this costs less than the collections the load makes anyway.
 func ownMemory() *results.WindowCeiling {
 	debug.FreeOSMemory()
-	ceiling := &results.WindowCeiling{HeapMB: liveHeapMB()}
+	ceiling := &results.WindowCeiling{HeapMB: liveHeapMB(), RuntimeMB: runtimeMB(), Threads: selfThreads()}
 	if rss, anon, ok := selfMemoryMB(); ok {
 		ceiling.RSSMB, ceiling.AnonMB = &rss, &anon
 	}
 	return ceiling
+}
+
+// runtimeMB is the memory the Go runtime has from the system and holds
+// for other than the heap's objects (stacks, metadata, its buffers), in
+// MB: all its memory classes less the heap's objects, its unused slots,
+// and its free and released pages.
+func runtimeMB() float64 {
+	s := []metrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+	}
+	metrics.Read(s)
+	var v [5]uint64
+	for i := range s {
+		if s[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		v[i] = s[i].Value.Uint64()
+	}
+	rest := int64(v[0]) - int64(v[1]+v[2]+v[3]+v[4])
+	return float64(max(rest, 0)) / (1 << 20)
 }
 
 // liveHeapMB is ceiling's Go heap live after the last garbage collection,

@@ -107,6 +107,8 @@ func TestSoakWritesWindows(t *testing.T) {
 				t.Errorf("window %g–%g: ceiling's own memory %+v, want it measured", win.StartS, win.EndS, win.Ceiling)
 			} else if c := win.Ceiling; runtime.GOOS == "linux" && (c.RSSMB == nil || c.AnonMB == nil || *c.AnonMB <= 0 || *c.AnonMB >= *c.RSSMB) {
 				t.Errorf("window %g–%g: ceiling's RSS %v MB, private %v MB, want both, the private part less", win.StartS, win.EndS, c.RSSMB, c.AnonMB)
+			} else if c.RuntimeMB <= 0 || runtime.GOOS == "linux" && c.Threads < 2 {
+				t.Errorf("window %g–%g: the runtime's own %v MB, %d threads; want both measured", win.StartS, win.EndS, c.RuntimeMB, c.Threads)
 			}
 		}
 		if n != res.Steps[0].Completed {
