@@ -53,6 +53,7 @@ func browserFor(t *testing.T, d time.Duration, h int) context.Context {
 // takes each new body from the event stream as it comes (at least twice),
 // and shows the final answer with the report's link when the run ends.
 func TestPageInChromium(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	s, err := Listen(Options{Addr: "127.0.0.1:0", Token: "tok"})
 	if err != nil {

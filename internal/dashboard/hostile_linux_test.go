@@ -15,6 +15,7 @@ import (
 // Connections from many addresses (Linux answers every 127.0.0.0/8
 // address) are capped in all, not only by address.
 func TestConnectionCapTotal(t *testing.T) {
+	t.Parallel()
 	s, err := Listen(Options{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)

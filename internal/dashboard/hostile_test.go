@@ -46,6 +46,7 @@ func dialAll(t *testing.T, addr string, n int) []net.Conn {
 // they are accepted; those within it are kept for their request; once
 // the flood is gone the page answers again.
 func TestConnectionCapPerAddress(t *testing.T) {
+	t.Parallel()
 	s, err := Listen(Options{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +107,7 @@ func openStream(t *testing.T, addr string) net.Conn {
 // much the page publishes, and no more streams are served at once than
 // the cap, so that what they cost the run is bounded.
 func TestSlowViewersDropped(t *testing.T) {
+	t.Parallel()
 	s, err := Listen(Options{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
