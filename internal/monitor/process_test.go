@@ -37,6 +37,16 @@ func watch(t *testing.T, pid int) Source {
 	return src
 }
 
+// cpuSpan is how long the tests that measure a tree's CPU measure it: 50
+// ticks of /proc's 10 ms, a resolution of 2 % of a core, well inside
+// their bounds (the lower ones allow for busy neighbours, a share of the
+// cores, which a longer span does not change).
+const cpuSpan = 500 * time.Millisecond
+
+// TestProcessCPU is not parallel, nor are its cases: each measures the CPU
+// its tree takes, and spinning trees beside it (its own cases' or
+// another test's) would take the cores it has on a two-core machine down
+// to its lower bounds.
 func TestProcessCPU(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -56,8 +66,21 @@ func TestProcessCPU(t *testing.T) {
 			cmd := exec.Command("/bin/sh", "-c", tc.script)
 			testkit.Start(t, cmd)
 			src := watch(t, cmd.Process.Pid)
-			time.Sleep(100 * time.Millisecond) // let the children start
-			pct, s := measureCPU(t, src, time.Second)
+			// Let the children start: the tree holds its minProcs shells
+			// (one thread each).
+			for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+				s, err := src.Read()
+				if err != nil {
+					t.Fatalf("Read() = %v", err)
+				}
+				if s.Threads >= tc.minProcs {
+					break
+				}
+				if time.Since(start) > 10*time.Second {
+					t.Fatalf("after 10s: Read() = %+v, want %d processes", s, tc.minProcs)
+				}
+			}
+			pct, s := measureCPU(t, src, cpuSpan)
 			t.Logf("%s: CPU %.1f%%, threads %d, fds %d, RSS %.1f MiB", tc.name, pct, s.Threads, s.FDs, float64(s.RSSBytes)/mib)
 			if pct < tc.lo || pct > tc.hi {
 				t.Errorf("CPU = %.1f%%, want %.0f–%.0f%%", pct, tc.lo, tc.hi)
@@ -71,7 +94,7 @@ func TestProcessCPU(t *testing.T) {
 
 func TestProcessSpinningGoChild(t *testing.T) {
 	cmd := startHelper(t, "spin")
-	pct, _ := measureCPU(t, watch(t, cmd.Process.Pid), time.Second)
+	pct, _ := measureCPU(t, watch(t, cmd.Process.Pid), cpuSpan)
 	t.Logf("re-executed spinning test binary: CPU %.1f%%", pct)
 	// The lower bound only says the spinning is counted: busy neighbours on
 	// a shared 2-core machine take part of the core.
@@ -216,17 +239,18 @@ func TestProcessReadCost(t *testing.T) {
 	}
 }
 
-// TestWatcherProcess watches a real spinning child for a moment.
+// TestWatcherProcess watches a real spinning child for a moment (cpuSpan,
+// a reading every 50 ms: ten or so).
 func TestWatcherProcess(t *testing.T) {
 	cmd := startHelper(t, "spin")
-	w := NewWatcher(watch(t, cmd.Process.Pid), nil, 100*time.Millisecond)
+	w := NewWatcher(watch(t, cmd.Process.Pid), nil, 50*time.Millisecond)
 	start := time.Now()
 	w.Start()
-	time.Sleep(time.Second)
+	time.Sleep(cpuSpan)
 	w.Stop()
 	f := w.Window(start, time.Now())
-	t.Logf("watched a spinning child for 1s at 100ms: %d samples, CPU %.1f%%, RSS %.1f MiB, %d threads",
-		f.Samples, f.CPUPct, f.RSSMB, f.Threads)
+	t.Logf("watched a spinning child for %v at 50ms: %d samples, CPU %.1f%%, RSS %.1f MiB, %d threads",
+		cpuSpan, f.Samples, f.CPUPct, f.RSSMB, f.Threads)
 	if f.Samples < 5 || f.CPUPct < 60 || f.CPUPct > 140 || f.RSSMB <= 0 || f.Threads < 1 || f.Exited {
 		t.Errorf("Window = %+v, want ≥ 5 samples, CPU 60–140%%, some RSS and threads, not exited", f)
 	}
