@@ -29,7 +29,7 @@ type prometheus struct {
 	cmd  *exec.Cmd
 }
 
-// startPrometheus starts one, scraping scrape (host:port) every second
+// startPrometheus starts one, scraping scrape (host:port) every 250 ms
 // when it is not empty; the test ends it by its PID.
 func startPrometheus(t *testing.T, scrape string) *prometheus {
 	t.Helper()
@@ -40,7 +40,7 @@ func startPrometheus(t *testing.T, scrape string) *prometheus {
 	dir := t.TempDir()
 	cfg := "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
 	if scrape != "" {
-		cfg += fmt.Sprintf("scrape_configs: [{job_name: ceiling, static_configs: [{targets: [%q]}]}]\n", scrape)
+		cfg += fmt.Sprintf("scrape_configs: [{job_name: ceiling, scrape_interval: 250ms, static_configs: [{targets: [%q]}]}]\n", scrape)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func startPrometheus(t *testing.T, scrape string) *prometheus {
 	}
 	p := &prometheus{base: "http://" + addr, cmd: cmd}
 	t.Cleanup(p.stop)
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get(p.base + "/-/ready"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
@@ -128,13 +128,13 @@ func target(t *testing.T) string {
 }
 
 // hooks are a test's: onStep is called after each step with its number,
-// ready after the outputs started and before the run.
+// outputs with the run's outputs once they started, before the run.
 type hooks struct {
 	onStep func(int)
 	// afterStep runs after a step's outputs have it, before the next
 	// step (and before the outputs finish).
 	afterStep func(*results.Step)
-	ready     func()
+	outputs   func(*Outputs)
 	tagged    bool // the scenario is tagged tier: gold, and tier is a label
 }
 
@@ -160,8 +160,8 @@ func runWith(t *testing.T, url string, f *Flags, step time.Duration, h hooks, ra
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.ready != nil {
-		h.ready()
+	if h.outputs != nil {
+		h.outputs(o)
 	}
 	if h.onStep != nil || h.afterStep != nil {
 		n := 0
@@ -194,12 +194,14 @@ func runWith(t *testing.T, url string, f *Flags, step time.Duration, h hooks, ra
 func TestPrometheusRemoteWrite(t *testing.T) {
 	t.Parallel()
 	prom := startPrometheus(t, "")
-	res, o := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, 2*time.Second, hooks{tagged: true}, 50, 100)
+	// Steps of a second: two seconds each (the tick at 1 s, the rest at
+	// the end), what the dashboard's irate needs of each step's series.
+	res, o := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, time.Second, hooks{tagged: true}, 50, 100)
 	id := o.RunID()
 	var completed int64
 	for i, st := range res.Steps {
 		completed += st.Completed
-		if !allArrivals(&st, 100*float64(i+1)) {
+		if !allArrivals(&st, 50*float64(i+1)) {
 			t.Errorf("step %d: completed %d, not sent %d", i+1, st.Completed, st.NotSent)
 		}
 	}
@@ -267,23 +269,30 @@ func (p *prometheus) queryRange(t *testing.T, q string, from, to time.Time) int 
 func TestPrometheusDownMidRun(t *testing.T) {
 	t.Parallel()
 	prom := startPrometheus(t, "")
+	// The queue cannot drain with the backend down: the outputs' close
+	// waits its drain time out, which this run shortens from drainTimeout
+	// (5 s) so as not to spend it.
+	const drain = 500 * time.Millisecond
 	start := time.Now()
-	res, _ := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, time.Second,
-		hooks{onStep: func(n int) {
-			if n == 1 {
-				prom.stop()
-			}
-		}}, 100, 100, 100)
+	res, _ := runWith(t, target(t), &Flags{Outputs: []string{"prometheus=" + prom.base + "/api/v1/write"}}, 500*time.Millisecond,
+		hooks{
+			outputs: func(o *Outputs) { o.sinks[0].(*remote).drain = drain },
+			onStep: func(n int) {
+				if n == 1 {
+					prom.stop()
+				}
+			},
+		}, 100, 100, 100)
 	for _, st := range res.Steps {
-		if st.Sent != st.Completed || st.Failed != 0 || !allArrivals(&st, 100) {
-			t.Errorf("step %d: sent %d, completed %d, failed %d, not sent %d; want 100 sent and completed, none failed", st.Index+1, st.Sent, st.Completed, st.Failed, st.NotSent)
+		if st.Sent != st.Completed || st.Failed != 0 || !allArrivals(&st, 50) {
+			t.Errorf("step %d: sent %d, completed %d, failed %d, not sent %d; want 50 sent and completed, none failed", st.Index+1, st.Sent, st.Completed, st.Failed, st.NotSent)
 		}
 	}
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "were not stored") {
 		t.Errorf("warnings %q, want one on the batches not stored", res.Warnings)
 	}
-	// Three 1.2 s steps, then at most the drain timeout for the queue.
-	if d := time.Since(start); d > 3*1200*time.Millisecond+drainTimeout+10*time.Second {
+	// Three 0.7 s steps, then at most the drain time for the queue.
+	if d := time.Since(start); d > 3*700*time.Millisecond+drain+10*time.Second {
 		t.Errorf("the run took %v with the backend down", d)
 	}
 }
@@ -334,33 +343,32 @@ func TestMetricsListen(t *testing.T) {
 
 // A real Prometheus scraping --metrics-listen gets the run's series.
 func TestMetricsListenScraped(t *testing.T) {
-	t.Parallel()
+	// Prometheus scrapes a new target first some 5 s after it starts (its
+	// service discovery hands the static targets over on a 5 s tick), then
+	// every 250 ms, or later on a busy machine. So it starts before this
+	// test waits for a parallel slot (-parallel is GOMAXPROCS, 2 on a
+	// 2-core machine), and most of those seconds pass while other tests
+	// hold the slots. Nor does the run wait for that first scrape: once
+	// the step is over, the listener keeps serving its final figures
+	// until the outputs finish, so wait (bounded) for a scrape that saw
+	// them.
 	addr := freeAddr(t)
 	prom := startPrometheus(t, addr)
-	// Run once Prometheus has scraped the listener: its first scrape of a
-	// new target may come a few seconds after it starts.
-	ready := func() {
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-			if len(prom.query(t, `up{job="ceiling"} == 1`)) == 1 {
-				return
-			}
-		}
-		t.Fatal("prometheus did not scrape --metrics-listen within 30 s")
-	}
+	t.Parallel()
 	// This Prometheus scrapes this run alone (job ceiling).
 	query := fmt.Sprintf(`max_over_time(%s{job="ceiling",outcome="ok"}[10m])`, RequestsTotal)
-	// Scrapes come every second, or later on a busy machine: once the step
-	// is over, the listener keeps serving its final figures until the
-	// outputs finish, so wait (bounded) for a scrape that saw them.
 	var got []float64
 	settled := func(st *results.Step) {
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 			if got = prom.query(t, query); len(got) == 1 && got[0] >= float64(st.Completed) {
 				return
 			}
 		}
+		if len(prom.query(t, `up{job="ceiling"} == 1`)) != 1 {
+			t.Error("prometheus did not scrape --metrics-listen within 30 s")
+		}
 	}
-	res, _ := runWith(t, target(t), &Flags{Listen: addr}, 3*time.Second, hooks{ready: ready, afterStep: settled}, 50)
+	res, _ := runWith(t, target(t), &Flags{Listen: addr}, time.Second, hooks{afterStep: settled}, 50)
 	if len(got) != 1 || got[0] != float64(res.Steps[0].Completed) {
 		t.Errorf("scraped ok requests %v, result.json %d: want the same count", got, res.Steps[0].Completed)
 	}

@@ -41,6 +41,9 @@ const (
 type remote struct {
 	url    string
 	client *http.Client
+	// drain bounds close's wait for the queue: drainTimeout (a test sets
+	// it before the run).
+	drain time.Duration
 
 	mu       sync.Mutex
 	queue    [][]byte
@@ -61,7 +64,7 @@ func newRemote(url string) *remote {
 	// GET without its body, which a server can answer 200 to, and the
 	// samples would count as stored. It is the status it is: an error.
 	client := &http.Client{Timeout: pushTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	r := &remote{url: url, client: client, wake: make(chan struct{}, 1),
+	r := &remote{url: url, client: client, drain: drainTimeout, wake: make(chan struct{}, 1),
 		finished: make(chan struct{}), ctx: ctx, cancel: cancel}
 	go r.run()
 	return r
@@ -169,8 +172,8 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// close gives the queue drainTimeout to go out, then counts what is left
-// as dropped and says what was lost.
+// close gives the queue its drain time (drainTimeout) to go out, then
+// counts what is left as dropped and says what was lost.
 func (r *remote) close() []string {
 	r.mu.Lock()
 	r.closing = true
@@ -181,7 +184,7 @@ func (r *remote) close() []string {
 	}
 	select {
 	case <-r.finished:
-	case <-time.After(drainTimeout):
+	case <-time.After(r.drain):
 		r.cancel()
 		<-r.finished
 	}
