@@ -162,6 +162,7 @@ func TestKilledRunLeavesNoForkedTarget(t *testing.T) {
 		"background": "%s demo-target --addr 127.0.0.1:%d & wait",
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			out := filepath.Join(t.TempDir(), "r.json")
 			port := testkit.FreePort(t)
 			proc, _, _ := runWithCommand(t, out, "", port, command)
@@ -192,11 +193,27 @@ func TestKilledRunLeavesNoForkedTarget(t *testing.T) {
 // for slow requests in flight, but it kills the target ceiling started.
 func TestDoubleInterruptKillsTarget(t *testing.T) {
 	t.Parallel()
-	slow := testkit.NewTarget(t, testkit.TargetConfig{Delay: 2500 * time.Millisecond})
+	// The requests answer at once until the first step is in (the preflight
+	// and the step take no longer than they must), then never within the
+	// test: the requests in flight at the interrupt outlast its grace.
+	slow := testkit.NewTarget(t, testkit.TargetConfig{})
 	out := filepath.Join(t.TempDir(), "r.json")
 	proc, target, stderr := runWithTarget(t, out, slow.URL)
+	slow.SetDelay(time.Minute)
+	held := slow.Hits()
+	if !waitUntil(5*time.Second, func() bool { return slow.Hits() >= held+3 }) {
+		t.Fatalf("no slow request in flight within 5s; stderr:\n%s", stderr.String())
+	}
 	proc.Signal(syscall.SIGINT)
-	time.Sleep(50 * time.Millisecond)
+	if !waitUntil(5*time.Second, func() bool { return strings.Contains(stderr.String(), "ceiling run: stopping") }) {
+		t.Fatalf("no note of the first interrupt within 5s; stderr:\n%s", stderr.String())
+	}
+	// The second a person's, not a copy of the first (sameStop): a copy
+	// would stop in order, waiting for the requests in flight.
+	time.Sleep(2 * sameStop)
+	if gone(proc.Pid) {
+		t.Fatalf("ceiling exited at the first interrupt, want it waiting for the requests in flight; stderr:\n%s", stderr.String())
+	}
 	proc.Signal(syscall.SIGINT)
 	done := make(chan int, 1)
 	go func() {
@@ -205,8 +222,11 @@ func TestDoubleInterruptKillsTarget(t *testing.T) {
 	}()
 	select {
 	case code := <-done:
-		if code != 130 {
-			t.Errorf("exit = %d, want 130; stderr:\n%s", code, stderr.String())
+		// stderr reaches the buffer through a copier that the process's
+		// Wait does not wait for: the abort's line may come after the exit.
+		aborted := waitUntil(2*time.Second, func() bool { return strings.Contains(stderr.String(), "ceiling run: aborted") })
+		if code != 130 || !aborted {
+			t.Errorf("exit = %d, want 130 and an abort; stderr:\n%s", code, stderr.String())
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("ceiling did not exit within 5s of the second interrupt")
@@ -345,10 +365,14 @@ func killOrphans(t *testing.T, marker string) {
 // root, no controllers) there is no group to leave behind: skipped.
 func TestDoubleInterruptRemovesSweepCgroup(t *testing.T) {
 	t.Parallel()
+	// As in TestDoubleInterruptKillsTarget: requests that answer at once
+	// until the first step is in, then hold, so that the first interrupt
+	// is still waiting for them when the second comes.
+	slow := testkit.NewTarget(t, testkit.TargetConfig{})
 	dir := t.TempDir()
 	cmd := ceiling(t, "sweep", "--configs", "1@1/256m",
 		"--cmd", os.Args[0]+" demo-target --addr 127.0.0.1:{{.port}}",
-		"--ready", "http://127.0.0.1:{{.port}}/health", "--url", "http://127.0.0.1:{{.port}}/health",
+		"--ready", "http://127.0.0.1:{{.port}}/health", "--url", slow.URL,
 		"--rate", "20,20,20,20,20,20,20,20,20,20", "--step", "1s", "--warmup", "0s",
 		"--out", filepath.Join(dir, "sweep.json"))
 	stderr := &lockedBuffer{}
@@ -393,8 +417,19 @@ func TestDoubleInterruptRemovesSweepCgroup(t *testing.T) {
 	if len(made) == 0 {
 		t.Skipf("the shape runs without a cgroup here; stderr:\n%s", stderr.String())
 	}
+	slow.SetDelay(time.Minute)
+	held := slow.Hits()
+	if !waitUntil(5*time.Second, func() bool { return slow.Hits() >= held+3 }) {
+		t.Fatalf("no slow request in flight within 5s; stderr:\n%s", stderr.String())
+	}
 	cmd.Process.Signal(syscall.SIGINT)
-	time.Sleep(50 * time.Millisecond)
+	if !waitUntil(5*time.Second, func() bool { return strings.Contains(stderr.String(), "ceiling sweep: stopping") }) {
+		t.Fatalf("no note of the first interrupt within 5s; stderr:\n%s", stderr.String())
+	}
+	time.Sleep(2 * sameStop) // a second interrupt, not a copy of the first
+	if gone(cmd.Process.Pid) {
+		t.Fatalf("ceiling exited at the first interrupt, want it waiting for the requests in flight; stderr:\n%s", stderr.String())
+	}
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan int, 1)
 	go func() {
@@ -403,8 +438,11 @@ func TestDoubleInterruptRemovesSweepCgroup(t *testing.T) {
 	}()
 	select {
 	case code := <-done:
-		if code != 130 {
-			t.Errorf("exit = %d, want 130; stderr:\n%s", code, stderr.String())
+		// stderr reaches the buffer through a copier that the process's
+		// Wait does not wait for: the abort's line may come after the exit.
+		aborted := waitUntil(2*time.Second, func() bool { return strings.Contains(stderr.String(), "ceiling sweep: aborted") })
+		if code != 130 || !aborted {
+			t.Errorf("exit = %d, want 130 and an abort; stderr:\n%s", code, stderr.String())
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ceiling did not exit within 10s of the second interrupt")

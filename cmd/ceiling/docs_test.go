@@ -47,6 +47,7 @@ var private = regexp.MustCompile(`(?i)\bseeds?(?:[ _-]|\s*(?://|#)?\s*)0\d\d\b|\
 // examples, the schema) and bench/. Help texts are Go strings, so they
 // are covered too.
 func TestNoPrivateReferences(t *testing.T) {
+	t.Parallel() // reads files only; its CPU overlaps the others' waits
 	root := filepath.Join("..", "..")
 	self, err := filepath.Abs("docs_test.go")
 	if err != nil {
