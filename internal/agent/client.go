@@ -180,10 +180,16 @@ func (c *Coordinator) check(ctx context.Context, _ int, a *peer) error {
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var last error
+	busy := false
 	for {
-		last = c.call(wctx, a, http.MethodGet, pathHealth, nil, &a.health)
-		busy := last == nil && a.health.Busy
-		if last == nil {
+		err := c.call(wctx, a, http.MethodGet, pathHealth, nil, &a.health)
+		// A look the wait's end cut short leaves the last one's answer:
+		// an agent busy then is still busy, not unanswering (a wait of a
+		// multiple of the 500 ms between looks can end as one starts).
+		if cut := err != nil && ctx.Err() == nil && wctx.Err() != nil; !cut || !busy {
+			last, busy = err, err == nil && a.health.Busy
+		}
+		if err == nil {
 			switch {
 			case a.health.API != API:
 				return &failure.InputError{Err: fmt.Errorf("it speaks API %q, this coordinator %q", a.health.API, API)}

@@ -184,22 +184,23 @@ func health(t *testing.T, addr string) Health {
 // then takes it over.
 func TestAgentLease(t *testing.T) {
 	t.Parallel()
-	const lease = time.Second
+	// Half a second: heartbeats every 125 ms, each with 250 ms to answer.
+	const lease = 500 * time.Millisecond
 	addr := agent(t, &Server{Lease: lease})
 	p := quickPlan(t, target(t), "")
 	first, err := connect(t, p, token, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := run.Level(p, 50)
+	st := run.Level(p, 100)
 	st.Warmup, st.Length = 0, 2*lease
 	res, _, err := first.Step(context.Background(), st)
 	if err != nil || res.Sent < 80 || res.Sent > 120 {
-		t.Fatalf("a step of 50/s for %v: sent %d, %v; want it run to its end (100), held by the heartbeats", st.Length, res.Sent, err)
+		t.Fatalf("a step of 100/s for %v: sent %d, %v; want it run to its end (100), held by the heartbeats", st.Length, res.Sent, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := Connect(ctx, Options{Addrs: []string{addr}, Token: token, Version: "test", Wait: lease}, p); err == nil || !strings.Contains(err.Error(), "still busy after 1s") {
+	if _, err := Connect(ctx, Options{Addrs: []string{addr}, Token: token, Version: "test", Wait: lease}, p); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("still busy after %v", lease)) {
 		t.Errorf("a second coordinator while the first renews its lease: %v, want still busy after its wait", err)
 	}
 	if h := health(t, addr); !h.Busy || h.LeaseS != lease.Seconds() || h.LeaseLeftS <= 0 || h.LeaseLeftS > lease.Seconds() {
@@ -222,6 +223,34 @@ func TestAgentLease(t *testing.T) {
 	}
 	if _, _, err := first.Step(context.Background(), st); err == nil || !strings.Contains(err.Error(), "no such session") {
 		t.Errorf("the first coordinator's step after its lease ended: %v, want its session gone", err)
+	}
+}
+
+// A coordinator whose wait ends during a look at a busy agent's health
+// says the agent is still busy, as the look before said: it said the
+// agent gave no answer (a wait of a multiple of the 500 ms between looks
+// ends as a look starts).
+func TestAgentStillBusyWhenTheWaitCutsALook(t *testing.T) {
+	t.Parallel()
+	looks := 0
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		looks++
+		first := looks == 1
+		mu.Unlock()
+		if !first {
+			<-r.Context().Done() // the next look outlasts the wait
+			return
+		}
+		json.NewEncoder(w).Encode(Health{API: API, Version: "test", Busy: true, LeaseS: 1, LeaseLeftS: 1})
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	const wait = 700 * time.Millisecond // a look at 0 and at 500 ms, cut at 700
+	_, err := Connect(context.Background(), Options{Addrs: []string{addr}, Token: token, Version: "test", Wait: wait}, quickPlan(t, target(t), ""))
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("still busy after %v", wait)) || !strings.Contains(err.Error(), "another coordinator's run") {
+		t.Errorf("Connect to an agent busy at the last look: %v, want still busy after the wait", err)
 	}
 }
 
