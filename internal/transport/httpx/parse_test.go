@@ -14,6 +14,7 @@ import (
 func parseInPieces(raw string, isHead, keep bool, maxBody int64, sizes []int) (response, []byte, int, error) {
 	var p parser
 	p.reset(isHead, keep, maxBody)
+	defer func() { release(p.body, &p.reserved) }() // the budget whole again, as after an exchange
 	b := []byte(raw)
 	for i := 0; len(b) > 0; i++ {
 		n := min(len(b), max(sizes[i%len(sizes)], 1))
@@ -38,6 +39,7 @@ func readWhole(raw string, isHead, keep bool, maxBody int64) (response, []byte, 
 	sr := strings.NewReader(raw)
 	br := bufio.NewReaderSize(sr, readBufferSize)
 	c := capture{keepBody: keep}
+	defer c.done() // the budget whole again, as after an exchange
 	resp, err := readResponse(br, isHead, maxBody, &c)
 	return resp, c.body, sr.Len() + br.Buffered(), err
 }

@@ -79,6 +79,7 @@ func TestCapture(t *testing.T) {
 	} {
 		c := &capture{keepBody: true}
 		resp, err := readResponse(bufio.NewReaderSize(strings.NewReader(raw), 64), false, 100, c)
+		defer c.done() // the budget whole again, as after an exchange
 		if err != nil {
 			t.Fatalf("readResponse(%q): %v", raw, err)
 		}
@@ -204,6 +205,7 @@ func FuzzReadResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string, isHead bool) {
 		c := &capture{keepBody: len(raw)%2 == 0}
 		resp, err := readResponse(bufio.NewReaderSize(strings.NewReader(raw), 64), isHead, 100, c)
+		defer c.done() // the budget whole again, as after an exchange
 		if resp.body < 0 || resp.body > 101 {
 			t.Fatalf("body = %d outside [0, 101]", resp.body)
 		}
