@@ -157,8 +157,9 @@ func rewound(req *http.Request) (*http.Request, bool) {
 
 // conn returns a connection to addr with a stream reserved for the caller
 // (or, when the host is at max connections, the least busy one, on which
-// RoundTrip waits for a stream). fresh is true when the connection was
-// dialled for this request.
+// RoundTrip waits for a stream; or the one it dialled, when the requests
+// that waited for it took its streams). fresh is true when the connection
+// was dialled for this request: a request opens one connection at most.
 func (p *h2Pool) conn(ctx context.Context, scheme, addr string) (cc *http.ClientConn, fresh bool, err error) {
 	key := scheme + "://" + addr
 	for {
@@ -222,10 +223,14 @@ func (p *h2Pool) conn(ctx context.Context, scheme, addr string) (cc *http.Client
 		if err != nil {
 			return nil, false, err
 		}
-		if cc.Reserve() == nil {
-			return cc, true, nil
-		}
-		// The requests that waited for the dial took its streams: look again.
+		// The requests that waited for the dial may have taken its streams,
+		// or it is closing already (a GOAWAY as it opened): this request
+		// still goes on the connection it dialled, unreserved, where its
+		// RoundTrip waits for a stream or fails, and is not sent again
+		// (fresh). Dialling another for it would open two connections for
+		// one request.
+		_ = cc.Reserve() // nil: the stream is this request's
+		return cc, true, nil
 	}
 }
 
