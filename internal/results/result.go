@@ -587,7 +587,9 @@ func (w *Writer) Write(path string, r *Result, perm os.FileMode) error {
 		}
 		return w.out.Flush()
 	})
-	w.out.Reset(nil)
+	if w.out != nil {
+		w.out.Reset(nil) // keeps its buffer, not the file
+	}
 	if w.buf.Cap() > keepBytes || w.wbuf.Cap() > keepBytes {
 		w.enc, w.buf, w.wenc, w.wbuf = nil, bytes.Buffer{}, nil, bytes.Buffer{}
 	}

@@ -10,6 +10,39 @@ import (
 	"testing"
 )
 
+// writeSame writes res at path through w, checks the file holds the bytes
+// Write always wrote (json.MarshalIndent and a newline), and returns its
+// size.
+func writeSame(t *testing.T, w *Writer, path string, res *Result) int {
+	t.Helper()
+	if err := w.Write(path, res, Public); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, append(want, '\n')) {
+		t.Fatalf("%d windows: a Writer's file differs from json.MarshalIndent's bytes and a newline", len(res.Soak.Windows))
+	}
+	return len(got)
+}
+
+// A Writer whose first write cannot make its file says so, and the next
+// write, where it can, works: nothing it keeps was half made.
+func TestWriterFirstWriteFails(t *testing.T) {
+	res := &Result{Schema: Schema, Steps: []Step{}, Soak: &Soak{Windows: []SoakWindow{{StartS: 0, EndS: 1, Seconds: 1}}}}
+	var w Writer
+	if err := w.Write(filepath.Join(t.TempDir(), "no", "such", "result.json"), res, Public); err == nil {
+		t.Fatal("a write into a folder that does not exist succeeded")
+	}
+	writeSame(t, &w, filepath.Join(t.TempDir(), "result.json"), res)
+}
+
 // A Writer writes the bytes Write always wrote (json.MarshalIndent and a
 // newline), and writing the same growing result again, as a soak does
 // after every window, allocates a fraction of the file each time, where a
@@ -23,21 +56,7 @@ func TestWriterKeepsItsBuffers(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "result.json")
 	var w Writer
-	if err := w.Write(path, res, Public); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, append(want, '\n')) {
-		t.Fatal("a Writer's file differs from json.MarshalIndent's bytes and a newline")
-	}
-	size := uint64(len(got))
+	size := uint64(writeSame(t, &w, path, res))
 	allocated := func(write func() error) uint64 {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -100,20 +119,7 @@ func TestWriterBuffersDoNotGrowWithWindows(t *testing.T) {
 			res.Soak.Windows = append(res.Soak.Windows, SoakWindow{StartS: float64(i), EndS: float64(i + 1), Seconds: 1, Completed: 300, OK: 300,
 				Histogram: strings.Repeat("HISTFAAA", 200), Ceiling: &WindowCeiling{HeapMB: 4.5}})
 		}
-		if err := w.Write(path, res, Public); err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, append(want, '\n')) {
-			t.Fatalf("%d windows: a Writer's file differs from json.MarshalIndent's bytes and a newline", n)
-		}
+		writeSame(t, &w, path, res)
 		return w.buf.Cap() + w.wbuf.Cap()
 	}
 	few, many := kept(10), kept(400)
