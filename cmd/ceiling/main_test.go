@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,10 @@ func TestMain(m *testing.M) {
 		return
 	}
 	testkit.Own()
+	// The tests wait on the ceiling processes they start more than they
+	// compute.
+	flag.Parse()
+	testkit.ParallelWaits(4)
 	os.Exit(m.Run())
 }
 

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"os"
 	"os/signal"
-	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -44,18 +43,11 @@ func TestMain(m *testing.M) {
 	testkit.Own()
 	// The tables of the tests' runs are whole, whatever terminal runs them.
 	os.Unsetenv("COLUMNS")
-	// The parallel tests of this package spend their time waiting on
-	// short steps of loopback load, not computing: four at a time keep
-	// two cores busy without one starving another. Under the race
-	// detector, which multiplies their CPU, and when -parallel is given,
-	// go test's own number stands.
+	// The parallel tests of this package wait on short steps of loopback
+	// load more than they compute.
 	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given && !raceDetector && runtime.GOMAXPROCS(0) < 4 {
-		_ = flag.Set("test.parallel", "4")
-	}
-	testkit.LoopProcs()
+	testkit.ParallelWaits(4)
+	testkit.LoopProcs(1)
 	os.Exit(m.Run())
 }
 

@@ -31,7 +31,7 @@ import (
 // at once: their runs go side by side in this process (testkit.LoopProcs).
 func TestMain(m *testing.M) {
 	flag.Parse()
-	testkit.LoopProcs()
+	testkit.LoopProcs(1)
 	os.Exit(m.Run())
 }
 

@@ -34,7 +34,10 @@ func TestMain(m *testing.M) {
 	}
 	testkit.Own()
 	flag.Parse()
-	testkit.LoopProcs()
+	// The parallel tests wait on their viewers and steps more than they
+	// compute.
+	testkit.ParallelWaits(4)
+	testkit.LoopProcs(1)
 	os.Exit(m.Run())
 }
 

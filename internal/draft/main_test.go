@@ -13,6 +13,6 @@ import (
 // (testkit.LoopProcs).
 func TestMain(m *testing.M) {
 	flag.Parse()
-	testkit.LoopProcs()
+	testkit.LoopProcs(1)
 	os.Exit(m.Run())
 }

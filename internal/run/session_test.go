@@ -43,9 +43,11 @@ func TestMain(m *testing.M) {
 	}
 	testkit.Own() // the soak's targets, in a shell's loop, end with the test binary
 	flag.Parse()
-	// The tests that run sessions side by side against servers of their
-	// own, in this process, leave those servers a processor.
-	testkit.LoopProcs()
+	// The parallel tests wait on short steps of loopback load more than
+	// they compute; those that run sessions side by side against servers
+	// of their own, in this process, leave those servers a processor.
+	testkit.ParallelWaits(4)
+	testkit.LoopProcs(1)
 	goleak.VerifyTestMain(m)
 }
 

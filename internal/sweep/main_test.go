@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	}
 	testkit.Own()
 	flag.Parse()
-	testkit.LoopProcs()
+	testkit.LoopProcs(1)
 	os.Exit(m.Run())
 }
 
