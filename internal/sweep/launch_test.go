@@ -80,10 +80,10 @@ func ended(res *Result, err error) string {
 
 // targetCmd is the command that starts the built-in target, this test
 // binary, for a sweep's commands ('EXE' demo-target, then its flags);
-// the test's environment, which they inherit, tells it to serve.
+// the environment they inherit from the test binary tells it to serve
+// (TestMain).
 func targetCmd(t *testing.T) string {
 	t.Helper()
-	t.Setenv(asTarget, "1")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -201,6 +201,7 @@ func TestSweepDockerReal(t *testing.T) {
 // is 50 ms per worker of the shape, named in the URL (wide enough that a
 // busy machine's few tens of milliseconds do not hide the doubling).
 func TestSweepLessonWorkersLatency(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("workers"))
 		time.Sleep(time.Duration(n) * 50 * time.Millisecond) // the shape's own time

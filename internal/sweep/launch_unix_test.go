@@ -67,6 +67,7 @@ func TestSweepFailedToStart(t *testing.T) {
 // teardown alternate, one pair per shape, each with that shape's values.
 func TestSweepCommandLauncher(t *testing.T) {
 	long(t)
+	t.Parallel()
 	target := targetCmd(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.json")
@@ -148,6 +149,7 @@ func TestSweepCommandApplyFails(t *testing.T) {
 // sweep: a strict sweep (the default) fails on it, saying so; with
 // --strict=false it is a row only, and the sweep passes.
 func TestSweepOneShapeFailedToStart(t *testing.T) {
+	t.Parallel()
 	target := targetCmd(t)
 	out := filepath.Join(t.TempDir(), "sweep.json")
 	args := []string{"--configs", "1@1/256m 2@1/256m",
@@ -171,6 +173,7 @@ func TestSweepOneShapeFailedToStart(t *testing.T) {
 // carried out, saying why, instead of measuring refusals under every
 // shape.
 func TestSweepStopsWhenRefused(t *testing.T) {
+	t.Parallel()
 	target := targetCmd(t)
 	out := filepath.Join(t.TempDir(), "sweep.json")
 	start := time.Now()
@@ -192,6 +195,7 @@ func TestSweepStopsWhenRefused(t *testing.T) {
 // shape's edge is searched for under the plan's SLO, and each row is its
 // edge step's.
 func TestSweepFileFind(t *testing.T) {
+	t.Parallel()
 	target := targetCmd(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "sweep.yaml")
@@ -241,6 +245,7 @@ find: {max: 120, precision: 20%}
 // an interrupted shape and a new one; another load is another sweep,
 // whose rows would not compare: refused as bad input.
 func TestSweepResume(t *testing.T) {
+	t.Parallel()
 	target := targetCmd(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.json")
@@ -406,6 +411,7 @@ func TestSweepContainerExits(t *testing.T) {
 // A teardown that fails is said, on the shape's row and in the table: its
 // target may still be running while the next shape is measured.
 func TestSweepTeardownFails(t *testing.T) {
+	t.Parallel()
 	target := targetCmd(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.json")
@@ -427,6 +433,7 @@ func TestSweepTeardownFails(t *testing.T) {
 // no other shape is started; the sweep is interrupted (exit 130), and
 // sweep.json and the table say so.
 func TestSweepInterrupted(t *testing.T) {
+	t.Parallel()
 	target := targetCmd(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.json")
@@ -586,6 +593,7 @@ func TestSweepTargetOOMKilled(t *testing.T) {
 // DIED with how they ended, never "OOM-killed": that is said only when
 // the shape's cgroup counted an OOM kill (and without a cgroup, never).
 func TestSweepTargetDiedNotOOM(t *testing.T) {
+	t.Parallel()
 	target := targetCmd(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.json")

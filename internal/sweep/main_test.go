@@ -32,7 +32,13 @@ func TestMain(m *testing.M) {
 		os.Exit(serveTarget(os.Args[2:]))
 	}
 	testkit.Own()
+	// The sweeps' commands, which inherit this environment, start this
+	// binary as the built-in target (targetCmd).
+	os.Setenv(asTarget, "1")
 	flag.Parse()
+	// Most tests wait on their sweeps' short steps and targets more than
+	// they compute.
+	testkit.ParallelWaits(4)
 	testkit.LoopProcs(1)
 	os.Exit(m.Run())
 }

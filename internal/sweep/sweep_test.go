@@ -43,6 +43,7 @@ func readSweep(t *testing.T, path string) Result {
 // that says it is partial, not one that names the best of a sweep it did
 // not finish. The last write marks the best, and is finished.
 func TestSweepFileUnfinishedUntilItsLastWrite(t *testing.T) {
+	t.Parallel()
 	srv := testkit.NewTarget(t, testkit.TargetConfig{Body: "ok"})
 	out := filepath.Join(t.TempDir(), "sweep.json")
 	configs, err := ParseConfigs("1@1/256m 2@1/256m 4@1/256m")
