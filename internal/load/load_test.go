@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"flag"
 	"math"
 	"sync/atomic"
 	"testing"
@@ -15,10 +16,21 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/scenario"
 	"github.com/ceiling-dev/ceiling/internal/schedule"
+	"github.com/ceiling-dev/ceiling/internal/testkit"
 	"github.com/ceiling-dev/ceiling/internal/transport"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain lets four of the parallel tests run at once, for they wait on
+// short steps of loopback load more than they compute
+// (testkit.ParallelWaits), and gives the scheduler a processor more than
+// their event loops (up to two a test), each of which holds one while it
+// waits in the kernel (testkit.LoopProcs).
+func TestMain(m *testing.M) {
+	flag.Parse()
+	testkit.ParallelWaits(4)
+	testkit.LoopProcs(2)
+	goleak.VerifyTestMain(m)
+}
 
 // fake answers after delay(start), with the bubble's fake clock.
 type fake struct {

@@ -124,7 +124,10 @@ func on(t *testing.T, url string, e engineCase, mod func(*Config)) func(*Config)
 // The loop sends exactly the schedule and times each exchange from its
 // intended start: 20 ms answers read 20 ms, sent as fixed requests or by
 // virtual users.
-func TestLoopOpenExactRateAnd20ms(t *testing.T) { engines(t, testLoopOpenExactRateAnd20ms) }
+func TestLoopOpenExactRateAnd20ms(t *testing.T) {
+	t.Parallel()
+	engines(t, testLoopOpenExactRateAnd20ms)
+}
 
 func testLoopOpenExactRateAnd20ms(t *testing.T, e engineCase) {
 	url := sleepServer(t, func(time.Duration) time.Duration { return 20 * time.Millisecond })
@@ -160,7 +163,10 @@ func testLoopOpenExactRateAnd20ms(t *testing.T, e engineCase) {
 // A server that stalls for 1 s (half a second in the quick set): the loop
 // keeps sending on schedule, every arrival during the stall waits for its
 // end, and the p99 shows it.
-func TestLoopOpenStallShowsInP99(t *testing.T) { engines(t, testLoopOpenStallShowsInP99) }
+func TestLoopOpenStallShowsInP99(t *testing.T) {
+	t.Parallel()
+	engines(t, testLoopOpenStallShowsInP99)
+}
 
 func testLoopOpenStallShowsInP99(t *testing.T, e engineCase) {
 	stallFrom, stall := 1500*time.Millisecond, time.Second
@@ -192,7 +198,10 @@ func testLoopOpenStallShowsInP99(t *testing.T, e engineCase) {
 
 // Past the connection cap arrivals queue: they are late, and their
 // latency, from the intended start, holds the wait.
-func TestLoopOpenCapMakesLateArrivals(t *testing.T) { engines(t, testLoopOpenCapMakesLateArrivals) }
+func TestLoopOpenCapMakesLateArrivals(t *testing.T) {
+	t.Parallel()
+	engines(t, testLoopOpenCapMakesLateArrivals)
+}
 
 func testLoopOpenCapMakesLateArrivals(t *testing.T, e engineCase) {
 	url := sleepServer(t, func(time.Duration) time.Duration { return 100 * time.Millisecond })
@@ -218,6 +227,7 @@ func testLoopOpenCapMakesLateArrivals(t *testing.T, e engineCase) {
 // The connections the process can open (MaxConns) cap the loop's
 // connections as MaxWorkers does, and the step says they held it.
 func TestLoopOpenConnCapSaysSo(t *testing.T) {
+	t.Parallel()
 	url := sleepServer(t, func(time.Duration) time.Duration { return 100 * time.Millisecond })
 	r := loopRunner(t, url, false, func(c *Config) { c.MaxConns = 5 })
 	res := r.Run(context.Background(), Step{Rate: 100, Length: time.Second})
@@ -229,6 +239,7 @@ func TestLoopOpenConnCapSaysSo(t *testing.T) {
 // Closed model on the loop: each user's next request follows its last
 // answer; 10 users at 10 ms make about 1000/s.
 func TestLoopClosedUsers(t *testing.T) {
+	t.Parallel()
 	url := sleepServer(t, func(time.Duration) time.Duration { return 10 * time.Millisecond })
 	r := loopRunner(t, url, false, nil)
 	st := Step{VUs: 10, Length: time.Second}
@@ -253,6 +264,7 @@ func TestLoopClosedUsers(t *testing.T) {
 // An answer that never comes ends as a timeout at the transport's timeout;
 // a stopped run gives up on what is in flight within the grace.
 func TestLoopTimeoutAndInterrupt(t *testing.T) {
+	t.Parallel()
 	url := sleepServer(t, func(time.Duration) time.Duration { return 1500 * time.Millisecond })
 	r := loopRunner(t, url, false, func(c *Config) { c.Timeout = 300 * time.Millisecond; c.Grace = 200 * time.Millisecond })
 	res := r.Run(context.Background(), Step{Rate: 20, Length: 500 * time.Millisecond})
@@ -273,6 +285,7 @@ func TestLoopTimeoutAndInterrupt(t *testing.T) {
 // leaves it to TestEnginesAgree, whose fixed request is this comparison
 // with every counter besides.
 func TestLoopMatchesGoroutines(t *testing.T) {
+	t.Parallel()
 	if !longTests {
 		t.Skip("a long test (TestEnginesAgree compares the engines in the quick set): go test -tags long runs it")
 	}
@@ -296,6 +309,7 @@ func TestLoopMatchesGoroutines(t *testing.T) {
 // answer that came, timed when the kernel received it: the schedule holds
 // and 20 ms answers still read 20 ms.
 func TestLoopCoarseWakes(t *testing.T) {
+	t.Parallel()
 	if raceOn {
 		t.Skip("at 2100/s the race detector slows this test's own server past its 20 ms")
 	}
@@ -345,6 +359,7 @@ func TestCoarsePeriod(t *testing.T) {
 // the loop returns within the step, the timeout and a second, and the
 // handshakes never answered are connect failures, not timeouts.
 func TestLoopOverdrivenStepEndsOnTime(t *testing.T) {
+	t.Parallel()
 	url := "http://" + testkit.FullBacklog(t) + "/"
 	hc := httpx.Config{Timeout: 500 * time.Millisecond}
 	lp, err := httpx.NewLoop(hc)
@@ -385,6 +400,7 @@ func TestLoopOverdrivenStepEndsOnTime(t *testing.T) {
 // Two loops share a step evenly, in both models: each ends within 10 % of
 // half its exchanges, and their counts add up to the step's.
 func TestLoopsShareTheWork(t *testing.T) {
+	t.Parallel()
 	url := sleepServer(t, func(time.Duration) time.Duration { return 5 * time.Millisecond })
 	for _, st := range []Step{{Rate: 400, Length: 500 * time.Millisecond}, {VUs: 8, Length: 500 * time.Millisecond}} {
 		r := loopRunner(t, url, false, on(t, url, engineCase{loops: 2}, nil))

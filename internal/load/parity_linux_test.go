@@ -138,6 +138,7 @@ type parityRun struct {
 // system calls that hold their processor, and loops side by side in one
 // process would starve the test's own server of processors.
 func TestEnginesAgree(t *testing.T) {
+	t.Parallel()
 	open := Step{Rate: 100, Length: 300 * time.Millisecond}
 	closed := Step{VUs: 2, Length: 250 * time.Millisecond}
 	for _, tc := range []struct {

@@ -125,6 +125,7 @@ scenarios:
 // checks and extraction exactly as the goroutines do: every figure of the
 // step equals what the target saw, on both engines and in both models.
 func TestLoopUsersMatchTheTarget(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		st   Step
@@ -190,6 +191,7 @@ func TestLoopUsersMatchTheTarget(t *testing.T) {
 // A closed-model user on the loop thinks between its iterations: no more
 // iterations than the think time allows.
 func TestLoopUsersThink(t *testing.T) {
+	t.Parallel()
 	s, url := newShop(t, "", 0)
 	const think = 50 * time.Millisecond
 	r := loopRunner(t, url, false, func(c *Config) { c.Scenarios = shopPlan(t, url); c.Think = think })
@@ -214,6 +216,7 @@ func TestLoopUsersThink(t *testing.T) {
 // loop: the step ends on time, each iteration a check failure, and nothing
 // reaches the target.
 func TestLoopUsersThatNeverSend(t *testing.T) {
+	t.Parallel()
 	s, url := newShop(t, "", 0)
 	set := compiled(t, plan.Scenario{Request: plan.Request{URL: url + "/items/1", Headers: map[string]string{"X-Bad": `{{printf "%c" 10}}`}}})
 	r := loopRunner(t, url, false, func(c *Config) { c.Scenarios = set })
@@ -239,6 +242,7 @@ func TestLoopUsersThatNeverSend(t *testing.T) {
 // arrival of the window is accounted for: run (sent) or skipped for want
 // of a login, on the loop as on goroutines.
 func TestLoopUsersFailedLogin(t *testing.T) {
+	t.Parallel()
 	for _, off := range []bool{false, true} {
 		t.Run(map[bool]string{false: "loop", true: "goroutines"}[off], func(t *testing.T) {
 			s, url := newShop(t, "u0@test", 10*time.Millisecond)
@@ -278,6 +282,7 @@ func (s *stingy) Send(r *transport.Request, tag transport.Tag) bool {
 // the next poll, in order: nothing is lost or sent twice, and the figures
 // still equal what the target saw.
 func TestLoopUsersHeldRequests(t *testing.T) {
+	t.Parallel()
 	s, url := newShop(t, "", 0)
 	r := loopRunner(t, url, false, func(c *Config) {
 		c.Scenarios = shopPlan(t, url)
