@@ -11,6 +11,7 @@ import (
 // that killed it, or the signal its shell reports with 128+n); one that
 // ceiling ended (Stop, Kill) did not die.
 func TestTargetDied(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, command string
 		end           func(*Target) error // ceiling's own ending, or nil: it ends on its own

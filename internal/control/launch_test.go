@@ -59,6 +59,7 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestLaunchReadyStop(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	log := filepath.Join(t.TempDir(), "target.log")
 	start := time.Now()
@@ -109,6 +110,7 @@ func TestLaunchEnvDir(t *testing.T) {
 }
 
 func TestLaunchNeverReady(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pidFile, log := filepath.Join(dir, "pid"), filepath.Join(dir, "target.log")
 	addr := freeAddr(t) // nothing listens there
@@ -135,6 +137,7 @@ func TestLaunchNeverReady(t *testing.T) {
 }
 
 func TestLaunchExitsBeforeReady(t *testing.T) {
+	t.Parallel()
 	log := filepath.Join(t.TempDir(), "target.log")
 	_, err := Launch(context.Background(), LaunchConfig{
 		Command: "echo boom; exit 3", Ready: "http://" + freeAddr(t) + "/", ReadyTimeout: 5 * time.Second, Log: log,
@@ -162,6 +165,7 @@ func TestLaunchCancelled(t *testing.T) {
 
 // TestLaunchExitMidWatch watches a target that exits on its own.
 func TestLaunchExitMidWatch(t *testing.T) {
+	t.Parallel()
 	tg := launch(t, LaunchConfig{Command: "sleep 0.4"})
 	w := monitor.NewWatcher(watch(t, tg.PID()), nil, 50*time.Millisecond)
 	start := time.Now()
@@ -193,6 +197,7 @@ func TestLaunchExitMidWatch(t *testing.T) {
 // TestLaunchStopKills stops a target that ignores SIGTERM: SIGKILL after
 // the grace.
 func TestLaunchStopKills(t *testing.T) {
+	t.Parallel()
 	tg := launch(t, LaunchConfig{Command: "trap '' TERM; sleep 30 & wait; wait", StopGrace: 300 * time.Millisecond})
 	time.Sleep(100 * time.Millisecond) // let the shell set its trap
 	start := time.Now()
@@ -250,6 +255,7 @@ func TestLifecycleAbortKillsItsTargets(t *testing.T) {
 // error naming it and the log (never the command, which may hold a
 // secret); a command past its timeout is stopped, its process tree with it.
 func TestRunCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	log := filepath.Join(dir, "out.log")
 	if err := RunCommand(context.Background(), LaunchConfig{Command: "echo applied $SHAPE", Env: []string{"SHAPE=2w"}, Log: log}, 10*time.Second); err != nil {
@@ -276,6 +282,7 @@ func TestRunCommand(t *testing.T) {
 
 // WaitReady waits for any HTTP answer, and gives up at its timeout.
 func TestWaitReady(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	go func() {
 		time.Sleep(200 * time.Millisecond)
@@ -338,6 +345,7 @@ func TestWaitReadyRedirectIsAnAnswer(t *testing.T) {
 // an ancestor of the program; Group is the keeper's process group, which
 // holds them all.
 func TestLaunchPIDIsTheTarget(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, command string
 		itself        bool
@@ -396,6 +404,7 @@ func ancestor(a, pid int) bool {
 // named by its ready URL without the URL's password or secret query
 // values: these lines end up in CI logs.
 func TestLaunchReadyErrorsRedactURL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []struct{ name, command, ready string }{
 		{"exits", "exit 1", "http://alice:S01PW@" + freeAddr(t) + "/x?token=S02"},

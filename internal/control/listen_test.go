@@ -23,6 +23,7 @@ import (
 // the second one's own socket listens, and ListeningPorts tells the two
 // apart.
 func TestWaitListeningTellsCopiesApart(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	_, portText, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(portText)
@@ -72,6 +73,7 @@ func TestWaitListeningTellsCopiesApart(t *testing.T) {
 
 // A target that exits before it listens ends the wait at once, saying so.
 func TestWaitListeningTargetExits(t *testing.T) {
+	t.Parallel()
 	tg := launch(t, LaunchConfig{Command: "sleep 0.2"})
 	start := time.Now()
 	err := tg.WaitListening(context.Background(), []int{1}, 5*time.Second)

@@ -4,6 +4,7 @@ package control
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -31,6 +32,10 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	testkit.Own()
+	// The parallel tests wait on the targets they start more than they
+	// compute.
+	flag.Parse()
+	testkit.ParallelWaits(4)
 	goleak.VerifyTestMain(m)
 }
 
