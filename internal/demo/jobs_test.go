@@ -66,6 +66,7 @@ func (h *hook) delivered() int {
 // backs up, posts go out at that rate, and the backlog drains with every
 // message delivered exactly once.
 func TestDeliveryCeilingIsLanesOverLatency(t *testing.T) {
+	t.Parallel()
 	const (
 		lanes   = 4
 		latency = 50 * time.Millisecond
@@ -115,6 +116,7 @@ func TestDeliveryCeilingIsLanesOverLatency(t *testing.T) {
 // webhook that always answers 500 gets the first try and three retries,
 // then the post counts as failed.
 func TestWebhookRetries(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                 string
 		answer               func(w http.ResponseWriter, n int) bool

@@ -36,6 +36,7 @@ func TestServesWithinServiceTime(t *testing.T) {
 
 // Past lanes + queue, requests are rejected with 503 at once.
 func TestFullQueueRejects(t *testing.T) {
+	t.Parallel()
 	s, err := Start(Config{Lanes: 1, Service: 200 * time.Millisecond, Queue: 2})
 	if err != nil {
 		t.Fatal(err)
