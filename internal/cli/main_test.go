@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 	// The parallel tests of this package wait on short steps of loopback
 	// load more than they compute.
 	flag.Parse()
-	testkit.ParallelWaits(4)
+	testkit.ParallelWaits(8)
 	testkit.LoopProcs(1)
 	os.Exit(m.Run())
 }

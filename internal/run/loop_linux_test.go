@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,36 +18,42 @@ import (
 // that reads the body, a target that sets cookies); goroutines with
 // CEILING_LOOP=off.
 func TestEngineChosen(t *testing.T) {
-	var cookie atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if cookie.Load() {
-			http.SetCookie(w, &http.Cookie{Name: "session", Value: "1"})
-		}
-		w.Write([]byte("ok"))
-	}))
-	defer srv.Close()
 	for _, tc := range []struct {
-		name     string
-		contains string
-		cookie   bool
-		env      string
-		want     string
+		name       string
+		contains   string
+		cookie     bool
+		env        string
+		goroutines bool
+		want       string
 	}{
-		{"fixed GET", "", false, "", "loop"},
-		{"a body check", "ok", false, "", "loop"},
-		{"a cookie", "", true, "", "loop"},
-		{"CEILING_LOOP=off", "", false, "off", "goroutines"},
+		{"CEILING_LOOP=off", "", false, "off", false, "goroutines"},
+		{"fixed GET", "", false, "", false, "loop"},
+		{"a body check", "ok", false, "", false, "loop"},
+		{"a cookie", "", true, "", false, "loop"},
+		{"Options.Goroutines", "", false, "", true, "goroutines"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cookie.Store(tc.cookie)
-			t.Setenv("CEILING_LOOP", tc.env)
+			// The switch in the environment is the process's: that case
+			// runs alone, before the others run side by side.
+			if tc.env != "" {
+				t.Setenv("CEILING_LOOP", tc.env)
+			} else {
+				t.Parallel()
+			}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.cookie {
+					http.SetCookie(w, &http.Cookie{Name: "session", Value: "1"})
+				}
+				w.Write([]byte("ok"))
+			}))
+			defer srv.Close()
 			p := quickPlan(t, "", 300*time.Millisecond, 0, 50)
 			p.Target = srv.URL
 			p.Scenarios = []plan.Scenario{{Request: plan.Request{URL: "/"}, Expect: plan.Expect{BodyContains: tc.contains}}}
 			if err := p.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			s, err := Open(context.Background(), p, Options{})
+			s, err := Open(context.Background(), p, Options{Goroutines: tc.goroutines})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,14 +80,23 @@ func TestEngineChosen(t *testing.T) {
 func TestFramesEngineChosen(t *testing.T) {
 	srv := testkit.NewWebSocket(t, testkit.Echo) // the frame itself is its ack
 	for _, tc := range []struct {
-		name, send, env, want string
+		name, send, env string
+		goroutines      bool
+		want            string
 	}{
-		{"seq", `{"id":"{{seq}}"}`, "", "loop"},
-		{"a user's number", `{"id":"{{.vu}}-{{seq}}"}`, "", "goroutines"},
-		{"CEILING_LOOP=off", `{"id":"{{seq}}"}`, "off", "goroutines"},
+		{"CEILING_LOOP=off", `{"id":"{{seq}}"}`, "off", false, "goroutines"},
+		{"seq", `{"id":"{{seq}}"}`, "", false, "loop"},
+		{"a user's number", `{"id":"{{.vu}}-{{seq}}"}`, "", false, "goroutines"},
+		{"Options.Goroutines", `{"id":"{{seq}}"}`, "", true, "goroutines"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("CEILING_LOOP", tc.env)
+			// The switch in the environment is the process's: that case
+			// runs alone, before the others run side by side.
+			if tc.env != "" {
+				t.Setenv("CEILING_LOOP", tc.env)
+			} else {
+				t.Parallel()
+			}
 			p := quickPlan(t, "", 300*time.Millisecond, 0, 100)
 			p.Target = srv.URL
 			p.Scenarios = []plan.Scenario{{Name: "widget", WebSocket: &plan.WebSocket{
@@ -91,7 +105,7 @@ func TestFramesEngineChosen(t *testing.T) {
 			if err := p.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			s, err := Open(context.Background(), p, Options{})
+			s, err := Open(context.Background(), p, Options{Goroutines: tc.goroutines})
 			if err != nil {
 				t.Fatal(err)
 			}

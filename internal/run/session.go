@@ -48,6 +48,10 @@ type Options struct {
 	Exchanger transport.Exchanger
 	// Dialer opens websocket sockets; nil: package wsx's.
 	Dialer transport.SocketDialer
+	// Goroutines sends every exchange and websocket frame from goroutines,
+	// never from an event loop, as CEILING_LOOP=off does for the process:
+	// for tests that run both engines side by side.
+	Goroutines bool
 	// GoTimer waits for open-model arrivals with Go's timers at every rate,
 	// not with the precise timer below load.PreciseBelow: for a synctest
 	// bubble, whose clock the precise timer cannot see, and for
@@ -286,7 +290,9 @@ func (s *Session) connect() (transport.SocketDialer, string, error) {
 	dialer := s.o.Dialer
 	if dialer == nil {
 		dialer = wsx.New(s.p.HTTP.Insecure)
-		frameLoop(s.p, s.set)
+		if !s.o.Goroutines {
+			frameLoop(s.p, s.set)
+		}
 	}
 	cookie, refused, err := preflight(s.ex, s.set, s.p, &s.preflights)
 	if err == nil && refused != "" && s.o.RefusedStops {
@@ -298,7 +304,7 @@ func (s *Session) connect() (transport.SocketDialer, string, error) {
 	if refused != "" {
 		s.note("preflight: " + refused + "; a step in which every request is refused is INVALID and fails the run")
 	}
-	if s.o.Exchanger == nil {
+	if s.o.Exchanger == nil && !s.o.Goroutines {
 		s.loop, s.moreLoops = eventLoops(s.p)
 	}
 	s.cookie = cookie

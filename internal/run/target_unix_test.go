@@ -143,9 +143,7 @@ func TestFlowCountsMatchTheServer(t *testing.T) {
 	for _, engine := range []string{"loop", "goroutines"} {
 		for _, load := range []string{"{rates: [200], step: 700ms, warmup: 0s}", "{model: closed, vus: [4], step: 500ms, warmup: 0s, think: 5ms}"} {
 			t.Run(engine+" "+load, func(t *testing.T) {
-				if engine == "goroutines" {
-					t.Setenv("CEILING_LOOP", "off")
-				}
+				t.Parallel()
 				var mu sync.Mutex
 				hits := map[string]int{}
 				ln := testkit.Listen(t)
@@ -174,7 +172,7 @@ scenarios:
 				if err != nil {
 					t.Fatal(err)
 				}
-				s, err := Open(t.Context(), p, Options{})
+				s, err := Open(t.Context(), p, Options{Goroutines: engine == "goroutines"})
 				if err != nil {
 					t.Fatal(err)
 				}

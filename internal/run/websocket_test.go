@@ -35,6 +35,7 @@ func widgetServer(t *testing.T) *httptest.Server {
 // Frames at a rate spread over 100 held sockets: the rate is held, every
 // frame is acked, and the latency is the server's ack delay.
 func TestWebSocketRateOver100Sockets(t *testing.T) {
+	t.Parallel()
 	p := parsePlan(t, `
 target: %s
 load: {rates: [400], step: 1s, warmup: 200ms}
