@@ -3,7 +3,10 @@
 # own memory stay flat for its length, and what does the target do?
 #
 # What it does:
-#   1. builds ceiling into bench/out/soak/ceiling (or uses $CEILING);
+#   1. builds ceiling into bench/out/soak/ceiling as it ships, one static
+#      binary (CGO_ENABLED=0, as the other bench scripts build it), or uses
+#      $CEILING: with cgo, Go's threads are the C library's, with stacks
+#      the Go runtime does not count, in a binary no user runs;
 #   2. writes docs/examples/soak.yaml with the target on 127.0.0.1:PORT
 #      into bench/out/soak/plan.yaml;
 #   3. runs `ceiling soak` on it for DURATION in windows of WINDOW, the
@@ -52,7 +55,7 @@ if [[ -n "${CEILING:-}" ]]; then
 else
 	command -v go >/dev/null 2>&1 || die "go is not on PATH; it is needed to build ceiling"
 	log "building ceiling"
-	go build -o "$OUT/ceiling" ./cmd/ceiling
+	CGO_ENABLED=0 go build -o "$OUT/ceiling" ./cmd/ceiling
 	BIN="$OUT/ceiling"
 fi
 [[ -x "$BIN" ]] || die "$BIN is not an executable"
