@@ -154,6 +154,7 @@ func parseDocMarker(s string) (docMarker, error) {
 // TestDocShellBlocks runs every runnable shell block of the documentation
 // and checks that every other one says why it is not run.
 func TestDocShellBlocks(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("the blocks are POSIX shell")
 	}

@@ -53,6 +53,7 @@ func runLimited(t *testing.T, env []string, text string) (int, string, *results.
 // step is GENERATOR LIMITED and says why, no connection fails as if the
 // target had refused it, and the step is on disk. On both engines.
 func TestOpenModelPastOpenFileLimit(t *testing.T) {
+	t.Parallel()
 	srv := testkit.NewTarget(t, testkit.TargetConfig{Delay: 500 * time.Millisecond, Body: "ok"})
 	for _, engine := range []string{"loop", "goroutines"} {
 		t.Run(engine, func(t *testing.T) {

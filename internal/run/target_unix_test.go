@@ -94,6 +94,7 @@ events: [{name: poke, at: 500ms, run: %q}]
 // own log has a gap of the pause), and kill -9 ends it (its log stops,
 // and the run says the target died).
 func TestEventPidIsTheTarget(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a target process: not in -short")
 	}
@@ -140,6 +141,7 @@ func TestEventPidIsTheTarget(t *testing.T) {
 // crossed the window's end too), iterations are half of them, and the
 // preflight's request is counted apart. Both models, both engines.
 func TestFlowCountsMatchTheServer(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"loop", "goroutines"} {
 		for _, load := range []string{"{rates: [200], step: 700ms, warmup: 0s}", "{model: closed, vus: [4], step: 500ms, warmup: 0s, think: 5ms}"} {
 			t.Run(engine+" "+load, func(t *testing.T) {

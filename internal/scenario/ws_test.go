@@ -152,6 +152,7 @@ func TestWSNoAck(t *testing.T) {
 // timeout; an ack is still ok, and a frame that gets no answer at all is
 // still ws_no_ack at the timeout. No received frame is left unmatched.
 func TestWSReject(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, reject string
 		rejection    func(id string) string
