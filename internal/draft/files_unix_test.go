@@ -40,6 +40,7 @@ func draftWithin(t *testing.T, ctx context.Context, f *Flags, d time.Duration) (
 // and whether or not it ends; a FIFO no one writes holds the draft no
 // longer than its context.
 func TestDraftSourceBounded(t *testing.T) {
+	t.Parallel()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

@@ -367,6 +367,7 @@ func drainingServer(t *testing.T, late time.Duration) (url string, conns *atomic
 // made while the first drains goes to a new connection and is answered
 // (it failed as a reset, sent again to the draining one).
 func TestH2DrainingConnectionLeavesPool(t *testing.T) {
+	t.Parallel()
 	url, conns := drainingServer(t, 300*time.Millisecond)
 	ex := New(Config{Timeout: 5 * time.Second, HTTP2: true, MaxConns: 1})
 	defer ex.Close()

@@ -75,6 +75,7 @@ func TestPostNotRetriedAfterSilentClose(t *testing.T) {
 // An idle connection the server closed is noticed before it is used: even
 // a POST goes out once, on a new connection, and nothing is retried.
 func TestIdleCloseDetected(t *testing.T) {
+	t.Parallel()
 	var seen atomic.Int64
 	ln := testkit.ServeTCP(t, func(c net.Conn) { // answer one request, then close while idle
 		defer c.Close()

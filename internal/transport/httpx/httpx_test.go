@@ -71,6 +71,7 @@ func do(t *testing.T, ex transport.Exchanger, url string, hdr [][2]string) trans
 }
 
 func TestH1Outcomes(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(handler())
 	defer srv.Close()
 	ex := New(Config{Timeout: 500 * time.Millisecond, MaxBodyBytes: 64 << 10})
@@ -168,6 +169,7 @@ func TestTLS(t *testing.T) {
 }
 
 func TestH2(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewUnstartedServer(handler())
 	srv.EnableHTTP2 = true
 	srv.StartTLS()

@@ -71,6 +71,7 @@ func loopDo(t *testing.T, lp transport.Loop, r *transport.Request) transport.Out
 // Every path of the test handler ends on the loop as it does on H1: the
 // same class, status and body bytes.
 func TestLoopOutcomesMatchH1(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(handler())
 	defer srv.Close()
 	cfg := Config{Timeout: 500 * time.Millisecond, MaxBodyBytes: 64 << 10}
@@ -387,6 +388,7 @@ func TestLoopDialsPerPoll(t *testing.T) {
 // not a timeout; the one whose connection was made and never answered is
 // a timeout.
 func TestLoopUnmadeConnectionIsConnect(t *testing.T) {
+	t.Parallel()
 	addr := testkit.FullBacklog(t) // an accept queue of one, never accepted
 	lp := newTestLoop(t, Config{Timeout: 300 * time.Millisecond})
 	r := &transport.Request{Static: true, Method: "GET", URL: "http://" + addr + "/"}
