@@ -90,7 +90,10 @@ func engines(t *testing.T, test func(t *testing.T, e engineCase)) {
 				continue // the quick set: a fixed request on one loop, users on two
 			}
 			e := engineCase{users: users, loops: loops}
-			t.Run(fmt.Sprintf("%s/%d loops", map[bool]string{false: "fixed", true: "users"}[users], loops), func(t *testing.T) { test(t, e) })
+			t.Run(fmt.Sprintf("%s/%d loops", map[bool]string{false: "fixed", true: "users"}[users], loops), func(t *testing.T) {
+				t.Parallel()
+				test(t, e)
+			})
 		}
 	}
 }

@@ -223,6 +223,7 @@ scenarios: [{request: {url: "/t?n={{seq}}", headers: {X-User: "{{.vu}}"}}}]`,
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var runs [2]parityRun
 			for i, off := range []bool{false, true} {
 				runs[i] = parityAttempts(t, tc.st, off, func(url string, c *Config) {
