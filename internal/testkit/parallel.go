@@ -14,7 +14,8 @@ import (
 // another. Under the race detector, which multiplies their CPU, and when
 // -test.parallel is given, go test's own number stands, as it does on a
 // machine of n cores or more. Call it from TestMain after flag.Parse and
-// before LoopProcs, which gives the scheduler a processor more than n.
+// before LoopProcs, which gives the scheduler processors for the event
+// loops of that many tests.
 func ParallelWaits(n int) {
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
