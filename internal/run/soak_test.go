@@ -103,13 +103,7 @@ func TestSoakWritesWindows(t *testing.T) {
 		var n int64
 		for _, win := range k.Windows {
 			n += win.Completed
-			if win.Ceiling == nil || win.Ceiling.HeapMB <= 0 {
-				t.Errorf("window %g–%g: ceiling's own memory %+v, want it measured", win.StartS, win.EndS, win.Ceiling)
-			} else if c := win.Ceiling; runtime.GOOS == "linux" && (c.RSSMB == nil || c.AnonMB == nil || *c.AnonMB <= 0 || *c.AnonMB >= *c.RSSMB) {
-				t.Errorf("window %g–%g: ceiling's RSS %v MB, private %v MB, want both, the private part less", win.StartS, win.EndS, c.RSSMB, c.AnonMB)
-			} else if c.RuntimeMB <= 0 || runtime.GOOS == "linux" && c.Threads < 2 {
-				t.Errorf("window %g–%g: the runtime's own %v MB, %d threads; want both measured", win.StartS, win.EndS, c.RuntimeMB, c.Threads)
-			}
+			checkOwnMemory(t, win)
 		}
 		if n != res.Steps[0].Completed {
 			t.Errorf("the windows count %d exchanges, the step %d", n, res.Steps[0].Completed)
@@ -123,6 +117,22 @@ func TestSoakWritesWindows(t *testing.T) {
 			t.Errorf("outcome %+v, want passed", res.Outcome)
 		}
 	})
+}
+
+// checkOwnMemory checks that a window measured ceiling's own memory: its
+// heap, the runtime's memory and, on Linux, its RSS, the private part of
+// it (less) and its threads.
+func checkOwnMemory(t *testing.T, win results.SoakWindow) {
+	t.Helper()
+	c := win.Ceiling
+	switch {
+	case c == nil || c.HeapMB <= 0:
+		t.Errorf("window %g–%g: ceiling's own memory %+v, want it measured", win.StartS, win.EndS, c)
+	case runtime.GOOS == "linux" && (c.RSSMB == nil || c.AnonMB == nil || *c.AnonMB <= 0 || *c.AnonMB >= *c.RSSMB):
+		t.Errorf("window %g–%g: ceiling's RSS %v MB, private %v MB, want both, the private part less", win.StartS, win.EndS, c.RSSMB, c.AnonMB)
+	case c.RuntimeMB <= 0 || runtime.GOOS == "linux" && c.Threads < 2:
+		t.Errorf("window %g–%g: the runtime's own %v MB, %d threads; want both measured", win.StartS, win.EndS, c.RuntimeMB, c.Threads)
+	}
 }
 
 // A p99 that climbs 2 ms a second: DRIFTING at 7200 ms/h, projected to
