@@ -16,7 +16,7 @@ import (
 // Which engine a step runs on, as result.json says: the event loop for a
 // plan of fixed requests, and for one whose users the loop drives (a check
 // that reads the body, a target that sets cookies); goroutines with
-// CEILING_LOOP=off.
+// CEILING_LOOP=off, or a session's Options.Goroutines.
 func TestEngineChosen(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -75,8 +75,8 @@ func TestEngineChosen(t *testing.T) {
 
 // The websocket frames of a plan that fits (scenario.Set.LoopFrames) go
 // over the event loop, and count as on goroutines: every frame acked, the
-// sockets held open; a frame that needs a user's number, or
-// CEILING_LOOP=off, keeps them on goroutines.
+// sockets held open; a frame that needs a user's number,
+// CEILING_LOOP=off or Options.Goroutines keeps them on goroutines.
 func TestFramesEngineChosen(t *testing.T) {
 	srv := testkit.NewWebSocket(t, testkit.Echo) // the frame itself is its ack
 	for _, tc := range []struct {
