@@ -56,7 +56,7 @@ import (
 // shortest window), and steps of 100 ms started by processes one after the
 // other missed that, on a busy machine, by tens of milliseconds.
 var (
-	docShort    = []string{"--step", "100ms", "--warmup", "50ms"}
+	docShort    = []string{"--step", "100ms", "--warmup", "0s"}
 	docSegments = []string{"--step", "1s", "--warmup", "50ms"}
 	docSoak     = []string{"--for", "3s", "--window", "1s", "--warmup", "0s", "--horizon", "9s"}
 )
