@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 	// The parallel tests wait on short steps of loopback load more than
 	// they compute; those that run sessions side by side against servers
 	// of their own, in this process, leave those servers a processor.
-	testkit.ParallelWaits(6)
+	testkit.ParallelWaits(8)
 	testkit.LoopProcs(1)
 	goleak.VerifyTestMain(m)
 }
