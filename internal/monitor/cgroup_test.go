@@ -136,6 +136,7 @@ func selfCgroups(t *testing.T) (v2 string, v1 []string) {
 // TestCgroupSelf reads the cgroup this test runs in, on this machine's own
 // hierarchy, while a child it starts (and so in the same group) spins.
 func TestCgroupSelf(t *testing.T) {
+	t.Parallel()
 	v2, v1 := selfCgroups(t)
 	var src Source
 	var used string

@@ -4,6 +4,7 @@ package monitor
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,6 +32,10 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	testkit.Own()
+	// The process and restart tests wait on their children more than they
+	// compute; the spinning ones hold their figures against the kernel's.
+	flag.Parse()
+	testkit.ParallelWaits(4)
 	goleak.VerifyTestMain(m)
 }
 
