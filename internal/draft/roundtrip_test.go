@@ -185,6 +185,7 @@ func TestHARRoundTrip(t *testing.T) {
 		t.Fatal("the recording has no session cookie")
 	}
 	t.Run("mix", func(t *testing.T) {
+		t.Parallel()
 		text := roundTrip(t, Flags{HAR: har}, plan.Quick{VUs: "10", Think: "100ms", Step: "2s"})
 		for _, want := range []string{"extract: {session: {cookie: session}}", "extract: {token: {json: token}}", "Bearer {{.token}}", "weight: 2", "{{pick "} {
 			if !strings.Contains(text, want) {
@@ -196,6 +197,7 @@ func TestHARRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("flow", func(t *testing.T) {
+		t.Parallel()
 		text := roundTrip(t, Flags{HAR: har, Options: Options{Flow: true}}, plan.Quick{VUs: "3", Think: "100ms"})
 		if !strings.Contains(text, "steps:") || strings.Contains(text, "login:") {
 			t.Errorf("want one flow, not a login:\n%s", text)

@@ -269,6 +269,7 @@ func TestUnusable(t *testing.T) {
 // TestLimitsEnforced runs a busy loop in a real group with half a CPU and
 // 64 MiB, and checks that the group's CPU stays under the quota.
 func TestLimitsEnforced(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skipf("cgroup limits need root; running as uid %d", os.Geteuid())
 	}
