@@ -274,7 +274,7 @@ func TestVersion(t *testing.T) {
 // result.json's every reason the generator's.
 func TestDemoQuick(t *testing.T) {
 	long(t)
-	t.Setenv(asCeiling, "1") // the demo target is this binary, run as ceiling demo-target
+	// The demo target is this binary, run as ceiling demo-target (TestMain).
 	dir := t.TempDir()
 	code, stdout, stderr := ceiling(t, context.Background(), "demo", "--quick", "--out", dir)
 	r, err := results.Read(filepath.Join(dir, "result.json"))

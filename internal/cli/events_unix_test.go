@@ -16,7 +16,7 @@ import (
 // 12-second step: the long set.)
 func TestDemoEvents(t *testing.T) {
 	long(t)
-	t.Setenv(asCeiling, "1") // the demo target is this binary, run as ceiling demo-target
+	// The demo target is this binary, run as ceiling demo-target (TestMain).
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -41,12 +41,16 @@ func TestMain(m *testing.M) {
 		os.Exit(int(code))
 	}
 	testkit.Own()
+	// Every child of this binary the tests start (a sweep's --cmd, the
+	// demo's target, the doc blocks' ceiling) acts as ceiling: set once
+	// here, so that no test sets it for itself and must run alone.
+	os.Setenv(asCeiling, "1")
 	// The tables of the tests' runs are whole, whatever terminal runs them.
 	os.Unsetenv("COLUMNS")
 	// The parallel tests of this package wait on short steps of loopback
 	// load more than they compute.
 	flag.Parse()
-	testkit.ParallelWaits(8)
+	testkit.ParallelWaits(12)
 	testkit.LoopProcs(1)
 	os.Exit(m.Run())
 }

@@ -16,11 +16,10 @@ import (
 	"github.com/ceiling-dev/ceiling/internal/testkit"
 )
 
-// exeAsCeiling returns this test binary, quoted for a shell, set to act as
-// ceiling (for demo-target) in the commands the test starts.
+// exeAsCeiling returns this test binary, quoted for a shell: started by
+// a test, it acts as ceiling (TestMain), here as its demo-target.
 func exeAsCeiling(t *testing.T) string {
 	t.Helper()
-	t.Setenv(asCeiling, "1")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +34,7 @@ func exeAsCeiling(t *testing.T) string {
 // so far above the shape under way as the shapes run, then the last table
 // with both shapes and a link to the sweep's report, which is served.
 func TestSweep(t *testing.T) {
+	t.Parallel()
 	exe := exeAsCeiling(t)
 	out := filepath.Join(t.TempDir(), "sweep.json")
 	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
