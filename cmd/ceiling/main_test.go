@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 	// The tests wait on the ceiling processes they start more than they
 	// compute.
 	flag.Parse()
-	testkit.ParallelWaits(4)
+	testkit.ParallelWaits(8)
 	os.Exit(m.Run())
 }
 

@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	// Most tests wait on their sweeps' short steps and targets more than
 	// they compute.
-	testkit.ParallelWaits(4)
+	testkit.ParallelWaits(8)
 	testkit.LoopProcs(1)
 	os.Exit(m.Run())
 }
