@@ -63,6 +63,7 @@ func find(t *testing.T, p *plan.Plan, ex transport.Exchanger, f SearchFlags) *re
 // precision (10 %), confirms it with a step at the edge, and its answer
 // names what failed above it.
 func TestFindKnownCapacity(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := quickPlan(t, "errors<1%", 600*time.Millisecond, 200*time.Millisecond, 1)
 		res := find(t, p, capacity(200), SearchFlags{Start: "50", Precision: "10%"})
@@ -82,6 +83,7 @@ func TestFindKnownCapacity(t *testing.T) {
 // When even the start fails the search has no edge, does not pass, and
 // says why.
 func TestFindStartFails(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := quickPlan(t, "errors<1%", 400*time.Millisecond, 0, 1)
 		res := find(t, p, capacity(20), SearchFlags{Start: "100", Precision: "5%"})
@@ -97,6 +99,7 @@ func TestFindStartFails(t *testing.T) {
 // In the closed model the search is over numbers of users: a target that
 // serves 6 requests at a time and refuses the 7th has its edge at 6 users.
 func TestFindUsers(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		slots := make(chan struct{}, 6)
 		ex := answering(func(req *transport.Request, out *transport.Outcome) {
@@ -122,6 +125,7 @@ func TestFindUsers(t *testing.T) {
 // time: a level passes in the majority of them, and the answer says in
 // how many.
 func TestFindRepeats(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := quickPlan(t, "errors<1%", 400*time.Millisecond, 100*time.Millisecond, 1)
 		p.Repeat = 3

@@ -18,6 +18,7 @@ import (
 // header (it would inject others): the request is not handed to the
 // transport at all, its iteration fails as a check, and the step says why.
 func TestInjectedHeaderIsRefused(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var injected, api int
@@ -71,6 +72,7 @@ scenarios:
 // a user's Cookie header without end: the jar keeps a browser's bound of
 // names, and the step says so.
 func TestCookieJarBounded(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		n, longest := 0, ""

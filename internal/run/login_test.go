@@ -81,6 +81,7 @@ scenarios:
 // their own object (and line of the table), each failed one retried after
 // a backoff and counted, at most one first attempt per user.
 func TestLoginsApartFromTheStep(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const users = 10
 		p := loginPlan(t, users, fmt.Sprintf("{vus: [%d], think: 10ms, step: 3s, warmup: 0s}", users))
@@ -129,6 +130,7 @@ func TestLoginsApartFromTheStep(t *testing.T) {
 // error of the step. The arrivals skipped for want of a login keep the
 // achieved rate under 95 %: the step is OVERLOADED, the run does not pass.
 func TestOpenModelArrivalsWithoutLogin(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := loginPlan(t, 5, "{rates: [40], step: 3s, warmup: 0s, max_workers: 5}")
 		res, err := runPlan(t, p, Options{Exchanger: loginTarget(), GoTimer: true})

@@ -16,6 +16,7 @@ import (
 // sums. A steady target spreads nothing, and a single run's p50 is the
 // repeats' median. Each repeat after the first is noted.
 func TestRepeatMedians(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := quickPlan(t, "", 400*time.Millisecond, 100*time.Millisecond, 20, 40)
 		p.Repeat = 3
@@ -63,6 +64,7 @@ func TestRepeatMedians(t *testing.T) {
 // users × 3 repeats open 6 sessions on the target, besides the
 // preflight's.
 func TestRepeatNewUsers(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := parsePlan(t, "target: http://127.0.0.1:1\nload: {vus: [2], step: 200ms, warmup: 0s, think: 10ms}\nrepeat: 3\nscenarios: [{request: {url: /}}]\n")
 		ex := answering(func(req *transport.Request, out *transport.Outcome) {

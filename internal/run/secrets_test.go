@@ -14,6 +14,7 @@ import (
 // the run does not pass, and a result that holds values of a data file is
 // readable by its owner only.
 func TestDataFileValuesStayOwnersOnly(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		users, out := filepath.Join(dir, "users.csv"), filepath.Join(dir, "result.json")

@@ -97,6 +97,7 @@ func quickPlan(t *testing.T, slo string, step, warmup time.Duration, rates ...fl
 // step is on disk, numbered in the order run, and the edge is the
 // capacity's within the precision.
 func TestSessionStepsThenFind(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "result.json")
 		rec := newRecorder(0)
@@ -172,6 +173,7 @@ func checkFound(t *testing.T, res *results.Result, out string, rec *recorder) {
 // OVERLOADED because responses still in flight at the window's end were
 // counted against the rate.
 func TestSlowEndpointIsStressedNotOverloaded(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := quickPlan(t, "", 2*time.Second, 0, 50)
 		s, err := Open(t.Context(), p, Options{Exchanger: newServer(100, 250*time.Millisecond), GoTimer: true})
@@ -204,6 +206,7 @@ func TestSlowEndpointIsStressedNotOverloaded(t *testing.T) {
 // line in the table says whether p99 held, and the run passes exactly when
 // it did; the command that reproduces the run is quoted for a shell.
 func TestStepsHoldTheirRates(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		slo, line string
 		passed    bool
@@ -251,6 +254,7 @@ func TestStepsHoldTheirRates(t *testing.T) {
 // second while the p50 is the target's ordinary millisecond. The stall
 // makes the one step OVERLOADED: the run does not pass.
 func TestStallShowsInP99(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		stall := time.Now().Add(1200 * time.Millisecond)
 		ex := answering(func(req *transport.Request, out *transport.Outcome) {
@@ -278,6 +282,7 @@ func TestStallShowsInP99(t *testing.T) {
 // with no think time: each user's next request follows its answer, so the
 // step achieves 1000/s.
 func TestClosedModelUsers(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := parsePlan(t, "target: http://127.0.0.1:1\nload: {model: closed, vus: [10], step: 1s, warmup: 200ms}\nscenarios: [{request: {url: /}}]\n")
 		res, err := runPlan(t, p, Options{Exchanger: newServer(10, 10*time.Millisecond), GoTimer: true})
@@ -297,6 +302,7 @@ func TestClosedModelUsers(t *testing.T) {
 // last answers' 50 ms. It counts the arrivals it never sent (each late),
 // and is GENERATOR LIMITED.
 func TestOverdrivenStepEndsOnTime(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := parsePlan(t, "target: http://127.0.0.1:1\nload: {rates: [20000], step: 1s, warmup: 0s, max_workers: 50}\nhttp: {timeout: 1s}\nscenarios: [{request: {url: /}}]\n")
 		start := time.Now()
@@ -320,6 +326,7 @@ func TestOverdrivenStepEndsOnTime(t *testing.T) {
 // What stops a session from starting is told apart: a bad plan is an
 // failure.InputError, a target that does not answer failure.ErrUnreachable.
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		down := newServer(1, 0)
 		down.kind = transport.Refused
@@ -341,6 +348,7 @@ func TestOpenErrors(t *testing.T) {
 // runs no third, and finishes: the run is interrupted, does not pass, and
 // result.json holds both steps.
 func TestRunInterruptedKeepsFinishedSteps(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "result.json")
 		s, err := Open(t.Context(), quickPlan(t, "", time.Second, 0, 50, 50, 50), Options{Out: out, Exchanger: newServer(10, 5*time.Millisecond), GoTimer: true})
@@ -366,6 +374,7 @@ func TestRunInterruptedKeepsFinishedSteps(t *testing.T) {
 // A cancel during a step ends it early: the step is partial, the run
 // interrupted and not passed, and Finish still writes what was measured.
 func TestStepInterrupted(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "result.json")
 		p := quickPlan(t, "", 10*time.Second, 0, 100)
@@ -410,6 +419,7 @@ func runSegment(t *testing.T, p *plan.Plan, ex transport.Exchanger, i int) *resu
 // their times, when they ran one after the other: their rates add up to a
 // load the target never received. --allow-apart merges them, said.
 func TestMergeRefusesSegmentsApart(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := quickPlan(t, "", time.Second, 0, 200)
 		srv := newServer(8, 5*time.Millisecond)

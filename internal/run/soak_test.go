@@ -77,6 +77,7 @@ func (g *growing) Do(_ *transport.Request, out *transport.Outcome) {
 // at the end the step, without a series, and the soak's windows, trends
 // and outcome. A steady target under its capacity passes.
 func TestSoakWritesWindows(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "result.json")
 		w := &windows{path: out}
@@ -139,6 +140,7 @@ func checkOwnMemory(t *testing.T, win results.SoakWindow) {
 // the SLO's bound, which the later windows break: the soak fails for both
 // reasons, through the one outcome.
 func TestSoakLatencyDrift(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		g := &growing{start: time.Now(), base: 5 * time.Millisecond, grow: 2 * time.Millisecond}
 		p := soakPlan(t, "p99<60ms", 50, 40*time.Second, 2*time.Second)
@@ -173,6 +175,7 @@ func TestSoakLatencyDrift(t *testing.T) {
 // A soak stopped by a Ctrl-C keeps its windows, ends its last where it
 // stopped, and says so.
 func TestSoakInterrupted(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		p := soakPlan(t, "", 100, time.Minute, 2*time.Second)

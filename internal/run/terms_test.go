@@ -38,6 +38,7 @@ func TestClosedModelRefusesRate(t *testing.T) {
 // above what the target answers fails the run, the table giving the worst
 // step's throughput.
 func TestClosedModelThroughputFloor(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		p := parsePlan(t, "target: http://127.0.0.1:1\nload: {vus: [2], step: 300ms, warmup: 0s}\nslo: throughput>=1000000/s\nscenarios: [{request: {url: /}}]\n")
 		res, err := runPlan(t, p, Options{Exchanger: newServer(10, 5*time.Millisecond), GoTimer: true})

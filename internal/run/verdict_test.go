@@ -22,6 +22,7 @@ import (
 // answered 404 is INVALID, saying so and what to check, and the table
 // never calls it OVERLOADED.
 func TestWrongURLIsInvalid(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ex := answering(func(req *transport.Request, out *transport.Outcome) {
 			time.Sleep(time.Millisecond)
@@ -47,6 +48,7 @@ func TestWrongURLIsInvalid(t *testing.T) {
 // are warned about, fail errors<1% and make the step INVALID, which the
 // table says.
 func TestRedirectsAreFailures(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ex := answering(func(req *transport.Request, out *transport.Outcome) {
 			time.Sleep(time.Millisecond)
@@ -162,6 +164,7 @@ func (h *held) Close() error           { h.once.Do(func() { close(h.closed) }); 
 // the table shows them. A target that drops every socket soon after it
 // opens makes the step OVERLOADED, naming what was held.
 func TestIdleSoakJudgedOnSockets(t *testing.T) {
+	t.Parallel()
 	for _, drop := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
 			p := parsePlan(t, "target: http://127.0.0.1:1\nload: {rates: [1], step: 500ms, warmup: 0s}\nscenarios:\n  - name: idle\n    websocket: {url: /, connections: 5}\n")
@@ -192,6 +195,7 @@ func TestIdleSoakJudgedOnSockets(t *testing.T) {
 // mentions a token (a secret field, or an echo of the request's API key)
 // is not shown.
 func TestFailedCheckIsNamed(t *testing.T) {
+	t.Parallel()
 	bodies := map[string]string{
 		"/api":    `{"ok":false,"why":"maintenance"}`,
 		"/secret": `{"ok":false,"token":"abc123"}`,
