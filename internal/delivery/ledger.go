@@ -290,23 +290,26 @@ func (l *Ledger) Now(step int) Count {
 // Backlog returns, for each of times, how many accepted ids (of every
 // step, warm-ups included) had been sent by then and not yet delivered:
 // the queue behind the target at that moment, read back from when each id
-// was meant to be sent and when it first arrived. Call it after a Poll
-// later than the last of times.
-func (l *Ledger) Backlog(times ...time.Time) []int64 {
-	out := make([]int64, len(times))
+// was meant to be sent and when it first arrived; and the seconds those
+// ids had waited by then, added (divided by the count, their mean wait:
+// flat while the target keeps up, whatever the rate it accepts). Call it
+// after a Poll later than the last of times.
+func (l *Ledger) Backlog(times ...time.Time) (n []int64, waitS []float64) {
+	n, waitS = make([]int64, len(times)), make([]float64, len(times))
 	for i := range l.shards {
 		sh := &l.shards[i]
 		sh.mu.Lock()
 		for _, s := range sh.expected {
 			for j, t := range times {
 				if !s.at.After(t) && (s.arrivals == 0 || s.first.After(t)) {
-					out[j]++
+					n[j]++
+					waitS[j] += t.Sub(s.at).Seconds()
 				}
 			}
 		}
 		sh.mu.Unlock()
 	}
-	return out
+	return n, waitS
 }
 
 // Await polls until every id of step has arrived or been waited for at

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -375,8 +376,15 @@ func TestBacklogAndNow(t *testing.T) {
 	}
 	// at 0.5 s: w sent; 1.2 s: w, 0; 2.2 s: 0, 1 (w arrived); 5 s: 1, 2, 3
 	times := []time.Time{t0.Add(500 * time.Millisecond), t0.Add(1200 * time.Millisecond), t0.Add(2200 * time.Millisecond), t0.Add(5 * time.Second)}
-	if got, want := l.Backlog(times...), []int64{1, 2, 2, 3}; !slices.Equal(got, want) {
-		t.Errorf("Backlog = %v, want %v", got, want)
+	// and their waits: 0.5; 1.2 + 0.2; 1.2 + 0.2; 3 + 2 + 1 seconds.
+	n, wait := l.Backlog(times...)
+	if want := []int64{1, 2, 2, 3}; !slices.Equal(n, want) {
+		t.Errorf("Backlog = %v, want %v", n, want)
+	}
+	for i, want := range []float64{0.5, 1.4, 1.4, 6} {
+		if math.Abs(wait[i]-want) > 1e-9 {
+			t.Errorf("Backlog's waits = %v, want %v at %d", wait, want, i)
+		}
 	}
 }
 

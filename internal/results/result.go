@@ -330,6 +330,12 @@ type Delivery struct {
 	// delivery fell behind (FellBehind). Absent in results from before it
 	// was kept, and for repeats whose samples differ in number.
 	BacklogSamples []int64 `json:"backlog_samples,omitempty"`
+	// BacklogWaitS is, at the same instants, the seconds the ids of the
+	// backlog had waited, added: divided by BacklogSamples, their mean
+	// wait, which stays flat while the target keeps up, however the rate
+	// it accepts moves the backlog. Absent where BacklogSamples is, and in
+	// results from before it was kept.
+	BacklogWaitS []float64 `json:"backlog_wait_s,omitempty"`
 }
 
 // Missing counts the expected ids not delivered (lost or undelivered).

@@ -379,6 +379,42 @@ func TestFellBehindKnowsItsNoise(t *testing.T) {
 	if why := growing.FellBehind(); !strings.HasPrefix(why, "delivery fell behind: backlog 5 → 15") {
 		t.Errorf("a backlog growing by 10 with little scatter: %q, want fell behind", why)
 	}
+	// A backlog that grew with the rate the target accepted (a closed
+	// model whose users sent faster as a busy machine let them, the
+	// gateway still holding each id 1.5 s: a real series) kept up when
+	// its ids' mean wait stayed flat; the same counts with a wait that
+	// grows with them fell behind, and without waits they are judged on
+	// the counts alone.
+	rising := withSamples(180, 180, 180, 180, 180, 180, 181, 182, 189, 188, 188, 187, 186, 185, 182, 181, 186, 190, 190, 191, 191)
+	rising.Delivery.Expected, rising.DurationS = 372, 3
+	if rising.FellBehind() == "" {
+		t.Errorf("a backlog 180 → 191 without its waits: kept up, want fell behind by the counts")
+	}
+	waits := func(mean func(i int) float64) []float64 {
+		out := make([]float64, len(rising.Delivery.BacklogSamples))
+		for i, c := range rising.Delivery.BacklogSamples {
+			out[i] = float64(c) * mean(i)
+		}
+		return out
+	}
+	rising.Delivery.BacklogWaitS = waits(func(i int) float64 { return 0.75 + 0.01*float64(i%3-1) })
+	if why := rising.FellBehind(); why != "" {
+		t.Errorf("a backlog 180 → 191 whose ids waited 0.74-0.76 s throughout: %q, want kept up", why)
+	}
+	slower := rising
+	slower.Delivery = &Delivery{}
+	*slower.Delivery = *rising.Delivery
+	slower.Delivery.BacklogWaitS = waits(func(i int) float64 { return 0.75 + 0.005*float64(i) })
+	if why := slower.FellBehind(); why == "" {
+		t.Errorf("a backlog 180 → 191 whose ids waited 0.75 → 0.85 s: kept up, want fell behind")
+	}
+	growing.Delivery.BacklogWaitS = make([]float64, len(growing.Delivery.BacklogSamples))
+	for i, c := range growing.Delivery.BacklogSamples {
+		growing.Delivery.BacklogWaitS[i] = float64(c) * (0.02 + 0.004*float64(i))
+	}
+	if why := growing.FellBehind(); why == "" {
+		t.Errorf("a queue 5 → 15 whose ids waited 20 → 80 ms: kept up, want fell behind")
+	}
 	r := &Result{Steps: []Step{flat, growing}}
 	r.Steps[1].Index = 1
 	r.Evaluate(nil)

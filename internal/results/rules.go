@@ -166,6 +166,7 @@ var deliveryRules = []rule[Delivery]{
 	field(func(d *Delivery) **int64 { return &d.BacklogStart }, whole, backlog),
 	field(func(d *Delivery) **int64 { return &d.BacklogEnd }, whole, backlog),
 	field(func(d *Delivery) *[]int64 { return &d.BacklogSamples }, whole, backlogSamples),
+	field(func(d *Delivery) *[]float64 { return &d.BacklogWaitS }, whole, backlogWaits),
 }
 
 // The ways of one struct's fields, which read other fields of it.
@@ -310,21 +311,29 @@ func backlog(at func(*Delivery) **int64) how[Delivery] {
 // backlogSamples adds the repeats' backlog samples instant by instant (each
 // repeat's series of its own ids), as backlog adds their ends, when every
 // repeat has as many; none otherwise.
-var backlogSamples = values[Delivery]("sum instant by instant, when every repeat has as many samples", func(v [][]int64) ([]int64, error) {
+var backlogSamples = values[Delivery]("sum instant by instant, when every repeat has as many samples", sumInstants[int64])
+
+// backlogWaits adds the waits of the same samples, as backlogSamples adds
+// their counts.
+var backlogWaits = values[Delivery]("sum instant by instant, when every repeat has as many samples", sumInstants[float64])
+
+// sumInstants adds series instant by instant; nil when they differ in
+// length or are empty.
+func sumInstants[T int64 | float64](v [][]T) ([]T, error) {
 	n := len(v[0])
 	for _, d := range v {
 		if len(d) != n || n == 0 {
 			return nil, nil
 		}
 	}
-	out := make([]int64, n)
+	out := make([]T, n)
 	for _, d := range v {
 		for i, x := range d {
 			out[i] += x
 		}
 	}
 	return out, nil
-})
+}
 
 // scenarioParts merges the parts' breakdowns by scenario name, in the order
 // the names first come.

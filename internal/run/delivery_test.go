@@ -110,12 +110,24 @@ func TestFixedDelayPipelineKeepsUp(t *testing.T) {
 	res := deliveryRun(t, srv.URL, port, fixedDelayLoad)
 	for _, s := range res.Steps {
 		if why := s.FellBehind(); why != "" || s.Verdict != results.Healthy {
-			t.Errorf("%d users: verdict %s (%s), backlog samples %v; want HEALTHY: a fixed delay keeps up", s.VUs, s.Verdict, s.VerdictReason, s.Delivery.BacklogSamples)
+			t.Errorf("%d users: verdict %s (%s), backlog samples %v, their mean wait %v ms; want HEALTHY: a fixed delay keeps up", s.VUs, s.Verdict, s.VerdictReason, s.Delivery.BacklogSamples, meanWaitsMS(s.Delivery))
 		}
 	}
 	if d := res.Delivery; d == nil || d.Delivered != d.Expected || d.LatencyMS.P50 < 1490 || d.LatencyMS.P99 > 1600 {
 		t.Errorf("delivery %+v: want every id, 1.5 s each", d)
 	}
+}
+
+// meanWaitsMS returns the mean wait of the backlog's ids at each of its
+// samples, in whole milliseconds.
+func meanWaitsMS(d *results.Delivery) []int {
+	out := make([]int, len(d.BacklogWaitS))
+	for i, w := range d.BacklogWaitS {
+		if i < len(d.BacklogSamples) && d.BacklogSamples[i] > 0 {
+			out[i] = int(1000 * w / float64(d.BacklogSamples[i]))
+		}
+	}
+	return out
 }
 
 // Its twin: lanes that post one send at a time each, 4 × 20 ms = 200 a
@@ -144,6 +156,7 @@ func TestLanesOverCapacityFallBehind(t *testing.T) {
 	srv := gateway(t, fmt.Sprintf("http://127.0.0.1:%d", port), func() time.Duration { return 0 }, func(deliver func()) { queue <- deliver })
 	res := deliveryRun(t, srv.URL, port, "{rates: [208], step: 3s, warmup: 500ms}")
 	s := res.Steps[0]
+	t.Logf("backlog %v, its mean wait %v ms", s.Delivery.BacklogSamples, meanWaitsMS(s.Delivery))
 	// On a starved machine the generator may not hold the rate either, and
 	// GENERATOR LIMITED, which says the load was not what was asked, comes
 	// before OVERLOADED: the backlog's finding must still be there.

@@ -77,8 +77,8 @@ func (s *sinks) stepFigures(step int, start, end time.Time) *results.Delivery {
 		for i := range at {
 			at[i] = start.Add(end.Sub(start) * time.Duration(i) / time.Duration(n-1))
 		}
-		b := s.ledger.Backlog(at...)
-		d.BacklogStart, d.BacklogEnd, d.BacklogSamples = &b[0], &b[n-1], b
+		b, wait := s.ledger.Backlog(at...)
+		d.BacklogStart, d.BacklogEnd, d.BacklogSamples, d.BacklogWaitS = &b[0], &b[n-1], b, wait
 	}
 	return d
 }
@@ -135,7 +135,7 @@ func (s *sinks) settle(ctx context.Context, res *results.Result, stop, base time
 	for i := range res.Steps {
 		f := figures(s.ledger.Step(res.Steps[i].Index, end))
 		if old := res.Steps[i].Delivery; old != nil {
-			f.AtStepEnd, f.BacklogStart, f.BacklogEnd, f.BacklogSamples = old.AtStepEnd, old.BacklogStart, old.BacklogEnd, old.BacklogSamples
+			f.AtStepEnd, f.BacklogStart, f.BacklogEnd, f.BacklogSamples, f.BacklogWaitS = old.AtStepEnd, old.BacklogStart, old.BacklogEnd, old.BacklogSamples, old.BacklogWaitS
 		}
 		res.Steps[i].Delivery = f
 	}
