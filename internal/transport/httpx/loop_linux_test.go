@@ -828,8 +828,16 @@ func TestLoopRenderedAllocatesNothing(t *testing.T) {
 	// for the scheduler to run the server's goroutine beside the loop's
 	// blocking epoll_wait (about 18 ms): 20 runs, not 200. Its answer is
 	// the whole count over the runs, rounded down, so either fails alike:
-	// when an exchange allocates, on average, once or more.
-	if n := testing.AllocsPerRun(20, exchange); n != 0 {
+	// when an exchange allocates, on average, once or more. It counts the
+	// whole process's allocations, so one measure of twenty that met
+	// another goroutine's (once in a full test run beside other packages)
+	// is taken again: an exchange that allocates does so both times.
+	n := testing.AllocsPerRun(20, exchange)
+	if n != 0 {
+		t.Logf("a rendered exchange allocated %v times: once more", n)
+		n = testing.AllocsPerRun(20, exchange)
+	}
+	if n != 0 {
 		t.Errorf("a rendered exchange allocates %v times", n)
 	}
 	if body != len(reply)-len("HTTP/1.1 200 OK\r\nContent-Length: 17\r\n\r\n") || lp.Conns() != 1 {
