@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ceiling-dev/ceiling/internal/failure"
+	"github.com/ceiling-dev/ceiling/internal/freeport"
 	"github.com/ceiling-dev/ceiling/internal/plan"
 	"github.com/ceiling-dev/ceiling/internal/report"
 	"github.com/ceiling-dev/ceiling/internal/results"
@@ -118,14 +118,17 @@ func Shadowed(p *plan.Plan) error {
 	return nil
 }
 
-// values returns a shape's template values with a free port.
+// values returns a shape's template values with a free port, below the
+// ephemeral range (freeport): a port the kernel handed out for port 0 and
+// let go could be given to another listener before the shape's target
+// binds it, and the shape's ready check would pass on that one (seen with
+// sweeps side by side in one test process: a target that never started
+// measured as OVERLOADED).
 func values(c Config) (Values, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Loopback()
 	if err != nil {
-		return nil, fmt.Errorf("find a free port: %w", err)
+		return nil, err
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	return Values{"workers": c.Workers, "cpus": formatCPUs(c.CPUs), "memory": formatMemory(c.MemoryMB), "memory_mb": c.MemoryMB, "id": c.ID(), "port": port}, nil
 }
 

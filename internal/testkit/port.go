@@ -1,13 +1,10 @@
 package testkit
 
 import (
-	"math/rand/v2"
 	"net"
-	"os"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
+
+	"github.com/ceiling-dev/ceiling/internal/freeport"
 )
 
 // Listen listens on a free TCP port of 127.0.0.1; the test's cleanup
@@ -27,64 +24,17 @@ func Listen(tb testing.TB) net.Listener {
 // for a program that binds the port itself (a child process, a command
 // line), or for an address where nothing listens. Another process may
 // take it in between: prefer Listen where a listener can be handed over.
-//
-// The port is below the kernel's ephemeral range, from which it picks
-// the local port of every outgoing connection: a port the kernel handed
-// out (port 0) and bound again later could be taken meanwhile by one of
-// the connections the tests open by the thousand ("address already in
-// use", seen once in twenty runs of a package). A port is handed out once
-// per test binary.
+// It is freeport's: below the kernel's ephemeral range, where the tests'
+// outgoing connections by the thousand cannot take it meanwhile ("address
+// already in use", seen once in twenty runs of a package with port 0),
+// and never the same port twice in a test binary.
 func FreePort(tb testing.TB) int {
 	tb.Helper()
-	lo, hi, ok := freeRange()
-	if !ok {
-		ln := Listen(tb)
-		defer ln.Close()
-		return ln.Addr().(*net.TCPAddr).Port
+	p, err := freeport.Loopback()
+	if err != nil {
+		tb.Fatal(err)
 	}
-	ports.mu.Lock()
-	defer ports.mu.Unlock()
-	if ports.given == nil {
-		ports.given = map[int]bool{}
-	}
-	for range 1000 {
-		p := lo + rand.IntN(hi-lo)
-		if ports.given[p] {
-			continue
-		}
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-		if err != nil {
-			continue // in use
-		}
-		ln.Close()
-		ports.given[p] = true
-		return p
-	}
-	tb.Fatalf("no free port of 127.0.0.1 in [%d, %d) after 1000 tries", lo, hi)
-	return 0
-}
-
-// ports are the ports FreePort has handed out.
-var ports struct {
-	mu    sync.Mutex
-	given map[int]bool
-}
-
-// freeRange returns the ports FreePort picks from: from 20000 (above
-// the well-known services) to the start of the ephemeral range (Linux:
-// /proc/sys/net/ipv4/ip_local_port_range; 32768 elsewhere, below the
-// 49152 of macOS and Windows); not ok when that range starts too low to
-// leave room below it.
-func freeRange() (lo, hi int, ok bool) {
-	lo, hi = 20000, 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil {
-				hi = n
-			}
-		}
-	}
-	return lo, hi, hi-lo >= 2000
+	return p
 }
 
 // ServeTCP listens as Listen does and runs serve on every connection it

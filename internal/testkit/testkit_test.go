@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -151,20 +150,6 @@ func TestPorts(t *testing.T) {
 	if c, err := d.DialContext(context.Background(), "tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
 		c.Close()
 		t.Errorf("FreePort() = %d, on which something listens", port)
-	}
-	// Below the ephemeral range, where no outgoing connection takes it,
-	// and never the same port twice.
-	lo, hi, ok := freeRange()
-	if runtime.GOOS == "linux" && !ok {
-		t.Logf("this machine's ephemeral range leaves no room below it: FreePort uses port 0")
-	}
-	seen := map[int]bool{}
-	for range 200 {
-		p := FreePort(t)
-		if seen[p] || ok && (p < lo || p >= hi) {
-			t.Fatalf("FreePort() = %d: want a port in [%d, %d) not handed out before", p, lo, hi)
-		}
-		seen[p] = true
 	}
 }
 
