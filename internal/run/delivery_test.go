@@ -335,6 +335,7 @@ func sinkURL(port int) string { return fmt.Sprintf("http://127.0.0.1:%d", port) 
 // listed, the step's delivery is the run's, and its lost tenth fails it.
 func TestDeliveryLostAndDuplicated(t *testing.T) {
 	long(t)
+	t.Parallel()
 	port := testkit.FreePort(t)
 	res, _ := forwarded(t, sinkPlan(t, forwarder(t, sinkURL(port), 4, 0, 10, 7).URL, port, 0, "3s", ""))
 	d := res.Delivery
@@ -536,6 +537,7 @@ func findDeliveries(t *testing.T, p *plan.Plan, f SearchFlags) *results.Result {
 // (one worker × 20 ms: at most 50/s) by delivery.
 func TestFindSettlesDeliveries(t *testing.T) {
 	long(t)
+	t.Parallel()
 	port := testkit.FreePort(t)
 	p := sinkPlan(t, forwarder(t, sinkURL(port), 1, 20*time.Millisecond, 0, 0).URL, port, 0, "10s", "slo: delivered>=90%\n")
 	res := findDeliveries(t, p, SearchFlags{Start: "20", Max: "400", Precision: "30%"})
@@ -563,6 +565,7 @@ func TestFindSettlesDeliveries(t *testing.T) {
 // the next step: that step says so, after waiting the quiet second.
 func TestFindWarnsOfMissingEarlierDeliveries(t *testing.T) {
 	long(t)
+	t.Parallel()
 	port := testkit.FreePort(t)
 	p := sinkPlan(t, forwarder(t, sinkURL(port), 2, 0, 10, 0).URL, port, 0, "2s", "slo: delivered>=50%\n") // drops every 10th
 	res := findDeliveries(t, p, SearchFlags{Start: "20", Max: "40", Precision: "5%"})
@@ -582,6 +585,7 @@ func TestFindWarnsOfMissingEarlierDeliveries(t *testing.T) {
 // sums the repeats' expected ids.
 func TestDeliveryPerRepeat(t *testing.T) {
 	long(t)
+	t.Parallel()
 	port := testkit.FreePort(t)
 	// one worker × 10 ms: 100/s against 200/s, so about half by each step's end
 	res, _ := forwarded(t, sinkPlan(t, forwarder(t, sinkURL(port), 1, 10*time.Millisecond, 0, 0).URL, port, 0, "10s", "repeat: 2\nslo: delivered>=90%\n"))

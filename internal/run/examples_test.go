@@ -241,6 +241,7 @@ func TestExampleSlackDelivery(t *testing.T) {
 // so, and is not judged by login.p99 (nor INVALID for it).
 func TestExampleGateway(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := startDemo(t, demo.Config{SendLimit: 20})
 	p := examplePlan(t, "gateway.yaml", plan.Quick{Target: srv.URL(), VUs: "4,8,8", Step: "500ms", Warmup: "1100ms", Think: "20ms"}, []string{"target", "vus", "step", "warmup", "think"})
 	res, _ := runExample(t, p)
@@ -335,6 +336,7 @@ func TestExampleIdleSockets(t *testing.T) {
 // throughput's CoV.
 func TestExampleLoginPagesEach(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := startDemo(t, demo.Config{})
 	p := examplePlan(t, "login-pages.yaml", plan.Quick{Target: srv.URL(), VUs: "2,4", Step: "300ms", Warmup: "100ms", Think: "5ms", Each: true, Repeat: 3},
 		[]string{"target", "vus", "step", "warmup", "think", "each", "repeat"})

@@ -171,6 +171,7 @@ func deafServer(t *testing.T) string {
 // and drains. Every frame fails: no step passed.
 func TestDeafWebSocketTargetEndsOnTime(t *testing.T) {
 	long(t)
+	t.Parallel()
 	p := parsePlan(t, `
 target: http://127.0.0.1:9
 load: {rates: [100, 100], step: 1s, warmup: 0s}
