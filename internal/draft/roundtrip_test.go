@@ -98,7 +98,7 @@ func roundTrip(t *testing.T, f Flags, q plan.Quick) string {
 	if err != nil {
 		t.Fatalf("the run: %v\n%s", err, text)
 	}
-	generatorOnly(t, r, text)
+	machineOnly(t, r, text)
 	seen := map[string]int64{}
 	for _, st := range r.Steps {
 		for _, sc := range st.Scenarios {
@@ -124,26 +124,34 @@ func roundTrip(t *testing.T, f Flags, q plan.Quick) string {
 }
 
 // demoToken logs in to the built-in target's API.
-// generatorOnly fails the test when the run did not pass for a reason of
+// machineOnly fails the test when the run did not pass for a reason of
 // the plan's. The plan's part is that what was sent was answered as
-// expected (roundTrip checks it); a step the generator could not hold on
-// a busy machine (an arrival not sent in time, seen with three packages'
-// tests beside it) says so, and is no fault of the plan.
-func generatorOnly(t *testing.T, r *results.Result, text string) {
+// expected (roundTrip checks each scenario); a step whose every exchange
+// was, judged on its latency or its generator alone, measured the machine:
+// the generator could not hold the rate with three packages' tests beside
+// it (23 of 100 arrivals not sent), the in-process target under CI's race
+// detector answered at p95 673 ms (OVERLOADED past 500 ms). Those are
+// logged; any other verdict fails.
+func machineOnly(t *testing.T, r *results.Result, text string) {
 	t.Helper()
 	if r.Passed {
 		return
 	}
 	var why []string
-	limited := len(r.Steps) > 0
+	machine := len(r.Steps) > 0
 	for _, st := range r.Steps {
 		why = append(why, fmt.Sprintf("step %d: %s (%s), warnings %q", st.Index+1, st.Verdict, st.VerdictReason, st.Warnings))
-		limited = limited && (st.Verdict == results.Healthy || st.Verdict == results.GeneratorLimited)
+		switch st.Verdict {
+		case results.Healthy, results.GeneratorLimited, results.Stressed, results.Overloaded:
+			machine = machine && st.Failed == 0 && st.Completed > 0
+		default:
+			machine = false
+		}
 	}
-	if !limited {
+	if !machine {
 		t.Fatalf("the run did not pass: %s\n%s\n%s", r.Outcome.Summary(), strings.Join(why, "\n"), text)
 	}
-	t.Logf("the generator could not hold the rate on this machine: %s", strings.Join(why, "; "))
+	t.Logf("the run measured this machine, not the plan: %s", strings.Join(why, "; "))
 }
 
 func demoToken(t *testing.T, addr string) string {
