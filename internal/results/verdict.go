@@ -284,9 +284,7 @@ func (d *Delivery) keptUp() bool {
 		}
 	}
 	f := trend.Even(mean)
-	sorted := slices.Clone(mean)
-	slices.Sort(sorted)
-	return f.Slope*float64(n-1) <= max(BacklogNoise*f.Sigma, BacklogWaitShare*sorted[n/2])
+	return f.Slope*float64(n-1) <= max(BacklogNoise*f.Sigma, BacklogWaitShare*Median(mean))
 }
 
 // BacklogSampleCount is how many instants of a step's window its backlog
