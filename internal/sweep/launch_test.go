@@ -131,9 +131,11 @@ func TestSweepLocalCPUQuotas(t *testing.T) {
 	t.Logf("throughput %.0f/s at 0.5 CPU, %.0f/s at 1 CPU: ratio %.2f; target CPU %.0f%%, %.0f%%", half.Throughput, one.Throughput, ratio, deref(half.CPUPct), deref(one.CPUPct))
 	// The quota holds: the 0.5-CPU target never gets more than its half
 	// core, however idle the host.
+	// A busy neighbour can take part of the half core (10 % was seen under
+	// CI's race detector), never give it more.
 	cpuHalf, cpuOne := deref(half.CPUPct), deref(one.CPUPct)
-	if cpuHalf > 70 || cpuHalf < 25 {
-		t.Errorf("the 0.5-CPU target used %.0f%% CPU, want near its 50%% quota", cpuHalf)
+	if cpuHalf > 70 || cpuHalf <= 0 {
+		t.Errorf("the 0.5-CPU target used %.0f%% CPU, want above 0 and at most near its 50%% quota", cpuHalf)
 	}
 	// Throughput follows the CPU each target got (5 ms of CPU a request):
 	// the same requests per CPU-second under either quota.
@@ -141,17 +143,18 @@ func TestSweepLocalCPUQuotas(t *testing.T) {
 		t.Errorf("requests per CPU: %.2f/s per %% at 1 CPU, %.2f at 0.5 CPU (ratio %.2f), want about the same",
 			one.Throughput/cpuOne, half.Throughput/cpuHalf, per)
 	}
-	// Twice the CPU, about twice the throughput, when the host gave the
-	// 1-CPU shape its core. A busy neighbour (these machines are shared)
-	// can take part of that core, never give the 0.5 shape more than its
-	// quota: then only "more" is checked.
+	// Twice the CPU, about twice the throughput, when the host gave each
+	// shape its quota. A busy neighbour (these machines are shared) can
+	// take part of either, never give one more than its quota: then only
+	// "more" is checked, and the requests per CPU above hold the rest.
+	full := cpuOne >= 85 && cpuHalf >= 40
 	switch {
-	case cpuOne >= 85 && (ratio < 1.5 || ratio > 2.6):
-		t.Errorf("throughput ratio 1 CPU / 0.5 CPU = %.2f with the 1-CPU target at %.0f%% CPU, want about 2", ratio, cpuOne)
-	case cpuOne < 85 && ratio <= 1:
+	case full && (ratio < 1.5 || ratio > 2.6):
+		t.Errorf("throughput ratio 1 CPU / 0.5 CPU = %.2f with the targets at %.0f%% and %.0f%% CPU, want about 2", ratio, cpuOne, cpuHalf)
+	case !full && ratio <= 1:
 		t.Errorf("throughput ratio 1 CPU / 0.5 CPU = %.2f, want more than 1", ratio)
-	case cpuOne < 85:
-		t.Logf("the host was busy: the 1-CPU target got %.0f%% CPU, so its doubling is not checked (ratio %.2f)", cpuOne, ratio)
+	case !full:
+		t.Logf("the host was busy: the targets got %.0f%% and %.0f%% CPU, so the doubling is not checked (ratio %.2f)", cpuOne, cpuHalf, ratio)
 	}
 	if !one.Best || half.Best {
 		t.Errorf("best: 0.5c %v, 1c %v; want the * on 1c", half.Best, one.Best)
