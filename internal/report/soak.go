@@ -26,7 +26,7 @@ func SoakHeading(r *results.Result) string {
 	if k.Stopped != "" {
 		held += " (" + k.Stopped + ")"
 	}
-	windows := fmt.Sprintf("%d windows of %s", len(k.Windows), results.Hours(k.WindowS))
+	windows := fmt.Sprintf("%d windows of %s", k.WindowCount(), results.Hours(k.WindowS))
 	if k.Folds > 0 {
 		windows += fmt.Sprintf(" (%s windows merged %d times as it grew)", results.Hours(k.BaseWindowS), k.Folds)
 	}
@@ -366,11 +366,17 @@ func episodeMarks(k *results.Soak) []mark {
 // WindowLine says how a soak stands after its last window: the window's
 // figures, and the figures DRIFTING so far with their rates.
 func WindowLine(r *results.Result) string {
-	k := r.Soak
-	if k == nil || len(k.Windows) == 0 {
+	if r.Soak == nil {
 		return ""
 	}
-	w := k.Windows[len(k.Windows)-1]
+	k := r.Soak
+	w, err := k.LastWindow()
+	switch {
+	case err != nil:
+		return "window: " + err.Error()
+	case w == nil:
+		return ""
+	}
 	line := fmt.Sprintf("window %s–%s: %.4g/s, p50 %s, p99 %s, errors %.2f%%", results.Clock(w.StartS), results.Clock(w.EndS),
 		w.Throughput, Millis(w.LatencyMS.P50), Millis(w.LatencyMS.P99), 100*w.ErrorRate)
 	if t := w.Target; t != nil && t.RSSMB != nil {
@@ -415,7 +421,7 @@ func SoakAnswer(r *results.Result) string {
 	case len(k.Trends) == 0:
 		return ""
 	case len(drifting) == 0 && len(unknown) == len(k.Trends):
-		return fmt.Sprintf("soak: %d windows %s, too few to fit a line (%d needed)", len(k.Windows), over, 5)
+		return fmt.Sprintf("soak: %d windows %s, too few to fit a line (%d needed)", k.WindowCount(), over, 5)
 	case len(drifting) == 0:
 		return fmt.Sprintf("soak: nothing drifted %s, every figure measured is STABLE", over)
 	}

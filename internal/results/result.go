@@ -561,10 +561,10 @@ func (w *Writer) Write(path string, r *Result, perm os.FileMode) error {
 		w.enc = json.NewEncoder(&w.buf)
 		w.enc.SetIndent("", "  ")
 	}
-	var windows []SoakWindow
-	if r.Soak != nil && len(r.Soak.Windows) > 0 {
+	var windows *Soak // the soak whose windows go one at a time
+	if r.Soak != nil && r.Soak.WindowCount() > 0 {
 		c, k := *r, *r.Soak
-		windows, k.Windows, c.Soak = k.Windows, nil, &k
+		windows, k.Windows, k.file, c.Soak = r.Soak, nil, nil, &k
 		r = &c
 	}
 	w.buf.Reset()
@@ -610,17 +610,26 @@ func (w *Writer) Write(path string, r *Result, perm os.FileMode) error {
 var windowsNull = []byte("\n    \"windows\": null")
 
 // windows writes a soak's windows as json.MarshalIndent indents them at
-// their depth in the result, one at a time.
-func (w *Writer) windows(windows []SoakWindow) error {
+// their depth in the result, one at a time: those in memory encoded,
+// those in its file (a soak under way) copied from it and indented.
+func (w *Writer) windows(k *Soak) error {
 	const indent = "      "
 	if w.wenc == nil {
 		w.wenc = json.NewEncoder(&w.wbuf)
 		w.wenc.SetIndent(indent, "  ")
 	}
 	w.out.WriteByte('[')
-	for i := range windows {
+	for i := range k.WindowCount() {
 		w.wbuf.Reset()
-		if err := w.wenc.Encode(&windows[i]); err != nil {
+		if k.file != nil {
+			raw, err := k.file.Raw(i)
+			if err == nil {
+				err = json.Indent(&w.wbuf, raw, indent, "  ")
+			}
+			if err != nil {
+				return fmt.Errorf("window %d: %w", i, err)
+			}
+		} else if err := w.wenc.Encode(&k.Windows[i]); err != nil {
 			return fmt.Errorf("encode window %d: %w", i, err)
 		}
 		if i > 0 {

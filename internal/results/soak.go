@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -94,6 +95,67 @@ type Soak struct {
 	// Notes say what a reader must know to read the figures: ceiling's
 	// own memory drifting, metrics series left out.
 	Notes []string `json:"notes,omitempty"`
+
+	// file, while the soak runs, holds its first fileN windows instead of
+	// Windows (InFile); nil in a finished soak and in one read from
+	// result.json.
+	file  *WindowFile
+	fileN int
+}
+
+// InFile makes k's windows the ones in f so far, read from the file when
+// asked for (WindowCount, LastWindow, Load, and when k is encoded) rather
+// than held in Windows: a soak under way. k must be read before the next
+// window is added to f.
+func (k *Soak) InFile(f *WindowFile) { k.Windows, k.file, k.fileN = nil, f, f.Len() }
+
+// WindowCount counts k's windows, in Windows or in its file.
+func (k *Soak) WindowCount() int {
+	if k.file != nil {
+		return k.fileN
+	}
+	return len(k.Windows)
+}
+
+// LastWindow returns k's last window; nil when it has none.
+func (k *Soak) LastWindow() (*SoakWindow, error) {
+	switch {
+	case k.file != nil && k.fileN > 0:
+		w, err := k.file.Window(k.fileN - 1)
+		return &w, err
+	case k.file == nil && len(k.Windows) > 0:
+		return &k.Windows[len(k.Windows)-1], nil
+	}
+	return nil, nil
+}
+
+// Load reads the windows of k's file into Windows: k then needs the file
+// no more. When one cannot be read, k keeps those before it and needs
+// the file no more either.
+func (k *Soak) Load() error {
+	if k.file == nil {
+		return nil
+	}
+	windows := make([]SoakWindow, 0, k.fileN)
+	var err error
+	for i := range k.fileN {
+		var w SoakWindow
+		if w, err = k.file.Window(i); err != nil {
+			break
+		}
+		windows = append(windows, w)
+	}
+	k.Windows, k.file, k.fileN = windows, nil, 0
+	return err
+}
+
+// MarshalJSON encodes k with its windows, those of its file too.
+func (k Soak) MarshalJSON() ([]byte, error) {
+	if err := k.Load(); err != nil {
+		return nil, err
+	}
+	type plain Soak // its fields, without this method
+	return json.Marshal(plain(k))
 }
 
 // MaxWindows is how many windows a soak keeps: past it, neighbours merge

@@ -128,3 +128,72 @@ func TestWriterBuffersDoNotGrowWithWindows(t *testing.T) {
 		t.Errorf("a Writer keeps %d bytes after 400 windows, %d after 10: its buffers grow with the file", many, few)
 	}
 }
+
+// A soak under way whose windows are in their file (Soak.InFile) is
+// written with the bytes of the same soak holding its windows in memory:
+// by a Writer, which copies them from the file, and by json.Marshal; its
+// last window and count read from the file.
+func TestWindowsFromFile(t *testing.T) {
+	cpu := 12.5
+	windows := []SoakWindow{
+		{StartS: 0, EndS: 10, Seconds: 10, Completed: 7, OK: 5, Failed: 2, Errors: map[string]int64{"<reset> & more": 2}, Throughput: 0.1, ErrorRate: 2.0 / 7,
+			Target: &WindowTarget{CPUPct: &cpu, Metrics: map[string]float64{"queue{a=\"b\"}": 1e-9}}},
+		{StartS: 10, EndS: 20, Seconds: 10, Histogram: "HISTFAAAAB", Ceiling: &WindowCeiling{HeapMB: 3.25, Threads: 12}},
+		{StartS: 20, EndS: 25.5, Seconds: 5, SLOBroken: []string{"p99<200ms"}},
+	}
+	f, err := CreateWindowFile(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	for i := range windows {
+		if err := f.Append(&windows[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := &Result{Schema: Schema, Steps: []Step{}, Soak: &Soak{Schema: SoakSchema, HeldS: 25.5, Windows: windows, Trends: []Trend{}}}
+	filed := &Result{Schema: Schema, Steps: []Step{}, Soak: &Soak{Schema: SoakSchema, HeldS: 25.5, Trends: []Trend{}}}
+	filed.Soak.InFile(f)
+	want, err := json.MarshalIndent(held, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "result.json")
+	writeSame(t, &Writer{}, path, filed)
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, append(want, '\n')) {
+		t.Fatalf("the soak from its file was written\n%s\nwant, as from memory\n%s", got, want)
+	}
+	last, err := filed.Soak.LastWindow()
+	if err != nil || last == nil || last.EndS != 25.5 || filed.Soak.WindowCount() != 3 {
+		t.Fatalf("last window %+v (%v) of %d, want the one ending at 25.5 of 3", last, err, filed.Soak.WindowCount())
+	}
+	if err := filed.Soak.Load(); err != nil || len(filed.Soak.Windows) != 3 || filed.Soak.Windows[0].Errors["<reset> & more"] != 2 {
+		t.Fatalf("loaded %+v (%v), want the 3 windows", filed.Soak.Windows, err)
+	}
+}
+
+// The file of a soak's windows leaves nothing in the temporary folder
+// where the system lets an open file be removed, and nothing anywhere
+// once closed.
+func TestWindowFileLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir) // os.TempDir on Unix
+	t.Setenv("TMP", dir)    // on Windows
+	f, err := CreateWindowFile(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Append(&SoakWindow{EndS: 1}); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := os.ReadDir(os.TempDir())
+	if runtime.GOOS != "windows" && len(left) != 0 {
+		t.Errorf("with the file open, the temporary folder holds %v; want nothing", left)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(os.TempDir()); len(left) != 0 {
+		t.Errorf("with the file closed, the temporary folder holds %v; want nothing", left)
+	}
+}

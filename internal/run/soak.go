@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"runtime/metrics"
@@ -252,12 +253,18 @@ func (c *soakCollector) annotate(ctx context.Context, step *results.Step, sp spa
 		target.CgroupMB = nil // read after the death: the group emptied, not the target's
 	}
 	err := c.rec.Finish(end, stopped, target, ceiling)
-	c.s.res.Soak = c.rec.Soak()
-	c.rec = nil
-	return err
+	k, ferr := c.rec.Final()
+	c.s.res.Soak, c.rec = k, nil
+	return errors.Join(err, ferr)
 }
 
-func (c *soakCollector) close() {}
+// close removes the file of the windows when the soak did not end
+// (annotate does it when it does).
+func (c *soakCollector) close() {
+	if c.rec != nil {
+		c.rec.Close()
+	}
+}
 
 // ownMemory reads ceiling's own memory at a window's end, after a
 // collection that hands what it frees back to the system: without it the

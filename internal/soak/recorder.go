@@ -51,7 +51,10 @@ type Recorder struct {
 	started time.Time
 	limits  []results.Limit
 
-	windows    []results.SoakWindow
+	// file holds the windows kept, on disk (made with the first); table
+	// what the trends read of them.
+	file       *results.WindowFile
+	table      table
 	maxWindows int // results.MaxWindows; fewer in tests
 	folds      int
 	width      float64 // the windows' length now, in seconds
@@ -79,6 +82,7 @@ type Recorder struct {
 func New(cfg Config, started time.Time) *Recorder {
 	w := max(cfg.Window, time.Second).Seconds()
 	r := &Recorder{cfg: cfg, started: started, width: w, end: w, hist: metrics.NewHistogram(), maxWindows: results.MaxWindows}
+	r.table = newTable(r.maxWindows)
 	r.limits = append(slices.Clone(cfg.Limits), sloLimits(cfg.Terms)...)
 	for _, t := range cfg.Terms {
 		if windowTerm(t) {
@@ -177,9 +181,19 @@ func (r *Recorder) close(end float64, target *results.WindowTarget, ceiling *res
 		return nil // nothing measured: no window
 	}
 	r.checkSLO(&w)
-	r.windows = append(r.windows, w)
+	if r.file == nil {
+		f, err := results.CreateWindowFile(r.maxWindows)
+		if err != nil {
+			return err
+		}
+		r.file = f
+	}
+	if err := r.file.Append(&w); err != nil {
+		return err
+	}
+	r.table.add(&w)
 	r.held = end
-	if len(r.windows) >= r.maxWindows {
+	if r.file.Len() >= r.maxWindows {
 		if err := r.fold(); err != nil {
 			return err
 		}
@@ -188,21 +202,35 @@ func (r *Recorder) close(end float64, target *results.WindowTarget, ceiling *res
 	return nil
 }
 
-// fold merges the windows two by two and doubles the windows' length.
+// fold merges the windows two by two into a new file, and doubles the
+// windows' length.
 func (r *Recorder) fold() error {
-	k := 0
-	for i := 0; i < len(r.windows); i += 2 {
-		w := r.windows[i]
-		if i+1 < len(r.windows) {
-			if err := w.Absorb(&r.windows[i+1]); err != nil {
-				return err
+	old := r.file
+	f, err := results.CreateWindowFile(r.maxWindows)
+	if err != nil {
+		return err
+	}
+	r.table.reset()
+	for i := 0; i < old.Len() && err == nil; i += 2 {
+		var w, next results.SoakWindow
+		w, err = old.Window(i)
+		if err == nil && i+1 < old.Len() {
+			next, err = old.Window(i + 1)
+			if err == nil {
+				err = w.Absorb(&next)
 			}
 		}
-		r.windows[k] = w
-		k++
+		if err == nil {
+			err = f.Append(&w)
+		}
+		r.table.add(&w)
 	}
-	clear(r.windows[k:])
-	r.windows = r.windows[:k]
+	if err != nil {
+		f.Close()
+		return err
+	}
+	r.file = f
+	old.Close()
 	r.folds++
 	r.width *= 2
 	return nil
@@ -253,11 +281,11 @@ func (r *Recorder) Soak() *results.Soak {
 	k := &results.Soak{
 		Schema: results.SoakSchema, ForS: r.cfg.For.Seconds(), HeldS: r.held, Stopped: r.stopped, StartedAt: r.started,
 		BaseWindowS: max(r.cfg.Window, time.Second).Seconds(), WindowS: r.width, Folds: r.folds, HorizonS: r.cfg.Horizon.Seconds(),
-		Windows: slices.Clone(r.windows), Limits: slices.Clone(r.limits), Trends: slices.Clone(r.trends),
+		Windows: []results.SoakWindow{}, Limits: slices.Clone(r.limits), Trends: slices.Clone(r.trends),
 		SLOWindows: r.sloWindows, SLOBroken: slices.Clone(r.sloBroken), SLOBrokenCount: r.sloCount,
 	}
-	if k.Windows == nil {
-		k.Windows = []results.SoakWindow{}
+	if r.file != nil {
+		k.InFile(r.file)
 	}
 	if k.Limits == nil {
 		k.Limits = []results.Limit{}
@@ -268,6 +296,26 @@ func (r *Recorder) Soak() *results.Soak {
 	k.Episodes, k.EpisodesLeftOut, k.Recurring = r.episodes.all()
 	k.Notes = r.notes()
 	return k
+}
+
+// Final returns the soak as Soak does, its windows read back into
+// memory, and removes their file (Close): the soak's last account, after
+// Finish. A window that could not be read back is left out, with the
+// error.
+func (r *Recorder) Final() (*results.Soak, error) {
+	k := r.Soak()
+	err := k.Load()
+	r.Close()
+	return k, err
+}
+
+// Close removes the file of the windows kept; the Recorder then holds
+// none. A Recorder must be closed (Final does it).
+func (r *Recorder) Close() {
+	if r.file != nil {
+		r.file.Close()
+		r.file = nil
+	}
 }
 
 // notes are what a reader must know beside the figures.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -61,6 +62,23 @@ func (s *sim) run(t *testing.T, from, to int) {
 	}
 }
 
+// newRecorder is New, closed when the test ends.
+func newRecorder(t *testing.T, cfg Config) *Recorder {
+	r := New(cfg, t0)
+	t.Cleanup(r.Close)
+	return r
+}
+
+// soakOf is the soak so far, its windows read from their file.
+func soakOf(t *testing.T, r *Recorder) *results.Soak {
+	t.Helper()
+	k := r.Soak()
+	if err := k.Load(); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
 func ptr(v float64) *float64 { return &v }
 
 func steady(float64) second { return second{ok: 50, ms: 10} }
@@ -80,14 +98,14 @@ func trendOf(t *testing.T, k *results.Soak, fig string) results.Trend {
 // merge two by two and the windows' length doubles; every exchange fed is
 // in exactly one window.
 func TestWindowsFold(t *testing.T) {
-	r := New(Config{For: 1000 * time.Second, Window: 10 * time.Second, Horizon: time.Hour}, t0)
+	r := newRecorder(t, Config{For: 1000 * time.Second, Window: 10 * time.Second, Horizon: time.Hour})
 	r.maxWindows = 8
 	s := &sim{r: r, load: steady}
 	s.run(t, 0, 1003)
 	if err := r.Finish(1003, "", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	k := r.Soak()
+	k := soakOf(t, r)
 	if len(k.Windows) > 8 || k.Folds == 0 || k.WindowS != 10*math.Pow(2, float64(k.Folds)) || k.BaseWindowS != 10 {
 		t.Fatalf("after 1003 s of 10 s windows, at most 8 kept: %d windows, %d folds, %g s each", len(k.Windows), k.Folds, k.WindowS)
 	}
@@ -116,13 +134,13 @@ func TestWindowsFold(t *testing.T) {
 func TestLeakProjected(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 1))
 	limit := results.Limit{Figure: MemoryFigure, Value: 512, Above: true, Of: "the cgroup's memory limit"}
-	r := New(Config{For: 10 * time.Minute, Window: 5 * time.Second, Horizon: 30 * time.Minute, Limits: []results.Limit{limit}}, t0)
+	r := newRecorder(t, Config{For: 10 * time.Minute, Window: 5 * time.Second, Horizon: 30 * time.Minute, Limits: []results.Limit{limit}})
 	s := &sim{r: r, load: steady, watched: func(_, end float64) (*results.WindowTarget, *results.WindowCeiling) {
 		return &results.WindowTarget{RSSMB: ptr(100 + end + rnd.NormFloat64()*0.3), CPUPct: ptr(20 + rnd.NormFloat64())},
 			&results.WindowCeiling{RSSMB: ptr(40 + rnd.NormFloat64()*0.2), AnonMB: ptr(30 + rnd.NormFloat64()*0.2), HeapMB: 8}
 	}}
 	s.run(t, 0, 200)
-	k := r.Soak()
+	k := soakOf(t, r)
 	if len(k.Notes) != 0 {
 		t.Errorf("notes = %q, want none: ceiling's own memory was flat", k.Notes)
 	}
@@ -153,12 +171,12 @@ func TestLeakProjected(t *testing.T) {
 // no note).
 func TestCeilingLeakIsNoted(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(2, 2))
-	r := New(Config{For: 10 * time.Minute, Window: 5 * time.Second}, t0)
+	r := newRecorder(t, Config{For: 10 * time.Minute, Window: 5 * time.Second})
 	s := &sim{r: r, load: steady, watched: func(_, end float64) (*results.WindowTarget, *results.WindowCeiling) {
 		return nil, &results.WindowCeiling{RSSMB: ptr(40 + end/50 + rnd.NormFloat64()*0.2), AnonMB: ptr(30 + end/50 + rnd.NormFloat64()*0.2), HeapMB: 8}
 	}}
 	s.run(t, 0, 120)
-	k := r.Soak()
+	k := soakOf(t, r)
 	anon := trendOf(t, k, figCeilingAnon)
 	if anon.Verdict != results.Drifting || math.Abs(anon.SlopePerH-72) > 7 {
 		t.Errorf("private memory trend = %+v, want DRIFTING at 72 MB/h", anon)
@@ -176,10 +194,10 @@ func TestP99Grows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := New(Config{For: 10 * time.Minute, Window: 10 * time.Second, Horizon: 30 * time.Minute, Terms: terms}, t0)
+	r := newRecorder(t, Config{For: 10 * time.Minute, Window: 10 * time.Second, Horizon: 30 * time.Minute, Terms: terms})
 	s := &sim{r: r, load: func(t float64) second { return second{ok: 40, ms: 5 + 0.5*t} }}
 	s.run(t, 0, 300)
-	k := r.Soak()
+	k := soakOf(t, r)
 	p99 := trendOf(t, k, figP99)
 	if p99.Verdict != results.Drifting || math.Abs(p99.SlopePerH-1800)/1800 > 0.05 {
 		t.Errorf("p99 trend = %+v, want DRIFTING at 1800 ms/h", p99)
@@ -201,7 +219,7 @@ func TestP99Grows(t *testing.T) {
 // restart is an episode at its time, the memory STABLE, not a trend.
 func TestRestartIsAnEpisode(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(2, 2))
-	r := New(Config{For: 10 * time.Minute, Window: 5 * time.Second, Horizon: 30 * time.Minute}, t0)
+	r := newRecorder(t, Config{For: 10 * time.Minute, Window: 5 * time.Second, Horizon: 30 * time.Minute})
 	const at = 151.5
 	rss := func(t float64) float64 {
 		if t < at {
@@ -219,7 +237,7 @@ func TestRestartIsAnEpisode(t *testing.T) {
 		return w, nil
 	}}
 	s.run(t, 0, 300)
-	k := r.Soak()
+	k := soakOf(t, r)
 	if !restarted {
 		t.Fatal("no window held the restart")
 	}
@@ -241,7 +259,7 @@ func TestRestartIsAnEpisode(t *testing.T) {
 // Errors in bursts of 3 s every 30 s are listed each with its times, and
 // their period found; the window's error rate is STABLE.
 func TestBurstPeriod(t *testing.T) {
-	r := New(Config{For: 10 * time.Minute, Window: 15 * time.Second, Horizon: 30 * time.Minute}, t0)
+	r := newRecorder(t, Config{For: 10 * time.Minute, Window: 15 * time.Second, Horizon: 30 * time.Minute})
 	s := &sim{r: r, load: func(t float64) second {
 		if int(t)%30 >= 20 && int(t)%30 < 23 {
 			return second{ok: 25, failed: 25, ms: 3}
@@ -252,7 +270,7 @@ func TestBurstPeriod(t *testing.T) {
 	if err := r.Finish(600, "", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	k := r.Soak()
+	k := soakOf(t, r)
 	bursts := 0
 	for _, e := range k.Episodes {
 		if e.Kind != results.EpisodeErrors {
@@ -275,10 +293,10 @@ func TestBurstPeriod(t *testing.T) {
 // With fewer than MinWindows windows a figure's verdict is UNKNOWN; a
 // figure nothing measured has no trend at all.
 func TestTooShort(t *testing.T) {
-	r := New(Config{For: time.Minute, Window: 10 * time.Second, Horizon: time.Hour}, t0)
+	r := newRecorder(t, Config{For: time.Minute, Window: 10 * time.Second, Horizon: time.Hour})
 	s := &sim{r: r, load: steady}
 	s.run(t, 0, 35)
-	k := r.Soak()
+	k := soakOf(t, r)
 	if tr := trendOf(t, k, figP99); tr.Verdict != results.Unknown || tr.Windows != 3 {
 		t.Errorf("p99 after 3 windows = %+v, want UNKNOWN", tr)
 	}
@@ -292,7 +310,7 @@ func TestTooShort(t *testing.T) {
 // The target's metric series are kept up to MaxMetricSeries, the first
 // by name, and the others said to be left out.
 func TestMetricSeriesBounded(t *testing.T) {
-	r := New(Config{For: time.Minute, Window: 5 * time.Second, Horizon: time.Hour}, t0)
+	r := newRecorder(t, Config{For: time.Minute, Window: 5 * time.Second, Horizon: time.Hour})
 	s := &sim{r: r, load: steady, watched: func(_, end float64) (*results.WindowTarget, *results.WindowCeiling) {
 		m := map[string]float64{}
 		for i := range MaxMetricSeries + 4 {
@@ -301,7 +319,7 @@ func TestMetricSeriesBounded(t *testing.T) {
 		return &results.WindowTarget{Metrics: m}, nil
 	}}
 	s.run(t, 0, 40)
-	k := r.Soak()
+	k := soakOf(t, r)
 	if n := len(k.Windows[0].Target.Metrics); n != MaxMetricSeries {
 		t.Errorf("a window keeps %d series, want %d", n, MaxMetricSeries)
 	}
@@ -348,5 +366,49 @@ func TestSizeBound(t *testing.T) {
 	t.Logf("%d windows: %.2f MB of JSON (%.1f KB a window)", len(k.Windows), float64(len(data))/1e6, float64(len(data))/1e3/float64(len(k.Windows)))
 	if len(data) > 5e6 {
 		t.Errorf("%d windows take %d bytes, want under 5 MB", len(k.Windows), len(data))
+	}
+}
+
+// A Recorder keeps no window in memory: its windows are in their file,
+// and what the trends read of them was made once, so that the live heap
+// grows by less than 256 bytes a window over 150 windows of a watched
+// target with sixteen metric series (20 bytes measured). The twin shows
+// the measure sees windows kept: the same windows read back into memory
+// grow it by more than a kilobyte each (1.6 KB measured).
+func TestKeepsNoWindowInMemory(t *testing.T) {
+	r := newRecorder(t, Config{For: time.Hour, Window: time.Second, Horizon: time.Hour})
+	s := &sim{r: r, load: steady, watched: func(_, end float64) (*results.WindowTarget, *results.WindowCeiling) {
+		m := map[string]float64{}
+		for i := range MaxMetricSeries {
+			m["series_"+string(rune('a'+i))] = end
+		}
+		return &results.WindowTarget{CPUPct: ptr(10), RSSMB: ptr(100 + end/100), FDs: ptr(20), Threads: ptr(4), Metrics: m},
+			&results.WindowCeiling{RSSMB: ptr(20), AnonMB: ptr(10), HeapMB: 5}
+	}}
+	live := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.GC() // a pool's objects (the histograms' encoders) live through one
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	s.run(t, 0, 20)
+	before := live()
+	s.run(t, 20, 170)
+	after := live()
+	k := soakOf(t, r)
+	loaded := live()
+	runtime.KeepAlive(k)
+	per := (float64(after) - float64(before)) / 150
+	kept := (float64(loaded) - float64(after)) / float64(len(k.Windows))
+	t.Logf("live heap %d bytes after 20 windows, %d after 170: %+.0f bytes a window; %.0f bytes a window read back", before, after, per, kept)
+	if len(k.Windows) != 169 || len(k.Trends) < 20 {
+		t.Fatalf("%d windows, %d trends: want 169 windows (the 170th in progress) and every figure fitted", len(k.Windows), len(k.Trends))
+	}
+	if per > 256 {
+		t.Errorf("the live heap grew %.0f bytes a window, want under 256: windows are kept in memory", per)
+	}
+	if kept < 1024 {
+		t.Errorf("169 windows read back into memory took %.0f bytes each: the measure does not see a kept window", kept)
 	}
 }

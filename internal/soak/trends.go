@@ -49,87 +49,16 @@ const MinWindows = 5
 // STABLE.
 const Materiality = 0.02
 
-// figure is one figure of a window that a soak fits.
-type figure struct {
-	id, name, unit string
-	// atEnd says the figure is read at the window's end (a gauge's last
-	// reading: memory, descriptors), not over the window (a rate).
-	atEnd bool
-	value func(w *results.SoakWindow) (float64, bool)
-}
-
-// figuresOf lists the figures the windows hold, in the order a report
+// analyse fits every figure the windows measured, in the order a report
 // shows them: the load's, the target's, its metrics, ceiling's own.
-func figuresOf(windows []results.SoakWindow) []figure {
-	answered := func(w *results.SoakWindow) bool { return w.Completed > 0 }
-	target := func(get func(t *results.WindowTarget) *float64) func(w *results.SoakWindow) (float64, bool) {
-		return func(w *results.SoakWindow) (float64, bool) {
-			if w.Target == nil || get(w.Target) == nil {
-				return 0, false
-			}
-			return *get(w.Target), true
-		}
-	}
-	out := []figure{
-		{figThroughput, "throughput", "/s", false, func(w *results.SoakWindow) (float64, bool) { return w.Throughput, w.Seconds > 0 }},
-		{figErrors, "error rate", "%", false, func(w *results.SoakWindow) (float64, bool) { return 100 * w.ErrorRate, answered(w) }},
-		{figP50, "p50", "ms", false, func(w *results.SoakWindow) (float64, bool) { return w.LatencyMS.P50, answered(w) }},
-		{figP99, "p99", "ms", false, func(w *results.SoakWindow) (float64, bool) { return w.LatencyMS.P99, answered(w) }},
-		{figCPU, "target CPU", "%", false, target(func(t *results.WindowTarget) *float64 { return t.CPUPct })},
-		{figRSS, "target RSS", "MB", true, target(func(t *results.WindowTarget) *float64 { return t.RSSMB })},
-		{figCgroup, "target's cgroup memory", "MB", true, target(func(t *results.WindowTarget) *float64 { return t.CgroupMB })},
-		{figFDs, "target descriptors", "", true, target(func(t *results.WindowTarget) *float64 { return t.FDs })},
-		{figThreads, "target threads", "", true, target(func(t *results.WindowTarget) *float64 { return t.Threads })},
-	}
-	var names []string
-	for i := range windows {
-		if t := windows[i].Target; t != nil {
-			for k := range t.Metrics {
-				if !slices.Contains(names, k) {
-					names = append(names, k)
-				}
-			}
-		}
-	}
-	slices.Sort(names)
-	for _, k := range names {
-		out = append(out, figure{figMetric + k, k, "", false, func(w *results.SoakWindow) (float64, bool) {
-			if w.Target == nil {
-				return 0, false
-			}
-			v, ok := w.Target.Metrics[k]
-			return v, ok
-		}})
-	}
-	return append(out,
-		figure{figCeilingRSS, "ceiling's RSS", "MB", true, func(w *results.SoakWindow) (float64, bool) {
-			if w.Ceiling == nil || w.Ceiling.RSSMB == nil {
-				return 0, false
-			}
-			return *w.Ceiling.RSSMB, true
-		}},
-		figure{figCeilingAnon, "ceiling's private memory", "MB", true, func(w *results.SoakWindow) (float64, bool) {
-			if w.Ceiling == nil || w.Ceiling.AnonMB == nil {
-				return 0, false
-			}
-			return *w.Ceiling.AnonMB, true
-		}},
-		figure{figCeilingHeap, "ceiling's Go heap", "MB", true, func(w *results.SoakWindow) (float64, bool) {
-			if w.Ceiling == nil {
-				return 0, false
-			}
-			return w.Ceiling.HeapMB, true
-		}},
-	)
-}
-
-// analyse fits every figure the windows hold.
 func (r *Recorder) analyse() {
 	r.trends = r.trends[:0]
 	restarts := r.episodes.starts[results.EpisodeRestart]
-	for _, f := range figuresOf(r.windows) {
-		if t, ok := fitFigure(f, r.windows, restarts, r.limits, r.held, r.cfg.Horizon.Seconds()); ok {
-			r.trends = append(r.trends, t)
+	for _, cols := range [][]column{r.table.load, r.table.metrics, r.table.own} {
+		for i := range cols {
+			if t, ok := fitFigure(&cols[i], &r.table, restarts, r.limits, r.held, r.cfg.Horizon.Seconds()); ok {
+				r.trends = append(r.trends, t)
+			}
 		}
 	}
 }
@@ -142,30 +71,29 @@ func (r *Recorder) analyse() {
 // held is the end of the last window, horizon the soak's. A target that
 // restarts in more than a quarter of the windows is fitted whole: its
 // restarts are then its life.
-func fitFigure(f figure, windows []results.SoakWindow, restarts []float64, limits []results.Limit, held, horizon float64) (results.Trend, bool) {
+func fitFigure(c *column, tab *table, restarts []float64, limits []results.Limit, held, horizon float64) (results.Trend, bool) {
 	var xs, ys []float64
 	var seg []int
-	measured := 0
-	for i := range windows {
-		w := &windows[i]
-		v, ok := f.value(w)
-		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+	measured, n := 0, len(tab.start)
+	for i, v := range c.v {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
 		measured++
-		before := countBefore(restarts, w.StartS)
-		if len(restarts) < len(windows)/4 && restartedIn(restarts, windows, i) {
+		before := countBefore(restarts, tab.start[i])
+		if len(restarts) < n/4 && tab.restartedIn(restarts, i) {
 			continue // a restart, or the start-up after one: not the target's trend
 		}
-		x := (w.StartS + w.EndS) / 2
-		if f.atEnd {
-			x = w.EndS
+		x := (tab.start[i] + tab.end[i]) / 2
+		if c.atEnd {
+			x = tab.end[i]
 		}
 		xs, ys, seg = append(xs, x), append(ys, v), append(seg, before)
 	}
 	if measured == 0 {
 		return results.Trend{}, false // not measured: absent, not zero
 	}
+	f := c.figure
 	t := results.Trend{Figure: f.id, Name: f.name, Unit: f.unit, Windows: len(xs)}
 	if len(ys) > 0 {
 		t.Median = median(slices.Clone(ys))
@@ -330,12 +258,12 @@ func sloLimits(terms []slo.Term) []results.Limit {
 
 // restartedIn reports whether a restart happened in window i or the one
 // before it.
-func restartedIn(restarts []float64, windows []results.SoakWindow, i int) bool {
-	from := windows[i].StartS
+func (t *table) restartedIn(restarts []float64, i int) bool {
+	from := t.start[i]
 	if i > 0 {
-		from = windows[i-1].StartS
+		from = t.start[i-1]
 	}
-	return countBefore(restarts, windows[i].EndS) > countBefore(restarts, from)
+	return countBefore(restarts, t.end[i]) > countBefore(restarts, from)
 }
 
 // countBefore counts the times before t (the restarts sorted).
