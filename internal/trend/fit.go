@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sync"
 )
 
 // Fit is a robust line through a series: y ≈ Intercept + Slope·x.
@@ -57,8 +56,8 @@ const maxRho = 0.9
 
 // Line fits y against x (the same length, at least two points with
 // different x). With fewer it returns a Fit of N = len(y), zeros and an
-// unbounded interval. It costs O(n² log n): meant for tens or hundreds of
-// points.
+// unbounded interval. It costs O(n²) time, and a fixed memory whatever n
+// (pairs): meant for tens or hundreds of points.
 //
 // The slope's confidence interval is Sen's (1968): with the N pairwise
 // slopes sorted, d₁ ≤ … ≤ d_N, and C = z·√Var(S), where Var(S) =
@@ -86,37 +85,24 @@ func Line(x, y []float64) Fit { return fit(x, y, nil) }
 // Line. With one segment it is Line.
 func Segments(x, y []float64, seg []int) Fit { return fit(x, y, seg) }
 
-// slopeBuffers keeps fit's pairwise slopes, n(n−1)/2 of them, from one
-// fit to the next: a soak fits each of its figures again after every
-// window, and at 480 windows a new buffer each time would be 0.9 MB of
-// garbage a figure.
-var slopeBuffers = sync.Pool{New: func() any { return new([]float64) }}
-
 // fit is Line (seg nil) and Segments.
 func fit(x, y []float64, seg []int) Fit {
 	n := min(len(x), len(y))
 	if seg != nil {
 		n = min(n, len(seg))
 	}
-	same := func(i, j int) bool { return seg == nil || seg[i] == seg[j] }
 	f := Fit{N: n, Low: math.Inf(-1), High: math.Inf(1)}
-	buf := slopeBuffers.Get().(*[]float64)
-	slopes := (*buf)[:0]
-	if cap(slopes) < n*(n-1)/2 {
-		slopes = make([]float64, 0, n*(n-1)/2)
-	}
-	defer func() { *buf = slopes[:0]; slopeBuffers.Put(buf) }()
-	for i := range n {
-		for j := i + 1; j < n; j++ {
-			if dx := x[j] - x[i]; dx != 0 && same(i, j) {
-				slopes = append(slopes, (y[j]-y[i])/dx)
-			}
-		}
-	}
-	if len(slopes) == 0 {
+	p := pairPool.Get().(*pairs)
+	defer func() { p.x, p.y, p.seg = nil, nil, nil; pairPool.Put(p) }()
+	p.start(x[:n], y[:n], seg)
+	if p.total == 0 {
 		return f
 	}
-	f.Slope = median(slopes) // reorders slopes
+	if p.total%2 == 1 {
+		f.Slope = p.at(p.total / 2)
+	} else {
+		f.Slope = (p.at(p.total/2-1) + p.at(p.total/2)) / 2
+	}
 	icpt := intercepts(x[:n], y[:n], seg, f.Slope)
 	f.Intercept = icpt.last
 	rest := make([]float64, n)
@@ -134,7 +120,7 @@ func fit(x, y []float64, seg []int) Fit {
 	for _, part := range parts(y[:n], seg) {
 		v += kendallVariance(part)
 	}
-	f.Low, f.High = senInterval(slopes, v, f.Rho)
+	f.Low, f.High = senInterval(p.total, p.at, v, f.Rho)
 	return f
 }
 
@@ -215,36 +201,36 @@ func kendallVariance(y []float64) float64 {
 	return v / 18
 }
 
-// senInterval is the slope's confidence interval from the pairwise
-// slopes (which it reorders) and the variance v of Kendall's S (see
-// Line), widened for an autocorrelation rho > 0.
-func senInterval(sorted []float64, v, rho float64) (lo, hi float64) {
+// senInterval is the slope's confidence interval from the n pairwise
+// slopes, at(k) the one at index k of them sorted, and the variance v of
+// Kendall's S (see Line), widened for an autocorrelation rho > 0.
+func senInterval(n int, at func(k int) float64, v, rho float64) (lo, hi float64) {
 	if rho > 0 {
 		rho = min(rho, maxRho)
 		v *= (1 + rho) / (1 - rho)
 	}
-	N := float64(len(sorted))
+	N := float64(n)
 	c := z95 * math.Sqrt(max(v, 0))
 	m1, m2 := (N-c)/2, (N+c)/2+1 // ranks, from 1
 	if m1 < 1 || m2 > N {
 		return math.Inf(-1), math.Inf(1) // too few points to bound it
 	}
-	return rank(sorted, m1), rank(sorted, m2)
+	return rank(n, at, m1), rank(n, at, m2)
 }
 
-// rank is the value at rank r (from 1) of v as sorted, interpolated
-// between neighbouring ranks. It reorders v.
-func rank(v []float64, r float64) float64 {
+// rank is the value at rank r (from 1) of n values, at(k) the one at
+// index k of them sorted, interpolated between neighbouring ranks.
+func rank(n int, at func(k int) float64, r float64) float64 {
 	i := int(math.Floor(r)) - 1
 	frac := r - math.Floor(r)
-	if i+1 >= len(v) {
-		return nth(v, len(v)-1)
+	if i+1 >= n {
+		return at(n - 1)
 	}
-	lo := nth(v, i)
+	lo := at(i)
 	if frac == 0 {
 		return lo
 	}
-	return lo + frac*(nth(v, i+1)-lo)
+	return lo + frac*(at(i+1)-lo)
 }
 
 // rSquared is Fit.R2 for points y whose residuals from the line are

@@ -3,7 +3,6 @@ package trend
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
 )
@@ -190,35 +189,5 @@ func TestNth(t *testing.T) {
 		if got := median(slices.Clone(v)); got != want {
 			t.Fatalf("median(%v) = %v, want %v", v, got, want)
 		}
-	}
-}
-
-// Fitting again and again, as a soak does after every window, reuses its
-// pairwise slopes: a fit of 400 points allocates a fraction of the
-// n(n−1)/2 slopes it sorts (under the race detector a pool drops a
-// quarter of what it is given, so half is the bound).
-func TestFitReusesItsSlopes(t *testing.T) {
-	const n = 400
-	x, y := make([]float64, n), make([]float64, n)
-	for i := range n {
-		x[i], y[i] = float64(i), float64(i%7)
-	}
-	Line(x, y)
-	// A collection empties the pool (a busy machine's, under CI's race
-	// detector, took 376 KB a fit once): the least of three measures,
-	// since a fit that keeps nothing allocates its slopes every time.
-	slopes, per := uint64(n*(n-1)/2*8), uint64(math.MaxUint64)
-	for range 3 {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range 20 {
-			Line(x, y)
-		}
-		runtime.ReadMemStats(&after)
-		per = min(per, (after.TotalAlloc-before.TotalAlloc)/20)
-	}
-	t.Logf("a fit of %d points allocated %d bytes; its slopes are %d", n, per, slopes)
-	if per > slopes/2 {
-		t.Errorf("a fit of %d points allocated %d bytes, its slopes %d: want them kept from one fit to the next", n, per, slopes)
 	}
 }
