@@ -46,8 +46,8 @@ type pairs struct {
 	// rank next to one just found is often among them.
 	keptBelow, keptN int
 	passes           int // passes made since start
-	src                         rand.PCG
-	rnd                         *rand.Rand
+	src              rand.PCG
+	rnd              *rand.Rand
 }
 
 var pairPool = sync.Pool{New: func() any {
