@@ -258,11 +258,16 @@ func (c *soakCollector) annotate(ctx context.Context, step *results.Step, sp spa
 	return errors.Join(err, ferr)
 }
 
-// close removes the file of the windows when the soak did not end
-// (annotate does it when it does).
+// close, when the soak did not end (annotate ends it), reads its windows
+// back into the result and removes their file: the result never holds a
+// soak whose windows are in a file closed.
 func (c *soakCollector) close() {
 	if c.rec != nil {
-		c.rec.Close()
+		k, err := c.rec.Final()
+		if err != nil {
+			c.note(err)
+		}
+		c.s.res.Soak, c.rec = k, nil
 	}
 }
 
