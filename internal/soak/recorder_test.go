@@ -186,6 +186,39 @@ func TestCeilingLeakIsNoted(t *testing.T) {
 	}
 }
 
+// ceiling's own memory settles over its first windows, as its result
+// takes its full shape. Its private memory in a 30-minute soak of the
+// demo target in 1-minute windows (bench/soak.sh, 2026-12-08), which
+// rose 0.7 MB over the first four windows and then wandered about a
+// flat line, is STABLE as ceiling's own, fitted from the reading after
+// its fifth window, and no note says ceiling drifted; the same readings
+// as the target's memory, fitted from the first window, are DRIFTING
+// (the leak above is DRIFTING whatever its first windows).
+func TestCeilingSettlingIsNotADrift(t *testing.T) {
+	measured := []float64{8.719, 9.152, 9.289, 9.402, 9.418, 9.328, 9.875, 9.562, 9.508, 9.359, 9.812, 9.516, 9.484, 10.129, 9.387,
+		9.672, 9.742, 10.168, 9.766, 9.551, 9.637, 10.043, 10.113, 9.453, 9.484, 9.699, 9.516, 9.551, 10.137, 7.758}
+	r := newRecorder(t, Config{For: 30 * time.Minute, Window: time.Minute})
+	n := 0
+	s := &sim{r: r, load: steady, watched: func(_, _ float64) (*results.WindowTarget, *results.WindowCeiling) {
+		v := measured[n]
+		n++
+		return &results.WindowTarget{RSSMB: ptr(v)}, &results.WindowCeiling{AnonMB: ptr(v), HeapMB: 4.9}
+	}}
+	s.run(t, 0, 30*60)
+	tg, c := s.watched(r.Pending())
+	if err := r.Finish(30*60, "", tg, c); err != nil {
+		t.Fatal(err)
+	}
+	k := soakOf(t, r)
+	own, target := trendOf(t, k, figCeilingAnon), trendOf(t, k, figRSS)
+	if own.Verdict != results.Stable || own.Windows != 30-OwnSettling || len(k.Notes) != 0 {
+		t.Errorf("ceiling's private memory that settled in its first windows: %+v, notes %q; want STABLE over %d windows, no note", own, k.Notes, 30-OwnSettling)
+	}
+	if target.Verdict != results.Drifting || target.Windows != 30 {
+		t.Errorf("the same readings as the target's memory: %+v; want DRIFTING over 30 windows", target)
+	}
+}
+
 // A p99 that grows by half a millisecond a second is DRIFTING at
 // 1800 ms/h, and is a trend, not a string of spikes; crossing the SLO's
 // bound, it breaks the SLO in the later windows.
