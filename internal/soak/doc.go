@@ -6,12 +6,18 @@
 //   - the windows (results.SoakWindow): each one's exchanges counted and
 //     response times in one merged histogram, the SLO checked in it; at
 //     results.MaxWindows of them, neighbours are merged two by two, so
-//     that a day's soak stays a few megabytes;
+//     that a day's soak stays a few megabytes. They are on disk while
+//     the soak runs (results.WindowFile), each written once: in memory
+//     a Recorder keeps only a table of each figure's value in each
+//     window, made once with room for every window, so that ceiling's
+//     own memory does not grow with the windows (Final reads them back
+//     when the soak ends);
 //   - each figure's trend over the windows: its Theil–Sen line with the
 //     slope's 95 % confidence interval (package trend), and its verdict,
 //     STABLE or DRIFTING with the rate; a drifting figure with a known
 //     limit (the target's memory limit, its open-file limit, the SLO) is
-//     projected to the time its line reaches it;
+//     projected to the time its line reaches it; ceiling's own figures
+//     are fitted once its memory has settled (OwnSettling);
 //   - the episodes, found second by second against a rolling baseline:
 //     error bursts and latency spikes with their times, restarts of the
 //     target and its death, and the period of those that repeat.
