@@ -226,7 +226,16 @@ func (r *Recorder) fold() error {
 		r.table.add(&w)
 	}
 	if err != nil {
+		// The windows stay as they were, unmerged: the table too.
 		f.Close()
+		r.table.reset()
+		for i := range old.Len() {
+			w, rerr := old.Window(i)
+			if rerr != nil {
+				break
+			}
+			r.table.add(&w)
+		}
 		return err
 	}
 	r.file = f

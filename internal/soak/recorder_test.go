@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -443,5 +444,36 @@ func TestKeepsNoWindowInMemory(t *testing.T) {
 	}
 	if kept < 1024 {
 		t.Errorf("169 windows read back into memory took %.0f bytes each: the measure does not see a kept window", kept)
+	}
+}
+
+// A fold that cannot make its file (the temporary folder gone) fails the
+// window's end, loses nothing, and is tried again at the next window:
+// once it can, the windows merge and still hold every exchange fed.
+func TestFoldFailsAndRecovers(t *testing.T) {
+	dir := t.TempDir()
+	tempDir := func(d string) { t.Setenv("TMPDIR", d); t.Setenv("TMP", d) } // os.TempDir on Unix, on Windows
+	tempDir(dir)
+	r := newRecorder(t, Config{For: 1000 * time.Second, Window: 10 * time.Second, Horizon: time.Hour})
+	r.maxWindows = 8
+	s := &sim{r: r, load: steady}
+	s.run(t, 0, 75) // seven windows closed
+	tempDir(filepath.Join(dir, "gone"))
+	s.run(t, 75, 80)
+	if err := r.End(nil, nil); err == nil {
+		t.Fatal("the eighth window's end, whose fold could not make its file, did not fail")
+	}
+	if k := soakOf(t, r); len(k.Windows) != 8 || k.Folds != 0 || len(k.Trends) == 0 {
+		t.Fatalf("after the failed fold: %d windows, %d folds, %d trends; want the 8 windows unmerged, fitted", len(k.Windows), k.Folds, len(k.Trends))
+	}
+	tempDir(dir)
+	s.run(t, 80, 95)
+	k := soakOf(t, r)
+	var n int64
+	for _, w := range k.Windows {
+		n += w.Completed
+	}
+	if k.Folds != 1 || len(k.Windows) != 5 || n != s.fed-50*5 {
+		t.Errorf("after the fold could make its file: %d folds, %d windows holding %d exchanges; want 1 fold, 5 windows, %d (the window in progress holds 5 s)", k.Folds, len(k.Windows), n, s.fed-50*5)
 	}
 }
