@@ -72,7 +72,9 @@ type Soak struct {
 	// HorizonS is how far from the start no drift may reach a known limit,
 	// in seconds.
 	HorizonS float64 `json:"horizon_s"`
-	// Windows are the soak's windows, in time order.
+	// Windows are the soak's windows, in time order; nil while a soak
+	// under way has them in its file (InFile: read them with
+	// WindowCount, LastWindow or Load).
 	Windows []SoakWindow `json:"windows"`
 	// Limits are the limits known that figures are projected against.
 	Limits []Limit `json:"limits"`
