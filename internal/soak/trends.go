@@ -55,14 +55,14 @@ const Materiality = 0.02
 func (r *Recorder) analyse() {
 	r.trends = r.trends[:0]
 	restarts := r.episodes.starts[results.EpisodeRestart]
-	own := OwnSettling * max(r.cfg.Window, time.Second).Seconds()
-	for g, cols := range [][]column{r.table.load, r.table.metrics, r.table.own} {
-		from := 0.0
-		if g == 2 {
-			from = own
-		}
-		for i := range cols {
-			if t, ok := fitFigure(&cols[i], &r.table, restarts, from, r.limits, r.held, r.cfg.Horizon.Seconds()); ok {
+	settled := OwnSettling * max(r.cfg.Window, time.Second).Seconds()
+	groups := []struct {
+		cols []column
+		from float64 // the windows ending by it are not fitted
+	}{{r.table.load, 0}, {r.table.metrics, 0}, {r.table.own, settled}}
+	for _, g := range groups {
+		for i := range g.cols {
+			if t, ok := fitFigure(&g.cols[i], &r.table, restarts, g.from, r.limits, r.held, r.cfg.Horizon.Seconds()); ok {
 				r.trends = append(r.trends, t)
 			}
 		}

@@ -40,10 +40,10 @@ type pairs struct {
 	// sampling), first the first pass's, pivots a sorted copy of a
 	// sample.
 	kept, sample, first, pivots []float64
-	all                         bool // kept holds every slope
 	// keptBelow counts the slopes under those kept and keptN the kept,
-	// when kept holds every slope of its range (keptN −1 when not): the
-	// rank next to one just found is often among them.
+	// when kept holds every slope of its range (keptN −1 when not): all
+	// of them after start when they fit, and the rank next to one just
+	// found is often among them.
 	keptBelow, keptN int
 	passes           int // passes made since start
 	src              rand.PCG
@@ -66,16 +66,15 @@ func (p *pairs) start(x, y []float64, seg []int) {
 	p.passes = 0
 	c := p.pass(-inf, inf, 0, 0, false)
 	p.total = c[2]
-	p.all = p.total <= cap(p.kept)
 	p.keptBelow, p.keptN = 0, -1
+	if p.total <= cap(p.kept) {
+		p.keptN = p.total
+	}
 	p.first = append(p.first[:0], p.sample...)
 }
 
 // at returns the slope at index k of the slopes sorted (0 ≤ k < total).
 func (p *pairs) at(k int) float64 {
-	if p.all {
-		return nth(p.kept, k)
-	}
 	if k >= p.keptBelow && k < p.keptBelow+p.keptN {
 		return nth(p.kept[:p.keptN], k-p.keptBelow)
 	}
